@@ -1,0 +1,77 @@
+"""Shared test fixtures: native builds from committed C sources, real NVIDIA clients."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.native import compile_c
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require(condition: bool, reason: str) -> None:
+    """Skip when a prerequisite is missing on a developer machine; fail in CI,
+    where `.ci/run` installs every prerequisite, so a skip would hide a gap."""
+    if condition:
+        return
+    if IN_CI:
+        pytest.fail(f"prerequisite missing in CI: {reason}")
+    pytest.skip(reason)
+
+
+BuildFn = Callable[..., Path]
+
+
+@pytest.fixture(scope="session")
+def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("native")
+
+
+@pytest.fixture(scope="session")
+def cc_build(native_dir: Path) -> BuildFn:
+    """Build C sources (paths relative to tests/fixtures/ or absolute), cached per session.
+
+    ``cc_build(["elf/lib.c"], "libfoo.so.1", args=["-Wl,-soname,libfoo.so.1"])``
+    """
+
+    def build(
+        sources: Sequence[str | Path],
+        output_name: str,
+        *,
+        args: Sequence[str] = (),
+        shared: bool = True,
+        deps: Sequence[str | Path] = (),
+    ) -> Path:
+        srcs = [s if Path(s).is_absolute() else FIXTURES / s for s in sources]
+        dep_paths = [d if Path(d).is_absolute() else FIXTURES / d for d in deps]
+        return compile_c(srcs, output_name, native_dir, args=args, shared=shared, deps=dep_paths)
+
+    return build
+
+
+def _find_cudart() -> Path | None:
+    try:
+        import nvidia  # type: ignore[import-not-found]
+
+        for base in nvidia.__path__:
+            for cand in sorted(Path(base).glob("cu*/lib/libcudart.so.*")):
+                if cand.name.count(".") == 2:  # libcudart.so.13
+                    return cand
+    except ImportError:
+        pass
+    local = Path("/usr/local/cuda/lib64/libcudart.so.13")
+    return local if local.exists() else None
+
+
+@pytest.fixture(scope="session")
+def cudart_path() -> Path:
+    """The real NVIDIA libcudart (pip package nvidia-cuda-runtime)."""
+    found = _find_cudart()
+    require(found is not None, "NVIDIA libcudart not found (pip install nvidia-cuda-runtime)")
+    assert found is not None
+    return found

@@ -1,0 +1,89 @@
+"""One error hierarchy: every expected fault carries a message and a hint.
+
+The CLI prints ``error: <message>`` and ``hint: <hint>`` and exits non-zero;
+it never shows a traceback for a :class:`ZludaRunnerError`.
+"""
+
+from __future__ import annotations
+
+
+class ZludaRunnerError(Exception):
+    """An expected fault: what went wrong (``message``) and what to do (``hint``)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message}\nhint: {self.hint}"
+        return self.message
+
+
+class ManifestError(ZludaRunnerError):
+    """The release manifest is missing, malformed or names nothing usable."""
+
+
+class SelectionError(ZludaRunnerError):
+    """No release fits the host and the target."""
+
+
+class FetchError(ZludaRunnerError):
+    """A download failed (network, HTTP status, TLS)."""
+
+
+class ChecksumError(FetchError):
+    """Downloaded bytes do not match the expected SHA-256."""
+
+
+class UnsafeArchiveError(ZludaRunnerError):
+    """An archive tried to write outside its folder, or holds links/devices we refuse."""
+
+
+class ArchiveError(ZludaRunnerError):
+    """An archive is truncated, corrupt or of an unknown format."""
+
+
+class CacheError(ZludaRunnerError):
+    """The cache folder is unusable."""
+
+
+class BinaryFormatError(ZludaRunnerError):
+    """A file is not a readable ELF/PE file of a kind we handle."""
+
+
+class TargetError(ZludaRunnerError):
+    """The target interpreter / torch install cannot be inspected or is not a CUDA build."""
+
+
+class PlanError(ZludaRunnerError):
+    """A shim plan cannot be made, or a verdict is fatal."""
+
+
+class LaunchError(ZludaRunnerError):
+    """The workload could not be started."""
+
+
+class CommandNotFoundError(LaunchError):
+    """The workload's command does not exist (exit 127, like a shell)."""
+
+    exit_code = 127
+
+
+class PlacementError(ZludaRunnerError):
+    """Windows DLL placement, its journal, restore or drift check failed."""
+
+
+class NativeBuildError(ZludaRunnerError):
+    """A native helper (shim, fixture) could not be compiled."""
+
+
+class ProbeError(ZludaRunnerError):
+    """The coverage probe could not run at all."""
+
+
+class TraceError(ZludaRunnerError):
+    """A trace could not be taken or read."""

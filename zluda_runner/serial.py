@@ -1,0 +1,99 @@
+"""JSON round-tripping for the plain dataclasses that stages exchange.
+
+``JsonMixin`` gives a dataclass ``to_dict``/``from_dict`` and ``to_json``/``from_json``.
+Nested dataclasses, lists, tuples, dicts, ``Path``, ``Enum`` and ``X | None``
+fields are handled from the type hints, so stages can be run and tested apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T", bound="JsonMixin")
+
+
+def to_plain(value: Any) -> Any:
+    """Turn dataclasses, enums, paths and containers into JSON-ready values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [to_plain(v) for v in value]
+        return sorted(items) if isinstance(value, set | frozenset) else items
+    return value
+
+
+def _from_plain(tp: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if len(non_none) == 1:
+            return _from_plain(non_none[0], value)
+        for candidate in non_none:
+            try:
+                return _from_plain(candidate, value)
+            except (TypeError, ValueError, KeyError):
+                continue
+        return value
+    if origin in (list, typing.List):  # noqa: UP006
+        return [_from_plain(args[0] if args else Any, v) for v in value]
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_plain(args[0], v) for v in value)
+        return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=False))
+    if origin in (set, frozenset):
+        return origin(_from_plain(args[0] if args else Any, v) for v in value)
+    if origin in (dict, typing.Dict):  # noqa: UP006
+        kt, vt = args if args else (Any, Any)
+        return {_from_plain(kt, k): _from_plain(vt, v) for k, v in value.items()}
+    if isinstance(tp, type):
+        if dataclasses.is_dataclass(tp):
+            return _dataclass_from_dict(tp, value)
+        if issubclass(tp, enum.Enum):
+            return tp(value)
+        if issubclass(tp, Path):
+            return Path(value)
+    return value
+
+
+def _dataclass_from_dict(cls: type, data: dict[str, Any]) -> Any:
+    if not isinstance(data, dict):
+        raise TypeError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _from_plain(hints.get(f.name, Any), data[f.name])
+    return cls(**kwargs)
+
+
+class JsonMixin:
+    """Mixin for dataclasses: stable JSON in and out."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_plain(self)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        return _dataclass_from_dict(cls, data)
+
+    @classmethod
+    def from_json(cls: type[T], text: str) -> T:
+        return cls.from_dict(json.loads(text))

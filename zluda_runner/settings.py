@@ -1,0 +1,32 @@
+"""Options shared by every command, gathered once by the CLI group."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import MANIFEST_ENV, default_cache_dir
+
+
+@dataclass
+class Settings:
+    """What the user said on the command line (or through the environment).
+
+    Library users build one directly; the CLI fills it from the global options.
+    """
+
+    zluda_dir: Path | None = None
+    release: str | None = None
+    manifest: Path | None = None
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    json: bool = False
+    python: str | None = None
+    force: bool = False
+    trace: bool = False
+    trace_out: Path | None = None
+    verify_load: bool = False
+
+    def __post_init__(self) -> None:
+        if self.manifest is None and os.environ.get(MANIFEST_ENV):
+            self.manifest = Path(os.environ[MANIFEST_ENV])
