@@ -65,7 +65,7 @@ def compile_c(
             raise NativeBuildError(f"native source {f} is missing", hint="reinstall zluda-runner")
     base_args = ["-shared", "-fPIC"] if shared else []
     full_args = [*base_args, "-O2", *args]
-    key = build_key(key_files, full_args + [output_name], compiler)
+    key = build_key(key_files, [*full_args, output_name], compiler)
     target_dir = Path(out_dir) / key
     target = target_dir / output_name
     if target.exists():
