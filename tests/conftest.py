@@ -75,3 +75,37 @@ def cudart_path() -> Path:
     require(found is not None, "NVIDIA libcudart not found (pip install nvidia-cuda-runtime)")
     assert found is not None
     return found
+
+
+MINGW_CC = "x86_64-w64-mingw32-gcc"
+
+
+@pytest.fixture(scope="session")
+def mingw_build(native_dir: Path) -> BuildFn:
+    """Build a Windows PE (DLL by default, ``shared=False`` for an EXE) with mingw-w64.
+
+    ``mingw_build(["pe/foo.c"], "cublas64_12.dll", args=["-Wl,--out-implib,..."])``
+    """
+    import shutil
+
+    cc = shutil.which(MINGW_CC)
+    require(cc is not None, f"{MINGW_CC} not installed (apt-get install gcc-mingw-w64-x86-64-win32)")
+    assert cc is not None
+
+    def build(
+        sources: Sequence[str | Path],
+        output_name: str,
+        *,
+        args: Sequence[str] = (),
+        shared: bool = True,
+        deps: Sequence[str | Path] = (),
+    ) -> Path:
+        srcs = [s if Path(s).is_absolute() else FIXTURES / s for s in sources]
+        dep_paths = [d if Path(d).is_absolute() else FIXTURES / d for d in deps]
+        extra = ["-shared"] if shared else []
+        return compile_c(
+            srcs, output_name, native_dir / "pe", args=[*extra, *args], shared=False,
+            deps=dep_paths, cc=cc,
+        )
+
+    return build
