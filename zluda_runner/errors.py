@@ -87,3 +87,13 @@ class ProbeError(ZludaRunnerError):
 
 class TraceError(ZludaRunnerError):
     """A trace could not be taken or read."""
+
+
+class CommandNotExecutableError(LaunchError):
+    """The workload's command exists but cannot be executed (exit 126, like a shell)."""
+
+    exit_code = 126
+
+
+class HostError(ZludaRunnerError):
+    """The doctor / warmup / ab commands were given something they cannot use (bad --root, bad command)."""

@@ -1,26 +1,276 @@
-"""run / plan / restore / status commands."""
+"""run / plan / restore / status commands.
+
+Kept light at import time: ``zluda-run python infer.py`` with a cached plan
+must add little to the workload's start (benchmarks/launch_overhead.py).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import click
 
-from ..errors import LaunchError
 from ..settings import Settings
-from .common import pass_settings
+from .common import emit_json, pass_settings, want_json
+
+_PASSTHROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 
 
-@click.command(
-    "run",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
-)
+def _run_options(func):  # type: ignore[no-untyped-def]
+    """Options that may also be given before the command word (``zluda-run --force -- CMD``)."""
+    func = click.option("--python", "python_opt", metavar="PY", help="Target interpreter.")(func)
+    func = click.option("--force", "force_opt", is_flag=True, help="Run even when a verdict is fatal.")(func)
+    func = click.option("--verify-load", "verify_opt", is_flag=True,
+                        help="Run under LD_DEBUG and prove which file each library bound to.")(func)
+    return func
+
+
+def _merge(settings: Settings, python_opt: str | None, force_opt: bool, verify_opt: bool) -> None:
+    if python_opt:
+        settings.python = python_opt
+    settings.force = settings.force or force_opt
+    settings.verify_load = settings.verify_load or verify_opt
+
+
+@click.command("run", context_settings=_PASSTHROUGH)
+@_run_options
+@click.option("--trace", "trace_opt", is_flag=True, help="Trace every CUDA driver call the workload makes.")
+@click.option("--trace-out", "trace_out_opt", metavar="FILE", help="Where to write the trace report (JSON).")
+@click.option("--trust-on-first-use", is_flag=True, help="Accept a release whose SHA-256 is not published.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_settings
-def run_command(settings: Settings, command: tuple[str, ...]) -> None:
-    """Run COMMAND under ZLUDA (``zluda-run python infer.py`` is the same)."""
-    raise LaunchError(
-        f"launching {command[0]!r} is not available yet",
-        hint="use `zluda-run inspect` and `zluda-run releases` meanwhile",
-    )
+def run_command(
+    settings: Settings,
+    python_opt: str | None,
+    force_opt: bool,
+    verify_opt: bool,
+    trace_opt: bool,
+    trace_out_opt: str | None,
+    trust_on_first_use: bool,
+    command: tuple[str, ...],
+) -> None:
+    """Run COMMAND under ZLUDA (``zluda-run python infer.py`` is the same).
+
+    Inspects the interpreter the command runs, picks the ZLUDA release, plans every
+    binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with
+    its arguments untouched; its exit code is passed back.
+    """
+    from ..prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
+
+    _merge(settings, python_opt, force_opt, verify_opt)
+    settings.trace = settings.trace or trace_opt
+    if trace_out_opt:
+        settings.trace_out = Path(trace_out_opt)
+    argv = list(command)
+    check_argv(argv)
+    plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
+    refuse_if_fatal(plan, settings.force)
+    env = launch_env(plan, settings.cache_dir)
+    if plan.os == "windows" and plan.placements:
+        _place_windows(plan, settings)
+    if settings.verify_load:
+        sys.exit(_verify(plan, argv, env, settings))
+    if settings.trace:
+        sys.exit(_traced(plan, argv, env, settings))
+    from ..launch.process import run_process
+
+    sys.exit(run_process(argv, env))
 
 
-COMMANDS: list[click.Command] = [run_command]
+def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+    from ..launch.verify import verify_bindings
+    from ..prepare import expected_bindings
+
+    result = verify_bindings(argv, env, expected_bindings(plan))
+    _report_verification(result, settings)
+    if not result.all_taken:
+        return 3 if result.exit_code == 0 else result.exit_code
+    return result.exit_code
+
+
+def _report_verification(result, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    if settings.json:
+        emit_json({"verify_load": result})
+        return
+    click.echo("\nloader evidence (LD_DEBUG):", err=True)
+    for ev in result.bindings:
+        mark = "taken " if ev.taken else "NOT TAKEN"
+        click.echo(f"  {mark:9} {ev.name:24} -> {ev.actual or '(not loaded)'}", err=True)
+        if not ev.taken:
+            for line in ev.loader_lines[-6:]:
+                click.echo(f"              | {line}", err=True)
+    taken = sum(1 for ev in result.bindings if ev.taken)
+    click.echo(f"{taken} of {len(result.bindings)} planned bindings taken", err=True)
+
+
+def _traced(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+    from ..trace import run_traced_command
+
+    return run_traced_command(plan, argv, env, settings)
+
+
+def _place_windows(plan, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    from ..launch.windows import Placement, place
+
+    torch_lib = _torch_lib_of(plan)
+    placements = [Placement(Path(p.source), p.dest_name, p.backup_name) for p in plan.placements]
+    place(torch_lib, placements)
+
+
+def _torch_lib_of(plan) -> Path:  # type: ignore[no-untyped-def]
+    torch = plan.target.get("torch_path")
+    if not torch:
+        from ..errors import PlacementError
+
+        raise PlacementError("the plan does not say where torch is", hint="re-run with --python PY")
+    return Path(torch) / "lib"
+
+
+@click.command("plan", context_settings=_PASSTHROUGH)
+@_run_options
+@click.option("--json", "json_flag", is_flag=True, help="Print the plan as JSON.")
+@click.option("--no-cache", is_flag=True, help="Recompute the plan even if a cached one is valid.")
+@click.option("--trust-on-first-use", is_flag=True, help="Accept a release whose SHA-256 is not published.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@pass_settings
+def plan_command(
+    settings: Settings,
+    python_opt: str | None,
+    force_opt: bool,
+    verify_opt: bool,
+    json_flag: bool,
+    no_cache: bool,
+    trust_on_first_use: bool,
+    command: tuple[str, ...],
+) -> None:
+    """Show what ``zluda-run -- COMMAND`` would do, and whether each library will bind.
+
+    With --verify-load, also run ``python -c "import torch"`` under the plan and report
+    the file the loader really took for every planned binding.
+    """
+    from ..prepare import launch_env, prepare_plan
+
+    _merge(settings, python_opt, force_opt, verify_opt)
+    argv = [a for a in command if a != "--"] or ([settings.python] if settings.python else [])
+    plan = prepare_plan(argv, settings, use_cache=not no_cache, trust_on_first_use=trust_on_first_use)
+    verification = None
+    if settings.verify_load and plan.os == "linux":
+        from ..launch.verify import verify_bindings
+        from ..prepare import expected_bindings
+
+        python = plan.target.get("python") or sys.executable
+        env = launch_env(plan, settings.cache_dir)
+        verification = verify_bindings([python, "-c", "import torch"], env, expected_bindings(plan))
+    if want_json(settings, json_flag):
+        data = plan.to_dict()
+        if verification is not None:
+            data["verify_load"] = verification.to_dict()
+        emit_json(data)
+    else:
+        click.echo(render_plan(plan))
+        if verification is not None:
+            _report_verification(verification, settings)
+    if verification is not None and not verification.all_taken:
+        sys.exit(3)
+    if plan.fatal:
+        sys.exit(2)
+
+
+def render_plan(plan) -> str:  # type: ignore[no-untyped-def]
+    """A readable plan: one block per binding, then environment and warnings."""
+    rel = plan.release
+    lines = []
+    if rel is not None:
+        name = f"{rel.id} ({rel.asset})" if rel.id else "folder given with --zluda-dir"
+        lines.append(f"release: {name}\n  at {rel.root}")
+    tgt = plan.target
+    lines.append(f"target:  torch {tgt.get('torch')} (CUDA {tgt.get('cuda')}) in {tgt.get('python')}")
+    lines.append("")
+    marks = {"ok": "ok   ", "warn": "WARN ", "fatal": "FATAL"}
+    for b in plan.bindings:
+        shim = Path(b.shim).name if b.shim else "-"
+        lines.append(f"{marks[b.verdict]} {b.action:8} {b.need:26} <- {shim:24} [{b.mechanism}]")
+        for reason in b.reasons:
+            lines.append(f"        - {reason}")
+    if plan.env:
+        lines.append("\nenvironment set for the workload:")
+        lines.extend(f"  {k}={v}" for k, v in plan.env.items())
+    if plan.link_map:
+        lines.append("\nLD_LIBRARY_PATH gets a folder of links: " + ", ".join(sorted(plan.link_map)))
+    if plan.audit_library:
+        who = "our redirector" if plan.audit_library == "ours" else plan.audit_library
+        lines.append(f"LD_AUDIT: {who} redirects " + ", ".join(sorted(plan.redirect_map)))
+    if plan.inherited:
+        lines.append("child processes (torchrun workers) inherit: " + ", ".join(plan.inherited))
+    for w in plan.warnings:
+        lines.append(f"warning: {w}")
+    lines.append(f"\nverdict: {plan.verdict}")
+    return "\n".join(lines)
+
+
+def _torch_lib_option(func):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--torch-lib", metavar="DIR", help="The torch/lib folder (default: the target interpreter's)."
+    )(func)
+
+
+def _resolve_torch_lib(settings: Settings, torch_lib: str | None) -> Path:
+    if torch_lib:
+        return Path(torch_lib)
+    from ..target import probe_interpreter
+
+    facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
+    if not facts.torch_path:
+        from ..errors import PlacementError
+
+        raise PlacementError(
+            f"no torch in {facts.executable}: nothing placed there to check",
+            hint="pass --torch-lib DIR or --python PY",
+        )
+    return Path(facts.torch_path) / "lib"
+
+
+@click.command("restore")
+@_torch_lib_option
+@click.option("--force", "force_opt", is_flag=True, help="Also put back files changed since placement.")
+@click.option("--json", "json_flag", is_flag=True)
+@pass_settings
+def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool, json_flag: bool) -> None:
+    """Put back exactly the DLLs that were in torch/lib before zluda-run placed ZLUDA's."""
+    from ..launch.windows import restore
+
+    result = restore(_resolve_torch_lib(settings, torch_lib), force=force_opt)
+    if want_json(settings, json_flag):
+        emit_json(result)
+        return
+    for name in result.restored:
+        click.echo(f"restored {name}")
+    for name in getattr(result, "removed", []):
+        click.echo(f"removed  {name} (was not there before)")
+    for name in result.skipped:
+        click.echo(f"skipped  {name} (changed since placement; --force to restore anyway)")
+
+
+@click.command("status")
+@_torch_lib_option
+@click.option("--json", "json_flag", is_flag=True)
+@pass_settings
+def status_command(settings: Settings, torch_lib: str | None, json_flag: bool) -> None:
+    """Is ZLUDA still placed in torch/lib, or did something (pip) undo it?"""
+    from ..launch.windows import status
+
+    st = status(_resolve_torch_lib(settings, torch_lib))
+    if want_json(settings, json_flag):
+        emit_json(st)
+        return
+    click.echo(f"state: {st.state}")
+    for f in st.files:
+        click.echo(f"  {f.state:9} {f.name}")
+    if st.drift:
+        click.echo("drift detected: the next `zluda-run` re-places the changed files")
+    sys.exit(1 if st.drift else 0)
+
+
+COMMANDS: list[click.Command] = [run_command, plan_command, restore_command, status_command]

@@ -1,0 +1,152 @@
+"""How fast is a full inspection of a CUDA torch install? Prints figures; asserts nothing.
+
+    python benchmarks/inspect_speed.py [PYTHON | SITE_PACKAGES]   (default /tmp/cu130/bin/python)
+
+Files: every .so in torch/lib plus every library under site-packages/nvidia that the loader model
+binds them to. Each figure is one fresh process (cold interpreter) with a warm page cache (a warm-up
+pass runs first); "wall" includes interpreter start and imports, "work" only the reading.
+
+1. ours: zluda_runner.binfmt.elf.read_elf on every file (dynamic section, versions, all dynamic symbols)
+2. pyelftools, lddtree-style: dynamic tags plus every .dynsym symbol with its version name
+3. readelf -dV --dyn-syms -W on each file (output discarded)
+4. zluda_runner.target.inspect_path (if present): no cache, then a warm per-file cache
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OURS = r"""
+import sys, time, json
+t0 = time.perf_counter()
+from zluda_runner.binfmt.elf import read_elf
+files = json.load(open(sys.argv[1]))
+n = 0
+for f in files:
+    info = read_elf(f)
+    n += len(info.imports) + len(info.exports)
+print(json.dumps({"work": time.perf_counter() - t0, "symbols": n}))
+"""
+
+PYELFTOOLS = r"""
+import sys, time, json
+t0 = time.perf_counter()
+from elftools.elf.elffile import ELFFile
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.gnuversions import GNUVerSymSection, GNUVerNeedSection, GNUVerDefSection
+files = json.load(open(sys.argv[1]))
+n = 0
+for f in files:
+    with open(f, "rb") as fh:
+        elf = ELFFile(fh)
+        names = {}
+        needed = []
+        for sec in elf.iter_sections():
+            if isinstance(sec, DynamicSection):
+                for tag in sec.iter_tags():
+                    if tag.entry.d_tag == "DT_NEEDED":
+                        needed.append(tag.needed)
+            elif isinstance(sec, GNUVerNeedSection):
+                for verneed, auxes in sec.iter_versions():
+                    for aux in auxes:
+                        names[aux["vna_other"]] = aux.name
+            elif isinstance(sec, GNUVerDefSection):
+                for verdef, auxes in sec.iter_versions():
+                    names[verdef["vd_ndx"]] = next(iter(auxes)).name
+        versym = next((s for s in elf.iter_sections() if isinstance(s, GNUVerSymSection)), None)
+        dynsym = elf.get_section_by_name(".dynsym")
+        for i, sym in enumerate(dynsym.iter_symbols()):
+            ver = names.get(versym.get_symbol(i)["ndx"]) if versym is not None else None
+            n += bool(sym.name) + (ver is not None) * 0
+print(json.dumps({"work": time.perf_counter() - t0, "symbols": n}))
+"""
+
+INSPECT = r"""
+import sys, time, json
+from pathlib import Path
+t0 = time.perf_counter()
+from zluda_runner.target import inspect_path
+cache = Path(sys.argv[2]) if sys.argv[2] != "-" else None
+profile = inspect_path(Path(sys.argv[1]), cache_dir=cache)
+print(json.dumps({"work": time.perf_counter() - t0, "symbols": len(profile.to_json())}))
+"""
+
+
+def site_packages_of(arg: str) -> Path:
+    p = Path(arg)
+    if p.is_dir():
+        return p
+    out = subprocess.run([arg, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return Path(out)
+
+
+def files_to_read(site: Path) -> list[str]:
+    from zluda_runner.ldso import LoaderEnv, LoaderModel
+
+    torch_libs = sorted(p for p in (site / "torch" / "lib").glob("*.so*") if p.is_file())
+    model = LoaderModel(LoaderEnv.from_host({}))
+    wanted = {str(p.resolve()) for p in torch_libs}
+    nvidia = str((site / "nvidia").resolve())
+    for lib in torch_libs:
+        for obj in model.load(lib).objects:
+            real = str(Path(obj.path).resolve())
+            if real.startswith(nvidia):
+                wanted.add(real)
+    return sorted(wanted)
+
+
+def timed(argv: list[str]) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    wall = time.perf_counter() - t0
+    last = out.strip().splitlines()[-1] if out.strip() else "{}"
+    return wall, json.loads(last)
+
+
+def main() -> None:
+    arg = sys.argv[1] if len(sys.argv) > 1 else "/tmp/cu130/bin/python"
+    site = site_packages_of(arg)
+    files = files_to_read(site)
+    total = sum(Path(f).stat().st_size for f in files)
+    print(f"{len(files)} files, {total / 2**30:.2f} GiB, under {site}")
+    with tempfile.TemporaryDirectory() as tmp:
+        listing = Path(tmp) / "files.json"
+        listing.write_text(json.dumps(files))
+        py = sys.executable
+        timed([py, "-c", OURS, str(listing)])  # warm the page cache
+        results = []
+        wall, data = timed([py, "-c", OURS, str(listing)])
+        results.append(("ours (read_elf, all symbols)", wall, data))
+        wall, data = timed([py, "-c", PYELFTOOLS, str(listing)])
+        results.append(("pyelftools full parse", wall, data))
+        t0 = time.perf_counter()
+        for f in files:
+            subprocess.run(["readelf", "-dV", "--dyn-syms", "-W", f], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, check=False)
+        results.append(("readelf -dV --dyn-syms per file", time.perf_counter() - t0, {}))
+        try:
+            import zluda_runner.target as target
+
+            has_inspect = hasattr(target, "inspect_path")
+        except ImportError:
+            has_inspect = False
+        if has_inspect:
+            cache = Path(tmp) / "cache"
+            wall, data = timed([py, "-c", INSPECT, str(site), "-"])
+            results.append(("inspect_path, no cache", wall, data))
+            timed([py, "-c", INSPECT, str(site), str(cache)])  # fill the cache
+            wall, data = timed([py, "-c", INSPECT, str(site), str(cache)])
+            results.append(("inspect_path, warm file cache", wall, data))
+    for label, wall, data in results:
+        work = f"work {data['work']:.3f} s" if "work" in data else ""
+        print(f"{label:38s} wall {wall:7.3f} s  {work}")
+
+
+if __name__ == "__main__":
+    main()

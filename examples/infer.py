@@ -1,0 +1,131 @@
+"""A small causal transformer, built in code with seeded weights, generating greedily.
+
+No download, no tokenizer: tokens are bytes (vocabulary 256).  Prints tokens/s.
+
+    python examples/infer.py --device cpu
+    zluda-run python examples/infer.py --device cuda        # the same model through ZLUDA
+    zluda-run ab --b-python ~/rocm-venv/bin/python -- examples/infer.py --device cuda
+
+Under ``zluda-run ab`` it records the logits of every generated step ("logits"), the
+generated token ids ("tokens") and the time of the generation loop ("generate").
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+
+import torch
+from torch import nn
+
+try:
+    from zluda_runner import ab
+except ImportError:  # runs without zluda-runner installed
+    ab = None
+
+VOCAB = 256
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(d // self.heads)
+        mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+        attn = scores.masked_fill(mask, float("-inf")).softmax(dim=-1)
+        x = x + self.proj((attn @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.norm2(x))
+
+
+class TinyLM(nn.Module):
+    def __init__(self, dim: int, heads: int, layers: int, context: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, dim)
+        self.pos = nn.Embedding(context, dim)
+        self.blocks = nn.ModuleList(Block(dim, heads) for _ in range(layers))
+        self.norm = nn.LayerNorm(dim)
+        self.context = context
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = ids[:, -self.context :]
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.embed(ids) + self.pos(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x) @ self.embed.weight.T  # tied output head
+
+
+@torch.no_grad()
+def generate(model: TinyLM, prompt: torch.Tensor, tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = prompt
+    step_logits = []
+    for _ in range(tokens):
+        logits = model(ids)[:, -1, :]
+        step_logits.append(logits)
+        ids = torch.cat([ids, logits.argmax(dim=-1, keepdim=True)], dim=1)
+    return ids[:, prompt.shape[1] :], torch.stack(step_logits, dim=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu"
+    )
+    parser.add_argument("--tokens", type=int, default=32, help="tokens to generate")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--prompt", default="ZLUDA runs CUDA on AMD. ")
+    args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print(
+            "error: --device cuda but torch sees no CUDA device (run it through zluda-run)", file=sys.stderr
+        )
+        return 2
+    if args.dim % args.heads:
+        parser.error("--dim must be a multiple of --heads")
+
+    torch.manual_seed(args.seed)  # weights come from the CPU generator: identical on every device
+    model = TinyLM(args.dim, args.heads, args.layers, context=max(64, args.tokens + len(args.prompt)))
+    model = model.eval().to(args.device)
+    prompt = torch.tensor([list(args.prompt.encode("utf-8"))], dtype=torch.long, device=args.device)
+
+    generate(model, prompt, 1)  # warm-up step (first-use kernel compiles, allocator)
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    if ab is not None:
+        with ab.timer("generate"):
+            out, logits = generate(model, prompt, args.tokens)
+    else:
+        out, logits = generate(model, prompt, args.tokens)
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    if ab is not None:
+        ab.record("logits", logits)
+        ab.record("tokens", out)
+    text = bytes(out[0].tolist()).decode("latin-1")
+    print(
+        f"device={args.device} layers={args.layers} dim={args.dim} generated {args.tokens} tokens "
+        f"in {elapsed:.3f} s: {args.tokens / elapsed:.1f} tokens/s"
+    )
+    print(f"output bytes: {text!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

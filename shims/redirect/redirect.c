@@ -1,0 +1,154 @@
+/*
+ * zluda-runner redirector: an LD_AUDIT library that answers the dynamic
+ * loader's library searches from a name -> file map.
+ *
+ * Why: glibc searches a requester's DT_RPATH before LD_LIBRARY_PATH, and PyPI
+ * torch links its CUDA libraries with DT_RPATH, so a folder on
+ * LD_LIBRARY_PATH cannot replace e.g. libcublas.so.13.  la_objsearch() is
+ * called with the original name (LA_SER_ORIG) before any search; returning
+ * an absolute path there makes ld.so open that file directly.
+ *
+ * Map file: path in $ZLUDA_RUNNER_REDIRECT_MAP, one "name<TAB>/abs/path"
+ * per line; lines starting with '#' and blank lines are skipped.
+ * $ZLUDA_RUNNER_REDIRECT_DEBUG=1 logs each redirect to stderr.
+ *
+ * Rules:
+ *  - a bare name ("libcublas.so.13") whose text is in the map is redirected;
+ *  - a path ("/x/libcublas.so.13") is redirected by its basename, except when
+ *    the requester is itself one of the mapped files (a replacement that
+ *    forwards to the original library by path must reach the original);
+ *  - anything else is left alone (the name is returned unchanged).
+ *
+ * The map is read once, in la_version (process start, single-threaded), into
+ * static storage; la_objsearch only compares strings: no allocation, no locks,
+ * and the same read-only table serves every link-map namespace.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAP_TEXT_MAX (256 * 1024)
+#define MAP_ENTRIES_MAX 1024
+
+static char map_text[MAP_TEXT_MAX + 1];
+static const char *map_names[MAP_ENTRIES_MAX];
+static const char *map_paths[MAP_ENTRIES_MAX];
+static size_t map_count;
+static int debug_enabled;
+
+static void write_str(const char *s) {
+    size_t len = strlen(s);
+    while (len > 0) {
+        ssize_t n = write(STDERR_FILENO, s, len);
+        if (n <= 0) return;
+        s += n;
+        len -= (size_t)n;
+    }
+}
+
+static void debug_log(const char *what, const char *a, const char *b) {
+    if (!debug_enabled) return;
+    write_str("zluda-runner redirect: ");
+    write_str(what);
+    write_str(" ");
+    write_str(a);
+    if (b) {
+        write_str(" -> ");
+        write_str(b);
+    }
+    write_str("\n");
+}
+
+static void load_map(void) {
+    const char *path = getenv("ZLUDA_RUNNER_REDIRECT_MAP");
+    if (!path || !*path) {
+        debug_log("no map:", "ZLUDA_RUNNER_REDIRECT_MAP is not set", NULL);
+        return;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        write_str("zluda-runner redirect: cannot open map ");
+        write_str(path);
+        write_str("\n");
+        return;
+    }
+    size_t used = 0;
+    for (;;) {
+        if (used == MAP_TEXT_MAX) {
+            write_str("zluda-runner redirect: map too large, rest ignored\n");
+            break;
+        }
+        ssize_t n = read(fd, map_text + used, MAP_TEXT_MAX - used);
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    close(fd);
+    map_text[used] = '\0';
+
+    char *line = map_text;
+    while (line && *line) {
+        char *next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        char *tab = strchr(line, '\t');
+        if (line[0] != '#' && tab && tab != line && tab[1] == '/') {
+            *tab = '\0';
+            if (map_count < MAP_ENTRIES_MAX) {
+                map_names[map_count] = line;
+                map_paths[map_count] = tab + 1;
+                map_count++;
+            } else {
+                write_str("zluda-runner redirect: too many map entries, rest ignored\n");
+                break;
+            }
+        }
+        line = next;
+    }
+}
+
+static const char *lookup(const char *name) {
+    for (size_t i = 0; i < map_count; i++)
+        if (strcmp(map_names[i], name) == 0) return map_paths[i];
+    return NULL;
+}
+
+static int is_mapped_file(const char *path) {
+    if (!path) return 0;
+    for (size_t i = 0; i < map_count; i++)
+        if (strcmp(map_paths[i], path) == 0) return 1;
+    return 0;
+}
+
+unsigned int la_version(unsigned int version) {
+    const char *dbg = getenv("ZLUDA_RUNNER_REDIRECT_DEBUG");
+    debug_enabled = dbg && dbg[0] == '1';
+    load_map();
+    /* Version 1 is what every glibc with LD_AUDIT speaks; ask for no more. */
+    return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
+    (void)lmid;
+    *cookie = (uintptr_t)map; /* so la_objsearch can tell who is asking */
+    return 0;                 /* no symbol-binding callbacks: zero cost later */
+}
+
+char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
+    if (flag != LA_SER_ORIG || map_count == 0 || !name) return (char *)name;
+    const char *slash = strrchr(name, '/');
+    const char *base = slash ? slash + 1 : name;
+    const char *target = lookup(base);
+    if (!target || strcmp(target, name) == 0) return (char *)name;
+    if (slash && cookie && *cookie) {
+        const struct link_map *requester = (const struct link_map *)*cookie;
+        if (is_mapped_file(requester->l_name)) {
+            debug_log("kept (requested by a replacement):", name, NULL);
+            return (char *)name;
+        }
+    }
+    debug_log("redirect", name, target);
+    return (char *)target;
+}

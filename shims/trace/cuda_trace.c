@@ -1,0 +1,381 @@
+/*
+ * zluda-runner call tracer: a libcuda.so.1 that forwards every driver call to the real
+ * driver named by $ZLUDA_RUNNER_TRACE_REAL and counts calls and results per function.
+ *
+ * Why generic trampolines: the driver API has ~690 exported symbols and cuGetProcAddress
+ * hands out more; typed wrappers would need cuda.h at build time (we vendor no NVIDIA
+ * header) and one mistake in a signature corrupts a call. Every driver function returns a
+ * CUresult in eax, so a signature-blind trampoline is enough (x86-64 SysV):
+ *   1. trampoline i loads its slot number into r11 (not an argument register) and jumps to
+ *      zr_common (trampolines.S, generated from the reference data);
+ *   2. zr_common saves the argument registers (rdi..r9, rax for varargs, xmm0-7), calls
+ *      zr_enter(slot, return address), which bumps the slot's call counter and pushes
+ *      (slot, return address) on a per-thread shadow return stack, and restores them;
+ *   3. it pops the caller's return address off the stack and `call`s the real function:
+ *      the call pushes our own return address into the very same slot, so the callee sees
+ *      exactly the stack (and stack-passed arguments) the caller built;
+ *   4. on return it calls zr_leave(result), which records the result and pops the caller's
+ *      return address from the shadow stack, and jumps there with rax/rdx intact.
+ * cuGetProcAddress, cuGetProcAddress_v2 and cuGetExportTable are typed C wrappers: they
+ * record the lookup / GUID and hand out trampolines (pool of ZR_NDYN slots, one per distinct
+ * real pointer) instead of the real pointers, including for cuGetProcAddress itself.
+ *
+ * Output: at exit, one file per process, <dir>/zr-trace-<pid>-<ns>.txt, written to a
+ * temporary name and renamed. After fork() the child starts from zero counts and writes
+ * its own file; an exec'd program loads a fresh copy. A process that ends with _exit()
+ * writes nothing (the report then lacks it).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "zr_trace_table.h" /* generated: ZR_NEXPORT, zr_export_names[], slot numbers of the C wrappers */
+
+#define ZR_EXPORT __attribute__((visibility("default")))
+#define ZR_NDYN 4096
+#define ZR_NSLOT (ZR_NEXPORT + ZR_NDYN)
+#define ZR_DEPTH 256
+#define ZR_FAIL_HASH 8192
+#define ZR_MAX_LOOKUPS 8192
+#define ZR_MAX_GUIDS 256
+#define CUDA_SUCCESS 0
+#define CUDA_ERROR_NOT_FOUND 500
+#define CUDA_ERROR_SHARED_OBJECT_INIT_FAILED 303
+
+typedef int CUresult;
+typedef unsigned long long cuuint64_t;
+typedef struct { char bytes[16]; } CUuuid;
+typedef CUresult (*gpa_v1_t)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*gpa_v2_t)(const char *, void **, int, cuuint64_t, int *);
+typedef CUresult (*get_export_table_t)(const void **, const CUuuid *);
+
+extern char zr_tramp_base[] __attribute__((visibility("hidden"))); /* trampolines.S: slot i lives at zr_tramp_base + 16*i */
+
+struct slot {
+    void *real;
+    const char *name;
+    int missing; /* exported by us, absent from the real driver */
+};
+struct fail_entry { uint64_t key; uint64_t count; };
+struct lookup { char *symbol; int version; cuuint64_t flags; int found; uint64_t count; };
+struct guid_entry { unsigned char guid[16]; int found; uint64_t count; };
+struct shadow { uint32_t depth; struct { void *ret; uint32_t slot; } e[ZR_DEPTH]; };
+
+static struct slot slots[ZR_NSLOT];
+static uint64_t calls[ZR_NSLOT];
+static uint64_t ok[ZR_NSLOT];
+static uint32_t first_fail[ZR_NSLOT];
+static uint64_t first_fail_at[ZR_NSLOT];
+static struct fail_entry fails[ZR_FAIL_HASH];
+static uint64_t fail_overflow;
+static struct lookup lookups[ZR_MAX_LOOKUPS];
+static int n_lookups;
+static struct guid_entry guids[ZR_MAX_GUIDS];
+static int n_guids;
+static int n_dyn;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread struct shadow shadow;
+static void *real_handle;
+static char real_error[512];
+static gpa_v1_t real_gpa_v1;
+static gpa_v2_t real_gpa_v2;
+static get_export_table_t real_get_export_table;
+static pid_t my_pid;
+static uint64_t my_start_ns;
+
+static CUresult gpa_v1_impl(const char *, void **, int, cuuint64_t);
+static CUresult gpa_v2_impl(const char *, void **, int, cuuint64_t, int *);
+static CUresult get_export_table_impl(const void **, const CUuuid *);
+
+static CUresult missing_in_real(void) { return CUDA_ERROR_NOT_FOUND; }
+static CUresult real_not_loaded(void) { return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED; }
+
+static void *tramp(int slot) { return zr_tramp_base + 16 * (size_t)slot; }
+
+static void record_result(uint32_t slot, CUresult result) {
+    if (result == CUDA_SUCCESS) {
+        __atomic_fetch_add(&ok[slot], 1, __ATOMIC_RELAXED);
+        return;
+    }
+    uint32_t expected = 0;
+    if (__atomic_load_n(&first_fail[slot], __ATOMIC_RELAXED) == 0 &&
+        __atomic_compare_exchange_n(&first_fail[slot], &expected, (uint32_t)result, 0,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        __atomic_store_n(&first_fail_at[slot], __atomic_load_n(&calls[slot], __ATOMIC_RELAXED),
+                         __ATOMIC_RELAXED);
+    uint64_t key = ((uint64_t)(slot + 1) << 32) | (uint32_t)result;
+    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 51; /* 13 bits */
+    for (int probe = 0; probe < ZR_FAIL_HASH; probe++) {
+        struct fail_entry *e = &fails[(h + probe) & (ZR_FAIL_HASH - 1)];
+        uint64_t cur = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        if (cur == 0) {
+            uint64_t zero = 0;
+            if (__atomic_compare_exchange_n(&e->key, &zero, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                cur = key;
+            else
+                cur = zero;
+        }
+        if (cur == key) {
+            __atomic_fetch_add(&e->count, 1, __ATOMIC_RELAXED);
+            return;
+        }
+    }
+    __atomic_fetch_add(&fail_overflow, 1, __ATOMIC_RELAXED);
+}
+
+/* Called by zr_common with the argument registers saved. */
+__attribute__((visibility("hidden"))) void *zr_enter(uint32_t slot, void *ret) {
+    struct shadow *s = &shadow;
+    if (s->depth >= ZR_DEPTH) {
+        fprintf(stderr, "zluda-runner trace: call nesting deeper than %d, aborting\n", ZR_DEPTH);
+        abort();
+    }
+    s->e[s->depth].ret = ret;
+    s->e[s->depth].slot = slot;
+    s->depth++;
+    __atomic_fetch_add(&calls[slot], 1, __ATOMIC_RELAXED);
+    return slots[slot].real;
+}
+
+__attribute__((visibility("hidden"))) void *zr_leave(CUresult result) {
+    struct shadow *s = &shadow;
+    s->depth--;
+    record_result(s->e[s->depth].slot, result);
+    return s->e[s->depth].ret;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void reset_counts(void) {
+    memset(calls, 0, sizeof calls);
+    memset(ok, 0, sizeof ok);
+    memset(first_fail, 0, sizeof first_fail);
+    memset(first_fail_at, 0, sizeof first_fail_at);
+    memset(fails, 0, sizeof fails);
+    fail_overflow = 0;
+    for (int i = 0; i < n_lookups; i++) lookups[i].count = 0;
+    for (int i = 0; i < n_guids; i++) guids[i].count = 0;
+    my_pid = getpid();
+    my_start_ns = now_ns();
+}
+
+static void atfork_child(void) {
+    pthread_mutex_init(&lock, NULL);
+    reset_counts();
+}
+
+
+/* The trampoline handing out `real`, under `name`; NULL when the pool is full. */
+static void *wrap_pointer(void *real, const char *name) {
+    if (real == NULL) return NULL;
+    if (real_gpa_v1 && real == (void *)real_gpa_v1) return (void *)gpa_v1_impl;
+    if (real_gpa_v2 && real == (void *)real_gpa_v2) return (void *)gpa_v2_impl;
+    if (real_get_export_table && real == (void *)real_get_export_table) return (void *)get_export_table_impl;
+    void *result = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < ZR_NEXPORT + n_dyn; i++) {
+        if (slots[i].real == real) { result = tramp(i); break; }
+    }
+    if (result == NULL && n_dyn < ZR_NDYN) {
+        int i = ZR_NEXPORT + n_dyn;
+        slots[i].name = strdup(name);
+        __atomic_store_n(&slots[i].real, real, __ATOMIC_RELEASE);
+        n_dyn++;
+        result = tramp(i);
+    }
+    pthread_mutex_unlock(&lock);
+    return result ? result : real; /* pool exhausted: hand out the real pointer, untraced */
+}
+
+static void record_lookup(const char *symbol, int version, cuuint64_t flags, int found) {
+    if (symbol == NULL) symbol = "(null)";
+    pthread_mutex_lock(&lock);
+    int i;
+    for (i = 0; i < n_lookups; i++) {
+        struct lookup *l = &lookups[i];
+        if (l->version == version && l->flags == flags && l->found == found && strcmp(l->symbol, symbol) == 0)
+            break;
+    }
+    if (i == n_lookups && n_lookups < ZR_MAX_LOOKUPS) {
+        lookups[i].symbol = strdup(symbol);
+        lookups[i].version = version;
+        lookups[i].flags = flags;
+        lookups[i].found = found;
+        n_lookups++;
+    }
+    if (i < n_lookups) lookups[i].count++;
+    pthread_mutex_unlock(&lock);
+}
+
+static CUresult after_lookup(int slot, CUresult r, const char *symbol, void **pfn, int version,
+                             cuuint64_t flags) {
+    int found = r == CUDA_SUCCESS && pfn != NULL && *pfn != NULL;
+    record_lookup(symbol, version, flags, found);
+    if (found) {
+        /* Asking for the lookup functions themselves yields our typed wrappers, whatever the
+         * real driver returned (cuGetProcAddress at version >= 12000 is the _v2 signature). */
+        if (strcmp(symbol, "cuGetProcAddress_v2") == 0 || (strcmp(symbol, "cuGetProcAddress") == 0 && version >= 12000))
+            *pfn = (void *)gpa_v2_impl;
+        else if (strcmp(symbol, "cuGetProcAddress") == 0)
+            *pfn = (void *)gpa_v1_impl;
+        else if (strcmp(symbol, "cuGetExportTable") == 0)
+            *pfn = (void *)get_export_table_impl;
+        else
+            *pfn = wrap_pointer(*pfn, symbol);
+    }
+    record_result((uint32_t)slot, r);
+    return r;
+}
+
+static CUresult gpa_v1_impl(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+    __atomic_fetch_add(&calls[ZR_SLOT_cuGetProcAddress], 1, __ATOMIC_RELAXED);
+    CUresult r = real_gpa_v1 ? real_gpa_v1(symbol, pfn, version, flags)
+                             : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
+    return after_lookup(ZR_SLOT_cuGetProcAddress, r, symbol, pfn, version, flags);
+}
+
+static CUresult gpa_v2_impl(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
+    __atomic_fetch_add(&calls[ZR_SLOT_cuGetProcAddress_v2], 1, __ATOMIC_RELAXED);
+    CUresult r = real_gpa_v2 ? real_gpa_v2(symbol, pfn, version, flags, status)
+                             : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
+    return after_lookup(ZR_SLOT_cuGetProcAddress_v2, r, symbol, pfn, version, flags);
+}
+
+static CUresult get_export_table_impl(const void **table, const CUuuid *id) {
+    __atomic_fetch_add(&calls[ZR_SLOT_cuGetExportTable], 1, __ATOMIC_RELAXED);
+    CUresult r = real_get_export_table ? real_get_export_table(table, id)
+                                       : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
+    int found = r == CUDA_SUCCESS && table != NULL && *table != NULL;
+    if (id != NULL) {
+        pthread_mutex_lock(&lock);
+        int i;
+        for (i = 0; i < n_guids; i++)
+            if (memcmp(guids[i].guid, id->bytes, 16) == 0 && guids[i].found == found) break;
+        if (i == n_guids && n_guids < ZR_MAX_GUIDS) {
+            memcpy(guids[i].guid, id->bytes, 16);
+            guids[i].found = found;
+            n_guids++;
+        }
+        if (i < n_guids) guids[i].count++;
+        pthread_mutex_unlock(&lock);
+    }
+    record_result(ZR_SLOT_cuGetExportTable, r);
+    return r;
+}
+
+/* The exported names call the typed wrappers; handed-out pointers are the wrappers themselves. */
+ZR_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags) {
+    return gpa_v1_impl(symbol, pfn, version, flags);
+}
+
+ZR_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                       int *status) {
+    return gpa_v2_impl(symbol, pfn, version, flags, status);
+}
+
+ZR_EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id) {
+    return get_export_table_impl(table, id);
+}
+
+/* "=" then the text, percent-encoding spaces, controls, "%" and non-ASCII: one token, never empty. */
+static void write_escaped(FILE *f, const char *s) {
+    fputc('=', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c <= ' ' || c == '%' || c >= 127) fprintf(f, "%%%02x", c);
+        else fputc(c, f);
+    }
+}
+
+static void write_report(void) {
+    const char *dir = getenv("ZLUDA_RUNNER_TRACE_DIR");
+    if (dir == NULL || *dir == '\0' || getpid() != my_pid) return;
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/zr-trace-%d-%llu.txt", dir, (int)my_pid, (unsigned long long)my_start_ns);
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) {
+        fprintf(stderr, "zluda-runner trace: cannot write %s: %s\n", tmp, strerror(errno));
+        return;
+    }
+    fprintf(f, "zluda-runner-trace 1\npid %d\nppid %d\nreal ", (int)my_pid, (int)getppid());
+    const char *real = getenv("ZLUDA_RUNNER_TRACE_REAL");
+    write_escaped(f, real ? real : "");
+    fputc('\n', f);
+    if (real_error[0]) { fputs("warning ", f); write_escaped(f, real_error); fputc('\n', f); }
+    FILE *cmd = fopen("/proc/self/cmdline", "r");
+    if (cmd) {
+        char arg[4096];
+        size_t n = 0;
+        int c;
+        while ((c = fgetc(cmd)) != EOF) {
+            if (c == 0) { arg[n] = 0; fputs("arg ", f); write_escaped(f, arg); fputc('\n', f); n = 0; }
+            else if (n < sizeof arg - 1) arg[n++] = (char)c;
+        }
+        fclose(cmd);
+    }
+    for (int i = 0; i < ZR_NEXPORT + n_dyn; i++) {
+        if (calls[i] == 0) continue;
+        fprintf(f, "call %d %s %llu %llu %u %llu %d\n", i, slots[i].name, (unsigned long long)calls[i],
+                (unsigned long long)ok[i], first_fail[i], (unsigned long long)first_fail_at[i], slots[i].missing);
+    }
+    for (int i = 0; i < ZR_FAIL_HASH; i++) {
+        if (fails[i].key == 0) continue;
+        fprintf(f, "result %u %d %llu\n", (unsigned)(fails[i].key >> 32) - 1, (int)(uint32_t)fails[i].key,
+                (unsigned long long)fails[i].count);
+    }
+    if (fail_overflow) fprintf(f, "warning =%llu%%20failed%%20results%%20not%%20recorded%%20(table%%20full)\n",
+                               (unsigned long long)fail_overflow);
+    for (int i = 0; i < n_lookups; i++) {
+        if (lookups[i].count == 0) continue;
+        fputs("lookup ", f);
+        write_escaped(f, lookups[i].symbol);
+        fprintf(f, " %d %llu %d %llu\n", lookups[i].version, lookups[i].flags, lookups[i].found,
+                (unsigned long long)lookups[i].count);
+    }
+    for (int i = 0; i < n_guids; i++) {
+        if (guids[i].count == 0) continue;
+        fputs("export_table ", f);
+        for (int b = 0; b < 16; b++) fprintf(f, "%02x", guids[i].guid[b]);
+        fprintf(f, " %d %llu\n", guids[i].found, (unsigned long long)guids[i].count);
+    }
+    fputs("end\n", f);
+    if (fclose(f) == 0) rename(tmp, path);
+}
+
+__attribute__((constructor)) static void zr_init(void) {
+    my_pid = getpid();
+    my_start_ns = now_ns();
+    const char *real = getenv("ZLUDA_RUNNER_TRACE_REAL");
+    if (real == NULL || *real == '\0') {
+        snprintf(real_error, sizeof real_error, "ZLUDA_RUNNER_TRACE_REAL is not set");
+    } else {
+        real_handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
+        if (real_handle == NULL) snprintf(real_error, sizeof real_error, "dlopen failed: %s", dlerror());
+    }
+    if (real_handle) {
+        real_gpa_v1 = (gpa_v1_t)dlsym(real_handle, "cuGetProcAddress");
+        real_gpa_v2 = (gpa_v2_t)dlsym(real_handle, "cuGetProcAddress_v2");
+        real_get_export_table = (get_export_table_t)dlsym(real_handle, "cuGetExportTable");
+    }
+    for (int i = 0; i < ZR_NEXPORT; i++) {
+        slots[i].name = zr_export_names[i];
+        void *fn = real_handle ? dlsym(real_handle, zr_export_names[i]) : NULL;
+        slots[i].missing = fn == NULL;
+        slots[i].real = fn ? fn : (real_handle ? (void *)missing_in_real : (void *)real_not_loaded);
+    }
+    if (real_error[0]) fprintf(stderr, "zluda-runner trace: %s\n", real_error);
+    pthread_atfork(NULL, NULL, atfork_child);
+    atexit(write_report);
+}

@@ -1,0 +1,158 @@
+"""read_elf on fixtures built by the test and on the real NVIDIA libcudart, cross-checked with readelf."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.binfmt.elf import ElfInfo, ElfSymbol, expand_dst, read_elf
+from zluda_runner.binfmt.filecache import cached_read
+from zluda_runner.errors import BinaryFormatError
+
+FOO_MAP = Path(__file__).parents[1] / "fixtures" / "elf" / "foo.map"
+
+
+@pytest.fixture(scope="module")
+def libfoo(cc_build: Callable[..., Path]) -> Path:
+    return cc_build(["elf/foo.c"], "libfoo.so.1", deps=["elf/foo.map"],
+                    args=["-DFOO_NEW_VALUE=2", "-Wl,-soname,libfoo.so.1", f"-Wl,--version-script,{FOO_MAP}"])
+
+
+def test_version_definitions_and_exports(libfoo: Path) -> None:
+    info = read_elf(libfoo)
+    assert (info.elf_class, info.machine, info.elf_type) == (64, "x86_64", "DYN")
+    assert info.soname == "libfoo.so.1" and info.version_base == "libfoo.so.1"
+    assert info.version_defs == ["FOO_1.0", "FOO_2.0"]
+    exports = {(s.name, s.version) for s in info.exports}
+    assert {("foo_old", "FOO_1.0"), ("foo_new", "FOO_2.0")} <= exports
+    assert info.interpreter is None and info.rpath == [] and info.runpath == []
+
+
+def test_rpath_runpath_raw_entries(cc_build: Callable[..., Path], libfoo: Path) -> None:
+    link = [f"-L{libfoo.parent}", "-l:libfoo.so.1"]
+    rp = read_elf(cc_build(["elf/uses_foo.c"], "u_rp", shared=False,
+                           args=[*link, "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../a:/opt/x"]))
+    ru = read_elf(cc_build(["elf/uses_foo.c"], "u_ru", shared=False,
+                           args=[*link, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../a:/opt/x"]))
+    none = read_elf(cc_build(["elf/uses_foo.c"], "u_none", shared=False, args=link))
+    assert (rp.rpath, rp.runpath) == (["$ORIGIN/../a", "/opt/x"], [])
+    assert (ru.rpath, ru.runpath) == ([], ["$ORIGIN/../a", "/opt/x"])
+    assert (none.rpath, none.runpath) == ([], [])
+    assert rp.interpreter and rp.interpreter.startswith("/") and rp.soname is None
+    assert "foo_new" in {s.name for s in rp.imports}
+
+
+def test_expand_dst() -> None:
+    assert expand_dst("$ORIGIN/../lib", "/o/bin") == "/o/bin/../lib"
+    assert expand_dst("${ORIGIN}/x:$LIB/$PLATFORM", "/o", lib="lib/x86_64-linux-gnu") == (
+        "/o/x:lib/x86_64-linux-gnu/x86_64")
+    assert expand_dst("$ORIGINAL/x", "/o") == "$ORIGINAL/x"  # not a token: name continues
+
+
+def test_symbols_false_and_json_round_trip(libfoo: Path) -> None:
+    bare = read_elf(libfoo, symbols=False)
+    assert bare.imports == [] and bare.exports == [] and not bare.symbols_read
+    assert bare.version_defs == ["FOO_1.0", "FOO_2.0"]
+    full = read_elf(libfoo)
+    again = ElfInfo.from_json(full.to_json())
+    assert again == full and isinstance(again.exports[0], ElfSymbol)
+
+
+def test_file_cache_hits_and_invalidates(libfoo: Path, tmp_path: Path) -> None:
+    calls: list[Path] = []
+
+    def reader(p: Path) -> ElfInfo:
+        calls.append(p)
+        return read_elf(p)
+
+    reader.cache_version = 1  # type: ignore[attr-defined]
+    lib = tmp_path / "libfoo.so.1"
+    shutil.copy2(libfoo, lib)
+    cache = tmp_path / "cache"
+    first = cached_read(lib, "elf", reader, cache, ElfInfo)
+    second = cached_read(lib, "elf", reader, cache, ElfInfo)
+    assert first == second and len(calls) == 1
+    entries = list((cache / "binfmt" / "elf").rglob("*.json"))
+    assert len(entries) == 1
+    entries[0].write_text("{not json")  # a corrupt entry is a miss, then rewritten
+    assert cached_read(lib, "elf", reader, cache, ElfInfo) == first and len(calls) == 2
+    shutil.copy(libfoo, lib)  # new mtime: new key
+    lib.touch()
+    cached_read(lib, "elf", reader, cache, ElfInfo)
+    assert len(calls) == 3
+    assert cached_read(lib, "elf", reader, None, ElfInfo) == first and len(calls) == 4
+
+
+def test_bad_inputs_raise_with_hint(tmp_path: Path, libfoo: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    truncated = tmp_path / "libtrunc.so"
+    truncated.write_bytes(libfoo.read_bytes()[:2000])
+    header_only = tmp_path / "libhdr.so"
+    header_only.write_bytes(libfoo.read_bytes()[:40])
+    elf32 = tmp_path / "lib32.so"
+    elf32.write_bytes(_minimal_elf32(machine=3))
+    for path, words in ((text, "not an ELF"), (truncated, "truncated"), (header_only, "truncated"),
+                        (elf32, "32-bit i386"), (tmp_path / "missing.so", "cannot read")):
+        with pytest.raises(BinaryFormatError) as exc:
+            read_elf(path)
+        assert words in exc.value.message and exc.value.hint
+    info = read_elf(elf32, allow_foreign=True)
+    assert (info.elf_class, info.machine, info.needed) == (32, "i386", [])
+
+
+def _minimal_elf32(machine: int) -> bytes:
+    """A bare 32-bit little-endian ELF header (no program or section headers)."""
+    import struct
+
+    ident = b"\x7fELF" + bytes([1, 1, 1]) + bytes(9)
+    return ident + struct.pack("<HHIIIIIHHHHHH", 3, machine, 1, 0, 0, 0, 0, 52, 0, 0, 0, 0, 0)
+
+
+def _readelf(*args: str) -> str:
+    return subprocess.run(["readelf", *args], capture_output=True, text=True, check=True).stdout
+
+
+def test_real_libcudart_against_readelf(cudart_path: Path) -> None:
+    if shutil.which("readelf") is None:
+        pytest.skip("readelf (binutils) not installed")
+    info = read_elf(cudart_path)
+    dyn = _readelf("-dW", str(cudart_path))
+    assert info.soname == re.search(r"\(SONAME\).*\[(.+?)\]", dyn).group(1)  # type: ignore[union-attr]
+    assert info.needed == re.findall(r"\(NEEDED\).*\[(.+?)\]", dyn)
+
+    ver = _readelf("-VW", str(cudart_path))
+    needs: dict[str, list[str]] = {}
+    current = ""
+    for line in ver.splitlines():
+        if m := re.search(r"File: (\S+)", line):
+            current = m.group(1)
+            needs[current] = []
+        elif (m := re.search(r"Name: (\S+)\s+Flags", line)) and current:
+            needs[current].append(m.group(1))
+    assert info.version_needs == needs
+    defs = re.findall(r"Rev: \d+\s+Flags: (\S+)\s+Index: \d+\s+Cnt: \d+\s+Name: (\S+)", ver)
+    assert info.version_base == next(n for f, n in defs if f == "BASE")
+    assert info.version_defs == [n for f, n in defs if f != "BASE"]
+
+    syms = _readelf("--dyn-syms", "-W", str(cudart_path))
+    rows = [line.split() for line in syms.splitlines() if re.match(r"\s+\d+:", line)]
+    defined = [r for r in rows if len(r) >= 8 and r[6] != "UND" and r[4] in ("GLOBAL", "WEAK", "UNIQUE")
+               and r[3] not in ("SECTION", "FILE")]
+    undefined = [r for r in rows if len(r) >= 8 and r[6] == "UND" and r[4] in ("GLOBAL", "WEAK")]
+    assert len(info.exports) == len(defined) and len(info.imports) == len(undefined)
+    ours = {(s.name, s.version) for s in info.exports}
+    for row in defined[:: max(1, len(defined) // 15)]:
+        name, _, version = row[7].partition("@")
+        assert (name, version.lstrip("@") or None) in ours
+    imports = {(s.name, s.version, s.file) for s in info.imports}
+    for row in undefined[:: max(1, len(undefined) // 10)]:
+        name, _, version = row[7].partition("@")
+        version = version.split(" ")[0].lstrip("@")
+        if version:
+            assert any(i[0] == name and i[1] == version and i[2] in info.needed for i in imports), row

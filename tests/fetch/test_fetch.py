@@ -1,0 +1,256 @@
+"""Verified fetch into the cache against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.cache import CacheLayout, cached_release_dir, ensure_release
+from zluda_runner.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.fetch import RetryPolicy, download, mirror_url
+
+WORKER = Path(__file__).with_name("fetch_worker.py")
+UPSTREAM = "https://github.com/vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz"
+
+
+@pytest.fixture
+def payload(kit) -> bytes:
+    # random bytes make the archive big enough to cut in the middle
+    return kit.tar_gz([*kit.ZLUDA_LIKE, ("file", "zluda/blob.bin", os.urandom(300_000))])
+
+
+def _asset(kit, url: str, data: bytes | None, sha: str | None = "auto",
+           name: str = "zluda-linux-abc1234.tar.gz"):
+    digest = kit.sha256(data) if sha == "auto" and data is not None else (None if sha == "auto" else sha)
+    return kit.Asset(name=name, url=url, sha256=digest, format="tar.gz")
+
+
+def test_happy_path_then_served_from_cache(tmp_path, server, kit, payload, cache_listing, capsys):
+    url = server.add("/v5/zluda-linux-abc1234.tar.gz", payload)
+    release, asset = kit.Release("v5"), _asset(kit, url, payload)
+    folder = ensure_release(release, asset, tmp_path / "cache", progress=None)
+    assert (folder / "zluda/libcuda.so.1").is_file() and (folder / "zluda/libcuda.so").is_symlink()
+    assert folder == CacheLayout(tmp_path / "cache").release_dir("v5", asset.name)
+    marker = json.loads(folder.with_name(folder.name + ".complete.json").read_text())
+    assert marker["sha256"] == asset.sha256 and marker["url"] == url and marker["hash_source"] == "manifest"
+    assert cached_release_dir(tmp_path / "cache", release, asset) == folder
+    again = ensure_release(release, asset, tmp_path / "cache")
+    assert again == folder
+    assert len(server.served("/v5/zluda-linux-abc1234.tar.gz")) == 1
+    assert "downloads/v5/zluda-linux-abc1234.tar.gz" in cache_listing(tmp_path / "cache")
+    assert capsys.readouterr().err == ""  # not a terminal: no progress bar
+
+
+def test_hash_mismatch_caches_nothing(tmp_path, server, kit, payload, cache_listing):
+    url = server.add("/x.tar.gz", payload)
+    asset = _asset(kit, url, payload, sha="0" * 64)
+    with pytest.raises(ChecksumError) as info:
+        ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
+    msg = info.value.message
+    assert url in msg and "0" * 64 in msg and kit.sha256(payload) in msg
+    assert "--archive" in info.value.hint
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_dropped_connection_resumes_with_range(tmp_path, server, kit, payload, fast_retry):
+    url = server.add("/x.tar.gz", payload)
+    server.drop_after, server.drops_left = 100_000, 1
+    asset = _asset(kit, url, payload)
+    folder = ensure_release(kit.Release("v5"), asset, tmp_path / "cache", retry=fast_retry)
+    assert (folder / "zluda/blob.bin").stat().st_size == 300_000
+    first, second = server.served("/x.tar.gz")
+    assert (first.status, first.range_header, first.bytes_sent) == (200, None, 100_000)
+    assert (second.status, second.range_header) == (206, "bytes=100000-")
+    assert second.bytes_sent == len(payload) - 100_000  # only the remainder was sent again
+    assert len(fast_retry.sleep.calls) == 1
+
+
+def test_server_without_range_restarts_from_zero(tmp_path, server, kit, payload, fast_retry):
+    url = server.add("/x.tar.gz", payload)
+    server.range_support = False
+    server.drop_after, server.drops_left = 50_000, 1
+    dest = tmp_path / "x.tar.gz"
+    result = download(url, dest, expected_sha256=kit.sha256(payload), retry=fast_retry, progress=False)
+    assert dest.read_bytes() == payload
+    assert (result.requests, result.restarts, result.size) == (2, 1, len(payload))
+    _first, second = server.served("/x.tar.gz")
+    assert (second.range_header, second.status, second.bytes_sent) == ("bytes=50000-", 200, len(payload))
+
+
+def test_transient_503_is_retried_with_backoff(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    server.fail_status, server.fails_left = 503, 2
+    delays: list[float] = []
+    policy = RetryPolicy(attempts=4, base_delay=0.001, max_delay=1.0, sleep=delays.append)
+    download(url, tmp_path / "x", expected_sha256=kit.sha256(payload), retry=policy, progress=False)
+    assert delays == [0.001, 0.002]  # exponential
+    assert [r.status for r in server.served("/x.tar.gz")] == [503, 503, 200]
+
+
+def test_two_processes_download_once(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    server.hold = threading.Event()  # the first body waits until both workers run
+    cache = tmp_path / "cache"
+    argv = [str(cache), "v5", "zluda-linux-abc1234.tar.gz", url, kit.sha256(payload)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    procs = [
+        subprocess.Popen([sys.executable, str(WORKER), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+        for _ in range(2)
+    ]
+    for proc in procs:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+    server.hold.set()
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    folders = {out.strip() for out, _err in outputs}
+    assert len(folders) == 1 and Path(folders.pop()).is_dir()
+    assert len(server.served("/x.tar.gz")) == 1  # one full download for two processes
+
+
+def test_404_is_a_clear_error(tmp_path, server, kit, cache_listing, fast_retry):
+    url = server.url("/gone.tar.gz")
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="a" * 64), tmp_path / "cache",
+                       retry=fast_retry)
+    assert "404" in info.value.message and url in info.value.message and "a" * 64 in info.value.message
+    assert "--archive" in info.value.hint
+    assert len(server.served("/gone.tar.gz")) == 1  # a 404 is not retried
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_connection_refused_after_bounded_retries(tmp_path, kit, cache_listing, fast_retry):
+    with socket.socket() as sock:  # a port that nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/x.tar.gz"
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="b" * 64), tmp_path / "cache",
+                       retry=fast_retry)
+    assert "refused" in info.value.message and url in info.value.message
+    assert "proxy" in info.value.hint and "--archive" in info.value.hint
+    assert fast_retry.sleep.calls == [0.01, 0.02]  # 3 attempts, 2 backoff delays
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_dns_failure(tmp_path, kit, cache_listing):
+    url = "http://zluda-runner-test.invalid/x.tar.gz"  # .invalid never resolves (RFC 6761)
+    policy = RetryPolicy(attempts=1, sleep=lambda s: None)
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="c" * 64), tmp_path / "cache",
+                       retry=policy)
+    assert "resolve" in info.value.message and url in info.value.message
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_self_signed_tls_is_refused(tmp_path, tls_server, kit, payload, cache_listing, fast_retry):
+    url = tls_server.add("/x.tar.gz", payload)
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache", retry=fast_retry)
+    assert "TLS certificate check failed" in info.value.message and url in info.value.message
+    assert "REQUESTS_CA_BUNDLE" in info.value.hint
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, server, kit, payload,
+                                                                     cache_listing):
+    cache = tmp_path / "cache"
+    url = server.add("/x.tar.gz", payload)
+    asset, release = _asset(kit, url, None, sha=None), kit.Release("fork-3.9.5")
+    with pytest.raises(FetchError) as info:
+        ensure_release(release, asset, cache)
+    assert "--trust-on-first-use" in info.value.hint and url in info.value.message
+    assert server.served("/x.tar.gz") == []  # refused before downloading
+    folder = ensure_release(release, asset, cache, trust_on_first_use=True)
+    assert folder.is_dir()
+    trust = json.loads((cache / "trust.json").read_text())
+    assert trust["assets"][url]["sha256"] == kit.sha256(payload)
+    # the cache is cleared and upstream silently changes the file: the recorded hash must hold
+    from zluda_runner.cache import clean_cache
+
+    clean_cache(cache)
+    server.files["/x.tar.gz"] = kit.tar_gz([("file", "zluda/libcuda.so.1", b"evil")])
+    with pytest.raises(ChecksumError) as info:
+        ensure_release(release, asset, cache, trust_on_first_use=True)
+    assert "recorded on first use" in info.value.message
+    assert "trust.json" in info.value.hint
+    assert cache_listing(cache) == ["trust.json"]
+
+
+def test_truncated_archive_with_matching_hash_is_refused(tmp_path, server, kit, payload, cache_listing):
+    cut = payload[: len(payload) // 2]
+    url = server.add("/cut.tar.gz", cut)
+    with pytest.raises(ArchiveError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, cut), tmp_path / "cache")
+    assert "truncated or corrupt" in info.value.message
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_unsafe_archive_from_server_leaves_nothing(tmp_path, server, kit, cache_listing):
+    evil = kit.tar_gz([("file", "zluda/ok", b"1"), ("symlink", "zluda/esc", "../../../../../etc")])
+    url = server.add("/evil.tar.gz", evil)
+    with pytest.raises(UnsafeArchiveError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, evil), tmp_path / "cache")
+    assert url in info.value.message
+    assert cache_listing(tmp_path / "cache") == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+
+
+def test_file_mirror_replaces_the_host(tmp_path, kit, payload, monkeypatch, cache_listing):
+    mirror = tmp_path / "mirror"
+    target = mirror / "vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(payload)
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", mirror.as_uri() + "/")
+    assert mirror_url(UPSTREAM) == target.as_uri()
+    folder = ensure_release(kit.Release("v5"), _asset(kit, UPSTREAM, payload), tmp_path / "cache")
+    assert (folder / "zluda/libcublas.so.13").is_file()
+    marker = json.loads(folder.with_name(folder.name + ".complete.json").read_text())
+    assert marker["fetched_from"] == target.as_uri() and marker["url"] == UPSTREAM
+    # same verification through the mirror
+    with pytest.raises(ChecksumError):
+        ensure_release(kit.Release("v6"), _asset(kit, UPSTREAM, payload, sha="d" * 64), tmp_path / "cache")
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", (tmp_path / "empty").as_uri())
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v7"), _asset(kit, UPSTREAM, payload), tmp_path / "cache")
+    assert "ZLUDA_RUNNER_MIRROR" in info.value.hint
+    assert all(not f.startswith(("releases/v6", "releases/v7")) for f in cache_listing(tmp_path / "cache"))
+
+
+def test_http_mirror(tmp_path, server, kit, payload, monkeypatch):
+    server.add("/base/vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz", payload)
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", server.url("/base"))
+    folder = ensure_release(kit.Release("v5"), _asset(kit, UPSTREAM, payload), tmp_path / "cache")
+    assert folder.is_dir()
+    assert len(server.served("/base/vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz")) == 1
+
+
+def test_bad_mirror_scheme(monkeypatch):
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", "ftp://old.example")
+    with pytest.raises(FetchError, match="not an http"):
+        mirror_url(UPSTREAM)
+
+
+def test_hand_downloaded_archive(tmp_path, server, kit, payload, cache_listing):
+    url = server.url("/never-asked.tar.gz")
+    hand = tmp_path / "Downloads" / "zluda-linux-abc1234.tar.gz"
+    hand.parent.mkdir()
+    hand.write_bytes(payload)
+    wrong = tmp_path / "Downloads" / "other.tar.gz"
+    wrong.write_bytes(payload + b"\0")
+    with pytest.raises(ChecksumError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache", archive=wrong)
+    assert str(wrong) in info.value.message
+    assert cache_listing(tmp_path / "cache") == []
+    folder = ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache", archive=hand)
+    assert (folder / "zluda/libcuda.so.1").is_file()
+    assert server.served("/never-asked.tar.gz") == []
+    assert hand.exists()  # the user's file is copied, not moved

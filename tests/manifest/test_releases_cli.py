@@ -1,0 +1,59 @@
+"""`zluda-run releases` through click's runner: table, selection text and --json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+
+
+def test_listing_shows_every_release() -> None:
+    result = CliRunner().invoke(main_group, ["releases"])
+    assert result.exit_code == 0, result.output
+    for rid in ("upstream-v6", "upstream-v3", "fork-3.9.5", "fork-3.9.6", "fork-rel.11cc584"):
+        assert rid in result.output
+    assert "ZLUDA-nightly-windows-rocm6-amd64.zip" in result.output
+
+
+def test_selection_text_explains_the_others() -> None:
+    result = CliRunner().invoke(main_group, ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11"])
+    assert result.exit_code == 0, result.output
+    assert "selected: fork-3.9.5" in result.output
+    assert "ZLUDA-windows-rocm6-amd64.zip" in result.output
+    assert "needs HIP SDK 5.7, you have 6.2" in result.output
+
+
+def test_acceptance_json_selects_fork_rocm6() -> None:
+    result = CliRunner().invoke(
+        main_group, ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["schema"] == 1
+    assert data["selected"]["release"].startswith("fork-")
+    assert "rocm6" in data["selected"]["asset"]["name"]
+    assert data["rejected"] and all(r["reasons"] for r in data["rejected"])
+    assert len(data["releases"]) >= 8
+
+
+def test_global_json_flag_and_manifest_option(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main_group, ["--json", "releases"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["selected"] is None and data["rejected"] == [] and data["releases"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    result = CliRunner().invoke(main_group, ["--manifest", str(bad), "releases"])
+    assert result.exit_code != 0
+    assert "not valid JSON" in result.output and "Traceback" not in result.output
+
+
+def test_manifest_from_environment_and_unknown_release(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.json"
+    result = CliRunner().invoke(main_group, ["releases"], env={"ZLUDA_RUNNER_MANIFEST": str(missing)})
+    assert result.exit_code != 0 and "manifest not found" in result.output
+    result = CliRunner().invoke(main_group, ["--release", "fork-3.9.9", "releases", "--os", "windows"])
+    assert result.exit_code != 0 and "fork-3.9.6" in result.output

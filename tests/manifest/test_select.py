@@ -1,0 +1,114 @@
+"""Selection: the right asset for host + HIP + torch CUDA, and a reason for every other one."""
+
+from __future__ import annotations
+
+import pytest
+
+from zluda_runner.errors import ManifestError, SelectionError
+from zluda_runner.manifest import Manifest, load_manifest, parse_version, version_at_least, version_at_most
+from zluda_runner.select import host_os, select_asset
+
+
+@pytest.fixture(scope="module")
+def manifest() -> Manifest:
+    return load_manifest()
+
+
+def _all_assets(m: Manifest) -> set[tuple[str, str]]:
+    return {(r.id, a.name) for r in m.releases for a in r.assets}
+
+
+def _accounted(m: Manifest, sel) -> set[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    seen = {(r.release_id, r.asset_name) for r in sel.rejected}
+    if sel.chosen:
+        seen.add((sel.chosen.release.id, sel.chosen.asset.name))
+    return seen
+
+
+def test_windows_hip62_cuda11_picks_fork_rocm6(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="windows", hip="6.2", cuda=11)
+    assert sel.chosen is not None
+    assert sel.chosen.release.flavour == "fork"
+    assert sel.chosen.asset.name == "ZLUDA-windows-rocm6-amd64.zip"
+    assert _accounted(manifest, sel) == _all_assets(manifest)
+    reasons = {(r.release_id, r.asset_name): r.reasons for r in sel.rejected}
+    rocm5 = reasons[("fork-3.9.5", "ZLUDA-windows-rocm5-amd64.zip")]
+    assert any("needs HIP SDK 5.7, you have 6.2" in x for x in rocm5)
+    linux = reasons[("fork-3.9.5", "ZLUDA-linux-amd64.tar.gz")]
+    assert any("built for linux, not windows" in x for x in linux)
+    assert any("CUDA 11" in x for x in reasons[("upstream-v6", "zluda-windows-3fe1206.zip")])
+    nightly = reasons[("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip")]
+    assert nightly and "nightly" in nightly[0] and "fits" in nightly[0]
+
+
+def test_windows_hip57_cuda11_picks_fork_rocm5(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="windows", hip="5.7", cuda=11)
+    assert sel.chosen is not None
+    assert sel.chosen.release.flavour == "fork"
+    assert sel.chosen.asset.hip.accepts("5.7") and "rocm5" in sel.chosen.asset.name
+
+
+def test_linux_hip6x_cuda13_picks_upstream_rewrite(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="linux", hip="6.x", cuda=13)
+    assert sel.chosen is not None
+    assert sel.chosen.release.flavour == "upstream"
+    assert sel.chosen.asset.os == "linux" and 13 in sel.chosen.asset.cuda_majors
+    assert int(sel.chosen.release.version) >= 4
+
+
+def test_windows_cuda12_is_not_the_fork_and_says_why(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="windows", hip="6.2", cuda=12)
+    assert sel.chosen is not None and sel.chosen.release.flavour != "fork"
+    fork_rocm6 = next(
+        r for r in sel.rejected
+        if (r.release_id, r.asset_name) == ("fork-3.9.5", "ZLUDA-windows-rocm6-amd64.zip")
+    )
+    assert any("CUDA 12" in reason for reason in fork_rocm6.reasons)
+
+
+def test_nothing_fits_gives_none_and_reasons(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="linux", hip="5.0", cuda=12)
+    assert sel.chosen is None
+    assert _accounted(manifest, sel) == _all_assets(manifest)
+    assert all(r.reasons and not r.fits for r in sel.rejected)
+    with pytest.raises(SelectionError) as err:
+        sel.require()
+    assert "upstream-v6" in err.value.message and err.value.hint
+
+
+def test_release_restriction_and_bad_inputs(manifest: Manifest) -> None:
+    sel = select_asset(manifest, os="windows", hip="6.2", cuda=11, release="fork-3.9.2")
+    assert sel.chosen is not None and sel.chosen.release.id == "fork-3.9.2"
+    others = [r for r in sel.rejected if r.release_id != "fork-3.9.2"]
+    assert others and all("not the requested release 'fork-3.9.2'" in r.reasons[0] for r in others)
+    with pytest.raises(ManifestError):
+        select_asset(manifest, os="windows", release="nope")
+    with pytest.raises(SelectionError, match="not a version"):
+        select_asset(manifest, os="windows", hip="six")
+    with pytest.raises(SelectionError, match="unknown OS"):
+        select_asset(manifest, os="macos")
+
+
+def test_default_os_is_the_host(manifest: Manifest) -> None:
+    host = host_os()
+    if host is None:
+        with pytest.raises(SelectionError):
+            select_asset(manifest)
+        return
+    assert select_asset(manifest).constraints.os == host
+
+
+def test_version_bounds_compare_at_their_precision() -> None:
+    assert parse_version("6.x") == (6,) and parse_version("v6.2.4") == (6, 2, 4)
+    assert version_at_most((6, 4), (6,)) and not version_at_most((7, 0), (6,))
+    assert version_at_least((6, 10), (6, 4)) and not version_at_least((6, 2), (6, 4))
+    assert version_at_least((6,), (6, 2))  # imprecise input is given the benefit of the doubt
+
+
+def test_manifest_may_be_given_as_path_or_none(manifest: Manifest) -> None:
+    from zluda_runner.manifest import default_manifest_path
+
+    by_path = select_asset(default_manifest_path(), os="windows", hip="6.2", cuda=11)
+    packaged = select_asset(None, os="windows", hip="6.2", cuda=11)
+    assert by_path.chosen and packaged.chosen
+    assert by_path.chosen.asset.name == packaged.chosen.asset.name == "ZLUDA-windows-rocm6-amd64.zip"

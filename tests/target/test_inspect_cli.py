@@ -1,0 +1,50 @@
+"""`zluda-run inspect` through click's test runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+
+
+def test_json_output(fake_torch, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        main_group, ["--cache-dir", str(tmp_path / "c"), "inspect", str(fake_torch.site_packages), "--json"],
+        env={"LD_LIBRARY_PATH": str(fake_torch.extra_dir)},
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["schema"] == 1 and data["torch"]["cuda"] == "13.0"
+    libs = {lib["name"]: lib for lib in data["libraries"]}
+    assert libs["libcublas.so.13"]["resolved"]["via"] == "rpath"
+    assert libs["libcublas.so.13"]["versions_required"] == ["libcublas.so.13"]
+    assert libs["libcufft.so.12"]["resolved"]["via"] == "ld_library_path"
+    assert all({"path", "format", "soname", "needed", "rpath", "runpath"} <= set(o) for o in data["objects"])
+
+
+def test_table_output(fake_torch, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main_group, ["--cache-dir", str(tmp_path / "c"), "inspect", str(fake_torch.torch_dir)],
+        env={"LD_LIBRARY_PATH": str(fake_torch.extra_dir)},
+    )
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if line.startswith("cublas "))
+    assert "libcublas.so.13" in row and "DT_RPATH of libtorch_cuda.so" in row
+    assert "<sp>/nvidia/cu13/lib/libcublas.so.13" in row
+    assert "libtorch_cuda.so reaches through DT_RPATH: " in result.output
+
+
+def test_errors_have_hints_and_no_traceback(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(main_group, ["--cache-dir", str(tmp_path), "inspect", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "error:" in result.output and "hint:" in result.output
+    assert "Traceback" not in result.output
+    result = runner.invoke(main_group, ["inspect", "--python", str(tmp_path / "nopython")])
+    assert result.exit_code == 1 and "does not run" in result.output
+    result = runner.invoke(main_group, ["inspect", str(tmp_path), "--python", "python3"])
+    assert result.exit_code == 2

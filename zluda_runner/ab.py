@@ -1,0 +1,145 @@
+"""Record named outputs and timed regions for ``zluda-run ab`` -- from inside the workload.
+
+    from zluda_runner import ab
+    ab.record("logits", logits)          # a tensor, a number or a list of numbers
+    with ab.timer("generate"):
+        out = model.generate(...)
+
+Outside ``zluda-run ab`` (no ``ZLUDA_RUNNER_AB_DIR`` in the environment) every call is a
+no-op: one dictionary lookup, no output, no file.  This module runs in the *target*
+interpreter, which may have nothing but torch: it imports only the standard library,
+and touches torch only when a tensor is recorded or a timer stops on a GPU.
+
+Inside ``ab``, records go to ``$ZLUDA_RUNNER_AB_DIR/records.jsonl`` (one JSON object a
+line) and tensor values to ``$ZLUDA_RUNNER_AB_DIR/<n>.bin`` (little-endian float64, or
+int64 for integer/bool tensors).
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+AB_DIR_ENV = "ZLUDA_RUNNER_AB_DIR"
+RECORDS_FILE = "records.jsonl"
+_counter = [0]
+
+
+def enabled() -> bool:
+    """True when running under ``zluda-run ab``."""
+    return bool(os.environ.get(AB_DIR_ENV))
+
+
+def record(name: str, value: Any, *, logits: bool | None = None) -> None:
+    """Record an output to compare between the two sides.  ``logits`` turns on argmax
+    agreement (default: when the name contains "logit")."""
+    out = os.environ.get(AB_DIR_ENV)
+    if not out:
+        return
+    entry: dict[str, Any] = {"kind": "output", "name": str(name)}
+    if logits is not None:
+        entry["logits"] = bool(logits)
+    if _is_tensor(value):
+        entry.update(_save_tensor(Path(out), value))
+    else:
+        flat, shape, dtype = _plain_values(value)
+        entry.update({"dtype": dtype, "shape": shape, "values": flat})
+    _append(Path(out), entry)
+
+
+@contextmanager
+def _timed(name: str, out: str) -> Iterator[None]:
+    _sync()
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        _sync()
+        _append(Path(out), {"kind": "timing", "name": str(name), "seconds": time.perf_counter() - start})
+
+
+class _Inert:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_INERT = _Inert()
+
+
+def timer(name: str) -> Any:
+    """``with ab.timer("generate"): ...`` -- wall time of the block (GPU work synchronised)."""
+    out = os.environ.get(AB_DIR_ENV)
+    if not out:
+        return _INERT
+    return _timed(name, out)
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _append(folder: Path, entry: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / RECORDS_FILE, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry) + "\n")
+
+
+def _is_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _sync() -> None:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    try:
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    except Exception:  # a broken device must not turn timing into a crash of the workload
+        return
+
+
+def _save_tensor(folder: Path, tensor: Any) -> dict[str, Any]:
+    import torch
+
+    t = tensor.detach()
+    dtype = str(t.dtype).replace("torch.", "")
+    shape = list(t.shape)
+    if t.is_complex():
+        t = torch.view_as_real(t)
+        shape = [*shape, 2]
+    t = t.to("cpu")
+    integral = not (t.is_floating_point())
+    t = t.to(torch.int64 if integral else torch.float64).contiguous().reshape(-1)
+    _counter[0] += 1
+    name = f"{os.getpid()}-{_counter[0]}.bin"
+    data = array.array("q" if integral else "d", t.tolist())
+    if sys.byteorder != "little":
+        data.byteswap()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / name, "wb") as fh:
+        data.tofile(fh)
+    return {"dtype": dtype, "shape": shape, "file": name, "storage": "q" if integral else "d"}
+
+
+def _plain_values(value: Any) -> tuple[list[float | int], list[int], str]:
+    if isinstance(value, bool | int):
+        return [int(value)], [], "int64"
+    if isinstance(value, float):
+        return [value], [], "float64"
+    if isinstance(value, list | tuple):
+        flat = [v for v in value]
+        if all(isinstance(v, bool | int) for v in flat):
+            return [int(v) for v in flat], [len(flat)], "int64"
+        return [float(v) for v in flat], [len(flat)], "float64"
+    raise TypeError(f"ab.record: cannot record a {type(value).__name__}; give a tensor, number or list")

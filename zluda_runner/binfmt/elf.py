@@ -1,0 +1,500 @@
+"""Read what an ELF file asks of the dynamic loader, without reading it whole.
+
+Headers, section headers and the dynamic segment come from pyelftools. The
+dynamic symbol table and the GNU symbol-versioning sections (``.dynsym``,
+``.gnu.version``, ``.gnu.version_r``, ``.gnu.version_d``, ``.dynstr``) are read
+straight from an ``mmap`` with ``struct.iter_unpack``: libtorch_cpu.so has
+~75k dynamic symbols and pyelftools' per-entry parsing is far too slow for
+them. Only those few sections are touched, so a 500 MB library costs a few
+megabytes of page cache.
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+import os
+import re
+import struct
+import sys
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from ..errors import BinaryFormatError
+from ..serial import JsonMixin
+
+#: bump when ElfInfo's content or meaning changes (invalidates the file cache)
+READER_VERSION = 1
+
+ELF_MAGIC = b"\x7fELF"
+
+_MACHINES = {
+    "EM_X86_64": "x86_64",
+    "EM_386": "i386",
+    "EM_AARCH64": "aarch64",
+    "EM_ARM": "arm",
+    "EM_PPC64": "ppc64",
+    "EM_PPC": "ppc",
+    "EM_S390": "s390",
+    "EM_RISCV": "riscv",
+    "EM_MIPS": "mips",
+    "EM_LOONGARCH": "loongarch",
+}
+# e_machine numbers for the cheap header peek (no pyelftools)
+_MACHINE_NUMBERS = {62: "x86_64", 3: "i386", 183: "aarch64", 40: "arm", 21: "ppc64", 20: "ppc",
+                    22: "s390", 243: "riscv", 8: "mips", 258: "loongarch"}
+
+_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
+_STT_SECTION, _STT_FILE = 3, 4
+_VER_FLG_BASE, _VER_FLG_WEAK = 0x1, 0x2
+_DF_1_NODEFLIB = 0x800
+
+_BAD_ELF_HINT = "pass a shared library (.so) or executable built for x86-64 Linux"
+
+
+@dataclass(frozen=True, slots=True)
+class ElfSymbol(JsonMixin):
+    """One dynamic symbol.
+
+    Imports: ``file`` is the DT_NEEDED file that the symbol's version belongs to
+    (from the version needs), ``None`` when the import is unversioned.
+    Exports: ``file`` is None; ``version`` is the defining version, None if
+    unversioned. ``hidden`` marks a non-default version (``sym@V``, not ``sym@@V``).
+    """
+
+    name: str
+    version: str | None
+    file: str | None
+    weak: bool = False
+    hidden: bool = False
+
+
+@dataclass
+class ElfInfo(JsonMixin):
+    """The loader-facing facts of one ELF file."""
+
+    path: str
+    elf_class: int
+    machine: str
+    elf_type: str
+    soname: str | None = None
+    needed: list[str] = field(default_factory=list)
+    rpath: list[str] = field(default_factory=list)
+    runpath: list[str] = field(default_factory=list)
+    version_needs: dict[str, list[str]] = field(default_factory=dict)
+    version_defs: list[str] = field(default_factory=list)
+    imports: list[ElfSymbol] = field(default_factory=list)
+    exports: list[ElfSymbol] = field(default_factory=list)
+    interpreter: str | None = None
+    #: the base version definition (by convention the SONAME), excluded from version_defs
+    version_base: str | None = None
+    #: needed versions marked VER_FLG_WEAK (a miss is a warning, not an error), per file
+    version_needs_weak: dict[str, list[str]] = field(default_factory=dict)
+    #: DF_1_NODEFLIB: the loader skips ld.so.cache and the default dirs for this object's needs
+    nodeflib: bool = False
+    #: False when the file's symbols were not read (``read_elf(..., symbols=False)``)
+    symbols_read: bool = True
+
+    # Fast JSON paths: the generic JsonMixin walk is ~50x slower on 75k symbols.
+    def to_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in self.__dict__.items() if k not in ("imports", "exports")}
+        data["imports"] = [_sym_to_list(s) for s in self.imports]
+        data["exports"] = [_sym_to_list(s) for s in self.exports]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ElfInfo:
+        plain = dict(data)
+        imports = [_sym_from_any(s) for s in plain.pop("imports", [])]
+        exports = [_sym_from_any(s) for s in plain.pop("exports", [])]
+        known = set(cls.__dataclass_fields__)
+        return cls(imports=imports, exports=exports, **{k: v for k, v in plain.items() if k in known})
+
+    @property
+    def is_x86_64(self) -> bool:
+        return self.elf_class == 64 and self.machine == "x86_64"
+
+    def imports_from(self, needed_file: str) -> list[ElfSymbol]:
+        """Imports whose version belongs to ``needed_file`` (versioned imports only)."""
+        return [s for s in self.imports if s.file == needed_file]
+
+
+def _sym_to_list(s: ElfSymbol) -> list[Any]:
+    return [s.name, s.version, s.file, s.weak, s.hidden]
+
+
+def _sym_from_any(v: Any) -> ElfSymbol:
+    if isinstance(v, dict):
+        return ElfSymbol(v["name"], v.get("version"), v.get("file"), bool(v.get("weak", False)),
+                         bool(v.get("hidden", False)))
+    return ElfSymbol(*v)
+
+
+_DST_RE = re.compile(r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za-z0-9_]))")
+
+
+def expand_dst(entry: str, origin: str, *, lib: str = "lib64", platform: str = "x86_64") -> str:
+    """Expand glibc's dynamic string tokens ``$ORIGIN``/``${ORIGIN}``, ``$LIB``, ``$PLATFORM``.
+
+    ``origin`` is the directory of the object the entry belongs to. ``$LIB`` is
+    ``lib64`` on Fedora-like systems and ``lib/x86_64-linux-gnu`` on Debian.
+    """
+    values = {"ORIGIN": origin, "LIB": lib, "PLATFORM": platform}
+    return _DST_RE.sub(lambda m: values[m.group(1) or m.group(2)], entry)
+
+
+def peek_elf_header(path: str | Path) -> tuple[int, str] | None:
+    """(class, machine) from the first 20 bytes, or None if not an ELF file. Cheap."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != ELF_MAGIC or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return None
+    order = "<" if head[5] == 1 else ">"
+    (e_machine,) = struct.unpack_from(order + "H", head, 18)
+    return (32 if head[4] == 1 else 64), _MACHINE_NUMBERS.get(e_machine, f"em{e_machine}")
+
+
+def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = False) -> ElfInfo:
+    """Read an ELF file's loader-facing facts.
+
+    Raises :class:`BinaryFormatError` for a missing, non-ELF, truncated or
+    corrupt file, and - unless ``allow_foreign`` - for anything that is not a
+    64-bit x86-64 ELF (ZLUDA exists only for x86-64).
+    """
+    p = Path(path)
+    try:
+        fh = open(p, "rb")  # noqa: SIM115 - closed below, mmap needs the fd
+    except OSError as exc:
+        raise BinaryFormatError(
+            f"cannot read {p}: {exc.strerror or exc}", hint="check the path and its permissions"
+        ) from exc
+    with fh:
+        head = fh.read(64)
+        if head[:4] != ELF_MAGIC:
+            raise BinaryFormatError(f"{p} is not an ELF file", hint=_BAD_ELF_HINT)
+        if len(head) < 52 or head[4] not in (1, 2) or head[5] not in (1, 2):
+            raise BinaryFormatError(f"{p} is a truncated or corrupt ELF file (bad header)",
+                                    hint=_BAD_ELF_HINT)
+        size = os.fstat(fh.fileno()).st_size
+        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            info = _read(p, fh, mm, size, symbols)
+        except (ELFError, struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError) as exc:
+            raise BinaryFormatError(
+                f"{p} is a truncated or corrupt ELF file ({exc})", hint=_BAD_ELF_HINT
+            ) from exc
+        finally:
+            mm.close()
+    if not allow_foreign and not info.is_x86_64:
+        raise BinaryFormatError(
+            f"{p} is a {info.elf_class}-bit {info.machine} ELF file, not x86-64",
+            hint="ZLUDA and zluda-runner handle 64-bit x86-64 builds only; point at the x86-64 install",
+        )
+    return info
+
+
+read_elf.cache_version = READER_VERSION  # type: ignore[attr-defined]
+
+
+_SHT_STRTAB, _SHT_DYNAMIC, _SHT_NOBITS, _SHT_DYNSYM = 3, 6, 8, 11
+_SHT_GNU_VERDEF, _SHT_GNU_VERNEED, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
+_PT_LOAD, _PT_DYNAMIC, _PT_INTERP = 1, 2, 3
+_DT_NEEDED, _DT_STRTAB, _DT_STRSZ, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = 1, 5, 10, 14, 15, 29
+_DT_FLAGS_1 = 0x6FFFFFFB
+
+
+@dataclass(frozen=True, slots=True)
+class _Shdr:
+    type: int
+    offset: int
+    size: int
+    link: int
+    info: int
+
+
+class _Sections:
+    """Section headers by type. Read with struct: pyelftools builds a Python object per header,
+    which costs more than everything else we read from a small library."""
+
+    def __init__(self, mm: mmap.mmap, hdr: Any, elf_class: int, order: str, size: int) -> None:
+        fmt = order + ("IIQQQQIIQQ" if elf_class == 64 else "IIIIIIIIII")
+        entsize = struct.calcsize(fmt)
+        if hdr["e_shoff"] and hdr["e_shnum"] and hdr["e_shentsize"] != entsize:
+            raise ValueError(f"unexpected section header size {hdr['e_shentsize']}")
+        self.headers: list[_Shdr] = []
+        self.by_type: dict[int, _Shdr] = {}
+        base = hdr["e_shoff"]
+        for i in range(hdr["e_shnum"] if base else 0):
+            fields = struct.unpack_from(fmt, mm, base + i * entsize)
+            sh_type, off, sz, link, inf = fields[1], fields[4], fields[5], fields[6], fields[7]
+            sec = _Shdr(sh_type, off, sz, link, inf)
+            self.headers.append(sec)
+            if sh_type != _SHT_NOBITS and off + sz > size:
+                if sh_type in (_SHT_DYNSYM, _SHT_DYNAMIC, _SHT_GNU_VERSYM, _SHT_GNU_VERNEED,
+                               _SHT_GNU_VERDEF, _SHT_STRTAB):
+                    raise ValueError(f"section {i} (type {sh_type:#x}) runs past the end of the file")
+                continue
+            self.by_type.setdefault(sh_type, sec)
+
+
+def _read(p: Path, fh: Any, mm: mmap.mmap, size: int, symbols: bool) -> ElfInfo:
+    elf = ELFFile(fh)  # pyelftools validates and decodes the ELF header
+    hdr = elf.header
+    if hdr["e_shoff"] + hdr["e_shnum"] * hdr["e_shentsize"] > size or hdr["e_phoff"] + hdr[
+        "e_phnum"
+    ] * hdr["e_phentsize"] > size:
+        raise ValueError("section or program headers run past the end of the file")
+    elf_class = elf.elfclass
+    little = elf.little_endian
+    order = "<" if little else ">"
+    machine = _MACHINES.get(hdr["e_machine"], str(hdr["e_machine"]).removeprefix("EM_").lower())
+    info = ElfInfo(
+        path=str(p),
+        elf_class=elf_class,
+        machine=machine,
+        elf_type=str(hdr["e_type"]).removeprefix("ET_"),
+        symbols_read=symbols,
+    )
+    segments = _program_headers(mm, hdr, elf_class, order)
+    for ptype, off, filesz, _vaddr in segments:
+        if ptype == _PT_INTERP and off + filesz <= size:
+            info.interpreter = mm[off: off + filesz].split(b"\0", 1)[0].decode("utf-8", "replace")
+    sections = _Sections(mm, hdr, elf_class, order, size)
+    dyn_fmt = order + ("qQ" if elf_class == 64 else "iI")
+    dyn_sec = sections.by_type.get(_SHT_DYNAMIC)
+    if dyn_sec is not None:
+        strtab = _strtab_of(sections, _SHT_DYNAMIC)
+        if strtab is None:
+            raise ValueError("the dynamic section has no string table")
+        raw = mm[dyn_sec.offset: dyn_sec.offset + dyn_sec.size]
+        usable = len(raw) - len(raw) % struct.calcsize(dyn_fmt)
+        _apply_dynamic(list(struct.iter_unpack(dyn_fmt, raw[:usable])), mm, strtab, info)
+    else:
+        _read_dynamic_segment(mm, segments, dyn_fmt, size, info)
+    strtab = _strtab_of(sections, _SHT_GNU_VERNEED)
+    need_index: dict[int, tuple[str, str]] = {}
+    def_index: dict[int, str] = {}
+    verneed = sections.by_type.get(_SHT_GNU_VERNEED)
+    if verneed is not None and strtab is not None:
+        need_index = _read_verneed(mm, verneed, strtab, order, info)
+    verdef = sections.by_type.get(_SHT_GNU_VERDEF)
+    def_strtab = _strtab_of(sections, _SHT_GNU_VERDEF)
+    if verdef is not None and def_strtab is not None:
+        def_index = _read_verdef(mm, verdef, def_strtab, order, info)
+    if symbols:
+        dynsym = sections.by_type.get(_SHT_DYNSYM)
+        sym_strtab = _strtab_of(sections, _SHT_DYNSYM)
+        if dynsym is not None and sym_strtab is not None:
+            _read_dynsym(mm, dynsym, sym_strtab, sections.by_type.get(_SHT_GNU_VERSYM), elf_class, little,
+                         need_index, def_index, info)
+    return info
+
+
+def _program_headers(mm: mmap.mmap, hdr: Any, elf_class: int, order: str) -> list[tuple[int, int, int, int]]:
+    """(p_type, p_offset, p_filesz, p_vaddr) of every program header."""
+    out = []
+    base = hdr["e_phoff"]
+    for i in range(hdr["e_phnum"] if base else 0):
+        if elf_class == 64:
+            ptype, _fl, off, vaddr, _pa, filesz, _ms, _al = struct.unpack_from(order + "IIQQQQQQ", mm,
+                                                                                 base + i * 56)
+        else:
+            ptype, off, vaddr, _pa, filesz, _ms, _fl, _al = struct.unpack_from(order + "8I", mm,
+                                                                                base + i * 32)
+        out.append((ptype, off, filesz, vaddr))
+    return out
+
+
+def _apply_dynamic(tags: list[tuple[int, int]], mm: mmap.mmap, strtab: tuple[int, int],
+                   info: ElfInfo) -> None:
+    for tag, val in tags:
+        if tag == 0:
+            break
+        if tag == _DT_NEEDED:
+            info.needed.append(_cstr(mm, strtab, val))
+        elif tag == _DT_SONAME:
+            info.soname = _cstr(mm, strtab, val)
+        elif tag == _DT_RPATH:
+            info.rpath.extend(_cstr(mm, strtab, val).split(":"))
+        elif tag == _DT_RUNPATH:
+            info.runpath.extend(_cstr(mm, strtab, val).split(":"))
+        elif tag == _DT_FLAGS_1:
+            info.nodeflib = bool(val & _DF_1_NODEFLIB)
+
+
+def _read_dynamic_segment(mm: mmap.mmap, segments: list[tuple[int, int, int, int]], fmt: str, size: int,
+                          info: ElfInfo) -> None:
+    """No section headers (e.g. sstrip'd): walk PT_DYNAMIC, map DT_STRTAB through PT_LOAD."""
+    dyn = next((s for s in segments if s[0] == _PT_DYNAMIC), None)
+    if dyn is None:
+        return
+    entsize = struct.calcsize(fmt)
+    _t, off, filesz, _v = dyn
+    if off + filesz > size:
+        raise ValueError("the dynamic segment runs past the end of the file")
+    tags = list(struct.iter_unpack(fmt, mm[off: off + filesz - filesz % entsize]))
+    values = dict(tags)
+    strtab_addr, strsz = values.get(_DT_STRTAB), values.get(_DT_STRSZ)
+    if strtab_addr is None or strsz is None:
+        return
+    for ptype, poff, pfilesz, vaddr in segments:
+        if ptype == _PT_LOAD and vaddr <= strtab_addr < vaddr + pfilesz:
+            strtab_off = strtab_addr - vaddr + poff
+            break
+    else:
+        raise ValueError("DT_STRTAB points outside every loadable segment")
+    if strtab_off + strsz > size:
+        raise ValueError("the dynamic string table runs past the end of the file")
+    _apply_dynamic(tags, mm, (strtab_off, strsz), info)
+
+
+def _strtab_of(sections: _Sections, sh_type: int) -> tuple[int, int] | None:
+    """(offset, size) of the string table a section links to."""
+    sec = sections.by_type.get(sh_type)
+    if sec is None or sec.link >= len(sections.headers):
+        return None
+    link = sections.headers[sec.link]
+    return link.offset, link.size
+
+
+def _cstr(mm: mmap.mmap, strtab: tuple[int, int], offset: int) -> str:
+    base, size = strtab
+    if offset >= size:
+        raise ValueError(f"string offset {offset} outside the string table")
+    start = base + offset
+    end = mm.find(b"\0", start, base + size)
+    if end < 0:
+        raise ValueError("unterminated string in the string table")
+    return mm[start:end].decode("utf-8", "replace")
+
+
+def _read_verneed(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], order: str,
+                  info: ElfInfo) -> dict[int, tuple[str, str]]:
+    """Version needs: fills info.version_needs; returns version index -> (version, file)."""
+    index: dict[int, tuple[str, str]] = {}
+    base, end = sec.offset, sec.offset + sec.size
+    off = base
+    for _ in range(sec.info or 1 << 16):
+        if off + 16 > end:
+            raise ValueError("version needs run past their section")
+        _ver, cnt, vn_file, vn_aux, vn_next = struct.unpack_from(order + "HHIII", mm, off)
+        file_name = _cstr(mm, strtab, vn_file)
+        names = info.version_needs.setdefault(file_name, [])
+        aux = off + vn_aux
+        for _ in range(cnt):
+            if aux + 16 > end:
+                raise ValueError("version need entries run past their section")
+            _hash, flags, other, vna_name, vna_next = struct.unpack_from(order + "IHHII", mm, aux)
+            vname = _cstr(mm, strtab, vna_name)
+            names.append(vname)
+            if flags & _VER_FLG_WEAK:
+                info.version_needs_weak.setdefault(file_name, []).append(vname)
+            index[other & 0x7FFF] = (vname, file_name)
+            if not vna_next:
+                break
+            aux += vna_next
+        if not vn_next:
+            break
+        off += vn_next
+    return index
+
+
+def _read_verdef(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], order: str,
+                 info: ElfInfo) -> dict[int, str]:
+    """Version definitions: fills info.version_defs/version_base; returns index -> name."""
+    index: dict[int, str] = {}
+    base, end = sec.offset, sec.offset + sec.size
+    off = base
+    for _ in range(sec.info or 1 << 16):
+        if off + 20 > end:
+            raise ValueError("version definitions run past their section")
+        _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = struct.unpack_from(order + "HHHHIII", mm, off)
+        if cnt:
+            (vda_name,) = struct.unpack_from(order + "I", mm, off + vd_aux)
+            name = _cstr(mm, strtab, vda_name)
+            index[ndx & 0x7FFF] = name
+            if flags & _VER_FLG_BASE:
+                info.version_base = name
+            else:
+                info.version_defs.append(name)
+        if not vd_next:
+            break
+        off += vd_next
+    return index
+
+
+def _read_dynsym(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], versym_sec: _Shdr | None, elf_class: int,
+                 little: bool, need_index: dict[int, tuple[str, str]], def_index: dict[int, str],
+                 info: ElfInfo) -> None:
+    # 64-bit Elf_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64 (24 bytes)
+    # 32-bit Elf_Sym: name u32, value u32, size u32, info u8, other u8, shndx u16 (16 bytes)
+    # Columns are cut out with C-level slicing; only kept symbols are touched in Python.
+    entsize = 24 if elf_class == 64 else 16
+    count = sec.size // entsize
+    raw = mm[sec.offset: sec.offset + count * entsize]
+    swap = little != (sys.byteorder == "little")
+    words = array("I", raw)
+    halves = array("H", raw)
+    if swap:
+        words.byteswap()
+        halves.byteswap()
+    if elf_class == 64:
+        names, infos, shndxs = words[0::6], raw[4::24], halves[3::12]
+    else:
+        names, infos, shndxs = words[0::4], raw[12::16], halves[7::8]
+    if versym_sec is not None and versym_sec.size >= 2 * count:
+        versyms = array("H", mm[versym_sec.offset: versym_sec.offset + 2 * count])
+        if swap:
+            versyms.byteswap()
+    else:
+        versyms = array("H", bytes(2 * count))
+    str_base, str_size = strtab
+    str_end = str_base + str_size
+    find = mm.find
+    imports: list[ElfSymbol] = []
+    exports: list[ElfSymbol] = []
+    keep = _KEEP_INFO
+    for i in itertools.compress(range(count), map(keep.__getitem__, infos)):
+        st_name = names[i]
+        if not st_name or i == 0:
+            continue
+        if st_name >= str_size:
+            raise ValueError(f"symbol {i} names offset {st_name} outside .dynstr")
+        start = str_base + st_name
+        end = find(b"\0", start, str_end)
+        if end < 0:
+            raise ValueError("unterminated symbol name")
+        name = mm[start:end].decode("utf-8", "replace")
+        vs = versyms[i]
+        idx = vs & 0x7FFF
+        weak = infos[i] >> 4 == _STB_WEAK
+        if shndxs[i] == 0:
+            need = need_index.get(idx) if idx > 1 else None
+            if need is not None:
+                imports.append(ElfSymbol(name, need[0], need[1], weak))
+            else:
+                imports.append(ElfSymbol(name, None, None, weak))
+        else:
+            version = def_index.get(idx) if idx > 1 else None
+            exports.append(ElfSymbol(name, version, None, weak, vs > 0x7FFF and version is not None))
+    info.imports = imports
+    info.exports = exports
+
+
+def _keep_table() -> bytes:
+    """st_info values of symbols we report: global/weak/unique binding, not a section or file symbol."""
+    return bytes(
+        (v >> 4) in (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE) and (v & 0xF) not in (_STT_SECTION, _STT_FILE)
+        for v in range(256)
+    )
+
+
+_KEEP_INFO = _keep_table()

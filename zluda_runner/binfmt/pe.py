@@ -1,0 +1,203 @@
+"""Read what a Windows PE file (DLL/EXE) asks of the loader, with pefile.
+
+Only the data directories we need are parsed (imports, delay-load imports,
+exports, resources for the version block), so a large DLL is not walked whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pefile
+
+from ..errors import BinaryFormatError
+from ..serial import JsonMixin
+
+_MACHINES = {
+    0x8664: "AMD64",
+    0x014C: "I386",
+    0xAA64: "ARM64",
+    0x01C4: "ARMNT",
+    0x0200: "IA64",
+}
+
+_IMPORT_DIRECTORIES = [
+    pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"],
+    pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"],
+    pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_RESOURCE"],
+]
+_EXPORT_DIRECTORY = pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]
+
+_IMAGE_FILE_DLL = 0x2000
+
+#: bump when PeInfo's content or meaning changes (invalidates the per-file cache)
+READER_VERSION = 1
+
+ImportList = list[str | int]
+
+
+@dataclass
+class PeInfo(JsonMixin):
+    """The loader-facing facts of one PE file.
+
+    ``imports``/``delay_imports`` map a DLL name (as written in the file) to the
+    names it imports from it, or the ordinal (an int) for by-ordinal imports.
+    ``exports`` are the exported names; ``export_ordinals`` the ordinals of
+    exports that have no name; ``forwarders`` maps a name to ``"DLL.func"``.
+    """
+
+    path: str
+    machine: str
+    is_dll: bool
+    imports: dict[str, ImportList] = field(default_factory=dict)
+    delay_imports: dict[str, ImportList] = field(default_factory=dict)
+    exports: list[str] = field(default_factory=list)
+    export_ordinals: list[int] = field(default_factory=list)
+    forwarders: dict[str, str] = field(default_factory=dict)
+    dll_name: str | None = None
+    file_version: str | None = None
+    product_version: str | None = None
+    #: False when the export table was not read (``read_pe(..., exports=False)``)
+    exports_read: bool = True
+
+    @property
+    def needed(self) -> list[str]:
+        """Every DLL this file names: normal imports first, then delay-load ones."""
+        seen: dict[str, None] = {}
+        for name in [*self.imports, *self.delay_imports]:
+            seen.setdefault(name, None)
+        return list(seen)
+
+
+def is_pe(path: Path | str) -> bool:
+    """True if the file starts with ``MZ`` and its ``e_lfanew`` points at ``PE\\0\\0``."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            if len(head) < 64 or head[:2] != b"MZ":
+                return False
+            offset = int.from_bytes(head[60:64], "little")
+            fh.seek(offset)
+            return fh.read(4) == b"PE\0\0"
+    except OSError:
+        return False
+
+
+def _text(value: bytes | str | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.decode("ascii", errors="replace")
+    return value
+
+
+def _import_table(entries: list) -> dict[str, ImportList]:
+    table: dict[str, ImportList] = {}
+    for entry in entries:
+        dll = _text(entry.dll) or "?"
+        names = table.setdefault(dll, [])
+        for imp in entry.imports:
+            name = _text(imp.name)
+            names.append(name if name is not None else int(imp.ordinal))
+    return table
+
+
+def _fixed_version(ms: int, ls: int) -> str:
+    return f"{ms >> 16}.{ms & 0xFFFF}.{ls >> 16}.{ls & 0xFFFF}"
+
+
+def _versions(pe: pefile.PE) -> tuple[str | None, str | None]:
+    """File and product version: the StringFileInfo text if present, else VS_FIXEDFILEINFO."""
+    strings: dict[str, str] = {}
+    for info in getattr(pe, "FileInfo", None) or []:
+        for block in info:
+            for table in getattr(block, "StringTable", []) or []:
+                for key, value in table.entries.items():
+                    strings.setdefault(_text(key) or "", _text(value) or "")
+    file_version = strings.get("FileVersion") or None
+    product_version = strings.get("ProductVersion") or None
+    fixed = getattr(pe, "VS_FIXEDFILEINFO", None)
+    if fixed:
+        ffi = fixed[0]
+        if file_version is None:
+            file_version = _fixed_version(ffi.FileVersionMS, ffi.FileVersionLS)
+        if product_version is None:
+            product_version = _fixed_version(ffi.ProductVersionMS, ffi.ProductVersionLS)
+    return file_version, product_version
+
+
+def read_pe(path: Path | str, *, exports: bool = True) -> PeInfo:
+    """Parse ``path`` as a PE file; :class:`BinaryFormatError` if it is not one or is damaged.
+
+    ``exports=False`` skips the export directory (torch_cpu.dll exports ~100k names);
+    ``exports``, ``export_ordinals``, ``forwarders`` and ``dll_name`` are then left empty.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise BinaryFormatError(f"{p} does not exist or is not a file", hint="check the path")
+    if not is_pe(p):
+        raise BinaryFormatError(
+            f"{p} is not a PE (Windows DLL/EXE) file",
+            hint="pass a .dll/.exe built for Windows, or an ELF file on Linux",
+        )
+    try:
+        pe = pefile.PE(str(p), fast_load=True)
+    except (pefile.PEFormatError, OSError, ValueError) as exc:
+        raise BinaryFormatError(
+            f"{p} is a damaged PE file: {exc}",
+            hint="the file is truncated or corrupt; reinstall the package it came from",
+        ) from exc
+    try:
+        size = p.stat().st_size
+        last = max((s.PointerToRawData + s.SizeOfRawData for s in pe.sections), default=0)
+        if last > size:
+            raise BinaryFormatError(
+                f"{p} is truncated: its sections end at byte {last}, the file has {size}",
+                hint="the download or copy was cut short; reinstall the package it came from",
+            )
+        try:
+            pe.parse_data_directories(
+                directories=[*_IMPORT_DIRECTORIES, *([_EXPORT_DIRECTORY] if exports else [])]
+            )
+        except (pefile.PEFormatError, IndexError, ValueError, AttributeError) as exc:
+            raise BinaryFormatError(
+                f"{p}: its import/export tables cannot be read: {exc}",
+                hint="the file is corrupt; reinstall the package it came from",
+            ) from exc
+        machine_id = pe.FILE_HEADER.Machine
+        export_dir = getattr(pe, "DIRECTORY_ENTRY_EXPORT", None)
+        export_names: list[str] = []
+        export_ordinals: list[int] = []
+        forwarders: dict[str, str] = {}
+        dll_name = None
+        if export_dir is not None:
+            dll_name = _text(getattr(export_dir, "name", None))
+            for sym in export_dir.symbols:
+                name = _text(sym.name)
+                if name is None:
+                    export_ordinals.append(int(sym.ordinal))
+                    continue
+                export_names.append(name)
+                if sym.forwarder:
+                    forwarders[name] = _text(sym.forwarder) or ""
+        file_version, product_version = _versions(pe)
+        return PeInfo(
+            path=str(p),
+            machine=_MACHINES.get(machine_id, f"0x{machine_id:04x}"),
+            is_dll=bool(pe.FILE_HEADER.Characteristics & _IMAGE_FILE_DLL),
+            imports=_import_table(getattr(pe, "DIRECTORY_ENTRY_IMPORT", [])),
+            delay_imports=_import_table(getattr(pe, "DIRECTORY_ENTRY_DELAY_IMPORT", [])),
+            exports=export_names,
+            export_ordinals=export_ordinals,
+            forwarders=forwarders,
+            dll_name=dll_name,
+            file_version=file_version,
+            product_version=product_version,
+            exports_read=exports,
+        )
+    finally:
+        pe.close()
+
+
+read_pe.cache_version = READER_VERSION  # type: ignore[attr-defined]

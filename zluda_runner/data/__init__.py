@@ -1,0 +1,1 @@
+"""Reference data shipped in the package (facts generated from public headers)."""

@@ -1,0 +1,546 @@
+"""Download one release archive: stream, hash while streaming, resume, retry.
+
+:func:`download` writes a URL's bytes to a file the caller names (the cache
+gives it a temporary path inside the cache), computing SHA-256 on the fly:
+
+- ``https://`` / ``http://`` through a :class:`requests.Session` with
+  ``stream=True``; TLS certificates are always verified (the CA bundle of
+  ``REQUESTS_CA_BUNDLE`` / the system is honoured, proxies from the
+  environment too);
+- a body cut short is resumed with ``Range: bytes=N-``: on ``206`` only the
+  remainder is appended and the running hash simply continues; on ``200``
+  (the server ignores ``Range``) the file is truncated and the download
+  restarts cleanly from byte zero;
+- transient faults (refused or reset connections, DNS hiccups, time-outs,
+  5xx, 408, 429) are retried with exponential backoff, bounded by
+  :class:`RetryPolicy` (counting consecutive failures that made no progress);
+- ``file://`` URLs (a local mirror) are copied with the same hashing.
+
+Any failure removes the output file and raises :class:`~zluda_runner.errors.FetchError`
+(or :class:`~zluda_runner.errors.ChecksumError`) whose message names the URL,
+what was expected and what happened, and whose hint says what to do.
+
+Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces the scheme and host of an upstream
+URL and keeps its path (see :func:`mirror_url`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Protocol
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
+
+import click
+import requests
+import urllib3.exceptions
+
+from . import __version__
+from .errors import ChecksumError, FetchError
+from .paths import MIRROR_ENV
+from .serial import JsonMixin
+
+CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
+DEFAULT_TIMEOUT = (15.0, 60.0)  # (connect, read) seconds
+USER_AGENT = f"zluda-runner/{__version__}"
+
+
+class AssetLike(Protocol):
+    """What fetching needs to know about a manifest asset."""
+
+    name: str
+    url: str
+    sha256: str | None  # None: not known (see trust-on-first-use in cache.py)
+    format: str  # "zip" | "tar.gz"
+    size: int | None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded retries with exponential backoff; ``sleep`` is injectable for tests."""
+
+    attempts: int = 4  # consecutive failures (without progress) before giving up
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_requests: int = 30  # hard ceiling, progress or not
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
+
+    def delay(self, failure_number: int) -> float:
+        return min(self.max_delay, self.base_delay * (2 ** max(0, failure_number - 1)))
+
+
+@dataclass
+class DownloadResult(JsonMixin):
+    url: str
+    path: Path
+    sha256: str
+    size: int
+    requests: int  # HTTP requests made (1 when nothing went wrong)
+    restarts: int  # times the server ignored Range and we began again from zero
+
+
+class _Retryable(Exception):
+    """A transient fault: worth another request (resuming where we are)."""
+
+    def __init__(self, what: str, restarted: int = 0) -> None:
+        super().__init__(what)
+        self.what = what
+        self.restarted = restarted
+
+
+class _Restart(_Retryable):
+    """The server cannot continue where we are: start again from zero."""
+
+
+def mirror_url(url: str, mirror: str | None = None) -> str:
+    """Map an upstream URL onto a mirror base: the mirror replaces scheme and host.
+
+    ``https://github.com/vosen/ZLUDA/releases/download/v5/x.tar.gz`` with mirror
+    ``https://mirror.example/zluda`` becomes
+    ``https://mirror.example/zluda/vosen/ZLUDA/releases/download/v5/x.tar.gz``;
+    with ``file:///srv/zluda`` it is the local file
+    ``/srv/zluda/vosen/ZLUDA/releases/download/v5/x.tar.gz``.
+    ``mirror=None`` reads ``$ZLUDA_RUNNER_MIRROR``; empty means no mirror.
+    """
+    if mirror is None:
+        mirror = os.environ.get(MIRROR_ENV, "")
+    mirror = mirror.strip()
+    if not mirror:
+        return url
+    scheme = urlsplit(mirror).scheme.lower()
+    if scheme not in ("http", "https", "file"):
+        raise FetchError(
+            f"The mirror base {mirror!r} (from {MIRROR_ENV}) is not an http://, https:// or file:// URL.",
+            hint=f"Set {MIRROR_ENV} to e.g. https://mirror.example/zluda or file:///srv/zluda, or unset it.",
+        )
+    parts = urlsplit(url)
+    tail = parts.path.lstrip("/")
+    if parts.query:
+        tail += "?" + parts.query
+    return f"{mirror.rstrip('/')}/{tail}"
+
+
+def make_session() -> requests.Session:
+    session = requests.Session()
+    session.headers["User-Agent"] = USER_AGENT
+    return session
+
+
+def normalize_sha256(value: str) -> str:
+    text = value.strip().lower()
+    if text.startswith("sha256:"):
+        text = text[len("sha256:") :]
+    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
+        raise ChecksumError(
+            f"{value!r} is not a SHA-256 digest (64 hexadecimal digits).",
+            hint="Fix the sha256 field of this asset in the manifest.",
+        )
+    return text
+
+
+def hash_file(path: Path) -> tuple[str, int]:
+    """SHA-256 (hex) and size of a local file."""
+    hasher = hashlib.sha256()
+    size = 0
+    buf = bytearray(CHUNK_SIZE)
+    view = memoryview(buf)
+    with path.open("rb") as src:
+        while True:
+            n = src.readinto(buf)
+            if not n:
+                break
+            hasher.update(view[:n])
+            size += n
+    return hasher.hexdigest(), size
+
+
+def download(
+    url: str,
+    dest: Path,
+    *,
+    expected_sha256: str | None = None,
+    expected_size: int | None = None,
+    label: str | None = None,
+    progress: bool | None = None,
+    retry: RetryPolicy | None = None,
+    session: requests.Session | None = None,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    upstream_url: str | None = None,
+) -> DownloadResult:
+    """Fetch ``url`` into ``dest`` (created or truncated), verifying SHA-256 when given.
+
+    ``upstream_url`` is the manifest URL when ``url`` is a mirror's (it only
+    shapes error messages). ``progress=None`` shows a bar when stderr is a
+    terminal. On any failure ``dest`` is removed and a FetchError raised.
+    """
+    expected = normalize_sha256(expected_sha256) if expected_sha256 else None
+    ctx = _Context(url, label or Path(urlsplit(url).path).name, expected, expected_size, upstream_url)
+    show = sys.stderr.isatty() if progress is None else progress
+    try:
+        if urlsplit(url).scheme.lower() == "file":
+            result = _copy_local(ctx, dest, show)
+        else:
+            own = session is None
+            sess = make_session() if own else session
+            try:
+                result = _download_http(ctx, dest, sess, retry or RetryPolicy(), timeout, show)
+            finally:
+                if own:
+                    sess.close()
+        _verify(ctx, result)
+        return result
+    except BaseException:
+        dest.unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- internals
+
+
+@dataclass
+class _Context:
+    url: str
+    label: str
+    sha256: str | None
+    size: int | None
+    upstream_url: str | None
+
+    def expectation(self) -> str:
+        what = f"the archive {self.label}"
+        if self.sha256:
+            what += f" (sha256 {self.sha256})"
+        return what
+
+    def fallback_hint(self) -> str:
+        parts = [f"download {self.upstream_url or self.url} by hand and install it with `--archive FILE`"]
+        if self.upstream_url and self.upstream_url != self.url:
+            parts.append(f"check the mirror set in {MIRROR_ENV} (it maps the upstream path under its base)")
+        else:
+            parts.append(f"point {MIRROR_ENV} at a mirror")
+        return "; or ".join(parts) + "."
+
+
+def _verify(ctx: _Context, result: DownloadResult) -> None:
+    if ctx.size is not None and result.size != ctx.size:
+        raise ChecksumError(
+            f"{ctx.url} gave {result.size} bytes, but {ctx.expectation()} has {ctx.size} bytes; "
+            "the file was discarded and nothing was cached.",
+            hint="Retry later (a proxy or mirror may serve a truncated or different file); "
+            + ctx.fallback_hint(),
+        )
+    if ctx.sha256 is not None and result.sha256 != ctx.sha256:
+        raise ChecksumError(
+            f"{ctx.url} gave a file with sha256 {result.sha256}, but {ctx.expectation()} was expected; "
+            "the file was discarded and nothing was cached.",
+            hint="Do not use this file. If upstream re-published the release, update the manifest; "
+            "otherwise a proxy or mirror is serving something else: " + ctx.fallback_hint(),
+        )
+
+
+@contextmanager
+def _progress_bar(show: bool, label: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    if not show:
+        yield lambda n: None
+        return
+    with click.progressbar(
+        length=total, label=f"fetching {label}", file=sys.stderr, show_pos=False, show_percent=True
+    ) as bar:
+        yield bar.update
+
+
+class _HashingWriter:
+    """Writes chunks to a file and hashes them on a helper thread.
+
+    Receiving + writing (this thread) overlaps with SHA-256 (the helper;
+    hashlib releases the GIL on large buffers), which roughly doubles loopback
+    throughput on two cores. A small ring of 1 MiB buffers carries the data.
+    """
+
+    BUFFERS = 4
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.hasher = hashlib.sha256()
+        self.written = 0
+        self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
+        self._full: queue.SimpleQueue[tuple[bytearray, int] | None] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        for _ in range(self.BUFFERS):
+            self._free.put(bytearray(CHUNK_SIZE))
+        self._thread = threading.Thread(target=self._hash_loop, name="zluda-runner-sha256", daemon=True)
+        self._thread.start()
+
+    def _hash_loop(self) -> None:
+        while True:
+            item = self._full.get()
+            if item is None:
+                return
+            buf, n = item
+            if n < 0:  # a drain request
+                self._idle.release()
+                continue
+            self.hasher.update(memoryview(buf)[:n])
+            self._free.put(buf)
+
+    def buffer(self) -> bytearray:
+        return self._free.get()
+
+    def commit(self, buf: bytearray, n: int) -> None:
+        if n <= 0:
+            self._free.put(buf)
+            return
+        self.out.write(memoryview(buf)[:n])
+        self.written += n
+        self._full.put((buf, n))
+
+    def drain(self) -> None:
+        self._full.put((bytearray(0), -1))
+        self._idle.acquire()
+
+    def reset(self) -> None:
+        self.drain()
+        self.out.seek(0)
+        self.out.truncate()
+        self.hasher = hashlib.sha256()
+        self.written = 0
+
+    def hexdigest(self) -> str:
+        self.drain()
+        return self.hasher.hexdigest()
+
+    def close(self) -> None:
+        self._full.put(None)
+        self._thread.join()
+
+
+@contextmanager
+def _hashing_writer(dest: Path) -> Iterator[_HashingWriter]:
+    with dest.open("wb") as out:
+        writer = _HashingWriter(out)
+        try:
+            yield writer
+        finally:
+            writer.close()
+
+
+def _copy_local(ctx: _Context, dest: Path, show: bool) -> DownloadResult:
+    source = Path(url2pathname(urlsplit(ctx.url).path))
+    try:
+        src = source.open("rb")
+    except OSError as exc:
+        raise FetchError(
+            f"Could not read {ctx.url} (expected {ctx.expectation()} at {source}): {exc.strerror or exc}.",
+            hint="A file:// mirror must hold the upstream path under its base "
+            "(e.g. <base>/vosen/ZLUDA/releases/download/v5/<asset>); " + ctx.fallback_hint(),
+        ) from exc
+    with src, _hashing_writer(dest) as writer, _progress_bar(show, ctx.label, ctx.size) as tick:
+        while True:
+            buf = writer.buffer()
+            n = src.readinto(buf)
+            writer.commit(buf, n)
+            if not n:
+                break
+            tick(n)
+        digest = writer.hexdigest()
+        size = writer.written
+    return DownloadResult(ctx.url, dest, digest, size, requests=0, restarts=0)
+
+
+def _download_http(
+    ctx: _Context,
+    dest: Path,
+    session: requests.Session,
+    retry: RetryPolicy,
+    timeout: tuple[float, float],
+    show: bool,
+) -> DownloadResult:
+    requests_made = restarts = failures = 0
+    with _hashing_writer(dest) as writer, _progress_bar(show, ctx.label, ctx.size) as tick:
+        while True:
+            before = writer.written
+            requests_made += 1
+            try:
+                restarted = _one_request(ctx, session, writer, timeout, tick)
+                restarts += restarted
+                break
+            except _Restart as exc:
+                writer.reset()
+                restarts += 1
+                failures += 1
+                last = exc.what
+            except _Retryable as exc:
+                restarts += exc.restarted
+                failures = 1 if writer.written > before else failures + 1
+                last = exc.what
+            if failures >= retry.attempts or requests_made >= retry.max_requests:
+                raise FetchError(
+                    f"Could not download {ctx.url} (expected {ctx.expectation()}): {last}; "
+                    f"gave up after {requests_made} attempts and discarded the partial file.",
+                    hint="Check your network connection and proxy settings (HTTPS_PROXY), then retry; or "
+                    + ctx.fallback_hint(),
+                )
+            retry.sleep(retry.delay(failures))
+        digest = writer.hexdigest()
+    return DownloadResult(ctx.url, dest, digest, writer.written, requests_made, restarts)
+
+
+def _one_request(
+    ctx: _Context,
+    session: requests.Session,
+    writer: _HashingWriter,
+    timeout: tuple[float, float],
+    tick: Callable[[int], None],
+) -> int:
+    """One GET, appending to ``writer``; returns 1 if it had to restart from zero."""
+    headers = {"Accept-Encoding": "identity"}
+    if writer.written:
+        headers["Range"] = f"bytes={writer.written}-"
+    try:
+        resp = session.get(ctx.url, headers=headers, stream=True, timeout=timeout, verify=True)
+    except requests.exceptions.SSLError as exc:
+        raise FetchError(
+            f"Could not download {ctx.url} (expected {ctx.expectation()}): the TLS certificate check failed "
+            f"({_reason(exc)}). zluda-runner never disables certificate verification.",
+            hint="If a proxy or company firewall re-signs HTTPS, point REQUESTS_CA_BUNDLE at its CA "
+            "certificate and check HTTPS_PROXY; or " + ctx.fallback_hint(),
+        ) from exc
+    except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+            requests.exceptions.MissingSchema) as exc:
+        raise FetchError(
+            f"{ctx.url} is not a valid download URL: {exc}.", hint="Fix the asset URL or the mirror."
+        ) from exc
+    except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
+        raise _Retryable(_connection_problem(exc)) from exc
+    restarted = 0
+    with resp:
+        _check_status(ctx, resp, writer.written)
+        if resp.status_code == 200 and writer.written:  # the server ignored Range: begin again
+            writer.reset()
+            restarted = 1
+        length = resp.headers.get("Content-Length")
+        remaining = int(length) if length and length.isdigit() else None
+        received = 0
+        readinto = _body_readinto(resp)
+        while True:
+            buf = writer.buffer()
+            try:
+                n = readinto(memoryview(buf))
+            except (
+                urllib3.exceptions.HTTPError,
+                requests.exceptions.RequestException,
+                http.client.HTTPException,
+                OSError,
+            ) as exc:
+                writer.commit(buf, 0)
+                raise _Retryable(
+                    f"the connection broke after {writer.written} bytes ({_reason(exc)})", restarted
+                ) from exc
+            writer.commit(buf, n)
+            if not n:
+                break
+            received += n
+            tick(n)
+        if remaining is not None and received < remaining:
+            raise _Retryable(f"the body ended after {writer.written} bytes", restarted)
+    return restarted
+
+
+def _body_readinto(resp: requests.Response) -> Callable[[memoryview], int]:
+    """A ``readinto`` for the response body that keeps every byte the peer sent.
+
+    For a plain (identity-encoded) body we read the underlying
+    ``http.client.HTTPResponse`` directly: no intermediate copies, and a body cut
+    short returns what did arrive (urllib3's buffered ``read(amt)`` drops it when
+    it raises), so a resume re-requests only what is really missing.
+    """
+    raw = resp.raw
+    fp = getattr(raw, "_fp", None)
+    encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+    if isinstance(fp, http.client.HTTPResponse) and encoding in ("", "identity"):
+        return fp.readinto
+    read = getattr(raw, "read1", None) or raw.read
+
+    def readinto(buf: memoryview) -> int:
+        data = read(len(buf), decode_content=True)
+        buf[: len(data)] = data
+        return len(data)
+
+    return readinto
+
+
+def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
+    status = resp.status_code
+    if status == 206 and written:
+        start = _content_range_start(resp.headers.get("Content-Range", ""))
+        if start != written:
+            raise _Restart(f"the server resumed at byte {start} instead of {written}")
+        return
+    if status == 200:
+        return
+    if status == 416 and written:
+        raise _Restart("the server refused to resume (416)")
+    if status in (408, 429) or status >= 500:
+        raise _Retryable(f"the server answered {status} {resp.reason}")
+    hint = ctx.fallback_hint()
+    if status == 404:
+        hint = "The release may have been removed or renamed upstream; check the manifest's URL; or " + hint
+    elif status in (401, 403):
+        hint = "The server refused access (rate limit or proxy rules?); retry later; or " + hint
+    raise FetchError(
+        f"Could not download {ctx.url} (expected {ctx.expectation()}): the server answered "
+        f"{status} {resp.reason or ''}".rstrip() + ".",
+        hint=hint,
+    )
+
+
+def _content_range_start(value: str) -> int | None:
+    # "bytes 100-999/1000"
+    try:
+        unit, rest = value.strip().split(" ", 1)
+        if unit.lower() != "bytes":
+            return None
+        return int(rest.split("-", 1)[0])
+    except ValueError:
+        return None
+
+
+def _reason(exc: BaseException) -> str:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    deepest = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        deepest = cur
+        nxt = getattr(cur, "reason", None)
+        if not isinstance(nxt, BaseException):
+            nxt = cur.__cause__ or cur.__context__
+        cur = nxt
+    text = str(deepest) or type(deepest).__name__
+    return text if len(text) < 300 else text[:297] + "..."
+
+
+def _connection_problem(exc: BaseException) -> str:
+    reason = _reason(exc)
+    chain = []
+    cur: BaseException | None = exc
+    while cur is not None and len(chain) < 10:
+        chain.append(cur)
+        nxt = getattr(cur, "reason", None)
+        cur = nxt if isinstance(nxt, BaseException) else (cur.__cause__ or cur.__context__)
+    if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
+        return f"the host name could not be resolved (DNS failure: {reason})"
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "the connection was refused (nothing listens there, or a firewall blocks it)"
+    if isinstance(exc, requests.exceptions.Timeout):
+        return f"the server did not answer in time ({reason})"
+    return f"the connection failed ({reason})"

@@ -1,0 +1,195 @@
+"""A thin cffi (ABI mode) edge to the HIP runtime: device count, names, gfx, memory, versions.
+
+Nothing here needs headers or a compiler.  The struct-free calls (``hipDeviceGetName``,
+``hipDeviceTotalMem``) give name and memory.  The gfx name (``gcnArchName``) exists only
+inside ``hipDeviceProp_t``, whose layout changed between HIP 5 (``R0000``) and HIP 6+
+(``R0600``); instead of hard-coding offsets we let HIP fill an oversized zeroed buffer and
+look for the ``gfxNNNN[:features]`` string after the 256-byte ``name`` field, which both
+layouts start with.
+
+HIP can hang or crash on a broken driver, so :func:`query_hip_isolated` runs the query in
+a child interpreter (``python -m zluda_runner.hip``) with a timeout; :func:`query_hip`
+is the in-process form.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .gfx import normalize_gfx
+from .serial import JsonMixin
+
+LINUX_LIBRARIES = ("libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so")
+WINDOWS_LIBRARIES = ("amdhip64_7.dll", "amdhip64_6.dll", "amdhip64.dll")
+
+_CDEF = """
+int hipGetDeviceCount(int *count);
+int hipDeviceGetName(char *name, int len, int device);
+int hipDeviceTotalMem(size_t *bytes, int device);
+int hipRuntimeGetVersion(int *version);
+int hipDriverGetVersion(int *version);
+int hipGetDevicePropertiesR0600(void *prop, int device);
+int hipGetDeviceProperties(void *prop, int device);
+"""
+
+HIP_SUCCESS = 0
+HIP_ERROR_NO_DEVICE = 100
+_PROP_BUFFER_BYTES = 16384  # hipDeviceProp_tR0600 is ~1.5 KiB; room for growth
+_NAME_FIELD_BYTES = 256
+_ARCH_RE = re.compile(rb"gfx[0-9a-f]{3,4}(?::[a-zA-Z0-9_]+[+-])*")
+
+
+@dataclass
+class HipDevice(JsonMixin):
+    index: int
+    name: str
+    gcn_arch_name: str | None = None
+    gfx: str | None = None
+    total_memory_bytes: int | None = None
+
+
+@dataclass
+class HipInfo(JsonMixin):
+    """What the HIP runtime said; ``error`` is set when it could not be asked."""
+
+    library: str | None = None
+    runtime_version: int | None = None
+    driver_version: int | None = None
+    devices: list[HipDevice] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def runtime_version_text(self) -> str | None:
+        return format_hip_version(self.runtime_version)
+
+
+def format_hip_version(value: int | None) -> str | None:
+    """HIP encodes versions as ``major*10_000_000 + minor*100_000 + patch``: 60241134 -> ``6.2.41134``."""
+    if value is None or value <= 0:
+        return None
+    major, rest = divmod(value, 10_000_000)
+    minor, patch = divmod(rest, 100_000)
+    return f"{major}.{minor}.{patch}"
+
+
+def default_library_names() -> tuple[str, ...]:
+    return WINDOWS_LIBRARIES if sys.platform == "win32" else LINUX_LIBRARIES
+
+
+def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef(_CDEF)
+    errors = []
+    for name in names:
+        try:
+            return ffi, ffi.dlopen(name), name
+        except OSError as exc:
+            text = str(exc)
+            errors.append(
+                f"{name}: not found" if "cannot open shared object" in text else f"{name}: {text[:200]}"
+            )
+    raise OSError("; ".join(errors) if errors else "no HIP library names given")
+
+
+def _optional(lib, symbol: str):
+    try:
+        return getattr(lib, symbol)
+    except AttributeError:
+        return None
+
+
+def arch_name_from_properties(buffer: bytes) -> str | None:
+    """Find ``gcnArchName`` (``gfx1100:sramecc-:xnack-``) in a filled ``hipDeviceProp_t`` buffer."""
+    pos = _NAME_FIELD_BYTES
+    while True:
+        m = _ARCH_RE.search(buffer, pos)
+        if m is None:
+            return None
+        # a field starts on its own: preceded by NUL padding and followed by NUL
+        starts_clean = buffer[m.start() - 1] == 0
+        ends_clean = m.end() < len(buffer) and buffer[m.end()] == 0
+        if starts_clean and ends_clean:
+            return m.group(0).decode("ascii")
+        pos = m.end()
+
+
+def query_hip(library_names: Sequence[str] | None = None) -> HipInfo:
+    """Ask the HIP runtime in this process.  Never raises for a missing/broken runtime."""
+    names = tuple(library_names) if library_names else default_library_names()
+    try:
+        ffi, lib, name = _open(names)
+    except OSError as exc:
+        return HipInfo(error=f"HIP runtime not loadable ({exc})")
+    info = HipInfo(library=name)
+    version = ffi.new("int *")
+    if _optional(lib, "hipRuntimeGetVersion") and lib.hipRuntimeGetVersion(version) == HIP_SUCCESS:
+        info.runtime_version = int(version[0])
+    if _optional(lib, "hipDriverGetVersion") and lib.hipDriverGetVersion(version) == HIP_SUCCESS:
+        info.driver_version = int(version[0])
+    count = ffi.new("int *")
+    rc = lib.hipGetDeviceCount(count)
+    if rc == HIP_ERROR_NO_DEVICE:
+        return info
+    if rc != HIP_SUCCESS:
+        info.error = f"hipGetDeviceCount failed with HIP error {rc}"
+        return info
+    get_props = _optional(lib, "hipGetDevicePropertiesR0600") or _optional(lib, "hipGetDeviceProperties")
+    for index in range(int(count[0])):
+        info.devices.append(_device(ffi, lib, get_props, index))
+    return info
+
+
+def _device(ffi, lib, get_props, index: int) -> HipDevice:
+    name_buf = ffi.new("char[]", _NAME_FIELD_BYTES)
+    name = ""
+    if lib.hipDeviceGetName(name_buf, _NAME_FIELD_BYTES, index) == HIP_SUCCESS:
+        name = ffi.string(name_buf).decode("utf-8", "replace")
+    device = HipDevice(index=index, name=name)
+    mem = ffi.new("size_t *")
+    if _optional(lib, "hipDeviceTotalMem") and lib.hipDeviceTotalMem(mem, index) == HIP_SUCCESS:
+        device.total_memory_bytes = int(mem[0])
+    if get_props is not None:
+        props = ffi.new("char[]", _PROP_BUFFER_BYTES)
+        if get_props(props, index) == HIP_SUCCESS:
+            raw = bytes(ffi.buffer(props, _PROP_BUFFER_BYTES))
+            device.gcn_arch_name = arch_name_from_properties(raw)
+            device.gfx = normalize_gfx(device.gcn_arch_name)
+            if not device.name:
+                device.name = raw[:_NAME_FIELD_BYTES].split(b"\0", 1)[0].decode("utf-8", "replace")
+    return device
+
+
+def query_hip_isolated(
+    library_names: Sequence[str] | None = None, *, python: str | None = None, timeout: float = 30.0
+) -> HipInfo:
+    """:func:`query_hip` in a child interpreter, so a hanging or crashing runtime cannot take us down."""
+    argv = [python or sys.executable, "-m", "zluda_runner.hip", *(library_names or ())]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)")
+    except OSError as exc:
+        return HipInfo(error=f"could not start {argv[0]}: {exc}")
+    if proc.returncode != 0:
+        tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
+        return HipInfo(error=f"the HIP query process died (exit {proc.returncode}) {tail[0]}".strip())
+    try:
+        return HipInfo.from_json(proc.stdout)
+    except (ValueError, TypeError) as exc:
+        return HipInfo(error=f"unreadable answer from the HIP query process: {exc}")
+
+
+def _main(argv: list[str]) -> int:
+    print(json.dumps(query_hip(argv or None).to_dict()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

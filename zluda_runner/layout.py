@@ -1,0 +1,232 @@
+"""Recognise what a ZLUDA release folder holds: which file stands in for which CUDA library.
+
+A folder comes either from the manifest (then its ``files`` list is the
+authority: names, the CUDA major each file serves, the names it must be loaded
+under) or from ``--zluda-dir`` (an unpacked or self-built ZLUDA of any known
+generation). In the second case files are recognised by name
+(``libcublas.so.13``, ``cublas64_12.dll``) and, where a name says nothing
+(``libnvcuda.so``, the fork's un-renamed ``cublas.dll``), by the symbols the
+file exports.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import PlanError
+from .families import parse_library_name
+from .serial import JsonMixin
+
+# Sub-folders that hold tracers or dumps, not shims to bind.
+_SKIP_DIRS = {"trace", "trace_nvidia", "dump", "dump_nvidia", "zluda_dump", "ComputeCache"}
+
+# Launch means a release may ship, by file name.
+_LAUNCHER_NAMES = {
+    "zluda_ld": "ld_audit",
+    "libzluda_ld.so": "ld_audit",
+    "zluda.exe": "injector",
+    "zluda_with.exe": "injector",
+    "zluda_redirect.dll": "redirect_dll",
+}
+
+# An exported symbol that tells a family when the file name does not.
+_FAMILY_MARKERS: tuple[tuple[str, str], ...] = (
+    ("cuGetProcAddress_v2", "driver"),
+    ("cuInit", "driver"),
+    ("nvmlInit_v2", "nvml"),
+    ("cublasLtCreate", "cublasLt"),
+    ("cublasCreate_v2", "cublas"),
+    ("cusparseCreate", "cusparse"),
+    ("cufftwPlan_1d", "cufftw"),
+    ("fftw_plan_dft_1d", "cufftw"),
+    ("cufftPlan1d", "cufft"),
+    ("cudnnCreate", "cudnn"),
+    ("ncclCommInitRank", "nccl"),
+    ("nvrtcCreateProgram", "nvrtc"),
+)
+
+# Families whose number in a Linux file name is the library's own ABI major, not CUDA's.
+_OWN_MAJOR_FAMILIES = {"driver", "nvml", "cudnn", "nccl", "cusparseLt"}
+# For the others, the file major maps to the CUDA toolkit major it ships with.
+_CUDA_MAJOR_BY_FILE_MAJOR: dict[str, dict[int, int]] = {
+    "cublas": {11: 11, 12: 12, 13: 13},
+    "cublasLt": {11: 11, 12: 12, 13: 13},
+    "cufft": {10: 11, 11: 12, 12: 13},
+    "cufftw": {10: 11, 11: 12, 12: 13},
+    "cusparse": {11: 11, 12: 12},  # cusparse 12 is shared by CUDA 12 and 13
+    "nvrtc": {11: 11, 12: 12, 13: 13},
+    "cudart": {11: 11, 12: 12, 13: 13},
+}
+
+
+def cuda_major_of(family: str, file_major: int | None) -> int | None:
+    """The CUDA toolkit major a library file belongs to, when its name tells."""
+    if file_major is None or family in _OWN_MAJOR_FAMILIES:
+        return None
+    return _CUDA_MAJOR_BY_FILE_MAJOR.get(family, {}).get(file_major)
+
+
+@dataclass
+class ShimFile(JsonMixin):
+    """One file of a release that stands in for a CUDA library."""
+
+    path: str
+    family: str
+    cuda_major: int | None
+    load_names: list[str]
+    recognised_by: str  # "manifest" | "name" | "symbols"
+    needs_env: dict[str, str] = field(default_factory=dict)
+    original_saved_as: str | None = None
+
+
+@dataclass
+class ReleaseLayout(JsonMixin):
+    """What a release folder offers: shims, launchers, a tracer."""
+
+    root: str
+    os: str  # "linux" | "windows"
+    shims: list[ShimFile] = field(default_factory=list)
+    launchers: dict[str, str] = field(default_factory=dict)  # kind -> path
+    tracer_dir: str | None = None
+
+    def for_family(self, family: str) -> list[ShimFile]:
+        return [s for s in self.shims if s.family == family]
+
+
+def _walk_files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        found.extend(Path(dirpath) / name for name in sorted(filenames))
+    return found
+
+
+def _family_by_symbols(path: Path) -> str | None:
+    from .binfmt.elf import read_elf
+
+    try:
+        info = read_elf(path)
+    except Exception:  # not an ELF we can read: not a shim
+        return None
+    exported = {s.name for s in info.exports}
+    return next((fam for marker, fam in _FAMILY_MARKERS if marker in exported), None)
+
+
+def _family_by_pe_exports(path: Path) -> str | None:
+    from .binfmt.pe import read_pe
+
+    try:
+        info = read_pe(path)
+    except Exception:
+        return None
+    exported = {e for e in info.exports if isinstance(e, str)}
+    return next((fam for marker, fam in _FAMILY_MARKERS if marker in exported), None)
+
+
+def _tracer_dir(root: Path) -> str | None:
+    for name in ("trace", "zluda_trace", "dump"):
+        cand = root / name
+        if cand.is_dir() and any(cand.iterdir()):
+            return str(cand)
+    return None
+
+
+def _launchers(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, kind in _LAUNCHER_NAMES.items():
+        cand = root / name
+        if cand.is_file():
+            out.setdefault(kind, str(cand))
+    return out
+
+
+def scan_release_dir(root: Path) -> ReleaseLayout:
+    """Recognise the shims in a folder of unknown provenance (``--zluda-dir``)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise PlanError(
+            f"ZLUDA folder {root} does not exist or is not a folder",
+            hint="pass --zluda-dir the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
+        )
+    by_path: dict[str, ShimFile] = {}
+    os_votes = {"linux": 0, "windows": 0}
+    for path in _walk_files(root):
+        name = path.name
+        parsed = parse_library_name(name)
+        family = parsed.family if parsed else None
+        how = "name"
+        is_dll = name.lower().endswith(".dll")
+        is_so = ".so" in name
+        if not (is_dll or is_so):
+            continue
+        if family is None or (is_so and parsed is not None and parsed.major is None and family != "driver"):
+            # libnvcuda.so, libzluda_*.so, an unversioned lib*.so: ask the exports.
+            by_symbols = _family_by_pe_exports(path) if is_dll else _family_by_symbols(path)
+            if by_symbols is None:
+                continue
+            family, how = by_symbols, "symbols"
+        os_votes["windows" if is_dll else "linux"] += 1
+        real = path.resolve()
+        load_names = [name] if name == real.name else [real.name, name]
+        cuda_major = cuda_major_of(family, parsed.major if parsed else None)
+        key = str(real)
+        if key in by_path and by_path[key].family == family:
+            # libcuda.so -> libcuda.so.1: one file, several names.
+            if name not in by_path[key].load_names:
+                by_path[key].load_names.append(name)
+            continue
+        by_path[key] = ShimFile(
+            path=str(real), family=family, cuda_major=cuda_major, load_names=load_names, recognised_by=how
+        )
+    shims = list(by_path.values())
+    if not any(s.family == "driver" for s in shims):
+        raise PlanError(
+            f"{root} does not look like a ZLUDA release: no driver library "
+            "(libcuda.so.1 / libcuda.so / nvcuda.dll) in it",
+            hint="point --zluda-dir at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
+            "(Windows), or drop --zluda-dir to use a release from the manifest",
+        )
+    host_os = "windows" if os_votes["windows"] > os_votes["linux"] else "linux"
+    return ReleaseLayout(
+        root=str(root), os=host_os, shims=shims, launchers=_launchers(root), tracer_dir=_tracer_dir(root)
+    )
+
+
+def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
+    """The layout the manifest describes for ``asset`` unpacked at ``root``; files must exist."""
+    files = getattr(asset, "files", [])
+    shims: list[ShimFile] = []
+    missing: list[str] = []
+    for f in files:
+        path = root / f.path
+        if not path.exists():
+            if not getattr(f, "optional", False):
+                missing.append(f.path)
+            continue
+        shims.append(
+            ShimFile(
+                path=str(path),
+                family=f.family,
+                cuda_major=f.cuda_major,
+                load_names=list(f.load_names) or [Path(f.path).name],
+                recognised_by="manifest",
+                needs_env=dict(getattr(f, "needs_env", {}) or {}),
+                original_saved_as=getattr(f, "original_saved_as", None),
+            )
+        )
+    if missing or not shims:
+        # The manifest's file list is not verified for every asset: fall back to recognition.
+        scanned = scan_release_dir(root)
+        scanned.os = getattr(asset, "os", scanned.os)
+        return scanned
+    launchers = {launcher.kind: str(root / launcher.path) for launcher in getattr(asset, "launchers", [])}
+    launchers = {k: v for k, v in launchers.items() if Path(v).exists()}
+    return ReleaseLayout(
+        root=str(root),
+        os=getattr(asset, "os", "linux"),
+        shims=shims,
+        launchers=launchers,
+        tracer_dir=_tracer_dir(root),
+    )

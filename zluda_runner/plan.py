@@ -1,0 +1,521 @@
+"""The shim plan: for every CUDA library the target needs, what ZLUDA puts in its place, how, and
+whether the loader will really take it.
+
+Pure function of three inputs, so it can be run, printed and tested apart:
+a :class:`~zluda_runner.target.TargetProfile` (what the build asks the loader
+for, and where the loader takes it from today), a
+:class:`~zluda_runner.layout.ReleaseLayout` (what the release offers) and the
+shims' own ELF facts (read with :mod:`zluda_runner.binfmt.elf`).
+
+The mechanism is chosen per need from the loader model, not by habit:
+
+* a need the loader finds through ``LD_LIBRARY_PATH`` or later in the search
+  order (DT_RUNPATH, ld.so.cache, default dirs, or nowhere) is served by a
+  per-plan folder of correctly named links put first on ``LD_LIBRARY_PATH``;
+* a need a requester reaches through its DT_RPATH (PyPI torch:
+  ``libtorch_cuda.so`` -> ``$ORIGIN/../../nvidia/cu13/lib``) cannot be won by
+  ``LD_LIBRARY_PATH``: it goes through an ``LD_AUDIT`` redirector
+  (``la_objsearch``), the release's own ``zluda_ld`` when it ships one, else ours;
+* on Windows the math DLLs are placed into torch/lib under the needed names
+  (journalled, reversible) and the driver (``nvcuda.dll``) is found on PATH.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import JSON_SCHEMA_VERSION
+from .errors import PlanError
+from .layout import ReleaseLayout, ShimFile
+from .serial import JsonMixin
+
+OK, WARN, FATAL = "ok", "warn", "fatal"
+_SEVERITY = {OK: 0, WARN: 1, FATAL: 2}
+
+REPLACE, KEEP, MISSING = "replace", "keep", "missing"
+
+# NVIDIA's own library keeps working on top of ZLUDA's driver (it only calls the runtime/driver API
+# or compiles on the CPU); nothing to replace.
+KEEP_FAMILIES = {
+    "cudart", "curand", "cusolver", "cusolverMg", "nvrtc", "nvrtc-builtins", "nvjitlink",
+    "cupti", "nvtx", "cufile", "nvshmem", "cusparseLt",
+}
+
+# What the workload loses when a release has no stand-in for a family, and how bad that is.
+_MISSING_CONSEQUENCE: dict[str, tuple[str, str]] = {
+    "driver": (FATAL, "no ZLUDA driver library: every CUDA call would go to NVIDIA's driver, which is "
+               "not there on an AMD machine"),
+    "cublas": (FATAL, "matrix multiplies (torch.mm, nn.Linear, attention) would run NVIDIA's cuBLAS "
+               "kernels, which cannot run on an AMD GPU"),
+    "cublasLt": (WARN, "no cuBLASLt stand-in: torch's addmm fast path must be switched off "
+                 "(DISABLE_ADDMM_CUDA_LT=1, set for you)"),
+    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN fail; put "
+              "`torch.backends.cudnn.enabled = False` at the top of the workload"),
+    "cufft": (WARN, "no cuFFT stand-in: torch.fft on the GPU fails"),
+    "cufftw": (WARN, "no cuFFTW stand-in: FFTW-style FFT calls fail"),
+    "cusparse": (WARN, "no cuSPARSE stand-in: sparse tensor ops on the GPU fail"),
+    "nccl": (WARN, "no NCCL stand-in: distributed training with the nccl backend (torchrun) fails; use "
+             "the gloo backend"),
+    "nvml": (WARN, "no NVML stand-in: GPU memory/utilisation queries (torch.cuda.mem_get_info via NVML, "
+             "nvidia-smi style tools) fail or report nothing"),
+}
+
+_ADDMM_LT_ENV = "DISABLE_ADDMM_CUDA_LT"
+
+# What child processes (torchrun workers, subprocesses) inherit from the launch.
+INHERITED_VARIABLES = (
+    "LD_LIBRARY_PATH", "LD_AUDIT", "LD_PRELOAD", "ZLUDA_RUNNER_REDIRECT_MAP", "PATH",
+    _ADDMM_LT_ENV, "ZLUDA_NVRTC_LIB", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+    "HSA_OVERRIDE_GFX_VERSION",
+)
+
+MECH_LD_LIBRARY_PATH = "ld_library_path"
+MECH_LD_AUDIT = "ld_audit"
+MECH_DLL_PLACEMENT = "dll_placement"
+MECH_PATH = "path"
+MECH_NONE = "none"
+
+
+@dataclass
+class Binding(JsonMixin):
+    """One needed library and what the plan does about it."""
+
+    need: str
+    family: str
+    action: str  # replace | keep | missing
+    shim: str | None
+    load_name: str | None
+    mechanism: str
+    verdict: str  # ok | warn | fatal
+    reasons: list[str] = field(default_factory=list)
+    requested_by: list[str] = field(default_factory=list)
+    found_now: str | None = None  # where the loader takes it from without ZLUDA
+    found_now_via: str | None = None
+
+
+@dataclass
+class WindowsPlacement(JsonMixin):
+    """A shim copied into torch/lib under the needed name (original kept for restore)."""
+
+    source: str
+    dest_name: str
+    backup_name: str | None = None
+
+
+@dataclass
+class ReleaseRef(JsonMixin):
+    id: str | None
+    version: str | None
+    flavour: str | None
+    asset: str | None
+    root: str
+
+
+@dataclass
+class ShimPlan(JsonMixin):
+    """Everything ``zluda-run`` will do, and why, before it does it."""
+
+    schema: int = JSON_SCHEMA_VERSION
+    release: ReleaseRef | None = None
+    target: dict[str, str | None] = field(default_factory=dict)
+    os: str = "linux"
+    bindings: list[Binding] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    link_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
+    redirect_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
+    audit_library: str | None = None  # "ours" or the release's zluda_ld path
+    path_prepend: list[str] = field(default_factory=list)
+    placements: list[WindowsPlacement] = field(default_factory=list)
+    inherited: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        worst = max((_SEVERITY[b.verdict] for b in self.bindings), default=0)
+        return {v: k for k, v in _SEVERITY.items()}[worst]
+
+    @property
+    def fatal(self) -> list[Binding]:
+        return [b for b in self.bindings if b.verdict == FATAL]
+
+    def to_dict(self) -> dict[str, object]:
+        data = super().to_dict()
+        data["verdict"] = self.verdict
+        return data
+
+
+# --------------------------------------------------------------------------- shim checks
+
+
+@dataclass
+class ShimFacts(JsonMixin):
+    """The loader-facing facts of a shim file that the verdicts need."""
+
+    path: str
+    elf_class: int | None
+    machine: str | None
+    soname: str | None
+    version_defs: list[str]
+    exports: list[str]
+    readable: bool = True
+    problem: str | None = None
+
+
+def read_shim_facts(path: str | Path) -> ShimFacts:
+    """Facts of one shim file (ELF or PE); unreadable files yield ``readable=False``."""
+    p = Path(path)
+    if p.name.lower().endswith(".dll"):
+        from .binfmt.pe import read_pe
+
+        try:
+            pe = read_pe(p)
+        except Exception as exc:  # recorded as a fatal verdict, not raised
+            return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
+        exports = [e for e in pe.exports if isinstance(e, str)]
+        return ShimFacts(str(p), 64 if pe.machine == "AMD64" else 32, pe.machine, None, [], exports)
+    from .binfmt.elf import read_elf
+
+    try:
+        elf = read_elf(p, allow_foreign=True)
+    except Exception as exc:
+        return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
+    defs = list(elf.version_defs)
+    exports = [s.name for s in elf.exports]
+    return ShimFacts(str(p), elf.elf_class, elf.machine, elf.soname, defs, exports)
+
+
+def _check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
+    if not need_versions:
+        return OK, []
+    if not facts.version_defs:
+        return FATAL, [
+            f"the target needs symbol versions {', '.join(need_versions)} from {need}, but the shim "
+            "defines no symbol versions at all: ld.so accepts it at load time, then aborts the process "
+            "at the first versioned binding (check_match assertion)"
+        ]
+    missing = [v for v in need_versions if v not in facts.version_defs]
+    if missing:
+        return FATAL, [
+            f"version {', '.join(missing)} not defined by the shim (it defines "
+            f"{', '.join(facts.version_defs[:6])}): ld.so stops with \"version `{missing[0]}' not found\""
+        ]
+    return OK, [f"defines the needed version node(s) {', '.join(need_versions)}"]
+
+
+def _check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[str]]:
+    if not symbols:
+        return OK, []
+    exported = set(facts.exports)
+    absent = sorted(s for s in symbols if s not in exported)
+    if not absent:
+        return OK, [f"exports all {len(symbols)} symbol(s) the target imports from it"]
+    shown = ", ".join(absent[:5]) + (" ..." if len(absent) > 5 else "")
+    return WARN, [
+        f"{len(absent)} of {len(symbols)} symbol(s) the target imports are not exported by the shim "
+        f"({shown}): the process dies with 'undefined symbol' when one is first called"
+    ]
+
+
+def _check_machine(facts: ShimFacts, os_name: str) -> tuple[str, list[str]]:
+    if not facts.readable:
+        return FATAL, [f"the shim cannot be read: {facts.problem}"]
+    if os_name == "linux" and (facts.elf_class != 64 or facts.machine != "x86_64"):
+        return FATAL, [f"the shim is {facts.elf_class}-bit {facts.machine}; the target is 64-bit x86_64"]
+    if os_name == "windows" and facts.machine != "AMD64":
+        return FATAL, [f"the shim is built for {facts.machine}; the target is AMD64"]
+    return OK, []
+
+
+# --------------------------------------------------------------------------- matching
+
+
+@dataclass
+class _Need:
+    name: str
+    family: str
+    major: int | None
+    requested_by: list[str]
+    versions: list[str]
+    symbols: list[str]
+    via: str | None
+    path: str | None
+    reaches_by_rpath: bool
+
+
+def _needs_of(target: object) -> list[_Need]:
+    needs: list[_Need] = []
+    for lib in getattr(target, "libraries", []):
+        resolved = lib.resolved
+        reaches = [r.via for r in getattr(lib, "reach", [])]
+        needs.append(
+            _Need(
+                name=lib.name,
+                family=lib.family,
+                major=lib.major,
+                requested_by=list(lib.requested_by),
+                versions=list(lib.versions_required),
+                symbols=list(lib.symbols),
+                via=resolved.via if resolved else None,
+                path=resolved.path if resolved else None,
+                reaches_by_rpath=(resolved is not None and resolved.via == "rpath") or "rpath" in reaches,
+            )
+        )
+    seen = {n.name for n in needs}
+    for dl in getattr(target, "dlopened", []):
+        if dl.name in seen:
+            continue
+        resolved = dl.resolved
+        needs.append(
+            _Need(
+                name=dl.name,
+                family=dl.family,
+                major=None,
+                requested_by=[f"{o} (dlopen)" for o in dl.opened_by],
+                versions=[],
+                symbols=[],
+                via=resolved.via if resolved else None,
+                path=resolved.path if resolved else None,
+                reaches_by_rpath=resolved is not None and resolved.via == "rpath",
+            )
+        )
+    return needs
+
+
+def _pick_shim(need: _Need, layout: ReleaseLayout, cuda_major: int | None) -> tuple[ShimFile | None, str]:
+    """The release file for a need: exact load name first, then the family for the right CUDA major."""
+    candidates = layout.for_family(need.family)
+    lowered = need.name.lower()
+    for shim in candidates:
+        if any(n.lower() == lowered for n in shim.load_names):
+            return shim, f"the release ships it as {Path(shim.path).name}, loadable as {need.name}"
+    if need.family in ("driver", "nvml") and candidates:
+        return candidates[0], f"the release's {need.family} library, loaded as {need.name}"
+    if cuda_major is not None:
+        for shim in candidates:
+            if shim.cuda_major == cuda_major:
+                return shim, (
+                    f"the release's {need.family} for CUDA {cuda_major} ({Path(shim.path).name}), "
+                    f"loaded under the needed name {need.name}"
+                )
+    if candidates:
+        majors = sorted({str(s.cuda_major) for s in candidates if s.cuda_major is not None})
+        serves = f"CUDA {', '.join(majors)}" if majors else "other names"
+        return None, (
+            f"the release's {need.family} stand-in is for {serves} "
+            f"({', '.join(Path(s.path).name for s in candidates)}), not {need.name}"
+        )
+    return None, f"the release has no {need.family} stand-in"
+
+
+def _mechanism_linux(need: _Need) -> tuple[str, str]:
+    if need.reaches_by_rpath:
+        return MECH_LD_AUDIT, (
+            f"{', '.join(need.requested_by) or 'the target'} reaches {need.name} through DT_RPATH, which "
+            "the loader searches before LD_LIBRARY_PATH: redirected with LD_AUDIT (la_objsearch)"
+        )
+    if need.via in ("already-loaded", "preload"):
+        return MECH_LD_AUDIT, f"{need.name} is loaded early ({need.via}): redirected with LD_AUDIT"
+    where = need.via or "not found"
+    return MECH_LD_LIBRARY_PATH, (
+        f"found today via {where}; a folder of correctly named links first on LD_LIBRARY_PATH wins"
+    )
+
+
+def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
+    if not version:
+        return False
+    parts = version.split("+", 1)[0].split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) >= want
+    except (ValueError, IndexError):
+        return False
+
+
+FactsReader = Callable[[str], ShimFacts]
+
+
+def make_plan(
+    target: object,
+    layout: ReleaseLayout,
+    *,
+    release: ReleaseRef | None = None,
+    argv: Sequence[str] = (),
+    facts_reader: FactsReader = read_shim_facts,
+    base_env: Mapping[str, str] | None = None,
+) -> ShimPlan:
+    """Plan the shims for ``target`` (a TargetProfile) from ``layout``. Pure: touches no files but reads."""
+    build = getattr(target, "build", "none")
+    if build == "rocm":
+        raise PlanError(
+            "the target is a ROCm build of torch: it runs natively on AMD GPUs and needs no ZLUDA",
+            hint="run it directly, or compare it with a CUDA build under ZLUDA: zluda-run ab --b-python PY",
+        )
+    if build == "cpu":
+        raise PlanError(
+            "the target is a CPU-only build of torch: there is nothing for ZLUDA to run",
+            hint="install a CUDA build of torch (for the upstream rewrite: CUDA 12/13; for the fork: "
+            "CUDA 11.8) in that environment",
+        )
+    os_name = getattr(target, "os", "linux")
+    torch = getattr(target, "torch", None)
+    torch_version = torch.version if torch else None
+    cuda_major = getattr(target, "cuda_major", None)
+    plan = ShimPlan(
+        release=release,
+        target={
+            "python": getattr(target, "python", None),
+            "torch": torch_version,
+            "cuda": getattr(target, "cuda_version", None),
+            "torch_path": torch.path if torch else None,
+        },
+        os=os_name,
+        argv=list(argv),
+    )
+    if layout.os != os_name:
+        plan.warnings.append(f"the release folder holds {layout.os} libraries; the target is {os_name}")
+    facts_cache: dict[str, ShimFacts] = {}
+    needs = _needs_of(target)
+    if not any(n.family == "driver" for n in needs):
+        # Every CUDA program reaches the driver (cudart dlopens it by bare name).
+        driver_name = "nvcuda.dll" if os_name == "windows" else "libcuda.so.1"
+        needs.append(_Need(driver_name, "driver", None, ["libcudart (dlopen)"], [], [], None, None, False))
+    needs_audit = False
+    for need in needs:
+        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader)
+        plan.bindings.append(binding)
+        if binding.action == REPLACE and binding.mechanism == MECH_LD_AUDIT:
+            needs_audit = True
+    _add_environment(plan, needs, layout, torch_version, base_env or {})
+    _add_loader_setup(plan, layout, needs_audit)
+    plan.inherited = [v for v in INHERITED_VARIABLES if v in plan.env or _loader_var_used(plan, v)]
+    return plan
+
+
+def _loader_var_used(plan: ShimPlan, var: str) -> bool:
+    if var == "LD_LIBRARY_PATH":
+        return bool(plan.link_map)
+    if var in ("LD_AUDIT", "ZLUDA_RUNNER_REDIRECT_MAP"):
+        return plan.audit_library is not None
+    if var == "PATH":
+        return bool(plan.path_prepend)
+    return False
+
+
+def _bind(
+    need: _Need,
+    layout: ReleaseLayout,
+    cuda_major: int | None,
+    os_name: str,
+    facts_cache: dict[str, ShimFacts],
+    facts_reader: FactsReader,
+) -> Binding:
+    base = {
+        "need": need.name,
+        "family": need.family,
+        "requested_by": need.requested_by,
+        "found_now": need.path,
+        "found_now_via": need.via,
+    }
+    shim, why = _pick_shim(need, layout, cuda_major)
+    if shim is None:
+        if need.family in KEEP_FAMILIES:
+            return Binding(
+                **base, action=KEEP, shim=None, load_name=need.name, mechanism=MECH_NONE, verdict=OK,
+                reasons=[f"NVIDIA's own {need.name} stays: it runs on top of ZLUDA's driver"],
+            )
+        severity, consequence = _MISSING_CONSEQUENCE.get(
+            need.family, (WARN, f"calls into {need.family} will go to NVIDIA's library and fail on AMD")
+        )
+        return Binding(
+            **base, action=MISSING, shim=None, load_name=None, mechanism=MECH_NONE, verdict=severity,
+            reasons=[why, consequence],
+        )
+    if shim.path not in facts_cache:
+        facts_cache[shim.path] = facts_reader(shim.path)
+    facts = facts_cache[shim.path]
+    reasons = [why]
+    verdicts = []
+    if os_name == "windows":
+        mechanism = MECH_PATH if need.family in ("driver", "nvml") else MECH_DLL_PLACEMENT
+        reasons.append(
+            "found by the DLL search on PATH (release folder put first)"
+            if mechanism == MECH_PATH
+            else f"copied into torch/lib as {need.name} (original kept; `zluda-run restore` undoes it)"
+        )
+    else:
+        mechanism, mech_why = _mechanism_linux(need)
+        reasons.append(mech_why)
+    for check in (
+        _check_machine(facts, os_name),
+        _check_versions(need.versions, facts, need.name) if os_name == "linux" else (OK, []),
+        _check_symbols(need.symbols, facts),
+    ):
+        verdicts.append(check[0])
+        reasons.extend(check[1])
+    if os_name == "linux" and facts.soname and facts.soname != need.name and facts.readable:
+        reasons.append(
+            f"its SONAME is {facts.soname}: fine here, the loader records it under the needed name "
+            f"{need.name} (it would NOT satisfy {need.name} if preloaded by path)"
+        )
+    verdict = max(verdicts, key=lambda v: _SEVERITY[v], default=OK)
+    return Binding(
+        **base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
+        reasons=reasons,
+    )
+
+
+def _add_environment(
+    plan: ShimPlan, needs: Sequence[_Need], layout: ReleaseLayout, torch_version: str | None,
+    base_env: Mapping[str, str],
+) -> None:
+    families_replaced = {b.family for b in plan.bindings if b.action == REPLACE}
+    needed_families = {n.family for n in needs}
+    if "cublasLt" not in families_replaced and _torch_at_least(torch_version, (2, 4)):
+        plan.env[_ADDMM_LT_ENV] = "1"
+        if "cublasLt" not in needed_families:
+            plan.warnings.append(
+                f"torch {torch_version} uses cuBLASLt for addmm; the release has no stand-in, so "
+                f"{_ADDMM_LT_ENV}=1 is set"
+            )
+    for b in plan.bindings:
+        if b.action != REPLACE or b.shim is None:
+            continue
+        shim = next((s for s in layout.shims if s.path == b.shim), None)
+        if shim is None:
+            continue
+        for key, value in shim.needs_env.items():
+            plan.env.setdefault(key, value)
+        if shim.original_saved_as and plan.os == "windows":
+            plan.placements.append(WindowsPlacement(b.shim, b.need, shim.original_saved_as))
+            continue
+        if plan.os == "windows" and b.mechanism == MECH_DLL_PLACEMENT:
+            plan.placements.append(WindowsPlacement(b.shim, b.need, None))
+    if "nccl" in needed_families and "nccl" not in families_replaced:
+        plan.warnings.append(
+            "the target links NCCL and the release has no stand-in: `torchrun` with the nccl backend "
+            "will fail; workers inherit this launch's environment, so use backend='gloo'"
+        )
+    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
+        if var in base_env:
+            plan.warnings.append(f"{var}={base_env[var]} is passed through to the workload")
+
+
+def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool) -> None:
+    replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim and b.load_name]
+    if plan.os == "windows":
+        if any(b.mechanism == MECH_PATH for b in replaced):
+            plan.path_prepend.append(layout.root)
+        return
+    for b in replaced:
+        assert b.load_name is not None and b.shim is not None
+        plan.link_map[b.load_name] = b.shim
+        # Programs that dlopen the unversioned development name get the same file.
+        shim = next((s for s in layout.shims if s.path == b.shim), None)
+        for alias in shim.load_names if shim else []:
+            plan.link_map.setdefault(alias, b.shim)
+    if needs_audit:
+        plan.redirect_map = dict(plan.link_map)
+        plan.audit_library = layout.launchers.get("ld_audit") or "ours"

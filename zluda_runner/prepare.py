@@ -1,0 +1,277 @@
+"""From what the user typed to a ready launch: target, release, plan, loader set-up.
+
+``prepare_plan`` runs the pipeline (inspect -> release -> plan) and caches the
+plan keyed by the identities (path, size, mtime) of every file it was computed
+from, so a repeated ``zluda-run python infer.py`` skips inspection entirely.
+``linux_launch`` turns a plan into a :class:`~zluda_runner.launch.linux.LinuxLaunch`
+(link folder, redirector, environment); ``windows_placements`` into placements.
+
+Imports of the heavy stages happen inside functions: a cached launch must stay
+fast (see benchmarks/launch_overhead.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .errors import LaunchError, PlanError
+from .plan import ShimPlan
+from .settings import Settings
+
+PLAN_CACHE_SUBDIR = "plans"
+_ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH")
+
+
+@dataclass
+class TargetChoice:
+    """How the target is found: an interpreter, or a binary."""
+
+    python: str | None
+    binary: str | None
+
+
+def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
+    """``--python`` wins; else the interpreter the command runs; else the command's binary."""
+    if settings.python:
+        return TargetChoice(settings.python, None)
+    if argv:
+        from .target import interpreter_for_command
+
+        python = interpreter_for_command(argv)
+        if python:
+            return TargetChoice(python, None)
+        exe = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
+        if exe and Path(exe).is_file() and _is_elf(Path(exe)):
+            return TargetChoice(None, str(Path(exe).resolve()))
+    return TargetChoice(sys.executable, None)
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> Any:
+    from .target import inspect_path, inspect_python
+
+    cache = settings.cache_dir / "inspect"
+    if choice.binary:
+        return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
+    assert choice.python is not None
+    return inspect_python(choice.python, cache_dir=cache, env=env)
+
+
+# --------------------------------------------------------------------------- release
+
+
+@dataclass
+class ReleaseSource:
+    layout: Any  # ReleaseLayout
+    ref: Any  # ReleaseRef
+
+
+def release_for(target: Any, settings: Settings, *, trust_on_first_use: bool = False) -> ReleaseSource:
+    """The release folder: ``--zluda-dir`` as is, else the manifest's pick, fetched into the cache."""
+    from .layout import layout_from_manifest, scan_release_dir
+    from .plan import ReleaseRef
+
+    if settings.zluda_dir is not None:
+        layout = scan_release_dir(settings.zluda_dir)
+        return ReleaseSource(layout, ReleaseRef(None, None, None, None, str(settings.zluda_dir)))
+    from .cache import ensure_release
+    from .manifest import load_manifest, resolve_release_root
+    from .select import select_asset
+
+    manifest = load_manifest(settings.manifest)
+    selection = select_asset(
+        manifest, os=target.os, hip=None, cuda=target.cuda_major, release=settings.release
+    )
+    if selection.chosen is None:
+        reasons = "; ".join(
+            f"{r.release_id}/{r.asset_name}: {', '.join(r.reasons)}" for r in selection.rejected[:4]
+        )
+        raise PlanError(
+            f"no ZLUDA release in the manifest fits this target ({target.os}, torch built for CUDA "
+            f"{target.cuda_version}): {reasons}",
+            hint="see `zluda-run releases --cuda N` for every release and why it does not fit; "
+            "a self-built ZLUDA can be used with --zluda-dir DIR",
+        )
+    release, asset = selection.chosen.release, selection.chosen.asset
+    unpacked = ensure_release(release, asset, settings.cache_dir, trust_on_first_use=trust_on_first_use)
+    root = resolve_release_root(unpacked, asset)
+    layout = layout_from_manifest(root, asset)
+    ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
+    return ReleaseSource(layout, ref)
+
+
+# --------------------------------------------------------------------------- plan cache
+
+
+def _stat_id(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _cache_key(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> str:
+    ident: dict[str, Any] = {
+        "version": __version__,
+        "python": choice.python and os.path.realpath(shutil.which(choice.python) or choice.python),
+        "binary": choice.binary,
+        "zluda_dir": str(settings.zluda_dir) if settings.zluda_dir else None,
+        "release": settings.release,
+        "manifest": str(settings.manifest) if settings.manifest else None,
+        "env": {k: env.get(k) for k in _ENV_KEYS},
+    }
+    for key in ("python", "binary", "manifest"):
+        if ident[key]:
+            ident[f"{key}_stat"] = _stat_id(ident[key])
+    text = json.dumps(ident, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _inputs_of(target: Any, layout: Any) -> dict[str, list[int] | None]:
+    files: set[str] = set()
+    for obj in getattr(target, "objects", []):
+        files.add(obj.path)
+    for lib in getattr(target, "libraries", []):
+        if lib.resolved and lib.resolved.path:
+            files.add(lib.resolved.path)
+    torch = getattr(target, "torch", None)
+    if torch and torch.path:
+        files.add(str(Path(torch.path) / "version.py"))
+        files.add(str(Path(torch.path) / "lib"))
+    for shim in layout.shims:
+        files.add(shim.path)
+    files.add(layout.root)
+    return {f: _stat_id(f) for f in sorted(files)}
+
+
+def _load_cached_plan(path: Path) -> ShimPlan | None:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    inputs = data.get("inputs", {})
+    if not inputs or any(_stat_id(f) != ident for f, ident in inputs.items()):
+        return None
+    try:
+        return ShimPlan.from_dict(data["plan"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump({"inputs": inputs, "plan": plan.to_dict()}, out)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def prepare_plan(
+    argv: Sequence[str],
+    settings: Settings,
+    *,
+    env: Mapping[str, str] | None = None,
+    use_cache: bool = True,
+    trust_on_first_use: bool = False,
+) -> ShimPlan:
+    """Inspect the target the command runs, pick the release, and plan (cached)."""
+    from .plan import make_plan
+
+    run_env = dict(os.environ if env is None else env)
+    choice = choose_target(argv, settings)
+    cache_file = settings.cache_dir / PLAN_CACHE_SUBDIR / f"{_cache_key(choice, settings, run_env)}.json"
+    if use_cache:
+        cached = _load_cached_plan(cache_file)
+        if cached is not None:
+            cached.argv = list(argv)
+            return cached
+    target = inspect_target(choice, settings, run_env)
+    source = release_for(target, settings, trust_on_first_use=trust_on_first_use)
+    plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
+    if use_cache:
+        with contextlib.suppress(OSError):  # a read-only cache only costs speed
+            _store_plan(cache_file, plan, _inputs_of(target, source.layout))
+    return plan
+
+
+# --------------------------------------------------------------------------- apply
+
+
+def linux_launch(plan: ShimPlan, cache_dir: Path) -> Any:
+    """The loader set-up for a Linux plan: link folder, redirector, environment (creates files)."""
+    from .launch.linux import LinuxLaunch, prepare_link_dir
+
+    launch = LinuxLaunch(env=dict(plan.env))
+    if plan.link_map:
+        launch.link_dir = prepare_link_dir(cache_dir, {k: Path(v) for k, v in plan.link_map.items()})
+    if plan.audit_library:
+        from .redirect import MAP_ENV, build_redirector, write_redirect_map
+
+        if plan.audit_library == "ours":
+            launch.ld_audit.append(str(build_redirector(cache_dir)))
+            mapping = {k: Path(v) for k, v in plan.redirect_map.items()}
+            launch.env[MAP_ENV] = str(write_redirect_map(cache_dir, mapping))
+        else:
+            launch.ld_audit.append(plan.audit_library)
+    return launch
+
+
+def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The full environment the workload gets under ``plan``."""
+    env = dict(os.environ if base_env is None else base_env)
+    if plan.os == "windows":
+        env.update(plan.env)
+        if plan.path_prepend:
+            env["PATH"] = os.pathsep.join([*plan.path_prepend, *filter(None, [env.get("PATH")])])
+        return env
+    from .launch.linux import compose_env
+
+    return compose_env(env, linux_launch(plan, cache_dir))
+
+
+def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
+    fatal = plan.fatal
+    if not fatal or force:
+        return
+    lines = [f"{b.need}: {b.reasons[-1] if b.reasons else 'fatal'}" for b in fatal]
+    raise PlanError(
+        "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
+        hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
+    )
+
+
+def expected_bindings(plan: ShimPlan) -> dict[str, Path]:
+    """Needed name -> the shim the loader must take, for --verify-load."""
+    return {
+        b.need: Path(b.shim)
+        for b in plan.bindings
+        if b.action == "replace" and b.shim and plan.os == "linux"
+    }
+
+
+def check_argv(argv: Sequence[str]) -> None:
+    if not argv:
+        raise LaunchError("no command to run", hint="usage: zluda-run [OPTIONS] -- COMMAND [ARGS]...")

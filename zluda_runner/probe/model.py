@@ -1,0 +1,76 @@
+"""Probe reports: per case (or per torch op) a status, what was called, and why it failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..serial import JsonMixin
+from .bindings import CallRecord
+
+PROBE_SCHEMA = 1
+PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED = "pass", "fail", "missing", "crashed", "timeout", "skipped"
+MISMATCH, ERROR, UNAVAILABLE = "mismatch", "error", "unavailable"  # torch-level probe
+STATUSES = (PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED, MISMATCH, ERROR, UNAVAILABLE)
+KIND_DRIVER, KIND_TORCH = "driver", "torch"
+
+
+@dataclass
+class CaseResult(JsonMixin):
+    id: str
+    area: str
+    title: str
+    status: str
+    detail: str = ""
+    result_code: int | None = None
+    result_name: str | None = None
+    signal: str | None = None
+    calls: list[CallRecord] = field(default_factory=list)
+    duration_s: float = 0.0
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+
+
+@dataclass
+class LoadResult(JsonMixin):
+    status: str  # pass | fail | crashed | timeout
+    detail: str = ""
+
+
+@dataclass
+class SymbolCoverage(JsonMixin):
+    reference: int = 0
+    exported: int = 0
+    present: int = 0
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.present / self.reference if self.reference else 0.0
+
+
+@dataclass
+class ProbeReport(JsonMixin):
+    schema: int = PROBE_SCHEMA
+    kind: str = KIND_DRIVER
+    target: str = ""
+    load: LoadResult | None = None
+    cases: list[CaseResult] = field(default_factory=list)
+    coverage: SymbolCoverage | None = None
+    summary: dict[str, int] = field(default_factory=dict)
+    environment: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def summarise(self) -> None:
+        counts: dict[str, int] = {}
+        for case in self.cases:
+            counts[case.status] = counts.get(case.status, 0) + 1
+        self.summary = {s: counts[s] for s in STATUSES if s in counts}
+
+    def by_status(self, status: str) -> list[str]:
+        return [c.id for c in self.cases if c.status == status]
+
+    def case(self, case_id: str) -> CaseResult | None:
+        return next((c for c in self.cases if c.id == case_id), None)

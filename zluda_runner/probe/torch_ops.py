@@ -1,0 +1,184 @@
+"""Torch-level probe, run INSIDE the target interpreter: ``python torch_ops.py [--device DEV]``.
+
+Depends on nothing but torch and the standard library (it is executed by the workload's own
+Python, not imported by zluda-runner). Each op runs on the device and on the CPU reference
+(float64 where it makes sense) and is compared within dtype-aware tolerances. Prints one JSON
+object on the last line of stdout: {"torch": ..., "device": ..., "available": bool, "ops": [...]}.
+``--device cpu`` (hidden, for tests) compares CPU results with the float64 CPU reference.
+"""
+
+import argparse
+import json
+import sys
+import time
+import traceback
+
+MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
+
+# (rtol, atol) per dtype: accumulated rounding of 64-term reductions in each format
+TOLERANCES = {
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (5e-2, 5e-2),
+    "float64": (1e-10, 1e-10),
+    "complex64": (1e-4, 1e-4),
+}
+
+
+def _ops(torch):
+    def seeded(shape, dtype=None, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        return torch.randn(*shape, generator=g, dtype=dtype or torch.float64)
+
+    def matmul(dtype):
+        def run(dev, ref):
+            a, b = seeded((64, 64), seed=1), seeded((64, 64), seed=2)
+            dt = ref if ref else dtype
+            return (a.to(dev, dt) @ b.to(dev, dt))
+        return run
+
+    def conv2d(dev, ref):
+        dt = ref or torch.float32
+        x, w = seeded((2, 3, 16, 16), seed=3), seeded((4, 3, 3, 3), seed=4)
+        return torch.nn.functional.conv2d(x.to(dev, dt), w.to(dev, dt), padding=1)
+
+    def sdpa(dev, ref):
+        dt = ref or torch.float32
+        q, k, v = (seeded((2, 4, 16, 32), seed=s).to(dev, dt) for s in (5, 6, 7))
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    def layer_norm(dev, ref):
+        dt = ref or torch.float32
+        return torch.nn.functional.layer_norm(seeded((8, 64), seed=8).to(dev, dt), (64,))
+
+    def softmax(dev, ref):
+        dt = ref or torch.float32
+        return torch.softmax(seeded((8, 64), seed=9).to(dev, dt), dim=-1)
+
+    def fft(dev, ref):
+        dt = ref or torch.float32
+        return torch.fft.fft(seeded((4, 64), seed=10).to(dev, dt))
+
+    def sort_topk(dev, ref):
+        dt = ref or torch.float32
+        x = seeded((1024,), seed=11).to(dev, dt)
+        values, _ = torch.sort(x)
+        top, _ = torch.topk(x, 10)
+        return torch.cat([values, top])
+
+    def index_scatter(dev, ref):
+        dt = ref or torch.float32
+        x = seeded((32, 8), seed=12).to(dev, dt)
+        idx = torch.arange(31, -1, -1, device=dev)
+        picked = x[idx]
+        out = torch.zeros(32, 8, device=dev, dtype=dt)
+        out.scatter_add_(0, idx.unsqueeze(1).expand(32, 8), picked)
+        return out
+
+    def embedding(dev, ref):
+        dt = ref or torch.float32
+        table = seeded((100, 16), seed=13).to(dev, dt)
+        ids = torch.tensor([[1, 5, 99], [0, 42, 7]], device=dev)
+        return torch.nn.functional.embedding(ids, table)
+
+    def random(dev, ref):
+        # same seed twice on the device must give the same numbers; statistics must be sane
+        def draw():
+            g = torch.Generator(device=dev).manual_seed(1234)
+            return torch.rand(4096, generator=g, device=dev)
+        a, b = draw(), draw()
+        if not torch.equal(a, b):
+            raise AssertionError("same seed gave different numbers")
+        mean = float(a.double().mean())
+        if not 0.45 < mean < 0.55:
+            raise AssertionError(f"uniform mean {mean:.3f} is implausible")
+        return None
+
+    return [
+        ("matmul.fp32", "matmul", matmul(torch.float32), "float32"),
+        ("matmul.fp16", "matmul", matmul(torch.float16), "float16"),
+        ("matmul.bf16", "matmul", matmul(torch.bfloat16), "bfloat16"),
+        ("conv2d", "nn", conv2d, "float32"),
+        ("sdpa", "nn", sdpa, "float32"),
+        ("layer_norm", "nn", layer_norm, "float32"),
+        ("softmax", "nn", softmax, "float32"),
+        ("fft", "fft", fft, "complex64"),
+        ("sort_topk", "sort", sort_topk, "float32"),
+        ("index_scatter", "indexing", index_scatter, "float32"),
+        ("embedding", "nn", embedding, "float32"),
+        ("random.seeded", "random", random, "float32"),
+    ]
+
+
+def _compare(torch, got, want, dtype_name):
+    rtol, atol = TOLERANCES[dtype_name]
+    got = got.detach().to("cpu")
+    want = want.detach().to("cpu")
+    if got.is_complex() or want.is_complex():
+        got, want = torch.view_as_real(got.to(torch.complex128)), torch.view_as_real(want.to(torch.complex128))
+    else:
+        got, want = got.double(), want.double()
+    if got.shape != want.shape:
+        return False, float("inf"), float("inf"), f"shape {tuple(got.shape)} != {tuple(want.shape)}"
+    diff = (got - want).abs()
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    max_rel = float((diff / want.abs().clamp_min(1e-12)).max()) if diff.numel() else 0.0
+    ok = bool(torch.all(diff <= atol + rtol * want.abs())) and not bool(torch.isnan(got).any())
+    return ok, max_abs, max_rel, ""
+
+
+def run(device):
+    import torch
+
+    info = {"torch": torch.__version__, "device": device, "available": True, "device_name": "", "ops": []}
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            info["available"] = False
+            try:
+                torch.cuda.init()
+            except Exception as exc:  # the reason CUDA is unavailable, as torch tells it
+                info["reason"] = f"{type(exc).__name__}: {exc}"
+            else:
+                info["reason"] = "torch.cuda.is_available() is False"
+            info["cuda_build"] = str(torch.version.cuda)
+            return info
+        info["device_name"] = torch.cuda.get_device_name(0)
+    ref = torch.float64
+    for op_id, area, fn, dtype_name in _ops(torch):
+        started = time.perf_counter()
+        entry = {"id": op_id, "area": area, "dtype": dtype_name}
+        try:
+            got = fn(device, None)
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+            if got is None:
+                entry.update(status="pass")
+            else:
+                want = fn("cpu", ref)
+                ok, max_abs, max_rel, why = _compare(torch, got, want, dtype_name)
+                entry.update(status="pass" if ok else "mismatch", max_abs_err=max_abs, max_rel_err=max_rel,
+                             detail=why)
+        except Exception as exc:
+            tb = traceback.format_exception_only(type(exc), exc)
+            entry.update(status="error", detail="".join(tb).strip()[:2000])
+        entry["duration_s"] = time.perf_counter() - started
+        info["ops"].append(entry)
+    return info
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    args = parser.parse_args(argv)
+    try:
+        info = run(args.device)
+    except ImportError as exc:
+        info = {"torch": None, "device": args.device, "available": False, "reason": f"cannot import torch: {exc}",
+                "ops": []}
+    sys.stdout.write("\n" + MARKER + json.dumps(info) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

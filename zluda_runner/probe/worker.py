@@ -1,0 +1,73 @@
+"""The probe's worker process: loads one libcuda and runs the cases the parent names.
+
+Protocol: the parent writes case ids, one per line, on stdin; the worker writes JSON lines on
+the file descriptor given as its second argument (never stdout, which the library may use):
+``{"event": "loaded"}`` or ``{"event": "load_failed", "error": ...}``, then per case
+``{"event": "calling", "function": ...}`` before each driver call and ``{"event": "result", ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from .bindings import CallFailed, Driver, MissingFunction, symbol_of
+from .cases import CASES_BY_ID, CheckFailed, Setup
+from .model import FAIL, MISSING, PASS
+
+
+def _emit(out: Any, **event: Any) -> None:
+    out.write(json.dumps(event) + "\n")
+    out.flush()
+
+
+def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
+    case = CASES_BY_ID[case_id]
+    first_call = len(driver.calls)
+    started = time.perf_counter()
+    result: dict[str, Any] = {"id": case_id, "status": PASS, "detail": ""}
+    try:
+        result["detail"] = case.run(setup) or ""
+    except MissingFunction as exc:
+        result.update(status=MISSING, detail=str(exc))
+    except CallFailed as exc:
+        result.update(status=FAIL, detail=str(exc), result_code=exc.code)
+    except CheckFailed as exc:
+        result.update(status=FAIL, detail=f"wrong result: {exc}")
+    except Exception as exc:  # a probe case must never take the worker down
+        result.update(status=FAIL, detail=f"probe error: {type(exc).__name__}: {exc}")
+    result["duration_s"] = time.perf_counter() - started
+    result["calls"] = [c.to_dict() for c in driver.calls[first_call:]]
+    return result
+
+
+def main(argv: list[str]) -> int:
+    libcuda, fd = argv[0], int(argv[1])
+    out = os.fdopen(fd, "w")
+    try:
+        driver = Driver.load(libcuda)
+    except OSError as exc:
+        _emit(out, event="load_failed", error=str(exc))
+        return 0
+    _emit(out, event="loaded")
+    setup = Setup(driver)
+    original = driver.function
+
+    def announce(name: str) -> Any:
+        _emit(out, event="calling", function=symbol_of(name))
+        return original(name)
+
+    driver.function = announce  # type: ignore[method-assign]
+    for line in sys.stdin:
+        case_id = line.strip()
+        if not case_id:
+            continue
+        _emit(out, event="result", **run_case(driver, setup, case_id))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,85 @@
+"""Our LD_AUDIT redirector (``shims/redirect/redirect.c``): build it, write its map.
+
+The redirector answers the loader's searches from a ``name<TAB>/abs/path`` map
+(``$ZLUDA_RUNNER_REDIRECT_MAP``) before DT_RPATH is looked at, which is what
+replaces ``libcublas.so.13`` under PyPI torch (DT_RPATH beats LD_LIBRARY_PATH).
+It is compiled on first use into ``<cache>/native`` (content-keyed: a later
+launch is a file lookup).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import LaunchError
+from .paths import shims_dir
+
+if TYPE_CHECKING:
+    from .launch.linux import LinuxLaunch
+
+MAP_ENV = "ZLUDA_RUNNER_REDIRECT_MAP"
+DEBUG_ENV = "ZLUDA_RUNNER_REDIRECT_DEBUG"
+LIBRARY_NAME = "libzluda_runner_redirect.so"
+MAPS_SUBDIR = "redirect-maps"
+
+
+def redirector_source() -> Path:
+    return shims_dir() / "redirect" / "redirect.c"
+
+
+def build_redirector(cache_dir: Path) -> Path:
+    """The redirector library, compiled into ``<cache>/native`` on first use."""
+    from .native import compile_c  # only needed on the build path
+
+    return compile_c([redirector_source()], LIBRARY_NAME, Path(cache_dir) / "native", args=["-Wall"])
+
+
+def map_text(mapping: Mapping[str, Path]) -> str:
+    lines = []
+    for name in sorted(mapping):
+        target = os.path.abspath(mapping[name])
+        if not name or "/" in name or any(c in name for c in "\t\n\0"):
+            raise LaunchError(
+                f"bad library name for the redirect map: {name!r}", hint="this is a planner bug"
+            )
+        if any(c in target for c in "\t\n\0"):
+            raise LaunchError(
+                f"the path {target!r} cannot go in the redirect map (tab or newline in it)",
+                hint="move the release to a folder without such characters",
+            )
+        lines.append(f"{name}\t{target}\n")
+    return "".join(lines)
+
+
+def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
+    """``<cache>/redirect-maps/<sha>.tsv`` holding ``mapping`` (written once, atomically)."""
+    text = map_text(mapping)
+    folder = Path(cache_dir) / MAPS_SUBDIR
+    target = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.tsv"
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".tsv", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def redirect_launch(cache_dir: Path, mapping: Mapping[str, Path]) -> LinuxLaunch:
+    """A :class:`~zluda_runner.launch.linux.LinuxLaunch` that redirects ``mapping`` through LD_AUDIT."""
+    from .launch.linux import LinuxLaunch
+
+    return LinuxLaunch(
+        ld_audit=[str(build_redirector(cache_dir))],
+        env={MAP_ENV: str(write_redirect_map(cache_dir, mapping))},
+    )

@@ -1,0 +1,149 @@
+"""The trace report: what a workload asked of the driver, per process and merged.
+
+Both sources (ZLUDA's own tracer logs and our interposer's count files) produce these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..serial import JsonMixin
+
+TRACE_SCHEMA = 1
+SOURCE_ZLUDA_LOG = "zluda-log"
+SOURCE_INTERPOSER = "interposer"
+
+
+@dataclass
+class FirstFailure(JsonMixin):
+    result: str
+    code: int | None = None
+    call_number: int | None = None  # 1-based: the n-th call of this function failed first
+
+
+@dataclass
+class TraceCall(JsonMixin):
+    function: str
+    count: int = 0
+    results: dict[str, int] = field(default_factory=dict)
+    first_failure: FirstFailure | None = None
+    nested: int = 0  # calls made while another traced call was running (ZLUDA logs only)
+    missing_in_driver: bool = False  # exported by the interposer, absent from the real driver
+
+    @property
+    def failures(self) -> int:
+        return sum(n for name, n in self.results.items() if name != "CUDA_SUCCESS")
+
+
+@dataclass
+class ProcAddressLookup(JsonMixin):
+    symbol: str
+    version: int | None = None
+    flags: int | None = None
+    found: bool | None = None
+    count: int = 1
+
+
+@dataclass
+class ExportTableRequest(JsonMixin):
+    guid: str
+    found: bool | None = None
+    count: int = 1
+
+
+@dataclass
+class TraceProcess(JsonMixin):
+    pid: int | None
+    source: str
+    file: str = ""
+    ppid: int | None = None
+    argv: list[str] = field(default_factory=list)
+    complete: bool = True
+    calls: list[TraceCall] = field(default_factory=list)
+    proc_address_lookups: list[ProcAddressLookup] = field(default_factory=list)
+    export_tables: list[ExportTableRequest] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TraceReport(JsonMixin):
+    schema: int = TRACE_SCHEMA
+    source: str = ""
+    command: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    processes: list[TraceProcess] = field(default_factory=list)
+    calls: list[TraceCall] = field(default_factory=list)
+    proc_address_lookups: list[ProcAddressLookup] = field(default_factory=list)
+    export_tables: list[ExportTableRequest] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def total_calls(self) -> int:
+        return sum(c.count for c in self.calls)
+
+    def call(self, function: str) -> TraceCall | None:
+        return next((c for c in self.calls if c.function == function), None)
+
+
+def merge_calls(groups: Iterable[Iterable[TraceCall]]) -> list[TraceCall]:
+    merged: dict[str, TraceCall] = {}
+    for group in groups:
+        for call in group:
+            into = merged.get(call.function)
+            if into is None:
+                merged[call.function] = TraceCall(
+                    call.function, call.count, dict(call.results), call.first_failure, call.nested,
+                    call.missing_in_driver,
+                )
+                continue
+            into.count += call.count
+            into.nested += call.nested
+            into.missing_in_driver = into.missing_in_driver or call.missing_in_driver
+            for name, n in call.results.items():
+                into.results[name] = into.results.get(name, 0) + n
+            if into.first_failure is None:
+                into.first_failure = call.first_failure
+    return sorted(merged.values(), key=lambda c: (-c.count, c.function))
+
+
+def merge_lookups(groups: Iterable[Iterable[ProcAddressLookup]]) -> list[ProcAddressLookup]:
+    merged: dict[tuple[str, int | None, int | None, bool | None], ProcAddressLookup] = {}
+    for group in groups:
+        for item in group:
+            key = (item.symbol, item.version, item.flags, item.found)
+            if key in merged:
+                merged[key].count += item.count
+            else:
+                merged[key] = ProcAddressLookup(*key, count=item.count)
+    return list(merged.values())
+
+
+def merge_export_tables(groups: Iterable[Iterable[ExportTableRequest]]) -> list[ExportTableRequest]:
+    merged: dict[tuple[str, bool | None], ExportTableRequest] = {}
+    for group in groups:
+        for item in group:
+            key = (item.guid, item.found)
+            if key in merged:
+                merged[key].count += item.count
+            else:
+                merged[key] = ExportTableRequest(item.guid, item.found, item.count)
+    return list(merged.values())
+
+
+def merge_processes(processes: list[TraceProcess], *, source: str, command: list[str] | None = None,
+                    exit_code: int | None = None, warnings: list[str] | None = None) -> TraceReport:
+    """One report: every process listed, and their calls, lookups and GUIDs merged."""
+    all_warnings = list(warnings or [])
+    for proc in processes:
+        all_warnings += [f"pid {proc.pid}: {w}" for w in proc.warnings]
+    return TraceReport(
+        source=source,
+        command=list(command or []),
+        exit_code=exit_code,
+        processes=processes,
+        calls=merge_calls(p.calls for p in processes),
+        proc_address_lookups=merge_lookups(p.proc_address_lookups for p in processes),
+        export_tables=merge_export_tables(p.export_tables for p in processes),
+        warnings=all_warnings,
+    )

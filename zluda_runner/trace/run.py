@@ -1,0 +1,123 @@
+"""Run a command with every driver call traced, and read the trace back as one report.
+
+When the ZLUDA release ships its own tracer (``<zluda_dir>/trace/libcuda.so(.1)``), that
+tracer is put first and its logs (``ZLUDA_LOG_DIR``) are parsed; otherwise our interposer
+(``shims/trace``) is put first, forwarding to ``real_libcuda``. Either way the result is a
+:class:`TraceReport` listing each process and the merged calls.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import CommandNotFoundError, TraceError
+from ..paths import default_cache_dir
+from .counts import read_count_dir
+from .interposer import build_interposer, interposer_env
+from .model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
+from .zluda_log import read_log_dir
+
+ZLUDA_LOG_DIR_ENV = "ZLUDA_LOG_DIR"
+ZLUDA_CUDA_LIB_ENV = "ZLUDA_CUDA_LIB"
+TRACER_NAMES = ("libcuda.so.1", "libcuda.so")
+NO_PROCESS_WARNING = (
+    "no process reported: the workload loaded no libcuda.so.1 through the tracer (it made no CUDA "
+    "call, bound another libcuda, or every process ended with _exit); check with LD_DEBUG=libs"
+)
+
+
+def find_zluda_tracer(zluda_dir: Path | None) -> Path | None:
+    """The release's own tracer library (vosen/ZLUDA rewrite ``trace/``), if it ships one."""
+    if zluda_dir is None:
+        return None
+    for name in TRACER_NAMES:
+        cand = Path(zluda_dir) / "trace" / name
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _prepend_path(env: dict[str, str], key: str, folder: Path) -> None:
+    old = env.get(key, "")
+    env[key] = f"{folder}:{old}" if old else str(folder)
+
+
+def _run(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> int | None:
+    try:
+        return subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
+    except FileNotFoundError as exc:
+        raise CommandNotFoundError(f"command not found: {argv[0]}", hint="check the command's spelling and PATH") from exc
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def run_traced(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    real_libcuda: Path,
+    out_dir: Path,
+    zluda_dir: Path | None = None,
+    cache_dir: Path | None = None,
+    timeout: float | None = None,
+) -> TraceReport:
+    """Run ``argv`` under ``env`` with driver calls traced; raw logs stay in a fresh folder under ``out_dir``.
+
+    ``real_libcuda`` is the driver the calls go to (ZLUDA's ``libcuda.so.1``, or NVIDIA's).
+    The command's exit code is in ``report.exit_code`` (``None`` when it ran past ``timeout``).
+    """
+    if not argv:
+        raise TraceError("nothing to trace: no command given", hint="zluda-run --trace -- python infer.py")
+    real = Path(real_libcuda)
+    if not real.is_file():
+        raise TraceError(f"the driver to trace, {real}, does not exist",
+                         hint="pass the libcuda.so.1 the workload should reach (ZLUDA's or NVIDIA's)")
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="trace-", dir=out_dir))
+    run_env = dict(env)
+    tracer = find_zluda_tracer(zluda_dir)
+    if tracer is not None:
+        log_dir = run_dir / "zluda-log"
+        log_dir.mkdir()
+        _prepend_path(run_env, "LD_LIBRARY_PATH", tracer.parent)
+        run_env[ZLUDA_LOG_DIR_ENV] = str(log_dir)
+        run_env[ZLUDA_CUDA_LIB_ENV] = str(real.resolve())
+        exit_code = _run(argv, run_env, timeout)
+        processes = read_log_dir(log_dir)
+        source = SOURCE_ZLUDA_LOG
+    else:
+        interposer = build_interposer(cache_dir or default_cache_dir())
+        counts_dir = run_dir / "interposer"
+        counts_dir.mkdir()
+        exit_code = _run(argv, interposer_env(interposer, real, counts_dir, run_env), timeout)
+        processes = read_count_dir(counts_dir)
+        source = SOURCE_INTERPOSER
+    warnings = [] if processes else [NO_PROCESS_WARNING]
+    if exit_code is None:
+        warnings.append(f"the command ran past {timeout} s and was stopped")
+    return merge_processes(processes, source=source, command=list(argv), exit_code=exit_code, warnings=warnings)
+
+
+def read_trace_dir(folder: Path) -> TraceReport:
+    """A report from a folder of raw logs left by an earlier run (either source)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise TraceError(f"{folder} is not a folder", hint="pass the folder holding the raw trace files")
+    counts = read_count_dir(folder) + read_count_dir(folder / "interposer")
+    logs = read_log_dir(folder) + read_log_dir(folder / "zluda-log") if not counts else []
+    processes = counts or logs
+    source = SOURCE_INTERPOSER if counts else SOURCE_ZLUDA_LOG
+    return merge_processes(processes, source=source, warnings=[] if processes else [NO_PROCESS_WARNING])
+
+
+def env_without_tracing(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` minus our tracer's variables (for children that must not be traced)."""
+    from .interposer import TRACE_DIR_ENV, TRACE_REAL_ENV
+
+    return {k: v for k, v in env.items() if k not in (TRACE_DIR_ENV, TRACE_REAL_ENV)}
+
+
+__all__ = ["find_zluda_tracer", "read_trace_dir", "run_traced", "env_without_tracing"]

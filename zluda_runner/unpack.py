@@ -1,0 +1,478 @@
+"""Safe extraction of zip and tar.gz release archives.
+
+We never call ``extractall`` (and do not lean on tarfile's ``filter=``, which
+Python 3.10 lacks on many builds). Every member is checked *before anything is
+written*:
+
+- names are relative: no leading ``/`` or ``\\``, no drive letter, no ``..``
+  component (``\\`` counts as a separator, as Windows would read it);
+- symbolic links must stay inside the folder (relative target, resolved
+  lexically from the link's own folder); hard links must name a regular file
+  of the same archive;
+- device files, fifos and other special members are refused;
+- no member may be written *through* a symbolic link of the archive, and no
+  name may appear twice as a file/link.
+
+Then regular files and folders are written (``O_EXCL``, no set-uid bits, the
+executable bit kept), hard links become copies, and symbolic links are made
+last, so nothing is ever written through one; finally each link is resolved on
+disk and must land inside the folder. Symbolic links inside the folder are
+legitimate: ZLUDA's Linux tarballs hold ``libcuda.so -> libcuda.so.1``. Where
+the platform cannot make symbolic links (Windows without the privilege), a
+link to a file is replaced by a copy of it.
+
+Callers extract into a fresh temporary folder and delete it on any error.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from .errors import ArchiveError, CacheError, UnsafeArchiveError
+
+ARCHIVE_FORMATS = ("zip", "tar.gz")
+CHUNK_SIZE = 1 << 20
+MAX_MEMBERS = 200_000
+MAX_TOTAL_BYTES = 64 << 30  # refuse archive bombs: no ZLUDA release is near this
+
+Kind = Literal["file", "dir", "symlink", "hardlink"]
+
+_READ_ERRORS: tuple[type[BaseException], ...] = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    NotImplementedError,  # zip compression methods we cannot read
+    RuntimeError,  # encrypted zip members
+)
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One archive member, checked and with a clean relative POSIX name."""
+
+    name: str
+    kind: Kind
+    size: int
+    executable: bool
+    link: str | None  # symlink: target as stored; hardlink: clean member name
+    source: Any  # TarInfo or ZipInfo
+
+
+def archive_format(filename: str) -> str:
+    """``"zip"`` or ``"tar.gz"`` from an archive's file name."""
+    lower = filename.lower()
+    if lower.endswith(".zip"):
+        return "zip"
+    if lower.endswith((".tar.gz", ".tgz")):
+        return "tar.gz"
+    raise ArchiveError(
+        f"{filename} is neither a .zip nor a .tar.gz archive.",
+        hint="ZLUDA releases ship as .zip (Windows) or .tar.gz (Linux); pass one of those.",
+    )
+
+
+def archive_stem(filename: str) -> str:
+    """The file name without its archive suffix."""
+    lower = filename.lower()
+    for suffix in (".tar.gz", ".tgz", ".zip"):
+        if lower.endswith(suffix):
+            return filename[: -len(suffix)]
+    return filename
+
+
+def safe_extract(archive: Path, fmt: str, dest: Path) -> list[str]:
+    """Extract ``archive`` (``"zip"`` or ``"tar.gz"``) into the empty folder ``dest``.
+
+    Returns the member names written. Raises UnsafeArchiveError before writing
+    anything when a member is unsafe, ArchiveError for a truncated or corrupt
+    archive (``dest`` may then hold part of the tree: the caller removes it).
+    """
+    if fmt not in ARCHIVE_FORMATS:
+        raise ArchiveError(
+            f"Unknown archive format {fmt!r} for {archive}.", hint=f"Use one of {', '.join(ARCHIVE_FORMATS)}."
+        )
+    dest.mkdir(parents=True, exist_ok=True)
+    with _open(archive, fmt) as reader:
+        members = _checked(archive, reader.members())
+        _write_all(archive, reader, members, dest)
+    return [m.name for m in members]
+
+
+# --------------------------------------------------------------------------- readers
+
+
+class _Reader:
+    def members(self) -> list[Member]:
+        raise NotImplementedError
+
+    def open_member(self, member: Member) -> IO[bytes]:
+        raise NotImplementedError
+
+
+class _TarReader(_Reader):
+    def __init__(self, archive: Path, tf: tarfile.TarFile) -> None:
+        self.archive = archive
+        self.tf = tf
+
+    def members(self) -> list[Member]:
+        out: list[Member] = []
+        for info in self.tf.getmembers():  # reads the whole stream: truncation shows here
+            name = _clean_name(self.archive, info.name)
+            if name is None:
+                if info.isdir():
+                    continue
+                raise UnsafeArchiveError(
+                    f"{self.archive.name}: member {info.name!r} has an empty name and is not a folder.",
+                    hint="The archive is malformed; do not use it.",
+                )
+            executable = bool(info.mode & 0o111)
+            if info.isreg():
+                out.append(Member(name, "file", info.size, executable, None, info))
+            elif info.isdir():
+                out.append(Member(name, "dir", 0, True, None, info))
+            elif info.issym():
+                out.append(Member(name, "symlink", 0, False, info.linkname, info))
+            elif info.islnk():
+                target = _clean_name(self.archive, info.linkname)
+                if target is None:
+                    raise UnsafeArchiveError(
+                        f"{self.archive.name}: hard link {info.name!r} has an empty target.",
+                        hint="The archive is malformed; do not use it.",
+                    )
+                out.append(Member(name, "hardlink", 0, executable, target, info))
+            else:
+                raise UnsafeArchiveError(
+                    f"{self.archive.name}: member {info.name!r} is a {_tar_kind(info)}; "
+                    "release archives hold only files, folders and links, so it was refused.",
+                    hint="Do not use this archive; download the release again from its official URL.",
+                )
+        return out
+
+    def open_member(self, member: Member) -> IO[bytes]:
+        stream = self.tf.extractfile(member.source)
+        if stream is None:  # pragma: no cover - regular members always have data
+            raise ArchiveError(f"{self.archive.name}: cannot read {member.name}.", hint="Re-download it.")
+        return stream
+
+
+class _ZipReader(_Reader):
+    def __init__(self, archive: Path, zf: zipfile.ZipFile) -> None:
+        self.archive = archive
+        self.zf = zf
+
+    def members(self) -> list[Member]:
+        out: list[Member] = []
+        for info in self.zf.infolist():
+            name = _clean_name(self.archive, info.filename)
+            if name is None:
+                if info.is_dir():
+                    continue
+                raise UnsafeArchiveError(
+                    f"{self.archive.name}: member {info.filename!r} has an empty name.",
+                    hint="The archive is malformed; do not use it.",
+                )
+            if info.flag_bits & 0x1:
+                raise ArchiveError(
+                    f"{self.archive.name}: member {info.filename!r} is encrypted.",
+                    hint="Release archives are not encrypted; download the official archive.",
+                )
+            mode = info.external_attr >> 16
+            fmt = stat.S_IFMT(mode)
+            if info.is_dir() or fmt == stat.S_IFDIR:
+                out.append(Member(name, "dir", 0, True, None, info))
+            elif fmt == stat.S_IFLNK:
+                target = self._read_small(info)
+                out.append(Member(name, "symlink", 0, False, target, info))
+            elif fmt in (0, stat.S_IFREG):
+                out.append(Member(name, "file", info.file_size, bool(mode & 0o111), None, info))
+            else:
+                raise UnsafeArchiveError(
+                    f"{self.archive.name}: member {info.filename!r} is a {_mode_kind(mode)}; "
+                    "release archives hold only files, folders and links, so it was refused.",
+                    hint="Do not use this archive; download the release again from its official URL.",
+                )
+        return out
+
+    def _read_small(self, info: zipfile.ZipInfo) -> str:
+        if info.file_size > 4096:
+            raise UnsafeArchiveError(
+                f"{self.archive.name}: link {info.filename!r} has an oversized target.",
+                hint="The archive is malformed; do not use it.",
+            )
+        try:
+            return self.zf.read(info).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ArchiveError(
+                f"{self.archive.name}: link {info.filename!r} has an unreadable target.",
+                hint="The archive is malformed; do not use it.",
+            ) from exc
+
+    def open_member(self, member: Member) -> IO[bytes]:
+        return self.zf.open(member.source)
+
+
+@contextmanager
+def _open(archive: Path, fmt: str) -> Iterator[_Reader]:
+    try:
+        if fmt == "zip":
+            zf = zipfile.ZipFile(archive)
+            reader: _Reader = _ZipReader(archive, zf)
+            closer: Any = zf
+        else:
+            tf = tarfile.open(archive, mode="r:gz")  # noqa: SIM115 - closed below
+            reader = _TarReader(archive, tf)
+            closer = tf
+    except FileNotFoundError as exc:
+        raise ArchiveError(f"Archive {archive} does not exist.", hint="Check the path.") from exc
+    except _READ_ERRORS as exc:
+        raise _corrupt(archive, fmt, exc) from exc
+    try:
+        yield reader
+    except (UnsafeArchiveError, ArchiveError, CacheError):
+        raise
+    except _READ_ERRORS as exc:
+        raise _corrupt(archive, fmt, exc) from exc
+    finally:
+        closer.close()
+
+
+def _corrupt(archive: Path, fmt: str, exc: BaseException) -> ArchiveError:
+    return ArchiveError(
+        f"{archive.name} is not a readable {fmt} archive: it is truncated or corrupt "
+        f"({exc or type(exc).__name__}).",
+        hint="Delete it and download it again (`zluda-run cache clean` then `zluda-run fetch`), "
+        "or fetch it by hand and pass `--archive FILE`.",
+    )
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _clean_name(archive: Path, raw: str) -> str | None:
+    """A safe relative POSIX name, or None for the archive root itself."""
+    if "\x00" in raw:
+        raise UnsafeArchiveError(f"{archive.name}: member name {raw!r} holds a NUL byte.", hint=_UNSAFE_HINT)
+    text = raw.replace("\\", "/")
+    if text.startswith("/") or _DRIVE.match(text):
+        raise UnsafeArchiveError(
+            f"{archive.name}: member {raw!r} has an absolute path; extracting it would write outside "
+            "the release folder, so the archive was refused and nothing was written.",
+            hint=_UNSAFE_HINT,
+        )
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise UnsafeArchiveError(
+            f"{archive.name}: member {raw!r} climbs out with '..'; extracting it would write outside "
+            "the release folder, so the archive was refused and nothing was written.",
+            hint=_UNSAFE_HINT,
+        )
+    return "/".join(parts) if parts else None
+
+
+_UNSAFE_HINT = (
+    "Do not use this archive: download the release from its official URL (or a trusted mirror) "
+    "and check its SHA-256."
+)
+
+
+def _check_symlink(archive: Path, member: Member) -> None:
+    target = (member.link or "").replace("\\", "/")
+    if not target or "\x00" in target:
+        raise UnsafeArchiveError(
+            f"{archive.name}: link {member.name!r} has an empty target.", hint=_UNSAFE_HINT
+        )
+    if target.startswith("/") or _DRIVE.match(target):
+        raise UnsafeArchiveError(
+            f"{archive.name}: link {member.name!r} points to the absolute path {member.link!r}, outside the "
+            "release folder; the archive was refused and nothing was written.",
+            hint=_UNSAFE_HINT,
+        )
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), target))
+    if resolved == ".." or resolved.startswith("../"):
+        raise UnsafeArchiveError(
+            f"{archive.name}: link {member.name!r} -> {member.link!r} points outside the release folder; "
+            "the archive was refused and nothing was written.",
+            hint=_UNSAFE_HINT,
+        )
+
+
+def _checked(archive: Path, members: list[Member]) -> list[Member]:
+    if len(members) > MAX_MEMBERS:
+        raise UnsafeArchiveError(f"{archive.name} holds {len(members)} members; refused.", hint=_UNSAFE_HINT)
+    total = sum(m.size for m in members)
+    if total > MAX_TOTAL_BYTES:
+        raise UnsafeArchiveError(
+            f"{archive.name} would unpack to {total} bytes; refused as an archive bomb.", hint=_UNSAFE_HINT
+        )
+    kinds: dict[str, Kind] = {}
+    links: set[str] = set()
+    for m in members:
+        if m.kind == "symlink":
+            _check_symlink(archive, m)
+            links.add(m.name)
+        elif m.kind == "hardlink" and kinds.get(m.link or "") not in ("file", "hardlink"):
+            raise UnsafeArchiveError(
+                f"{archive.name}: hard link {m.name!r} -> {m.link!r} does not name an earlier file of "
+                "the archive (it could reach outside the release folder); refused, nothing was written.",
+                hint=_UNSAFE_HINT,
+            )
+        previous = kinds.get(m.name)
+        if previous is not None and not (previous == "dir" and m.kind == "dir"):
+            raise UnsafeArchiveError(
+                f"{archive.name}: {m.name!r} appears twice (as {previous} and {m.kind}); refused.",
+                hint=_UNSAFE_HINT,
+            )
+        kinds[m.name] = m.kind
+    for m in members:
+        parts = m.name.split("/")
+        for i in range(1, len(parts)):
+            prefix = "/".join(parts[:i])
+            if prefix in links:
+                raise UnsafeArchiveError(
+                    f"{archive.name}: member {m.name!r} would be written through the link {prefix!r}; "
+                    "refused, nothing was written.",
+                    hint=_UNSAFE_HINT,
+                )
+            if kinds.get(prefix) in ("file", "hardlink"):
+                raise ArchiveError(
+                    f"{archive.name}: {m.name!r} lies under {prefix!r}, which is a file.",
+                    hint="The archive is malformed; download it again.",
+                )
+    return members
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _write_all(archive: Path, reader: _Reader, members: list[Member], dest: Path) -> None:
+    root = dest.resolve()
+    try:
+        for m in members:
+            target = root / m.name
+            if m.kind == "dir":
+                target.mkdir(parents=True, exist_ok=True)
+            elif m.kind == "file":
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with reader.open_member(m) as src:
+                    _write_file(archive, src, target, m)
+            elif m.kind == "hardlink":
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _copy_new(root / (m.link or ""), target, m.executable)
+        symlinks = [m for m in members if m.kind == "symlink"]
+        for m in symlinks:
+            _make_symlink(root, m)
+        for m in symlinks:  # checked once all exist: a later link can redirect an earlier one
+            _check_resolved(archive, root, m)
+    except (UnsafeArchiveError, ArchiveError):
+        raise
+    except OSError as exc:
+        if exc.filename and str(exc.filename).startswith(str(root)):
+            raise CacheError(
+                f"Could not write {exc.filename} while unpacking {archive.name}: {exc.strerror or exc}.",
+                hint=f"Check free space and permissions in {dest.parent}.",
+            ) from exc
+        raise
+
+
+def _mode(executable: bool) -> int:
+    return 0o755 if executable else 0o644
+
+
+def _create(path: Path, executable: bool) -> IO[bytes]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, _mode(executable))
+    return os.fdopen(fd, "wb")
+
+
+def _write_file(archive: Path, src: IO[bytes], target: Path, member: Member) -> None:
+    written = 0
+    with _create(target, member.executable) as out:
+        while True:
+            chunk = src.read(CHUNK_SIZE)
+            if not chunk:
+                break
+            written += len(chunk)
+            if written > member.size:
+                raise ArchiveError(
+                    f"{archive.name}: {member.name} holds more data than its header says.",
+                    hint="The archive is corrupt; download it again.",
+                )
+            out.write(chunk)
+    if written != member.size:
+        raise ArchiveError(
+            f"{archive.name}: {member.name} ended after {written} of {member.size} bytes "
+            "(truncated archive).",
+            hint="Delete it and download it again, or fetch it by hand and pass `--archive FILE`.",
+        )
+
+
+def _copy_new(source: Path, target: Path, executable: bool) -> None:
+    with source.open("rb") as src, _create(target, executable) as out:
+        shutil.copyfileobj(src, out, CHUNK_SIZE)
+
+
+def _inside(root: Path, path: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _make_symlink(root: Path, member: Member) -> None:
+    link_path = root / member.name
+    target = member.link or ""
+    link_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.symlink(target, link_path)
+    except OSError:
+        # No symlink privilege (Windows): copy the file it names, when that is a file inside.
+        resolved = (link_path.parent / target).resolve()
+        if not (_inside(root, resolved) and resolved.is_file()):
+            raise
+        _copy_new(resolved, link_path, bool(resolved.stat().st_mode & 0o111))
+
+
+def _check_resolved(archive: Path, root: Path, member: Member) -> None:
+    link_path = root / member.name
+    target = member.link or ""
+    if not _inside(root, link_path.resolve()):
+        raise UnsafeArchiveError(
+            f"{archive.name}: link {member.name!r} -> {target!r} resolves outside the release folder "
+            f"(through other links); refused, nothing was written outside.",
+            hint=_UNSAFE_HINT,
+        )
+
+
+def _tar_kind(info: tarfile.TarInfo) -> str:
+    if info.ischr():
+        return "character device"
+    if info.isblk():
+        return "block device"
+    if info.isfifo():
+        return "fifo"
+    return f"special member (type {info.type!r})"
+
+
+def _mode_kind(mode: int) -> str:
+    if stat.S_ISCHR(mode):
+        return "character device"
+    if stat.S_ISBLK(mode):
+        return "block device"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return f"special member (mode {oct(mode)})"
