@@ -51,7 +51,9 @@ def exported_symbols(include: Path) -> list[str]:
     for mode in MODES:
         out = subprocess.run(
             ["cc", "-E", "-P", *mode, f"-I{include}", str(include / "cuda.h")],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         names.update(DECL.findall(" ".join(out.split())))
     return sorted(names)
@@ -61,12 +63,14 @@ def entry_points(include: Path) -> list[dict[str, object]]:
     text = (include / "cudaTypedefs.h").read_text()
     found = []
     for name, version, variant, params in PFN.findall(text):
-        found.append({
-            "name": name,
-            "version": int(version),
-            "variant": variant.lstrip("_"),
-            "params": " ".join(params.split()),
-        })
+        found.append(
+            {
+                "name": name,
+                "version": int(version),
+                "variant": variant.lstrip("_"),
+                "params": " ".join(params.split()),
+            }
+        )
     found.sort(key=lambda e: (e["name"], e["version"], e["variant"]))
     return found
 
@@ -102,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"{args.out}: {len(data['symbols'])} symbols, {len(data['entry_points'])} entry points, "
-          f"{len(data['results'])} result codes, CUDA {data['cuda_version']}")
+    print(
+        f"{args.out}: {len(data['symbols'])} symbols, {len(data['entry_points'])} entry points, "
+        f"{len(data['results'])} result codes, CUDA {data['cuda_version']}"
+    )
     return 0
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .commands import ALL_COMMANDS
+from .commands import COMMAND_MODULES, load_command
 from .errors import ZludaRunnerError
 from .paths import CACHE_ENV, MANIFEST_ENV
 from .settings import Settings
@@ -35,7 +35,7 @@ class FallthroughGroup(click.Group):
                 args = [*args[:i], RUN_COMMAND, "--", *args[i + 1 :]]
                 break
             if not arg.startswith("-"):
-                if arg not in self.commands:
+                if arg not in self.commands and arg not in COMMAND_MODULES:
                     args = [*args[:i], RUN_COMMAND, "--", *args[i:]]
                 break
             opt = self._option_for(ctx, arg)
@@ -43,6 +43,17 @@ class FallthroughGroup(click.Group):
                 i += 1  # skip the option's value
             i += 1
         return super().parse_args(ctx, args)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        # Commands are imported on first use (a cached `zluda-run CMD` must start fast).
+        if cmd_name not in self.commands:
+            command = load_command(cmd_name)
+            if command is not None:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
 
     def _option_for(self, ctx: click.Context, arg: str) -> click.Option | None:
         name = arg.split("=", 1)[0]
@@ -138,10 +149,6 @@ def main_group(
     if cache_dir is not None:
         settings.cache_dir = cache_dir
     ctx.obj = settings
-
-
-for _command in ALL_COMMANDS:
-    main_group.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -247,15 +247,43 @@ def _verify(ctx: _Context, result: DownloadResult) -> None:
         )
 
 
+class _Progress:
+    """A one-line progress display on stderr (only used when stderr is a terminal)."""
+
+    def __init__(self, label: str, total: int | None) -> None:
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.last = 0.0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.last >= 0.1:
+            self.last = now
+            self.draw()
+
+    def draw(self) -> None:
+        mb = self.done / 1e6
+        if self.total:
+            pct = min(100, self.done * 100 // self.total)
+            text = f"fetching {self.label}: {mb:.1f} / {self.total / 1e6:.1f} MB ({pct}%)"
+        else:
+            text = f"fetching {self.label}: {mb:.1f} MB"
+        click.echo("\r" + text, nl=False, err=True)
+
+
 @contextmanager
 def _progress_bar(show: bool, label: str, total: int | None) -> Iterator[Callable[[int], None]]:
     if not show:
         yield lambda n: None
         return
-    with click.progressbar(
-        length=total, label=f"fetching {label}", file=sys.stderr, show_pos=False, show_percent=True
-    ) as bar:
-        yield bar.update
+    bar = _Progress(label, total)
+    try:
+        yield bar
+    finally:
+        bar.draw()
+        click.echo("", err=True)
 
 
 class _HashingWriter:
@@ -429,6 +457,8 @@ def _one_request(
             restarted = 1
         length = resp.headers.get("Content-Length")
         remaining = int(length) if length and length.isdigit() else None
+        if isinstance(tick, _Progress) and tick.total is None and remaining is not None:
+            tick.total = writer.written + remaining
         received = 0
         readinto = _body_readinto(resp)
         while True:

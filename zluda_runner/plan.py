@@ -93,6 +93,7 @@ class Binding(JsonMixin):
     requested_by: list[str] = field(default_factory=list)
     found_now: str | None = None  # where the loader takes it from without ZLUDA
     found_now_via: str | None = None
+    problems: list[str] = field(default_factory=list)  # the reasons behind a warn/fatal verdict
 
 
 @dataclass
@@ -162,6 +163,7 @@ class ShimFacts(JsonMixin):
     exports: list[str]
     readable: bool = True
     problem: str | None = None
+    version_base: str | None = None  # the base version definition (named after the SONAME)
 
 
 def read_shim_facts(path: str | Path) -> ShimFacts:
@@ -184,7 +186,8 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
         return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
     defs = list(elf.version_defs)
     exports = [s.name for s in elf.exports]
-    return ShimFacts(str(p), elf.elf_class, elf.machine, elf.soname, defs, exports)
+    return ShimFacts(str(p), elf.elf_class, elf.machine, elf.soname, defs, exports,
+                     version_base=elf.version_base)
 
 
 def _check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
@@ -197,6 +200,15 @@ def _check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -
             "at the first versioned binding (check_match assertion)"
         ]
     missing = [v for v in need_versions if v not in facts.version_defs]
+    base_only = [v for v in missing if v == facts.version_base]
+    if base_only:
+        # The base definition (VER_FLG_BASE, named after the SONAME) passes ld.so's load-time check,
+        # but no symbol is defined in it: each binding fails when first resolved.
+        return FATAL, [
+            f"version {', '.join(base_only)} is only the shim's base version (its SONAME); no symbol is "
+            f"defined in it (the shim defines {', '.join(facts.version_defs[:6])}): the load passes, then "
+            f"every binding fails with \"undefined symbol: ..., version {base_only[0]}\""
+        ]
     if missing:
         return FATAL, [
             f"version {', '.join(missing)} not defined by the shim (it defines "
@@ -431,13 +443,14 @@ def _bind(
         )
         return Binding(
             **base, action=MISSING, shim=None, load_name=None, mechanism=MECH_NONE, verdict=severity,
-            reasons=[why, consequence],
+            reasons=[why, consequence], problems=[consequence] if severity != OK else [],
         )
     if shim.path not in facts_cache:
         facts_cache[shim.path] = facts_reader(shim.path)
     facts = facts_cache[shim.path]
     reasons = [why]
     verdicts = []
+    problems: list[str] = []
     if os_name == "windows":
         mechanism = MECH_PATH if need.family in ("driver", "nvml") else MECH_DLL_PLACEMENT
         reasons.append(
@@ -455,6 +468,8 @@ def _bind(
     ):
         verdicts.append(check[0])
         reasons.extend(check[1])
+        if check[0] != OK:
+            problems.extend(check[1])
     if os_name == "linux" and facts.soname and facts.soname != need.name and facts.readable:
         reasons.append(
             f"its SONAME is {facts.soname}: fine here, the loader records it under the needed name "
@@ -463,7 +478,7 @@ def _bind(
     verdict = max(verdicts, key=lambda v: _SEVERITY[v], default=OK)
     return Binding(
         **base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
-        reasons=reasons,
+        reasons=reasons, problems=[p for p in problems if verdict != OK],
     )
 
 

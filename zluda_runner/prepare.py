@@ -30,6 +30,8 @@ from .plan import ShimPlan
 from .settings import Settings
 
 PLAN_CACHE_SUBDIR = "plans"
+# Bumped when what a plan holds, or how it is computed, changes within one released version.
+PLAN_CACHE_FORMAT = 2
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH")
 
 
@@ -129,25 +131,47 @@ def _stat_id(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _cache_key(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> str:
+def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]:
+    """What decides the target (see :func:`choose_target`), without importing the inspector.
+
+    The choice is a function of ``--python``, else of the file the command's first word
+    runs (its ``#!`` line names the interpreter; PATH is part of the key too), so a cached
+    plan is found without working the choice out again.
+    """
+    if settings.python:
+        py = os.path.realpath(shutil.which(settings.python) or settings.python)
+        return {"python": py, "python_stat": _stat_id(py)}
+    if not argv:
+        py = os.path.realpath(sys.executable)
+        return {"python": py, "python_stat": _stat_id(py)}
+    exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+    if exe is None:
+        return {"command": argv[0], "command_stat": None}
+    real = os.path.realpath(exe)
+    return {"command": real, "command_stat": _stat_id(real)}
+
+
+def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) -> str:
     ident: dict[str, Any] = {
         "version": __version__,
-        "python": choice.python and os.path.realpath(shutil.which(choice.python) or choice.python),
-        "binary": choice.binary,
+        "format": PLAN_CACHE_FORMAT,
+        **_command_identity(argv, settings),
         "zluda_dir": str(settings.zluda_dir) if settings.zluda_dir else None,
         "release": settings.release,
         "manifest": str(settings.manifest) if settings.manifest else None,
         "env": {k: env.get(k) for k in _ENV_KEYS},
     }
-    for key in ("python", "binary", "manifest"):
-        if ident[key]:
-            ident[f"{key}_stat"] = _stat_id(ident[key])
+    if ident["manifest"]:
+        ident["manifest_stat"] = _stat_id(ident["manifest"])
     text = json.dumps(ident, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _inputs_of(target: Any, layout: Any) -> dict[str, list[int] | None]:
+def _inputs_of(target: Any, layout: Any, choice: TargetChoice) -> dict[str, list[int] | None]:
     files: set[str] = set()
+    for chosen in (choice.python, choice.binary):
+        if chosen:
+            files.add(os.path.realpath(shutil.which(chosen) or chosen))
     for obj in getattr(target, "objects", []):
         files.add(obj.path)
     for lib in getattr(target, "libraries", []):
@@ -201,19 +225,19 @@ def prepare_plan(
     from .plan import make_plan
 
     run_env = dict(os.environ if env is None else env)
-    choice = choose_target(argv, settings)
-    cache_file = settings.cache_dir / PLAN_CACHE_SUBDIR / f"{_cache_key(choice, settings, run_env)}.json"
+    cache_file = settings.cache_dir / PLAN_CACHE_SUBDIR / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:
             cached.argv = list(argv)
             return cached
+    choice = choose_target(argv, settings)
     target = inspect_target(choice, settings, run_env)
     source = release_for(target, settings, trust_on_first_use=trust_on_first_use)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
-            _store_plan(cache_file, plan, _inputs_of(target, source.layout))
+            _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice))
     return plan
 
 
@@ -256,7 +280,7 @@ def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
     fatal = plan.fatal
     if not fatal or force:
         return
-    lines = [f"{b.need}: {b.reasons[-1] if b.reasons else 'fatal'}" for b in fatal]
+    lines = [f"{b.need}: {'; '.join(b.problems or b.reasons[-1:]) or 'fatal'}" for b in fatal]
     raise PlanError(
         "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
         hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",

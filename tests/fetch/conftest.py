@@ -154,9 +154,11 @@ def server() -> Iterator[AssetServer]:
 
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[AssetServer]:
+    from ..conftest import require
+
     openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.skip("openssl command-line tool not installed")
+    require(openssl is not None, "openssl command-line tool not installed (apt-get install openssl)")
+    assert openssl is not None
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(
         [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",

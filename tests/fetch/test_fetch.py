@@ -254,3 +254,10 @@ def test_hand_downloaded_archive(tmp_path, server, kit, payload, cache_listing):
     assert (folder / "zluda/libcuda.so.1").is_file()
     assert server.served("/never-asked.tar.gz") == []
     assert hand.exists()  # the user's file is copied, not moved
+
+
+def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):
+    url = server.add("/x.tar.gz", payload)
+    download(url, tmp_path / "x", expected_sha256=kit.sha256(payload), progress=True, label="x.tar.gz")
+    err = capsys.readouterr().err
+    assert "fetching x.tar.gz" in err and "(100%)" in err

@@ -67,13 +67,13 @@ def run_command(
     check_argv(argv)
     plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
-    env = launch_env(plan, settings.cache_dir)
     if plan.os == "windows" and plan.placements:
         _place_windows(plan, settings)
+    if settings.trace:
+        sys.exit(_traced(plan, argv, settings))
+    env = launch_env(plan, settings.cache_dir)
     if settings.verify_load:
         sys.exit(_verify(plan, argv, env, settings))
-    if settings.trace:
-        sys.exit(_traced(plan, argv, env, settings))
     from ..launch.process import run_process
 
     sys.exit(run_process(argv, env))
@@ -85,30 +85,91 @@ def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-unty
 
     result = verify_bindings(argv, env, expected_bindings(plan))
     _report_verification(result, settings)
-    if not result.all_taken:
+    if verification_failed(result):
         return 3 if result.exit_code == 0 else result.exit_code
     return result.exit_code
 
 
+TAKEN, UNUSED, NOT_TAKEN = "taken", "unused", "not-taken"
+
+
+def binding_state(ev) -> str:  # type: ignore[no-untyped-def]
+    """taken; unused (the workload never asked the loader for it: nothing to prove); not-taken."""
+    if ev.taken:
+        return TAKEN
+    if ev.actual is None and not ev.loader_lines:
+        return UNUSED
+    return NOT_TAKEN
+
+
+def verification_failed(result) -> bool:  # type: ignore[no-untyped-def]
+    """A planned binding the loader resolved to another file (or failed to load) is a failure."""
+    return any(binding_state(ev) == NOT_TAKEN for ev in result.bindings)
+
+
+def verification_dict(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    data = result.to_dict()
+    for ev, item in zip(result.bindings, data["bindings"], strict=True):
+        item["state"] = binding_state(ev)
+    data["ok"] = not verification_failed(result)
+    return data
+
+
 def _report_verification(result, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     if settings.json:
-        emit_json({"verify_load": result})
+        emit_json({"verify_load": verification_dict(result)})
         return
     click.echo("\nloader evidence (LD_DEBUG):", err=True)
+    marks = {TAKEN: "taken", UNUSED: "unused", NOT_TAKEN: "NOT TAKEN"}
     for ev in result.bindings:
-        mark = "taken " if ev.taken else "NOT TAKEN"
-        click.echo(f"  {mark:9} {ev.name:24} -> {ev.actual or '(not loaded)'}", err=True)
-        if not ev.taken:
+        state = binding_state(ev)
+        where = ev.actual or "(never requested by this run)"
+        click.echo(f"  {marks[state]:9} {ev.name:24} -> {where}", err=True)
+        if state == NOT_TAKEN:
             for line in ev.loader_lines[-6:]:
                 click.echo(f"              | {line}", err=True)
-    taken = sum(1 for ev in result.bindings if ev.taken)
-    click.echo(f"{taken} of {len(result.bindings)} planned bindings taken", err=True)
+    counts = {s: sum(1 for ev in result.bindings if binding_state(ev) == s) for s in marks}
+    click.echo(
+        f"{counts[TAKEN]} of {len(result.bindings)} planned bindings taken, {counts[UNUSED]} not used by "
+        f"this run, {counts[NOT_TAKEN]} not taken",
+        err=True,
+    )
 
 
-def _traced(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
-    from ..trace import run_traced_command
+def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+    """Run under the call tracer: the release's own (``trace/``) or our interposer over ZLUDA's driver."""
+    import copy
+    import time
 
-    return run_traced_command(plan, argv, env, settings)
+    from ..errors import TraceError
+    from ..prepare import launch_env
+    from ..report.views import trace_markdown
+    from ..trace import run_traced
+
+    driver = next((b for b in plan.bindings if b.family == "driver" and b.shim), None)
+    if driver is None or plan.os != "linux":
+        raise TraceError(
+            "tracing needs a Linux plan with a driver library to forward to",
+            hint="see `zluda-run plan -- CMD`: the release must provide libcuda.so.1",
+        )
+    # The tracer must be the libcuda.so.1 the workload finds: keep ZLUDA's driver out of our links.
+    traced_plan = copy.deepcopy(plan)
+    for mapping in (traced_plan.link_map, traced_plan.redirect_map):
+        for name in [n for n, target in mapping.items() if target == driver.shim]:
+            del mapping[name]
+    env = launch_env(traced_plan, settings.cache_dir)
+    out_dir = settings.cache_dir / "traces"
+    zluda_dir = Path(plan.release.root) if plan.release else None
+    report = run_traced(
+        argv, env, real_libcuda=Path(driver.shim), out_dir=out_dir, zluda_dir=zluda_dir,
+        cache_dir=settings.cache_dir,
+    )
+    target = settings.trace_out or out_dir / f"trace-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(report.to_json())
+    click.echo(trace_markdown(report), err=True)
+    click.echo(f"trace report: {target}", err=True)
+    return report.exit_code if report.exit_code is not None else 124
 
 
 def _place_windows(plan, settings: Settings) -> None:  # type: ignore[no-untyped-def]
@@ -166,13 +227,13 @@ def plan_command(
     if want_json(settings, json_flag):
         data = plan.to_dict()
         if verification is not None:
-            data["verify_load"] = verification.to_dict()
+            data["verify_load"] = verification_dict(verification)
         emit_json(data)
     else:
         click.echo(render_plan(plan))
         if verification is not None:
             _report_verification(verification, settings)
-    if verification is not None and not verification.all_taken:
+    if verification is not None and verification_failed(verification):
         sys.exit(3)
     if plan.fatal:
         sys.exit(2)

@@ -1,7 +1,136 @@
-"""Commands of this area (filled in as the area lands)."""
+"""``zluda-run probe`` (driver API / torch ops coverage) and ``zluda-run trace-report``."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import click
 
-COMMANDS: list[click.Command] = []
+from ..errors import ProbeError, TraceError
+from ..probe.model import CaseResult, ProbeReport
+from ..probe.runner import DEFAULT_TIMEOUT, run_probe
+from ..probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
+from ..report.views import probe_html, probe_markdown, trace_html, trace_markdown
+from ..settings import Settings
+from ..trace.model import TraceReport
+from ..trace.run import read_trace_dir
+from .common import emit_json, pass_settings, want_json
+
+LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
+
+
+def find_probe_libcuda(settings: Settings) -> Path:
+    """The libcuda to probe when none is given: the one in ``--zluda-dir`` (not its trace/ copy)."""
+    if settings.zluda_dir is not None:
+        roots = [settings.zluda_dir]
+        if settings.zluda_dir.name in ("trace", "trace_nvidia"):
+            roots.append(settings.zluda_dir.parent)
+        for root in reversed(roots):
+            for name in LIBCUDA_NAMES:
+                if (root / name).is_file():
+                    return root / name
+        raise ProbeError(
+            f"no libcuda.so.1 in {settings.zluda_dir}",
+            hint="point --zluda-dir at an unpacked ZLUDA, or pass --libcuda PATH",
+        )
+    raise ProbeError(
+        "no libcuda to probe",
+        hint="pass --libcuda PATH (ZLUDA's or NVIDIA's libcuda.so.1) or --zluda-dir DIR",
+    )
+
+
+def _progress(result: CaseResult) -> None:
+    click.echo(f"  {result.status:8} {result.id}", err=True)
+
+
+def _write_html(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    click.echo(f"HTML report written to {path}", err=True)
+
+
+@click.command("probe")
+@click.option("--libcuda", type=click.Path(path_type=Path), help="The libcuda to probe (default: ZLUDA's).")
+@click.option(
+    "--torch", "torch_level", is_flag=True, help="Probe torch ops in the target interpreter instead."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--html", "html_file", type=click.Path(path_type=Path), help="Also write a self-contained HTML page."
+)
+@click.option("--timeout", type=float, default=None, help="Seconds per case (torch: for the whole run).")
+@click.option("--case", "case_ids", multiple=True, help="Run only this case (repeatable).")
+@click.option("--device", default="cuda", hidden=True, help="torch device (tests use cpu).")
+@pass_settings
+def probe_command(
+    settings: Settings,
+    libcuda: Path | None,
+    torch_level: bool,
+    as_json: bool,
+    html_file: Path | None,
+    timeout: float | None,
+    case_ids: tuple[str, ...],
+    device: str,
+) -> None:
+    """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case."""
+    quiet = want_json(settings, as_json)
+    report: ProbeReport
+    if torch_level:
+        python = settings.python or sys.executable
+        report = run_torch_probe(python, os.environ, device=device, timeout=timeout or DEFAULT_TORCH_TIMEOUT)
+    else:
+        target = libcuda if libcuda is not None else find_probe_libcuda(settings)
+        report = run_probe(
+            target,
+            timeout=timeout or DEFAULT_TIMEOUT,
+            case_ids=case_ids or None,
+            progress=None if quiet else _progress,
+        )
+    if html_file is not None:
+        _write_html(html_file, probe_html(report))
+    if quiet:
+        emit_json(report)
+    else:
+        click.echo(probe_markdown(report))
+
+
+def load_trace(path: Path) -> TraceReport:
+    """A saved TraceReport (JSON file) or a folder of raw logs/count files."""
+    if path.is_dir():
+        return read_trace_dir(path)
+    try:
+        return TraceReport.from_json(path.read_text())
+    except FileNotFoundError as exc:
+        raise TraceError(
+            f"{path} does not exist", hint="pass a trace JSON file or a raw trace folder"
+        ) from exc
+    except (OSError, ValueError, TypeError) as exc:
+        raise TraceError(
+            f"{path} is not a trace report: {exc}",
+            hint="pass the file written by --trace-out, or the raw trace folder",
+        ) from exc
+
+
+@click.command("trace-report")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--html", "html_file", type=click.Path(path_type=Path), help="Write a self-contained HTML page."
+)
+@pass_settings
+def trace_report_command(settings: Settings, path: Path, as_json: bool, html_file: Path | None) -> None:
+    """Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."""
+    report = load_trace(path)
+    if html_file is not None:
+        _write_html(html_file, trace_html(report))
+    if want_json(settings, as_json):
+        emit_json(report)
+    else:
+        click.echo(trace_markdown(report))
+
+
+COMMANDS: list[click.Command] = [probe_command, trace_report_command]
+
+__all__ = ["COMMANDS", "find_probe_libcuda", "load_trace"]

@@ -76,7 +76,12 @@ FUNCTIONS: list[tuple[str, str, int, str]] = [
     ("cuStreamQuery", "cuStreamQuery", 2000, "CUstream"),
     ("cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, "CUstream, int"),
     ("cuStreamEndCapture", "cuStreamEndCapture", 10000, "CUstream, CUgraph *"),
-    ("cuGraphInstantiateWithFlags", "cuGraphInstantiateWithFlags", 11040, "CUgraphExec *, CUgraph, unsigned long long"),
+    (
+        "cuGraphInstantiateWithFlags",
+        "cuGraphInstantiateWithFlags",
+        11040,
+        "CUgraphExec *, CUgraph, unsigned long long",
+    ),
     ("cuGraphLaunch", "cuGraphLaunch", 10000, "CUgraphExec, CUstream"),
     ("cuGraphExecDestroy", "cuGraphExecDestroy", 10000, "CUgraphExec"),
     ("cuGraphDestroy", "cuGraphDestroy", 10000, "CUgraph"),
@@ -90,13 +95,25 @@ FUNCTIONS: list[tuple[str, str, int, str]] = [
     ("cuModuleUnload", "cuModuleUnload", 2000, "CUmodule"),
     ("cuModuleGetFunction", "cuModuleGetFunction", 2000, "CUfunction *, CUmodule, const char *"),
     ("cuFuncGetAttribute", "cuFuncGetAttribute", 2020, "int *, int, CUfunction"),
-    ("cuLaunchKernel", "cuLaunchKernel", 4000,
-     "CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, "
-     "unsigned int, CUstream, void **, void **"),
-    ("cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
-     "int *, CUfunction, int, size_t"),
-    ("cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSize", 6050,
-     "int *, int *, CUfunction, void *, size_t, int"),
+    (
+        "cuLaunchKernel",
+        "cuLaunchKernel",
+        4000,
+        "CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, "
+        "unsigned int, CUstream, void **, void **",
+    ),
+    (
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        6050,
+        "int *, CUfunction, int, size_t",
+    ),
+    (
+        "cuOccupancyMaxPotentialBlockSize",
+        "cuOccupancyMaxPotentialBlockSize",
+        6050,
+        "int *, int *, CUfunction, void *, size_t, int",
+    ),
 ]
 LOOKUP_FUNCTIONS = """
 CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, int *);

@@ -56,6 +56,7 @@ class Setup:
             dev = self.ffi.new("CUdevice *")
             self.d.call("cuDeviceGet", dev, 0)
             return int(dev[0])
+
         return self._once("device", make)
 
     def context(self) -> Any:
@@ -64,6 +65,7 @@ class Setup:
             self.d.call("cuDevicePrimaryCtxRetain", ctx, self.device())
             self.d.call("cuCtxSetCurrent", ctx[0])
             return ctx[0]
+
         return self._once("context", make)
 
     def alloc(self, nbytes: int) -> int:
@@ -78,6 +80,7 @@ class Setup:
             s = self.ffi.new("CUstream *")
             self.d.call("cuStreamCreate", s, CU_STREAM_NON_BLOCKING)
             return s[0]
+
         return self._once("stream", make)
 
     def module(self) -> Any:
@@ -88,6 +91,7 @@ class Setup:
             self._done["ptx_image"] = image
             self.d.call("cuModuleLoadData", mod, image)
             return mod[0]
+
         return self._once("module", make)
 
     def function(self) -> Any:
@@ -95,6 +99,7 @@ class Setup:
             fn = self.ffi.new("CUfunction *")
             self.d.call("cuModuleGetFunction", fn, self.module(), b"vadd")
             return fn[0]
+
         return self._once("function", make)
 
     # data helpers
@@ -110,12 +115,28 @@ class Setup:
         return list(out)
 
     def launch_vadd(self, stream: Any, a: int, b: int, c: int, n: int) -> None:
-        args = [self.ffi.new("CUdeviceptr *", a), self.ffi.new("CUdeviceptr *", b),
-                self.ffi.new("CUdeviceptr *", c), self.ffi.new("int *", n)]
+        args = [
+            self.ffi.new("CUdeviceptr *", a),
+            self.ffi.new("CUdeviceptr *", b),
+            self.ffi.new("CUdeviceptr *", c),
+            self.ffi.new("int *", n),
+        ]
         params = self.ffi.new("void *[]", [self.ffi.cast("void *", p) for p in args])
         block = 256
-        self.d.call("cuLaunchKernel", self.function(), (n + block - 1) // block, 1, 1, block, 1, 1, 0,
-                    stream, params, self.ffi.NULL)
+        self.d.call(
+            "cuLaunchKernel",
+            self.function(),
+            (n + block - 1) // block,
+            1,
+            1,
+            block,
+            1,
+            1,
+            0,
+            stream,
+            params,
+            self.ffi.NULL,
+        )
 
 
 @dataclass(frozen=True)
@@ -134,6 +155,7 @@ def _expect(cond: bool, message: str) -> None:
 
 # --- init and versions ---------------------------------------------------------------------------
 
+
 def case_init(s: Setup) -> str | None:
     s.init()
     return None
@@ -147,6 +169,7 @@ def case_driver_version(s: Setup) -> str:
 
 
 # --- device --------------------------------------------------------------------------------------
+
 
 def case_device_count(s: Setup) -> str:
     s.init()
@@ -171,11 +194,13 @@ def case_device_name(s: Setup) -> str:
 def case_device_attributes(s: Setup) -> str:
     dev = s.device()
     got = {}
-    for label, attr in (("cc_major", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                        ("cc_minor", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
-                        ("sms", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-                        ("warp", CU_DEVICE_ATTRIBUTE_WARP_SIZE),
-                        ("max_threads", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)):
+    for label, attr in (
+        ("cc_major", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+        ("cc_minor", CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
+        ("sms", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+        ("warp", CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+        ("max_threads", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+    ):
         v = s.ffi.new("int *")
         s.d.call("cuDeviceGetAttribute", v, attr, dev)
         got[label] = v[0]
@@ -197,6 +222,7 @@ def case_device_total_mem(s: Setup) -> str:
 
 
 # --- contexts ------------------------------------------------------------------------------------
+
 
 def case_primary_context(s: Setup) -> str | None:
     ctx = s.context()
@@ -250,6 +276,7 @@ def case_mem_info(s: Setup) -> str:
 
 
 # --- memory --------------------------------------------------------------------------------------
+
 
 def case_alloc_free(s: Setup) -> str | None:
     ptr = s.alloc(1 << 20)
@@ -347,6 +374,7 @@ def case_address_range(s: Setup) -> str | None:
 
 # --- streams and events --------------------------------------------------------------------------
 
+
 def case_stream_create(s: Setup) -> str | None:
     s.context()
     st = s.ffi.new("CUstream *")
@@ -401,6 +429,7 @@ def case_event_timing(s: Setup) -> str:
 
 # --- modules and kernels -------------------------------------------------------------------------
 
+
 def case_module_load(s: Setup) -> str | None:
     s.module()
     return None
@@ -433,6 +462,7 @@ def case_func_attribute(s: Setup) -> str:
 
 # --- occupancy -----------------------------------------------------------------------------------
 
+
 def case_occupancy_blocks(s: Setup) -> str:
     n = s.ffi.new("int *")
     s.d.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", n, s.function(), 256, 0)
@@ -447,6 +477,7 @@ def case_occupancy_block_size(s: Setup) -> str:
 
 
 # --- graphs --------------------------------------------------------------------------------------
+
 
 def case_graph_capture(s: Setup) -> str | None:
     stream = s.stream()
@@ -469,6 +500,7 @@ def case_graph_capture(s: Setup) -> str | None:
 
 # --- memory pools --------------------------------------------------------------------------------
 
+
 def case_default_pool(s: Setup) -> str | None:
     s.context()
     pool = s.ffi.new("CUmemoryPool *")
@@ -488,6 +520,7 @@ def case_alloc_async(s: Setup) -> str | None:
 
 
 # --- peers and errors ----------------------------------------------------------------------------
+
 
 def case_peer_access(s: Setup) -> str:
     dev = s.device()
@@ -523,47 +556,110 @@ CATALOGUE: tuple[Case, ...] = (
     Case("device.attributes", "device", "device attributes", case_device_attributes, ("device.get",)),
     Case("device.uuid", "device", "device UUID", case_device_uuid, ("device.get",)),
     Case("device.total_mem", "device", "device memory", case_device_total_mem, ("device.get",)),
-    Case("context.primary", "context", "primary context retain + set current", case_primary_context,
-         ("device.get",)),
-    Case("context.primary_state", "context", "primary context state", case_primary_state, ("context.primary",)),
-    Case("context.create_destroy", "context", "context create / destroy", case_context_create, ("device.get",)),
+    Case(
+        "context.primary",
+        "context",
+        "primary context retain + set current",
+        case_primary_context,
+        ("device.get",),
+    ),
+    Case(
+        "context.primary_state", "context", "primary context state", case_primary_state, ("context.primary",)
+    ),
+    Case(
+        "context.create_destroy", "context", "context create / destroy", case_context_create, ("device.get",)
+    ),
     Case("context.push_pop", "context", "context push / pop", case_push_pop, ("context.primary",)),
     Case("context.synchronize", "context", "context synchronize", case_ctx_synchronize, ("context.primary",)),
     Case("context.mem_info", "context", "free / total memory", case_mem_info, ("context.primary",)),
     Case("memory.alloc_free", "memory", "device alloc / free", case_alloc_free, ("context.primary",)),
-    Case("memory.copy_roundtrip", "memory", "copy host -> device -> host", case_copy_roundtrip,
-         ("memory.alloc_free",)),
+    Case(
+        "memory.copy_roundtrip",
+        "memory",
+        "copy host -> device -> host",
+        case_copy_roundtrip,
+        ("memory.alloc_free",),
+    ),
     Case("memory.copy_dtod", "memory", "copy device -> device", case_copy_dtod, ("memory.copy_roundtrip",)),
     Case("memory.memset_d32", "memory", "memset 32-bit", case_memset_d32, ("memory.copy_roundtrip",)),
     Case("memory.memset_d8", "memory", "memset 8-bit", case_memset_d8, ("memory.copy_roundtrip",)),
     Case("memory.pinned_host", "memory", "pinned host memory", case_pinned_host, ("memory.copy_roundtrip",)),
     Case("memory.host_register", "memory", "host memory register", case_host_register, ("context.primary",)),
     Case("memory.managed", "memory", "managed memory", case_alloc_managed, ("context.primary",)),
-    Case("memory.address_range", "memory", "address range of a pointer", case_address_range,
-         ("memory.alloc_free",)),
-    Case("stream.create_destroy", "stream", "stream create / destroy", case_stream_create, ("context.primary",)),
-    Case("stream.sync_query", "stream", "stream synchronize / query", case_stream_sync_query,
-         ("stream.create_destroy",)),
+    Case(
+        "memory.address_range",
+        "memory",
+        "address range of a pointer",
+        case_address_range,
+        ("memory.alloc_free",),
+    ),
+    Case(
+        "stream.create_destroy", "stream", "stream create / destroy", case_stream_create, ("context.primary",)
+    ),
+    Case(
+        "stream.sync_query",
+        "stream",
+        "stream synchronize / query",
+        case_stream_sync_query,
+        ("stream.create_destroy",),
+    ),
     Case("stream.priority", "stream", "stream priorities", case_stream_priority, ("stream.create_destroy",)),
-    Case("memory.async_copy", "memory", "async copies on a stream", case_async_copy,
-         ("memory.copy_roundtrip", "stream.create_destroy")),
-    Case("event.record_sync", "event", "event record / synchronize", case_event_record,
-         ("stream.create_destroy",)),
+    Case(
+        "memory.async_copy",
+        "memory",
+        "async copies on a stream",
+        case_async_copy,
+        ("memory.copy_roundtrip", "stream.create_destroy"),
+    ),
+    Case(
+        "event.record_sync",
+        "event",
+        "event record / synchronize",
+        case_event_record,
+        ("stream.create_destroy",),
+    ),
     Case("event.elapsed_time", "event", "event timing", case_event_timing, ("event.record_sync",)),
     Case("module.load_ptx", "module", "module from PTX", case_module_load, ("context.primary",)),
     Case("module.get_function", "module", "kernel lookup", case_module_function, ("module.load_ptx",)),
-    Case("module.launch_kernel", "module", "cuLaunchKernel vadd, results checked", case_launch_kernel,
-         ("module.get_function", "memory.copy_roundtrip")),
-    Case("module.func_attribute", "module", "kernel attributes", case_func_attribute, ("module.get_function",)),
-    Case("occupancy.active_blocks", "occupancy", "max active blocks per SM", case_occupancy_blocks,
-         ("module.get_function",)),
-    Case("occupancy.block_size", "occupancy", "max potential block size", case_occupancy_block_size,
-         ("module.get_function",)),
-    Case("graph.capture_launch", "graph", "stream capture -> graph launch", case_graph_capture,
-         ("module.launch_kernel", "stream.create_destroy")),
+    Case(
+        "module.launch_kernel",
+        "module",
+        "cuLaunchKernel vadd, results checked",
+        case_launch_kernel,
+        ("module.get_function", "memory.copy_roundtrip"),
+    ),
+    Case(
+        "module.func_attribute", "module", "kernel attributes", case_func_attribute, ("module.get_function",)
+    ),
+    Case(
+        "occupancy.active_blocks",
+        "occupancy",
+        "max active blocks per SM",
+        case_occupancy_blocks,
+        ("module.get_function",),
+    ),
+    Case(
+        "occupancy.block_size",
+        "occupancy",
+        "max potential block size",
+        case_occupancy_block_size,
+        ("module.get_function",),
+    ),
+    Case(
+        "graph.capture_launch",
+        "graph",
+        "stream capture -> graph launch",
+        case_graph_capture,
+        ("module.launch_kernel", "stream.create_destroy"),
+    ),
     Case("mempool.default", "mempool", "default memory pool", case_default_pool, ("context.primary",)),
-    Case("mempool.alloc_async", "mempool", "stream-ordered alloc / free", case_alloc_async,
-         ("mempool.default", "stream.create_destroy")),
+    Case(
+        "mempool.alloc_async",
+        "mempool",
+        "stream-ordered alloc / free",
+        case_alloc_async,
+        ("mempool.default", "stream.create_destroy"),
+    ),
     Case("peer.can_access", "peer", "peer access query", case_peer_access, ("device.count",)),
     Case("error.name", "error", "error name lookup", case_error_name),
     Case("error.string", "error", "error description lookup", case_error_string),

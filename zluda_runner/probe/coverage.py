@@ -21,8 +21,11 @@ def exported_functions(path: Path) -> set[str]:
             if dynsym is None:
                 return set()
             return {
-                s.name for s in dynsym.iter_symbols()
-                if s.name and s["st_shndx"] != "SHN_UNDEF" and s["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC")
+                s.name
+                for s in dynsym.iter_symbols()
+                if s.name
+                and s["st_shndx"] != "SHN_UNDEF"
+                and s["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC")
             }
     if magic[:2] == b"MZ":
         import pefile

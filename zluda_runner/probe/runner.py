@@ -8,6 +8,7 @@ Either way a fresh worker takes the remaining cases (each case sets itself up fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -23,7 +24,7 @@ from typing import IO, Any
 from ..data.driver_api import result_name
 from ..errors import ProbeError
 from .bindings import CallRecord
-from .cases import CATALOGUE, CASES_BY_ID, Case
+from .cases import CASES_BY_ID, CATALOGUE, Case
 from .coverage import symbol_coverage
 from .model import (
     CRASHED,
@@ -53,11 +54,15 @@ def _signal_name(returncode: int | None) -> str | None:
 class _Worker:
     def __init__(self, libcuda: Path, env: dict[str, str] | None) -> None:
         read_fd, write_fd = os.pipe()
-        self.log = tempfile.TemporaryFile()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "zluda_runner.probe.worker", str(libcuda), str(write_fd)],
-            stdin=subprocess.PIPE, stdout=self.log, stderr=subprocess.STDOUT, pass_fds=(write_fd,),
-            env=env, text=True,
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,),
+            env=env,
+            text=True,
         )
         os.close(write_fd)
         self.fd = read_fd
@@ -104,10 +109,8 @@ class _Worker:
             self.proc.kill()
         stdin: IO[str] | None = self.proc.stdin
         if stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 stdin.close()
-            except OSError:
-                pass
         try:
             rc = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -141,8 +144,13 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
 def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
     code = event.get("result_code")
     return CaseResult(
-        id=case.id, area=case.area, title=case.title, status=event["status"], detail=event.get("detail", ""),
-        result_code=code, result_name=result_name(code) if code is not None else None,
+        id=case.id,
+        area=case.area,
+        title=case.title,
+        status=event["status"],
+        detail=event.get("detail", ""),
+        result_code=code,
+        result_name=result_name(code) if code is not None else None,
         calls=[CallRecord.from_dict(c) for c in event.get("calls", [])],
         duration_s=float(event.get("duration_s", 0.0)),
     )
@@ -162,8 +170,9 @@ def run_probe(
         raise ProbeError(f"no libcuda to probe at {libcuda}", hint="pass --libcuda PATH to a libcuda.so.1")
     unknown = [c for c in case_ids or () if c not in CASES_BY_ID]
     if unknown:
-        raise ProbeError(f"unknown probe case(s): {', '.join(unknown)}",
-                         hint="known cases: " + ", ".join(CASES_BY_ID))
+        raise ProbeError(
+            f"unknown probe case(s): {', '.join(unknown)}", hint="known cases: " + ", ".join(CASES_BY_ID)
+        )
     cases = [CASES_BY_ID[c] for c in case_ids] if case_ids else list(CATALOGUE)
     started = time.monotonic()
     report = ProbeReport(kind=KIND_DRIVER, target=str(libcuda), coverage=symbol_coverage(libcuda))
@@ -180,7 +189,9 @@ def run_probe(
     for case in cases:
         blocked = [n for n in case.needs if n in results and results[n].status != PASS]
         if load.status != PASS:
-            record(CaseResult(case.id, case.area, case.title, SKIPPED, f"libcuda did not load ({load.status})"))
+            record(
+                CaseResult(case.id, case.area, case.title, SKIPPED, f"libcuda did not load ({load.status})")
+            )
             continue
         if blocked:
             why = ", ".join(f"{n} ({results[n].status})" for n in blocked)
@@ -189,7 +200,11 @@ def run_probe(
         if worker is None:
             worker, again = _start(libcuda, timeout, env)
             if worker is None:
-                record(CaseResult(case.id, case.area, case.title, SKIPPED, f"worker restart failed: {again.detail}"))
+                record(
+                    CaseResult(
+                        case.id, case.area, case.title, SKIPPED, f"worker restart failed: {again.detail}"
+                    )
+                )
                 continue
         t0 = time.monotonic()
         worker.last_call = None
@@ -218,8 +233,18 @@ def run_probe(
         if last:
             detail += f" (in {last})"
         calls = [CallRecord(last, None, status)] if last else []
-        record(CaseResult(case.id, case.area, case.title, status, detail, signal=sig, calls=calls,
-                          duration_s=time.monotonic() - t0))
+        record(
+            CaseResult(
+                case.id,
+                case.area,
+                case.title,
+                status,
+                detail,
+                signal=sig,
+                calls=calls,
+                duration_s=time.monotonic() - t0,
+            )
+        )
         worker = None
     if worker is not None:
         worker.finish()

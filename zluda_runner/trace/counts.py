@@ -72,7 +72,9 @@ def parse_count_text(text: str, file: str = "") -> TraceProcess:
                 if int(ok):
                     call.results["CUDA_SUCCESS"] = int(ok)
                 if int(fail_code):
-                    call.first_failure = FirstFailure(result_name(int(fail_code)), int(fail_code), int(fail_at))
+                    call.first_failure = FirstFailure(
+                        result_name(int(fail_code)), int(fail_code), int(fail_at)
+                    )
                 slots[int(slot)] = call
                 proc.calls.append(call)
             elif kind == "result":

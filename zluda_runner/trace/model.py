@@ -93,7 +93,11 @@ def merge_calls(groups: Iterable[Iterable[TraceCall]]) -> list[TraceCall]:
             into = merged.get(call.function)
             if into is None:
                 merged[call.function] = TraceCall(
-                    call.function, call.count, dict(call.results), call.first_failure, call.nested,
+                    call.function,
+                    call.count,
+                    dict(call.results),
+                    call.first_failure,
+                    call.nested,
                     call.missing_in_driver,
                 )
                 continue
@@ -131,8 +135,14 @@ def merge_export_tables(groups: Iterable[Iterable[ExportTableRequest]]) -> list[
     return list(merged.values())
 
 
-def merge_processes(processes: list[TraceProcess], *, source: str, command: list[str] | None = None,
-                    exit_code: int | None = None, warnings: list[str] | None = None) -> TraceReport:
+def merge_processes(
+    processes: list[TraceProcess],
+    *,
+    source: str,
+    command: list[str] | None = None,
+    exit_code: int | None = None,
+    warnings: list[str] | None = None,
+) -> TraceReport:
     """One report: every process listed, and their calls, lookups and GUIDs merged."""
     all_warnings = list(warnings or [])
     for proc in processes:

@@ -49,7 +49,9 @@ def _run(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> 
     try:
         return subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
     except FileNotFoundError as exc:
-        raise CommandNotFoundError(f"command not found: {argv[0]}", hint="check the command's spelling and PATH") from exc
+        raise CommandNotFoundError(
+            f"command not found: {argv[0]}", hint="check the command's spelling and PATH"
+        ) from exc
     except subprocess.TimeoutExpired:
         return None
 
@@ -73,8 +75,10 @@ def run_traced(
         raise TraceError("nothing to trace: no command given", hint="zluda-run --trace -- python infer.py")
     real = Path(real_libcuda)
     if not real.is_file():
-        raise TraceError(f"the driver to trace, {real}, does not exist",
-                         hint="pass the libcuda.so.1 the workload should reach (ZLUDA's or NVIDIA's)")
+        raise TraceError(
+            f"the driver to trace, {real}, does not exist",
+            hint="pass the libcuda.so.1 the workload should reach (ZLUDA's or NVIDIA's)",
+        )
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix="trace-", dir=out_dir))
     run_env = dict(env)
@@ -98,7 +102,9 @@ def run_traced(
     warnings = [] if processes else [NO_PROCESS_WARNING]
     if exit_code is None:
         warnings.append(f"the command ran past {timeout} s and was stopped")
-    return merge_processes(processes, source=source, command=list(argv), exit_code=exit_code, warnings=warnings)
+    return merge_processes(
+        processes, source=source, command=list(argv), exit_code=exit_code, warnings=warnings
+    )
 
 
 def read_trace_dir(folder: Path) -> TraceReport:
@@ -120,4 +126,4 @@ def env_without_tracing(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in (TRACE_DIR_ENV, TRACE_REAL_ENV)}
 
 
-__all__ = ["find_zluda_tracer", "read_trace_dir", "run_traced", "env_without_tracing"]
+__all__ = ["env_without_tracing", "find_zluda_tracer", "read_trace_dir", "run_traced"]

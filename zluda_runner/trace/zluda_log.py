@@ -25,7 +25,10 @@ from .model import (
 LOG_NAME = "log.txt"
 INDENT = 4
 _PREFIX = re.compile(r"^\[ZLUDA_DUMP\]\s?")
-_CALL = re.compile(r"^(?P<indent> *)(?P<name>(?:\{[^}]*\}::)?[A-Za-z_][A-Za-z0-9_]*)\((?P<args>.*)\)\s*->\s*(?P<result>\S+)\s*$")
+_CALL = re.compile(
+    r"^(?P<indent> *)(?P<name>(?:\{[^}]*\}::)?[A-Za-z_][A-Za-z0-9_]*)"
+    r"\((?P<args>.*)\)\s*->\s*(?P<result>\S+)\s*$"
+)
 _ARG = re.compile(r"(\w+):\s*(\"(?:[^\"\\]|\\.)*\"|\{[^}]*\}|[^,]+)")
 _DIGITS = re.compile(r"(\d+)")
 

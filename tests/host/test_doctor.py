@@ -1,0 +1,213 @@
+"""doctor: this machine (structured JSON, exit code) and fake host trees built in tmp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+from zluda_runner.hip import HipDevice, HipInfo
+from zluda_runner.host import EXIT_FAILED, EXIT_OK, DoctorOptions, HostFs, Status, run_doctor
+
+
+def _write(root: Path, rel: str, text: str = "") -> Path:
+    path = root / rel.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _kfd_node(
+    root: Path,
+    node: int,
+    target_version: int,
+    *,
+    simd: int,
+    name: str = "",
+    vram: int | None = None,
+    cpu_cores: int = 0,
+) -> None:
+    base = f"sys/class/kfd/kfd/topology/nodes/{node}"
+    props = (
+        f"cpu_cores_count {cpu_cores}\nsimd_count {simd}\nsimd_per_cu 2\n"
+        f"gfx_target_version {target_version}\nvendor_id 4098\n"
+    )
+    _write(root, f"{base}/properties", props)
+    _write(root, f"{base}/name", name + "\n")
+    if vram is not None:
+        _write(
+            root, f"{base}/mem_banks/0/properties", f"heap_type {1 if vram else 0}\nsize_in_bytes {vram}\n"
+        )
+
+
+def rocm62_tree(root: Path, *, gfx_nodes: list[tuple[int, int, int | None]], tensile_for: list[str]) -> Path:
+    """A Linux host with ROCm 6.2: /opt/rocm, amdgpu loaded, /dev/kfd, KFD nodes, rocBLAS files."""
+    _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
+    _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
+    _write(root, "opt/rocm/lib/libMIOpen.so.1")
+    _write(root, "sys/module/amdgpu/version", "6.8.5\n")
+    _write(root, "dev/kfd")
+    _kfd_node(root, 0, 0, simd=0, cpu_cores=16)  # the CPU
+    for i, (version, simd, vram) in enumerate(gfx_nodes, start=1):
+        _kfd_node(root, i, version, simd=simd, vram=vram)
+    lib = "opt/rocm/lib/rocblas/library"
+    for gfx in tensile_for:
+        _write(root, f"{lib}/TensileLibrary_lazy_{gfx}.dat")
+        _write(root, f"{lib}/TensileLibrary_Type_HH_Contraction_l_Ailk_Bljk_Cijk_Dijk_{gfx}.co")
+        _write(root, f"opt/rocm/lib/hipblaslt/library/extop_{gfx}.co")
+    _write(root, f"{lib}/TensileManifest.txt")
+    return root
+
+
+def _doctor(root: Path, env: dict[str, str] | None = None, **kw) -> object:
+    return run_doctor(
+        DoctorOptions(
+            root=root, env=env or {}, platform="linux", machine="x86_64", home=Path("/home/user"), **kw
+        )
+    )
+
+
+def test_doctor_on_this_machine_json_and_exit_code() -> None:
+    result = CliRunner().invoke(main_group, ["doctor", "--json"])
+    data = json.loads(result.output)
+    assert data["schema"] == 1
+    statuses = {c["id"]: c["status"] for c in data["checks"]}
+    assert set(statuses.values()) <= {"ok", "warn", "fail"}
+    assert all(c["fix"] for c in data["checks"] if c["status"] != "ok")
+    has_fail = "fail" in statuses.values()
+    assert result.exit_code == (EXIT_FAILED if has_fail else EXIT_OK)
+    assert data["exit_code"] == result.exit_code
+    if not data["facts"]["gpus"]:  # this machine: no GPU -> said so, as a failed check
+        assert statuses["gpu"] == "fail"
+        assert "No AMD GPU" in next(c["message"] for c in data["checks"] if c["id"] == "gpu")
+
+
+def test_rocm62_gfx1100_tree_is_ok(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100", "gfx1030"])
+    report = _doctor(tmp_path)
+    checks = {c.id: c for c in report.checks}
+    assert report.facts.gpu_source == "kfd"
+    assert [g.gfx for g in report.facts.gpus] == ["gfx1100"]
+    assert report.facts.gpus[0].compute_units == 48
+    assert report.facts.rocm is not None and report.facts.rocm.version == "6.2.0-66"
+    for check_id in (
+        "gpu",
+        "gpu_arch",
+        "device_order",
+        "driver",
+        "hip_runtime",
+        "rocm",
+        "rocblas",
+        "hipblaslt",
+        "miopen",
+    ):
+        assert checks[check_id].status is Status.OK, (check_id, checks[check_id].message)
+    assert checks["rocblas"].details["files"] == 2
+    assert report.count(Status.FAIL) == 0 and report.exit_code == EXIT_OK
+
+
+def test_gfx1032_without_tensile_files_suggests_override(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(100302, 56, 8 << 30)], tensile_for=["gfx1030", "gfx1100"])
+    report = _doctor(tmp_path)
+    rocblas = report.check("rocblas")
+    assert rocblas is not None and rocblas.status is Status.FAIL
+    assert "gfx1032" in rocblas.message
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in rocblas.fix
+    assert "gfx1030 kernels are present" in rocblas.fix
+    assert report.check("hipblaslt").status is Status.WARN
+    assert "DISABLE_ADDMM_CUDA_LT=1" in report.check("hipblaslt").fix
+    assert report.exit_code == EXIT_FAILED
+
+    # with the override set, the same tree passes the rocBLAS check through gfx1030's kernels
+    fixed = _doctor(tmp_path, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+    assert fixed.check("rocblas").status is Status.OK
+    assert "device is gfx1032" in fixed.check("rocblas").message
+
+
+def test_apu_listed_before_dgpu_gets_hip_visible_devices_advice(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(110003, 24, 0), (110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    report = _doctor(tmp_path)
+    order = report.check("device_order")
+    assert [g.integrated for g in report.facts.gpus] == [True, False]
+    assert order.status is Status.WARN
+    assert "HIP_VISIBLE_DEVICES=1" in order.fix
+    # the integrated gfx1103 is device 0, so rocBLAS is judged for it (override suggested)
+    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in report.check("rocblas").fix
+
+    chosen = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": "1"})
+    assert chosen.check("device_order").status is Status.OK
+    assert chosen.check("rocblas").status is Status.OK
+
+
+def test_vega_is_refused_for_the_rewrite(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(90006, 240, 16 << 30)], tensile_for=["gfx906"])
+    report = _doctor(tmp_path)
+    arch = report.check("gpu_arch")
+    assert arch.status is Status.FAIL and "RDNA1" in arch.message
+
+
+def test_missing_kfd_access_and_libraries(tmp_path: Path) -> None:
+    _write(tmp_path, "opt/rocm/.info/version", "6.2.0\n")
+    _write(tmp_path, "sys/module/amdgpu/initstate", "live\n")
+    _kfd_node(tmp_path, 1, 110000, simd=96, vram=24 << 30)
+    report = _doctor(tmp_path)
+    assert report.check("driver").status is Status.FAIL and "/dev/kfd" in report.check("driver").message
+    assert report.check("hip_runtime").status is Status.FAIL
+    assert report.check("miopen").status is Status.WARN
+    assert "cudnn" in report.check("miopen").fix.lower()
+
+
+def test_injected_hip_query_wins_over_kfd(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    info = HipInfo(
+        library="libamdhip64.so.6",
+        runtime_version=60241134,
+        driver_version=60241134,
+        devices=[HipDevice(0, "AMD Radeon RX 7900 XTX", "gfx1100:sramecc-:xnack-", "gfx1100", 24 << 30)],
+    )
+    report = _doctor(tmp_path, hip_query=lambda: info)
+    assert report.facts.gpu_source == "hip"
+    assert report.check("hip_runtime").status is Status.OK
+    assert "6.2.41134" in report.check("hip_runtime").message
+
+
+def test_doctor_cli_with_root_option_and_env(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    runner = CliRunner()
+    ok = runner.invoke(main_group, ["doctor", "--root", str(tmp_path), "--json"])
+    data = json.loads(ok.output)
+    assert data["facts"]["gpus"][0]["gfx"] == "gfx1100"
+    assert ok.exit_code == EXIT_OK, ok.output
+    assert "torch" in data["skipped"]
+    strict = runner.invoke(main_group, ["doctor", "--strict"], env={"ZLUDA_RUNNER_ROOT": str(tmp_path)})
+    has_warn = "WARN" in strict.output
+    assert strict.exit_code == (EXIT_FAILED if has_warn else EXIT_OK)
+    bad = runner.invoke(main_group, ["doctor", "--root", str(tmp_path / "missing")])
+    assert bad.exit_code == 1 and "not a folder" in bad.output and "Traceback" not in bad.output
+
+
+def test_hostfs_maps_windows_and_posix_paths(tmp_path: Path) -> None:
+    fs = HostFs(tmp_path)
+    assert fs.path("/opt/rocm") == tmp_path / "opt" / "rocm"
+    assert fs.path(r"C:\Program Files\AMD\ROCm\6.2") == tmp_path / "Program Files" / "AMD" / "ROCm" / "6.2"
+    assert HostFs(None).path("/opt/rocm") == Path("/opt/rocm")
+
+
+def test_windows_hip_sdk_layout_under_root(tmp_path: Path) -> None:
+    sdk = "Program Files/AMD/ROCm/6.2"
+    _write(tmp_path, f"{sdk}/bin/amdhip64_6.dll")
+    _write(tmp_path, f"{sdk}/bin/rocblas/library/TensileLibrary_lazy_gfx1100.dat")
+    report = run_doctor(
+        DoctorOptions(
+            root=tmp_path,
+            env={"HIP_PATH": "C:\\Program Files\\AMD\\ROCm\\6.2\\"},
+            platform="win32",
+            machine="AMD64",
+            home=Path("/Users/u"),
+        )
+    )
+    rocm = report.check("rocm")
+    assert rocm.status is Status.OK and "HIP SDK 6.2" in rocm.message and "rocm6" in rocm.message
+    assert report.check("hip_runtime").status is Status.OK

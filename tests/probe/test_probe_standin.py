@@ -1,0 +1,98 @@
+"""The driver probe against a stand-in libcuda with planted gaps lists exactly those gaps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.errors import ProbeError
+from zluda_runner.probe import ProbeReport, run_probe
+from zluda_runner.probe.cases import CATALOGUE
+from zluda_runner.report.views import probe_html, probe_markdown
+
+EXPECTED = {
+    "fail": {"device.uuid", "occupancy.active_blocks", "graph.capture_launch"},
+    "missing": {"memory.managed", "mempool.default"},
+    "crashed": {"event.elapsed_time"},
+    "timeout": {"stream.priority"},
+    "skipped": {"mempool.alloc_async"},
+}
+
+
+@pytest.fixture(scope="module")
+def report(standin: Path) -> ProbeReport:
+    return run_probe(standin, timeout=2.0)
+
+
+def test_planted_gaps_are_exactly_reported(report: ProbeReport) -> None:
+    assert report.load is not None and report.load.status == "pass"
+    assert len(report.cases) == len(CATALOGUE)
+    for status, ids in EXPECTED.items():
+        assert set(report.by_status(status)) == ids, status
+    planted = set().union(*EXPECTED.values())
+    assert set(report.by_status("pass")) == {c.id for c in CATALOGUE} - planted
+
+
+def test_failures_carry_code_name_signal_and_calls(report: ProbeReport) -> None:
+    uuid = report.case("device.uuid")
+    assert uuid is not None and (uuid.result_code, uuid.result_name) == (101, "CUDA_ERROR_INVALID_DEVICE")
+    for cid in ("occupancy.active_blocks", "graph.capture_launch"):
+        case = report.case(cid)
+        assert case is not None and case.result_name == "CUDA_ERROR_NOT_SUPPORTED" and case.result_code == 801
+    graph = report.case("graph.capture_launch")
+    assert graph is not None and graph.calls[-1].function == "cuStreamBeginCapture_v2"
+    crashed = report.case("event.elapsed_time")
+    assert crashed is not None and crashed.signal == "SIGSEGV" and "cuEventElapsedTime_v2" in crashed.detail
+    hung = report.case("stream.priority")
+    assert hung is not None and "cuCtxGetStreamPriorityRange" in hung.detail
+    skipped = report.case("mempool.alloc_async")
+    assert skipped is not None and "mempool.default (missing)" in skipped.detail
+    launch = report.case("module.launch_kernel")
+    assert launch is not None and "cuLaunchKernel" in [c.function for c in launch.calls]
+
+
+def test_symbol_coverage_counts_exports(report: ProbeReport) -> None:
+    cov = report.coverage
+    assert cov is not None and cov.error is None
+    assert cov.reference > 600
+    assert "cuInit" not in cov.missing and "cuMemAllocManaged" in cov.missing
+    assert cov.present == cov.exported  # every stand-in export is a real driver symbol
+
+
+def test_report_round_trips_and_renders(report: ProbeReport) -> None:
+    again = ProbeReport.from_json(report.to_json())
+    assert again.summary == report.summary and again.cases[0].calls == report.cases[0].calls
+    md = probe_markdown(report)
+    assert "| event.elapsed_time | event | crashed |" in md
+    page = probe_html(report)
+    assert page.startswith("<!DOCTYPE html>") and 'data-status="timeout"' in page and "<script>" in page
+
+
+def test_selected_cases_only(standin: Path) -> None:
+    rep = run_probe(standin, timeout=2.0, case_ids=["init.cuInit", "error.name"])
+    assert [c.status for c in rep.cases] == ["pass", "pass"]
+
+
+def test_not_a_library_is_a_load_failure(tmp_path: Path) -> None:
+    fake = tmp_path / "libcuda.so.1"
+    fake.write_text("not an ELF file")
+    rep = run_probe(fake, timeout=2.0, case_ids=["init.cuInit"])
+    assert rep.load is not None and rep.load.status == "fail" and "dlopen failed" in rep.load.detail
+    assert rep.cases[0].status == "skipped"
+    assert rep.coverage is not None and rep.coverage.error
+
+
+def test_library_crashing_on_load(cc_build) -> None:
+    lib = cc_build(["probe/crash_on_load.c"], "libcuda.so.1")
+    rep = run_probe(lib, timeout=2.0, case_ids=["init.cuInit"])
+    assert rep.load is not None and rep.load.status == "crashed" and "SIGSEGV" in rep.load.detail
+    assert rep.cases[0].status == "skipped"
+
+
+def test_no_library_and_unknown_case(tmp_path: Path, standin: Path) -> None:
+    with pytest.raises(ProbeError) as err:
+        run_probe(tmp_path / "nope.so")
+    assert err.value.hint
+    with pytest.raises(ProbeError):
+        run_probe(standin, case_ids=["no.such.case"])

@@ -1,0 +1,75 @@
+"""Our interposer: cudart's lookups and GUIDs, cuGetProcAddress itself wrapped, stack args, fork/exec."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.errors import TraceError
+from zluda_runner.trace import TraceReport, run_traced
+from zluda_runner.trace.interposer import build_interposer, export_names
+
+
+def test_interposer_exports_every_reference_symbol(trace_cache: Path) -> None:
+    from zluda_runner.probe.coverage import exported_functions
+
+    lib = build_interposer(trace_cache)
+    assert exported_functions(lib) >= set(export_names())
+
+
+def test_cudart_lookups_and_export_tables(
+    cc_build, cudart_path: Path, standin_ok: Path, trace_cache: Path, tmp_path: Path
+) -> None:
+    client = cc_build(
+        ["probe/cudart_client.c"],
+        "cudart_client",
+        shared=False,
+        args=[str(cudart_path), f"-Wl,-rpath,{cudart_path.parent}"],
+    )
+    report = run_traced(
+        [str(client), "fork"], os.environ, real_libcuda=standin_ok, out_dir=tmp_path, cache_dir=trace_cache
+    )
+    assert report.source == "interposer" and report.exit_code == 0
+    assert len(report.processes) == 2  # the client and its fork+exec'd child, one file each
+    assert sorted(p.argv[-1] for p in report.processes) == ["child", "fork"]
+    found = [x for x in report.proc_address_lookups if x.found]
+    assert len(found) > 300  # cudart 13 asks for ~440 entry points
+    assert {x.count for x in found} == {2}  # merged over both processes
+    assert any(x.symbol == "cuInit" for x in found)
+    assert report.export_tables and all(t.guid.startswith("{") for t in report.export_tables)
+    gpa = report.call("cuGetProcAddress_v2")
+    assert gpa is not None and gpa.count >= 2 * len(found) // 2
+    init = report.call("cuInit")
+    assert init is not None and init.results == {"CUDA_SUCCESS": 2}
+    assert TraceReport.from_json(report.to_json()).calls == report.calls
+
+
+def test_wrapped_proc_address_and_stack_arguments(
+    cc_build, standin: Path, trace_cache: Path, tmp_path: Path
+) -> None:
+    client = cc_build(["probe/direct_client.c"], "direct_client", shared=False, args=["-ldl"])
+    report = run_traced(
+        [str(client)], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache
+    )
+    assert report.exit_code == 0  # the 11-argument cuLaunchKernel computed the right sums
+    lookups = {(x.symbol, x.found) for x in report.proc_address_lookups}
+    assert ("cuGetProcAddress", True) in lookups and ("cuInit", True) in lookups
+    assert ("cuMemAllocManaged", False) in lookups
+    gpa = report.call("cuGetProcAddress_v2")
+    assert gpa is not None and gpa.count == 6  # one direct call, five through the handed-out pointer
+    launch = report.call("cuLaunchKernel")
+    assert launch is not None and launch.results == {"CUDA_SUCCESS": 1, "CUDA_ERROR_INVALID_VALUE": 1}
+    assert launch.first_failure is not None and launch.first_failure.call_number == 2
+    count = report.call("cuDeviceGetCount")
+    assert count is not None and count.count == 1  # exported symbol, called directly
+
+
+def test_bad_inputs(tmp_path: Path, standin: Path, trace_cache: Path) -> None:
+    with pytest.raises(TraceError):
+        run_traced([], os.environ, real_libcuda=standin, out_dir=tmp_path)
+    with pytest.raises(TraceError):
+        run_traced(["true"], os.environ, real_libcuda=tmp_path / "missing.so", out_dir=tmp_path)
+    report = run_traced(["true"], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache)
+    assert report.processes == [] and report.warnings  # no process loaded libcuda: said, not lost

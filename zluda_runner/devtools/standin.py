@@ -1,0 +1,384 @@
+"""A stand-in ZLUDA release: C stubs with the right names, SONAMEs, version nodes and exports.
+
+For tests and manual acceptance on machines without an AMD GPU (or without ZLUDA):
+given what a target imports from each CUDA library (a
+:class:`~zluda_runner.target.TargetProfile`, or a hand-written spec), write one
+C file per library whose every export is a stub returning 0 (CUDA's success
+code), plus a GNU ld version script that defines the needed version nodes, and
+compile them with :func:`zluda_runner.native.compile_c` into a folder laid out
+like ZLUDA's Linux tarball (``libcuda.so.1`` + ``libcuda.so`` link,
+``libcublas.so.13``, ...).
+
+The driver stand-in (``libcuda.so.1``) is just enough for NVIDIA's libcudart to
+load it: ``cuInit``, ``cuDriverGetVersion`` (13000), ``cuDeviceGetCount`` (0),
+``cuGetProcAddress``/``cuGetProcAddress_v2`` (a pointer to the named export, or
+to a generic stub returning 0) and ``cuGetExportTable`` (an error).
+
+Faults can be planted per library: no SONAME, no symbol versioning at all,
+missing symbols.
+
+    python -m zluda_runner.devtools.standin --from-python /venv/bin/python --out DIR
+    python -m zluda_runner.devtools.standin --profile profile.json --out DIR
+    python -m zluda_runner.devtools.standin --spec spec.json --out DIR \\
+        [--no-soname libcublas.so.13] [--no-versions libcufft.so.12] [--drop libcublas.so.13:cublasSgemm_v2]
+
+``spec.json``: ``{"libcublas.so.13": {"soname": "libcublas.so.13", "versions": {"libcublas.so.13":
+["cublasCreate_v2"]}, "unversioned": []}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+# Families a ZLUDA release stands in for (the rewrite's Linux tarball).
+RELEASE_FAMILIES = ("driver", "nvml", "cublas", "cublasLt", "cufft", "cusparse", "cudnn")
+
+# Development names the tarball also carries as links (libcuda.so -> libcuda.so.1).
+_DEV_LINKS = {"libcuda.so.1": "libcuda.so", "libnvidia-ml.so.1": "libnvidia-ml.so"}
+
+_DRIVER_CORE = ("cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuGetProcAddress",
+                "cuGetProcAddress_v2", "cuGetExportTable")
+_NVML_CORE = ("nvmlInit_v2", "nvmlInit", "nvmlShutdown", "nvmlDeviceGetCount_v2")
+_C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass
+class StandinLib:
+    """One library of the stand-in release.
+
+    ``versions``: version node -> symbols defined in it (default version, ``sym@@NODE``).
+    ``unversioned``: symbols exported without a version (only used when ``versions`` is empty;
+    otherwise they go into the first node, which also satisfies unversioned references).
+    """
+
+    name: str
+    soname: str | None
+    versions: dict[str, list[str]] = field(default_factory=dict)
+    unversioned: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+
+    @property
+    def is_driver(self) -> bool:
+        return self.name.startswith("libcuda.so")
+
+    def symbols(self) -> list[str]:
+        out: dict[str, None] = {}
+        for syms in self.versions.values():
+            out.update(dict.fromkeys(syms))
+        out.update(dict.fromkeys(self.unversioned))
+        if self.is_driver:
+            out.update(dict.fromkeys(_DRIVER_CORE))
+        if self.name.startswith("libnvidia-ml.so"):
+            out.update(dict.fromkeys(_NVML_CORE))
+        return [s for s in out if _C_IDENT.match(s)]
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def without_soname(lib: StandinLib) -> StandinLib:
+    return replace(lib, soname=None)
+
+
+def without_versions(lib: StandinLib) -> StandinLib:
+    """Every symbol exported, none versioned (the loader then aborts at the first versioned binding)."""
+    flat = [s for syms in lib.versions.values() for s in syms] + list(lib.unversioned)
+    return replace(lib, versions={}, unversioned=list(dict.fromkeys(flat)))
+
+
+def without_symbols(lib: StandinLib, dropped: Iterable[str]) -> StandinLib:
+    gone = set(dropped)
+    return replace(
+        lib,
+        versions={v: [s for s in syms if s not in gone] for v, syms in lib.versions.items()},
+        unversioned=[s for s in lib.unversioned if s not in gone],
+    )
+
+
+# --------------------------------------------------------------------------- specs
+
+
+def lib_from_spec(name: str, entry: Mapping[str, Any]) -> StandinLib:
+    return StandinLib(
+        name=name,
+        soname=entry.get("soname", name),
+        versions={str(k): list(v) for k, v in (entry.get("versions") or {}).items()},
+        unversioned=list(entry.get("unversioned") or []),
+        links=list(entry.get("links") or [x for x in [_DEV_LINKS.get(name)] if x]),
+    )
+
+
+def libs_from_spec(spec: Mapping[str, Any]) -> list[StandinLib]:
+    """``{needed name: {"soname", "versions", "unversioned", "links"}}`` (or a ``(soname, versions,
+    symbols)`` triple: symbols go into every listed version node's first one)."""
+    libs = []
+    for name, entry in spec.items():
+        if isinstance(entry, (list, tuple)):
+            soname, versions, symbols = entry
+            vers = list(versions or [])
+            mapping = {v: (list(symbols) if i == 0 else []) for i, v in enumerate(vers)}
+            entry = {"soname": soname, "versions": mapping, "unversioned": [] if vers else list(symbols)}
+        libs.append(lib_from_spec(name, entry))
+    return libs
+
+
+def _imports_by_version(object_paths: Iterable[str], need: str) -> dict[str, list[str]]:
+    """Versioned imports of ``need`` by the given objects: version node -> symbols."""
+    from ..binfmt.elf import read_elf
+
+    out: dict[str, list[str]] = {}
+    for path in object_paths:
+        try:
+            imports = read_elf(path).imports
+        except Exception:  # an object we cannot read adds nothing
+            imports = []
+        for sym in imports:
+            if sym.file == need and sym.version:
+                bucket = out.setdefault(sym.version, [])
+                if sym.name not in bucket:
+                    bucket.append(sym.name)
+    return out
+
+
+def libs_from_profile(profile: Any, families: Sequence[str] = RELEASE_FAMILIES) -> list[StandinLib]:
+    """Stand-ins for every need of ``profile`` in ``families`` (plus the dlopened driver/NVML),
+    exporting every symbol the target imports from it, in the version nodes it asks for."""
+    objects = [o.path for o in getattr(profile, "objects", [])]
+    libs: dict[str, StandinLib] = {}
+    for need in profile.libraries:
+        if need.family not in families:
+            continue
+        by_version = _imports_by_version(objects, need.name)
+        for version in need.versions_required:
+            by_version.setdefault(version, [])
+        placed = {s for syms in by_version.values() for s in syms}
+        rest = [s for s in need.symbols if s not in placed]
+        if by_version:
+            first = next(iter(by_version))
+            by_version[first].extend(rest)
+            lib = StandinLib(need.name, need.name, by_version, [])
+        else:
+            lib = StandinLib(need.name, need.name, {}, rest)
+        lib.links = [x for x in [_DEV_LINKS.get(need.name)] if x]
+        libs[need.name] = lib
+    for dl in getattr(profile, "dlopened", []):
+        if dl.family in families and dl.name not in libs:
+            libs[dl.name] = StandinLib(dl.name, dl.name, links=[x for x in [_DEV_LINKS.get(dl.name)] if x])
+    if "driver" in families and not any(lib.is_driver for lib in libs.values()):
+        libs["libcuda.so.1"] = StandinLib("libcuda.so.1", "libcuda.so.1", links=["libcuda.so"])
+    return list(libs.values())
+
+
+# --------------------------------------------------------------------------- sources
+
+
+_HEADER = """/* Generated by zluda_runner.devtools.standin: a stand-in for {name}. Every export returns 0. */
+#include <stddef.h>
+#include <string.h>
+
+typedef int zr_result;
+static zr_result zr_generic_stub(void) {{ return 0; }}
+"""
+
+_DRIVER_BODY = """
+zr_result cuInit(unsigned int flags) { (void)flags; return 0; }
+zr_result cuDriverGetVersion(int *version) { if (!version) return 1; *version = 13000; return 0; }
+zr_result cuDeviceGetCount(int *count) { if (!count) return 1; *count = 0; return 0; }
+zr_result cuGetExportTable(const void **table, const void *id) {
+    (void)id;
+    if (table) *table = NULL;
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+static void *zr_lookup(const char *symbol) {
+    size_t i;
+    if (!symbol) return NULL;
+    for (i = 0; zr_table[i].name; i++)
+        if (strcmp(zr_table[i].name, symbol) == 0) return zr_table[i].fn;
+    return (void *)zr_generic_stub;
+}
+zr_result cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version, unsigned long long flags,
+                              int *status) {
+    (void)cuda_version; (void)flags;
+    if (!pfn) return 1;
+    *pfn = zr_lookup(symbol);
+    if (status) *status = 0; /* CU_GET_PROC_ADDRESS_SUCCESS */
+    return 0;
+}
+zr_result cuGetProcAddress(const char *symbol, void **pfn, int cuda_version, unsigned long long flags) {
+    return cuGetProcAddress_v2(symbol, pfn, cuda_version, flags, NULL);
+}
+"""
+
+_NVML_BODY = """
+zr_result nvmlDeviceGetCount_v2(unsigned int *count) { if (count) *count = 0; return 0; }
+"""
+
+
+def c_source(lib: StandinLib) -> str:
+    symbols = lib.symbols()
+    special = set(_DRIVER_CORE) if lib.is_driver else set()
+    if lib.name.startswith("libnvidia-ml.so"):
+        special |= {"nvmlDeviceGetCount_v2"}
+    lines = [_HEADER.format(name=lib.name)]
+    generic = [s for s in symbols if s not in special]
+    for sym in generic:
+        lines.append(f"zr_result {sym}(void) {{ return 0; }}")
+    if lib.is_driver:
+        lines.append("static const struct { const char *name; void *fn; } zr_table[] = {")
+        lines.extend(f'    {{"{s}", (void *){s}}},' for s in symbols)
+        lines.append("    {NULL, NULL}\n};")
+        for sym in _DRIVER_CORE:  # forward declarations for the table
+            lines.insert(1, f"zr_result {sym}();")
+        lines.append(_DRIVER_BODY)
+    if "nvmlDeviceGetCount_v2" in special:
+        lines.append(_NVML_BODY)
+    return "\n".join(lines) + "\n"
+
+
+def version_script(lib: StandinLib) -> str | None:
+    """GNU ld version script defining ``lib.versions`` (None: no symbol versioning)."""
+    if not lib.versions:
+        return None
+    nodes = list(lib.versions.items())
+    extra = [s for s in lib.symbols() if s not in {x for _, syms in nodes for x in syms}]
+    parts = []
+    for i, (node, syms) in enumerate(nodes):
+        names = list(syms) + (extra if i == 0 else [])
+        names = [s for s in names if _C_IDENT.match(s)]
+        body = "  global:\n" + "".join(f"    {s};\n" for s in names) if names else ""
+        local = "  local: *;\n" if i == 0 else ""
+        parts.append(f"{node} {{\n{body}{local}}};\n")
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_lib(lib: StandinLib, build_dir: Path, *, cc: str | None = None) -> Path:
+    """Compile one stand-in (content-cached under ``build_dir``); returns the built file."""
+    from ..native import compile_c
+
+    src_dir = Path(build_dir) / "src" / lib.name
+    src_dir.mkdir(parents=True, exist_ok=True)
+    stem = lib.name.replace(".", "_")
+    c_path = src_dir / f"{stem}.c"
+    _write_if_changed(c_path, c_source(lib))
+    args = ["-w"]
+    deps: list[Path] = []
+    script = version_script(lib)
+    if script is not None:
+        map_path = src_dir / f"{stem}.map"
+        _write_if_changed(map_path, script)
+        args.append(f"-Wl,--version-script={map_path}")
+        deps.append(map_path)
+    if lib.soname:
+        args.append(f"-Wl,-soname,{lib.soname}")
+    return compile_c([c_path], lib.name, Path(build_dir) / "out", args=args, deps=deps, cc=cc)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if path.is_file() and path.read_text() == text:
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(tmp, path)
+
+
+def build_release(libs: Sequence[StandinLib], out_dir: Path, *, build_dir: Path | None = None,
+                  cc: str | None = None) -> Path:
+    """Build every stand-in and lay them out in ``out_dir`` like ZLUDA's Linux tarball."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(build_dir) if build_dir is not None else out / ".build"
+    for lib in libs:
+        built = build_lib(lib, work, cc=cc)
+        dest = out / lib.name
+        tmp = out / f".{lib.name}.tmp"
+        shutil.copy2(built, tmp)
+        os.replace(tmp, dest)
+        for link in lib.links:
+            link_path = out / link
+            if link_path.is_symlink() or link_path.exists():
+                link_path.unlink()
+            os.symlink(lib.name, link_path)
+    return out
+
+
+def apply_faults(libs: Sequence[StandinLib], *, no_soname: Iterable[str] = (),
+                 no_versions: Iterable[str] = (), drop: Mapping[str, Iterable[str]] | None = None,
+                 only: Iterable[str] | None = None) -> list[StandinLib]:
+    names_no_soname, names_no_versions = set(no_soname), set(no_versions)
+    keep = set(only) if only is not None else None
+    out = []
+    for lib in libs:
+        if keep is not None and lib.name not in keep:
+            continue
+        if lib.name in names_no_soname:
+            lib = without_soname(lib)
+        if lib.name in names_no_versions:
+            lib = without_versions(lib)
+        if drop and lib.name in drop:
+            lib = without_symbols(lib, drop[lib.name])
+        out.append(lib)
+    return out
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m zluda_runner.devtools.standin",
+                                     description="Build a stand-in ZLUDA release (C stubs).")
+    src = parser.add_mutually_exclusive_group(required=True)
+    src.add_argument("--from-python", metavar="PY", help="inspect the torch of this interpreter")
+    src.add_argument("--profile", metavar="JSON", help="a TargetProfile (zluda-run inspect --json)")
+    src.add_argument("--spec", metavar="JSON", help="{needed name: {soname, versions, unversioned}}")
+    parser.add_argument("--out", required=True, metavar="DIR", help="the release folder to write")
+    parser.add_argument("--families", default=",".join(RELEASE_FAMILIES),
+                        help=f"families to stand in for (default {','.join(RELEASE_FAMILIES)})")
+    parser.add_argument("--no-soname", action="append", default=[], metavar="NAME")
+    parser.add_argument("--no-versions", action="append", default=[], metavar="NAME")
+    parser.add_argument("--drop", action="append", default=[], metavar="NAME:SYMBOL")
+    parser.add_argument("--build-dir", metavar="DIR", help="where to compile (default OUT/.build)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parse_args(argv)
+    families = [f for f in args.families.split(",") if f]
+    if args.spec:
+        libs = libs_from_spec(json.loads(Path(args.spec).read_text()))
+    else:
+        from ..target import TargetProfile, inspect_python
+
+        if args.profile:
+            data = json.loads(Path(args.profile).read_text())
+            profile = TargetProfile.from_dict(data.get("profile", data))
+        else:
+            profile = inspect_python(args.from_python)
+        libs = libs_from_profile(profile, families)
+    drop: dict[str, list[str]] = {}
+    for item in args.drop:
+        name, _, sym = item.partition(":")
+        drop.setdefault(name, []).append(sym)
+    libs = apply_faults(libs, no_soname=args.no_soname, no_versions=args.no_versions, drop=drop)
+    out = build_release(libs, Path(args.out), build_dir=Path(args.build_dir) if args.build_dir else None)
+    for lib in libs:
+        vers = ", ".join(f"{v} ({len(s)})" for v, s in lib.versions.items()) or "unversioned"
+        print(f"{out / lib.name}: soname={lib.soname or '-'} {len(lib.symbols())} symbols; {vers}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Probe and trace reports as Markdown (terminal) and self-contained HTML."""
+
+from __future__ import annotations
+
+from ..probe.model import KIND_TORCH, ProbeReport
+from ..trace.model import TraceReport
+from .html import render_html
+from .markdown import render_markdown
+from .table import Column, Section, Table
+
+
+def _calls_text(calls: list) -> str:
+    return "; ".join(f"{c.function} -> {c.result_name or c.result}" for c in calls)
+
+
+def probe_sections(report: ProbeReport) -> list[Section]:
+    lines = [f"target: {report.target}"]
+    if report.load is not None and report.load.status != "pass":
+        lines.append(f"load: {report.load.status}: {report.load.detail}")
+    lines += [f"{k}: {v}" for k, v in report.environment.items()]
+    if report.summary:
+        lines.append("summary: " + ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+    lines.append(f"took {report.duration_s:.1f} s")
+    lines += [f"warning: {w}" for w in report.warnings]
+    if report.kind == KIND_TORCH:
+        columns = [
+            Column("id", "op"),
+            Column("area", "area"),
+            Column("status", "status"),
+            Column("max_abs_err", "max abs err", True),
+            Column("max_rel_err", "max rel err", True),
+            Column("detail", "detail"),
+        ]
+        rows = [c.to_dict() for c in report.cases]
+    else:
+        columns = [
+            Column("id", "case"),
+            Column("area", "area"),
+            Column("status", "status"),
+            Column("result", "result"),
+            Column("detail", "detail"),
+            Column("calls", "calls"),
+        ]
+        rows = []
+        for c in report.cases:
+            row = c.to_dict()
+            row["result"] = (
+                f"{c.result_code} {c.result_name}" if c.result_code is not None else (c.signal or "")
+            )
+            row["calls"] = _calls_text(c.calls)
+            rows.append(row)
+    tables = [Table("cases" if report.kind != KIND_TORCH else "ops", columns, rows)]
+    cov = report.coverage
+    if cov is not None:
+        if cov.error:
+            lines.append(f"symbol coverage: {cov.error}")
+        else:
+            lines.append(
+                f"symbol coverage: {cov.present} of {cov.reference} reference driver symbols exported "
+                f"({cov.percent:.0f}%), {len(cov.extra)} exports not in the reference"
+            )
+            tables.append(
+                Table(
+                    "reference symbols not exported",
+                    [Column("symbol", "symbol")],
+                    [{"symbol": s} for s in cov.missing],
+                    status_key=None,
+                )
+            )
+    title = "Torch-level probe" if report.kind == KIND_TORCH else "Driver API probe"
+    return [Section(title, lines, tables)]
+
+
+def trace_sections(report: TraceReport) -> list[Section]:
+    lines = [
+        f"source: {report.source}",
+        f"command: {' '.join(report.command)}",
+        f"exit code: {report.exit_code}",
+        f"{len(report.processes)} process(es), {report.total_calls} calls, "
+        f"{len(report.proc_address_lookups)} distinct cuGetProcAddress lookups, "
+        f"{len(report.export_tables)} export-table requests",
+    ]
+    lines += [f"warning: {w}" for w in report.warnings]
+    call_rows = []
+    for c in report.calls:
+        failed = c.failures
+        call_rows.append(
+            {
+                "function": c.function,
+                "count": c.count,
+                "failed": failed,
+                "status": "fail" if failed else ("missing" if c.missing_in_driver else "pass"),
+                "results": c.results,
+                "first_failure": (
+                    f"{c.first_failure.result} at call {c.first_failure.call_number}"
+                    if c.first_failure
+                    else ""
+                ),
+            }
+        )
+    lookups = [
+        {
+            "symbol": x.symbol,
+            "version": x.version,
+            "flags": x.flags,
+            "count": x.count,
+            "status": "pass" if x.found else "missing",
+        }
+        for x in report.proc_address_lookups
+    ]
+    tables = [
+        Table(
+            "calls",
+            [
+                Column("function", "function"),
+                Column("count", "count", True),
+                Column("failed", "failed", True),
+                Column("status", "status"),
+                Column("results", "results"),
+                Column("first_failure", "first failure"),
+            ],
+            call_rows,
+        ),
+        Table(
+            "cuGetProcAddress lookups",
+            [
+                Column("symbol", "symbol"),
+                Column("version", "version", True),
+                Column("flags", "flags", True),
+                Column("count", "count", True),
+                Column("status", "found"),
+            ],
+            lookups,
+        ),
+        Table(
+            "cuGetExportTable requests",
+            [Column("guid", "GUID"), Column("count", "count", True), Column("status", "found")],
+            [
+                {"guid": t.guid, "count": t.count, "status": "pass" if t.found else "missing"}
+                for t in report.export_tables
+            ],
+        ),
+        Table(
+            "processes",
+            [
+                Column("pid", "pid", True),
+                Column("ppid", "ppid", True),
+                Column("argv", "argv"),
+                Column("calls", "calls", True),
+                Column("status", "complete"),
+            ],
+            [
+                {
+                    "pid": p.pid,
+                    "ppid": p.ppid,
+                    "argv": " ".join(p.argv),
+                    "calls": sum(c.count for c in p.calls),
+                    "status": "pass" if p.complete else "fail",
+                }
+                for p in report.processes
+            ],
+        ),
+    ]
+    return [Section("Driver call trace", lines, tables)]
+
+
+def probe_markdown(report: ProbeReport) -> str:
+    return render_markdown(probe_sections(report), limit=60)
+
+
+def probe_html(report: ProbeReport) -> str:
+    return render_html("zluda-runner probe", probe_sections(report))
+
+
+def trace_markdown(report: TraceReport, *, limit: int = 40) -> str:
+    return render_markdown(trace_sections(report), limit=limit)
+
+
+def trace_html(report: TraceReport) -> str:
+    return render_html("zluda-runner trace", trace_sections(report))
