@@ -11,7 +11,6 @@ file exports.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,9 @@ from .serial import JsonMixin
 
 # Sub-folders that hold tracers or dumps, not shims to bind.
 _SKIP_DIRS = {"trace", "trace_nvidia", "dump", "dump_nvidia", "zluda_dump", "ComputeCache"}
+
+# Driver file names that say "driver" only by convention (the fork's un-renamed files).
+_DRIVER_FILE_NAMES = {"libnvcuda.so", "nvcuda.dll"}
 
 # Launch means a release may ship, by file name.
 _LAUNCHER_NAMES = {
@@ -95,12 +97,40 @@ class ReleaseLayout(JsonMixin):
         return [s for s in self.shims if s.family == family]
 
 
-def _walk_files(root: Path) -> list[Path]:
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        found.extend(Path(dirpath) / name for name in sorted(filenames))
-    return found
+def _files_in(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return []
+
+
+def _has_driver_name(folder: Path) -> bool:
+    for path in _files_in(folder):
+        parsed = parse_library_name(path.name)
+        if (parsed is not None and parsed.family == "driver") or path.name.lower() in _DRIVER_FILE_NAMES:
+            return True
+    return False
+
+
+def _release_folder(root: Path) -> Path:
+    """The one folder holding the release's libraries: ``root`` itself, or its single sub-folder that holds a
+    driver library (an archive unpacked with its top folder, ``zluda/``). Never deeper, and never several:
+    a folder of several releases (or of anything at all, like /tmp) must not mix their files."""
+    if _has_driver_name(root):
+        return root
+    try:
+        subdirs = sorted(d for d in root.iterdir() if d.is_dir() and d.name not in _SKIP_DIRS
+                         and not d.name.startswith("."))
+    except OSError:
+        subdirs = []
+    holders = [d for d in subdirs if _has_driver_name(d)]
+    if len(holders) > 1:
+        raise PlanError(
+            f"{root} holds several ZLUDA-like folders ({', '.join(d.name for d in holders[:4])}): "
+            "which one to use is not clear",
+            hint=f"pass --zluda-dir the folder of one release, e.g. --zluda-dir {holders[0]}",
+        )
+    return holders[0] if holders else root
 
 
 def _family_by_symbols(path: Path) -> str | None:
@@ -150,9 +180,10 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
             f"ZLUDA folder {root} does not exist or is not a folder",
             hint="pass --zluda-dir the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
         )
+    folder = _release_folder(root)
     by_path: dict[str, ShimFile] = {}
     os_votes = {"linux": 0, "windows": 0}
-    for path in _walk_files(root):
+    for path in _files_in(folder):
         name = path.name
         parsed = parse_library_name(name)
         family = parsed.family if parsed else None
@@ -184,13 +215,14 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
     if not any(s.family == "driver" for s in shims):
         raise PlanError(
             f"{root} does not look like a ZLUDA release: no driver library "
-            "(libcuda.so.1 / libcuda.so / nvcuda.dll) in it",
+            "(libcuda.so.1 / libcuda.so / nvcuda.dll) in it or in a sub-folder of it",
             hint="point --zluda-dir at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
             "(Windows), or drop --zluda-dir to use a release from the manifest",
         )
     host_os = "windows" if os_votes["windows"] > os_votes["linux"] else "linux"
     return ReleaseLayout(
-        root=str(root), os=host_os, shims=shims, launchers=_launchers(root), tracer_dir=_tracer_dir(root)
+        root=str(folder), os=host_os, shims=shims, launchers=_launchers(folder),
+        tracer_dir=_tracer_dir(folder),
     )
 
 

@@ -382,6 +382,8 @@ def make_plan(
             "torch": torch_version,
             "cuda": getattr(target, "cuda_version", None),
             "torch_path": torch.path if torch else None,
+            "binary": None if getattr(target, "python", None) else next(iter(getattr(target, "roots", [])),
+                                                                        None),
         },
         os=os_name,
         argv=list(argv),

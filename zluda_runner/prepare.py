@@ -31,7 +31,7 @@ from .settings import Settings
 
 PLAN_CACHE_SUBDIR = "plans"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
-PLAN_CACHE_FORMAT = 2
+PLAN_CACHE_FORMAT = 3
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,14 +22,8 @@ from zluda_runner.devtools.standin import (
 CUBLAS = "libcublas.so.13"
 CUBLAS_SYMBOLS = ["cublasCreate_v2", "cublasSgemm_v2"]
 
-# Stand-in release variants: (what is planted, verdict the plan must give for libcublas.so.13).
-VARIANTS = {
-    "good": "ok",
-    "no_soname": "ok",
-    "no_versions": "fatal",
-    "other_version": "fatal",
-    "missing_symbol": "warn",
-}
+# Stand-in release variants (what is planted in libcublas.so.13); the tests hold the verdicts expected.
+VARIANT_NAMES = ("good", "no_soname", "no_versions", "other_version", "missing_symbol")
 
 
 def _cublas_standin(variant: str) -> StandinLib:
@@ -52,16 +46,16 @@ def standin_releases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
     driver = libs_from_spec({"libcuda.so.1": {"soname": "libcuda.so.1"}})
     return {
         variant: build_release([*driver, _cublas_standin(variant)], base / variant, build_dir=base / "build")
-        for variant in VARIANTS
+        for variant in VARIANT_NAMES
     }
 
 
 @pytest.fixture(scope="session")
 def orig_cublas(cc_build) -> Path:
     """The "real NVIDIA" libcublas.so.13 (answers 42), alone in its folder."""
-    return cc_build(["plan/orig_cublas.c"], CUBLAS, args=[
-        "-Wl,-soname," + CUBLAS, f"-Wl,--version-script={Path(__file__).parents[1] / 'fixtures/plan/orig_cublas.map'}",
-    ], deps=["plan/orig_cublas.map"])
+    script = Path(__file__).resolve().parents[1] / "fixtures" / "plan" / "orig_cublas.map"
+    args = [f"-Wl,-soname,{CUBLAS}", f"-Wl,--version-script={script}"]
+    return cc_build(["plan/orig_cublas.c"], CUBLAS, args=args, deps=["plan/orig_cublas.map"])
 
 
 def _app_args(real_dir: Path, kind: str) -> list[str]:
@@ -82,12 +76,18 @@ def apps(cc_build, orig_cublas: Path) -> dict[str, Path]:
     }
 
 
-def zluda_run(args: Sequence[str], *, env: dict[str, str] | None = None,
-              timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The real CLI in a child process (stdio captured by us, never by zluda-run itself)."""
+def _zluda_run(args: Sequence[str], *, env: dict[str, str] | None = None,
+               timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full_env = dict(os.environ if env is None else env)
-    full_env.pop("LD_LIBRARY_PATH", None)
+    for var in ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT"):
+        full_env.pop(var, None)
     return subprocess.run(
         [sys.executable, "-m", "zluda_runner", *args], capture_output=True, text=True, env=full_env,
         timeout=timeout, check=False,
     )
+
+
+@pytest.fixture(scope="session")
+def zluda_run() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The real CLI in a child process (stdio captured by the test, never by zluda-run itself)."""
+    return _zluda_run

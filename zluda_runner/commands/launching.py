@@ -65,6 +65,9 @@ def run_command(
         settings.trace_out = Path(trace_out_opt)
     argv = list(command)
     check_argv(argv)
+    from ..launch.process import resolve_command
+
+    resolve_command(argv[0], os.environ)  # a command that does not exist: exit 127 before any planning
     plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     if plan.os == "windows" and plan.placements:
@@ -247,7 +250,10 @@ def render_plan(plan) -> str:  # type: ignore[no-untyped-def]
         name = f"{rel.id} ({rel.asset})" if rel.id else "folder given with --zluda-dir"
         lines.append(f"release: {name}\n  at {rel.root}")
     tgt = plan.target
-    lines.append(f"target:  torch {tgt.get('torch')} (CUDA {tgt.get('cuda')}) in {tgt.get('python')}")
+    if tgt.get("torch") or not tgt.get("binary"):
+        lines.append(f"target:  torch {tgt.get('torch')} (CUDA {tgt.get('cuda')}) in {tgt.get('python')}")
+    else:
+        lines.append(f"target:  {tgt.get('binary')}")
     lines.append("")
     marks = {"ok": "ok   ", "warn": "WARN ", "fatal": "FATAL"}
     for b in plan.bindings:

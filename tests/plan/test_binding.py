@@ -1,0 +1,156 @@
+"""Acceptance: for every target x stand-in release, the plan's prediction matches what the real loader
+does (LD_DEBUG), and the launch makes every ``replace`` binding take."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
+from zluda_runner.launch.verify import verify_bindings
+from zluda_runner.plan import MECH_LD_AUDIT, MECH_LD_LIBRARY_PATH
+from zluda_runner.prepare import expected_bindings, launch_env, prepare_plan
+from zluda_runner.settings import Settings
+
+CUBLAS = "libcublas.so.13"
+# Stand-in variant -> the verdict the plan must give for libcublas.so.13.
+VARIANTS = {"good": "ok", "no_soname": "ok", "no_versions": "fatal", "other_version": "fatal",
+            "missing_symbol": "warn"}
+# How each app reaches the "NVIDIA" libcublas.so.13, and the mechanism that must replace it.
+EXPECTED_MECHANISM = {"rpath": MECH_LD_AUDIT, "runpath": MECH_LD_LIBRARY_PATH, "none": MECH_LD_LIBRARY_PATH}
+EXPECTED_VIA = {"rpath": "rpath", "runpath": "runpath", "none": "not-found"}
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
+def _clean_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for var in ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT"):
+        env.pop(var, None)
+    return env
+
+
+def _binding(plan, need: str):  # type: ignore[no-untyped-def]
+    return next(b for b in plan.bindings if b.need == need)
+
+
+@pytest.mark.parametrize("kind", ["rpath", "runpath", "none"])
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_prediction_matches_loader(kind: str, variant: str, apps, standin_releases, cache_dir: Path) -> None:
+    app, release = apps[kind], standin_releases[variant]
+    env = _clean_env()
+    plan = prepare_plan([str(app)], Settings(zluda_dir=release, cache_dir=cache_dir), env=env)
+
+    cublas = _binding(plan, CUBLAS)
+    assert (cublas.action, cublas.shim) == ("replace", str((release / CUBLAS).resolve()))
+    assert cublas.found_now_via == EXPECTED_VIA[kind]
+    assert cublas.mechanism == EXPECTED_MECHANISM[kind]
+    assert cublas.verdict == VARIANTS[variant], cublas.reasons
+    if variant == "no_soname":
+        assert not cublas.problems
+    driver = _binding(plan, "libcuda.so.1")
+    assert (driver.action, driver.verdict) == ("replace", "ok")
+    assert plan.argv == [str(app)]
+
+    # The real loader, under the launch the plan makes.
+    result = verify_bindings([str(app), "sgemm"], launch_env(plan, cache_dir, env), expected_bindings(plan),
+                             timeout=30)
+    evidence = {ev.name: ev for ev in result.bindings}
+    assert evidence[CUBLAS].taken, evidence[CUBLAS].loader_lines
+    assert evidence[CUBLAS].actual == (release / CUBLAS).resolve()
+    # And what the program then does is what the verdict said.
+    if VARIANTS[variant] == "ok":
+        assert result.exit_code == 0
+    else:
+        assert result.exit_code != 0  # fatal: dies at the first binding; warn: dies calling the missing one
+
+
+@pytest.mark.parametrize("variant", ["no_versions", "other_version", "missing_symbol"])
+def test_faulty_shims_fail_as_predicted(variant: str, apps, standin_releases, cache_dir: Path) -> None:
+    release = standin_releases[variant]
+    settings = Settings(zluda_dir=release, cache_dir=cache_dir)
+    plan = prepare_plan([str(apps["rpath"])], settings, env=_clean_env())
+    env = launch_env(plan, cache_dir, _clean_env())
+    plain = subprocess.run([str(apps["rpath"])], env=env, capture_output=True, text=True, timeout=30)
+    sgemm = subprocess.run([str(apps["rpath"]), "sgemm"], env=env, capture_output=True, text=True, timeout=30)
+    reasons = " ".join(_binding(plan, CUBLAS).problems)
+    if variant == "no_versions":
+        assert "check_match" in reasons
+        assert plain.returncode != 0 and "check_match" in plain.stderr
+    elif variant == "other_version":
+        assert "base version" in reasons
+        assert plain.returncode != 0 and "undefined symbol: cublasCreate_v2" in plain.stderr
+    else:  # a warning: runs until the missing symbol is called
+        assert "cublasSgemm_v2" in reasons
+        assert (plain.returncode, plain.stdout) == (0, "create=0\n")
+        assert sgemm.returncode != 0 and "undefined symbol: cublasSgemm_v2" in sgemm.stderr
+
+
+def test_ld_library_path_alone_loses_to_rpath(apps, standin_releases, orig_cublas: Path,
+                                              tmp_path: Path) -> None:
+    """Why the plan says LD_AUDIT for DT_RPATH: a link folder first on LD_LIBRARY_PATH does not win there,
+    but does win over DT_RUNPATH."""
+    release = standin_releases["good"]
+    link_dir = prepare_link_dir(tmp_path, {CUBLAS: release / CUBLAS})
+    env = compose_env(_clean_env(), LinuxLaunch(link_dir=link_dir))
+    want = {CUBLAS: release / CUBLAS}
+    rpath = verify_bindings([str(apps["rpath"])], env, want, timeout=30)
+    runpath = verify_bindings([str(apps["runpath"])], env, want, timeout=30)
+    assert not rpath.bindings[0].taken
+    assert rpath.bindings[0].actual is not None
+    assert rpath.bindings[0].actual.resolve() == orig_cublas.resolve()
+    assert runpath.bindings[0].taken
+
+
+def test_launch_output_comes_from_the_standin(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    """Without zluda-run the app gets NVIDIA's answer (42); through it, the stand-in's (0)."""
+    app = str(apps["rpath"])
+    direct = subprocess.run([app], capture_output=True, text=True, timeout=30)
+    release = str(standin_releases["good"])
+    through = zluda_run(["--cache-dir", str(tmp_path), "--zluda-dir", release, "--", app])
+    assert direct.stdout == "create=42\n"
+    assert (through.returncode, through.stdout) == (0, "create=0\n"), through.stderr
+
+
+def test_verify_load_cli_reports_every_binding(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    release = standin_releases["good"]
+    proc = zluda_run(["--cache-dir", str(tmp_path), "--zluda-dir", str(release), "--verify-load", "--",
+                      str(apps["rpath"]), "sgemm"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "create=0\nsgemm=0\n"
+    line = next(x for x in proc.stderr.splitlines() if CUBLAS in x and "->" in x)
+    assert line.split()[0] == "taken" and line.endswith(str((release / CUBLAS).resolve()))
+    assert "libcuda.so.1" in proc.stderr and "unused" in proc.stderr  # never asked for by this app
+
+
+@pytest.fixture(scope="module")
+def cudart_client(cc_build, cudart_path: Path) -> Path:
+    folder = cudart_path.parent
+    return cc_build(["plan/cudart_client.c"], "cudart_client", shared=False,
+                    args=[f"-L{folder}", f"-l:{cudart_path.name}", f"-Wl,-rpath,{folder}"])
+
+
+def test_real_cudart_loads_the_standin_driver(cudart_client: Path, standin_releases, zluda_run,
+                                              tmp_path: Path) -> None:
+    release = standin_releases["good"]
+    direct = subprocess.run([str(cudart_client)], capture_output=True, text=True, timeout=30,
+                            env=_clean_env())
+    assert "version=13000" not in direct.stdout  # no driver here: cudart reports none
+    proc = zluda_run(["--cache-dir", str(tmp_path), "--zluda-dir", str(release), "--verify-load", "--json",
+                      "--", str(cudart_client)])
+    assert proc.returncode == 0, proc.stderr
+    # cudart dlopened libcuda.so.1 and got cuDriverGetVersion via cuGetProcAddress: the stand-in answered.
+    first, _, rest = proc.stdout.partition("\n")
+    assert "cudaDriverGetVersion=0 version=13000" in first
+    import json
+
+    evidence = json.loads(rest)["verify_load"]
+    driver = next(b for b in evidence["bindings"] if b["name"] == "libcuda.so.1")
+    assert driver["state"] == "taken" and driver["actual"] == str((release / "libcuda.so.1").resolve())
+    assert any("libcuda.so.1" in line for line in driver["loader_lines"])

@@ -1,0 +1,224 @@
+"""The run/plan/restore/status commands end to end: exit codes, refusal, JSON, plan cache, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import zluda_runner.prepare as prepare
+from zluda_runner.cli import main_group
+from zluda_runner.commands import COMMAND_MODULES, load_module
+from zluda_runner.errors import PlanError
+from zluda_runner.launch.windows import Placement, place
+from zluda_runner.layout import ReleaseLayout, scan_release_dir
+from zluda_runner.plan import make_plan
+from zluda_runner.settings import Settings
+from zluda_runner.target import TargetProfile
+
+CUBLAS = "libcublas.so.13"
+
+
+def _args(tmp_path: Path, release: Path, *rest: str) -> list[str]:
+    return ["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release), *rest]
+
+
+def test_command_not_found_exits_127_naming_it(standin_releases, zluda_run, tmp_path: Path) -> None:
+    proc = zluda_run(_args(tmp_path, standin_releases["good"], "--", "no-such-command-zr", "x"))
+    assert proc.returncode == 127
+    assert "no-such-command-zr" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_exit_code_and_argv_pass_through(standin_releases, zluda_run, tmp_path: Path) -> None:
+    release = standin_releases["good"]
+    assert zluda_run(_args(tmp_path, release, "--", "sh", "-c", "exit 7")).returncode == 7
+    script = 'printf "%s|" "$@"'
+    echoed = zluda_run(_args(tmp_path, release, "--", "sh", "-c", script, "sh", "a b", "--force", ""))
+    assert (echoed.returncode, echoed.stdout) == (0, "a b|--force||")
+    # the plan's loader set-up reaches the child (and so its children)
+    env = zluda_run(_args(tmp_path, release, "--", "sh", "-c", 'printf "%s" "$LD_LIBRARY_PATH"'))
+    assert env.returncode == 0 and env.stdout.split(":")[0].startswith(str(tmp_path / "cache"))
+    # no "--": an unknown first word is the command
+    assert zluda_run(_args(tmp_path, release, "true")).returncode == 0
+
+
+def test_fatal_verdict_refused_unless_forced(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    release = standin_releases["no_versions"]
+    refused = zluda_run(_args(tmp_path, release, "--", str(apps["runpath"])))
+    assert refused.returncode == 1
+    assert "predicts this launch will fail" in refused.stderr and CUBLAS in refused.stderr
+    assert "defines no symbol versions" in refused.stderr and "--force" in refused.stderr
+    assert refused.stdout == ""  # the command never ran
+    forced = zluda_run(_args(tmp_path, release, "--force", "--", str(apps["runpath"])))
+    assert forced.returncode != 0 and "check_match" in forced.stderr  # it ran, and died as predicted
+
+
+def test_plan_json_schema(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    release = standin_releases["missing_symbol"]
+    proc = zluda_run(_args(tmp_path, release, "plan", "--json", "--", str(apps["rpath"]), "sgemm"))
+    assert proc.returncode == 0, proc.stderr  # warn is not fatal
+    data = json.loads(proc.stdout)
+    assert data["schema"] == 1 and data["verdict"] == "warn"
+    assert data["release"]["root"] == str(release)
+    assert data["argv"] == [str(apps["rpath"]), "sgemm"]
+    assert isinstance(data["env"], dict)
+    for binding in data["bindings"]:
+        assert {"need", "action", "shim", "load_name", "mechanism", "verdict", "reasons"} <= set(binding)
+    cublas = next(b for b in data["bindings"] if b["need"] == CUBLAS)
+    assert (cublas["action"], cublas["mechanism"], cublas["verdict"]) == ("replace", "ld_audit", "warn")
+    assert cublas["load_name"] == CUBLAS and cublas["shim"] == str((release / CUBLAS).resolve())
+    assert any("cublasSgemm_v2" in r for r in cublas["reasons"])
+    assert data["redirect_map"][CUBLAS] == cublas["shim"]
+
+
+def test_plan_fatal_exit_code_and_text(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    proc = zluda_run(_args(tmp_path, standin_releases["other_version"], "plan", "--", str(apps["none"])))
+    assert proc.returncode == 2
+    assert "FATAL" in proc.stdout and "base version" in proc.stdout and "verdict: fatal" in proc.stdout
+
+
+def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path, monkeypatch) -> None:
+    release = tmp_path / "release"
+    shutil.copytree(standin_releases["good"], release, symlinks=True)
+    settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
+    calls: list[object] = []
+    real_inspect = prepare.inspect_target
+
+    def counting(choice, settings_, env):  # type: ignore[no-untyped-def]
+        calls.append(choice)
+        return real_inspect(choice, settings_, env)
+
+    monkeypatch.setattr(prepare, "inspect_target", counting)
+    argv = [str(apps["rpath"])]
+    first = prepare.prepare_plan(argv, settings)
+    assert len(calls) == 1
+
+    def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise AssertionError("inspected again although the plan is cached")
+
+    monkeypatch.setattr(prepare, "inspect_target", refuse)
+    second = prepare.prepare_plan([*argv, "other", "args"], settings)
+    assert second.to_dict() | {"argv": None} == first.to_dict() | {"argv": None}
+    assert second.argv == [*argv, "other", "args"]
+
+    # A shim file changes: the cached plan is no longer valid.
+    monkeypatch.setattr(prepare, "inspect_target", counting)
+    shim = release / CUBLAS
+    shim.write_bytes(shim.read_bytes())
+    os.utime(shim, ns=(shim.stat().st_atime_ns, shim.stat().st_mtime_ns + 5_000_000_000))
+    prepare.prepare_plan(argv, settings)
+    assert len(calls) == 2
+
+
+def test_unknown_layout_is_a_clear_error(zluda_run, tmp_path: Path) -> None:
+    junk = tmp_path / "not-zluda"
+    junk.mkdir()
+    (junk / "README.txt").write_text("hello")
+    (junk / "libfoo.so.1").write_bytes(b"\x7fELF not really")
+    proc = zluda_run(["--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(junk), "--", "true"])
+    assert proc.returncode == 1
+    assert "does not look like a ZLUDA release" in proc.stderr and "hint:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_release_folder_one_level_down_and_ambiguous(standin_releases, tmp_path: Path) -> None:
+    outer = tmp_path / "unpacked"
+    outer.mkdir()
+    shutil.copytree(standin_releases["good"], outer / "zluda", symlinks=True)
+    layout = scan_release_dir(outer)
+    assert layout.root == str(outer / "zluda")
+    assert {s.family for s in layout.shims} == {"driver", "cublas"}
+    shutil.copytree(standin_releases["good"], outer / "zluda-2", symlinks=True)
+    with pytest.raises(PlanError, match="several ZLUDA-like folders"):
+        scan_release_dir(outer)
+
+
+@pytest.mark.parametrize(("build", "words"), [("rocm", "ROCm build"), ("cpu", "CPU-only build")])
+def test_rocm_or_cpu_target_is_refused(build: str, words: str) -> None:
+    with pytest.raises(PlanError, match=words) as info:
+        make_plan(TargetProfile(build=build), ReleaseLayout(root="/nowhere", os="linux"))
+    assert info.value.hint
+
+
+def test_rocm_interpreter_cli_message(standin_releases, zluda_run, tmp_path: Path) -> None:
+    """A Python whose torch is a ROCm build: the CLI explains, no traceback."""
+    site = tmp_path / "site"
+    (site / "torch" / "lib").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "version.py").write_text("__version__ = '2.5.0+rocm6.2'\ncuda = None\nhip = '6.2'\n")
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    proc = zluda_run(_args(tmp_path, standin_releases["good"], "plan", "--python", str(python)))
+    assert proc.returncode == 1
+    assert "ROCm build" in proc.stderr and "needs no ZLUDA" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.fixture
+def placed_torch_lib(mingw_build, tmp_path: Path) -> tuple[Path, Path]:
+    original = mingw_build(["launch/pe_dll.c"], "cublas64_12.dll", args=['-DDLL_TAG="nvidia cublas"'])
+    shim = mingw_build(["launch/pe_dll.c"], "cublas.dll", args=['-DDLL_TAG="zluda cublas"'])
+    torch_lib = tmp_path / "torch" / "lib"
+    torch_lib.mkdir(parents=True)
+    shutil.copyfile(original, torch_lib / "cublas64_12.dll")
+    place(torch_lib, [Placement(shim, "cublas64_12.dll")])
+    return torch_lib, original
+
+
+def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
+    torch_lib, original = placed_torch_lib
+    runner = CliRunner()
+    ok = runner.invoke(main_group, ["status", "--torch-lib", str(torch_lib)])
+    assert ok.exit_code == 0 and "state: placed" in ok.output
+    st = runner.invoke(main_group, ["status", "--json", "--torch-lib", str(torch_lib)])
+    assert json.loads(st.output)["drift"] == []
+    # pip reinstalls torch: the placed DLL is replaced behind our back
+    (torch_lib / "cublas64_12.dll").write_bytes(original.read_bytes() + b"reinstalled")
+    drift = runner.invoke(main_group, ["status", "--torch-lib", str(torch_lib)])
+    assert drift.exit_code == 1 and "drift detected" in drift.output
+    skipped = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
+    assert skipped.exit_code == 0 and "skipped  cublas64_12.dll" in skipped.output
+    assert (torch_lib / "cublas64_12.dll").read_bytes().endswith(b"reinstalled")  # left alone
+
+
+def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path]) -> None:
+    torch_lib, original = placed_torch_lib
+    runner = CliRunner()
+    done = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
+    assert done.exit_code == 0 and "restored cublas64_12.dll" in done.output
+    assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
+    again = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
+    assert again.exit_code == 1 and "nothing to restore" in again.output
+    assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
+
+
+def test_command_table_matches_the_modules() -> None:
+    """Commands load lazily from COMMAND_MODULES: every module's commands must be listed there."""
+    listed: dict[str, set[str]] = {}
+    for name, module in COMMAND_MODULES.items():
+        listed.setdefault(module, set()).add(name)
+    for module, names in listed.items():
+        assert {c.name for c in load_module(module).COMMANDS} == names, module
+
+
+def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) -> None:
+    """The cached launch path stays light (benchmarks/launch_overhead.py has the figures)."""
+    import subprocess
+
+    args = _args(tmp_path, standin_releases["good"], "--", "true")
+    code = (
+        "import sys\nfrom zluda_runner.cli import main\n"
+        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target', 'zluda_runner.probe')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the plan cache
+    second = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert second.stdout.strip() == "[]"
