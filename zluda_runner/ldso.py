@@ -36,6 +36,7 @@ from pathlib import Path
 
 from .binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
 from .errors import BinaryFormatError
+from .ldlog import bound_files, parse_ld_debug
 from .serial import JsonMixin
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
@@ -616,55 +617,14 @@ class LoaderModel:
 
 # --------------------------------------------------------------------------- LD_DEBUG=libs
 
-_FIND_RE = re.compile(r"^\s*(?:\d+:\s*)?find library=(.+?) \[\d+\]; searching\s*$")
-_TRY_RE = re.compile(r"^\s*(?:\d+:\s*)?trying file=(.+?)\s*$")
-_INIT_RE = re.compile(r"^\s*(?:\d+:\s*)?calling init: (.+?)\s*$")
-_PID_RE = re.compile(r"^\s*(\d+):")
-
 
 def parse_ld_debug_libs(text: str, *, pid: int | None = None) -> dict[str, str]:
     """What the real loader bound, from ``LD_DEBUG=libs`` output: searched name -> file taken.
 
-    A search's file is the last ``trying file=`` of its ``find library=`` block; when the output has
-    ``calling init:`` lines, a file that never got initialised (the search failed) is dropped;
+    A search's file is the last ``trying file=`` of its ``find library=`` block; when the process
+    has ``calling init:`` lines, a file that never got initialised (the search failed) is dropped;
     without any (the load failed), a last-tried file that does not exist is dropped.
     Objects loaded by an explicit path (no search) appear keyed by that path. ``pid``: keep one
-    process's lines only (LD_DEBUG prefixes each line with the pid).
+    process's lines only (LD_DEBUG prefixes each line with the pid). See ``zluda_runner.ldlog``.
     """
-    searches: dict[str, str | None] = {}
-    inits: list[str] = []
-    current: str | None = None
-    for line in text.splitlines():
-        if pid is not None:
-            m = _PID_RE.match(line)
-            if m is None or int(m.group(1)) != pid:
-                continue
-        if m := _FIND_RE.match(line):
-            current = m.group(1)
-            searches.setdefault(current, None)
-            continue
-        if m := _TRY_RE.match(line):
-            if current is not None:
-                searches[current] = m.group(1)
-            continue
-        if m := _INIT_RE.match(line):
-            inits.append(m.group(1))
-            current = None
-            continue
-        if re.match(r"^\s*(?:\d+:)?\s*$", line):
-            current = None
-    init_set = {os.path.realpath(p) for p in inits}
-    out: dict[str, str] = {}
-    for name, path in searches.items():
-        if path is None:
-            continue
-        if inits and os.path.realpath(path) not in init_set:
-            continue
-        if not inits and not os.path.exists(path):
-            continue  # the process died before any init: keep only files that exist
-        out[name] = path
-    taken = {os.path.realpath(p) for p in out.values()}
-    for path in inits:
-        if os.path.realpath(path) not in taken:
-            out.setdefault(path, path)
-    return out
+    return bound_files(parse_ld_debug(text, pid=pid))

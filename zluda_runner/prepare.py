@@ -86,29 +86,44 @@ class ReleaseSource:
     ref: Any  # ReleaseRef
 
 
-def release_for(target: Any, settings: Settings, *, trust_on_first_use: bool = False) -> ReleaseSource:
-    """The release folder: ``--zluda-dir`` as is, else the manifest's pick, fetched into the cache."""
+def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
+    """The host's HIP/ROCm version as "X.Y" (ROCm folder or HIP SDK), or None when none is found."""
+    from .host import HostFs, find_rocm
+
+    rocm = find_rocm(HostFs(), dict(os.environ if env is None else env), sys.platform, None)
+    mm = rocm.major_minor if rocm else None
+    return f"{mm[0]}.{mm[1]}" if mm else None
+
+
+def release_for(
+    settings: Settings,
+    *,
+    os_name: str,
+    cuda_major: int | None,
+    cuda_version: str | None = None,
+    trust_on_first_use: bool = False,
+) -> ReleaseSource:
+    """The release folder: ``--zluda-dir`` as is, else the manifest's pick for this host and CUDA
+    major (HIP version read from the host), fetched into the cache."""
     from .layout import layout_from_manifest, scan_release_dir
     from .plan import ReleaseRef
 
     if settings.zluda_dir is not None:
         layout = scan_release_dir(settings.zluda_dir)
-        return ReleaseSource(layout, ReleaseRef(None, None, None, None, str(settings.zluda_dir)))
+        return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
     from .cache import ensure_release
     from .manifest import load_manifest, resolve_release_root
     from .select import select_asset
 
     manifest = load_manifest(settings.manifest)
-    selection = select_asset(
-        manifest, os=target.os, hip=None, cuda=target.cuda_major, release=settings.release
-    )
+    hip = host_hip_version() if os_name == sys_os() else None
+    selection = select_asset(manifest, os=os_name, hip=hip, cuda=cuda_major, release=settings.release)
     if selection.chosen is None:
-        reasons = "; ".join(
-            f"{r.release_id}/{r.asset_name}: {', '.join(r.reasons)}" for r in selection.rejected[:4]
-        )
+        near = [r for r in selection.rejected if r.fits] or selection.rejected
+        reasons = "; ".join(f"{r.release_id}/{r.asset_name}: {', '.join(r.reasons)}" for r in near[:4])
         raise PlanError(
-            f"no ZLUDA release in the manifest fits this target ({target.os}, torch built for CUDA "
-            f"{target.cuda_version}): {reasons}",
+            f"no ZLUDA release in the manifest fits this target ({os_name}, HIP {hip or 'unknown'}, "
+            f"torch built for CUDA {cuda_version or cuda_major or 'unknown'}); closest: {reasons}",
             hint="see `zluda-run releases --cuda N` for every release and why it does not fit; "
             "a self-built ZLUDA can be used with --zluda-dir DIR",
         )
@@ -118,6 +133,10 @@ def release_for(target: Any, settings: Settings, *, trust_on_first_use: bool = F
     layout = layout_from_manifest(root, asset)
     ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
     return ReleaseSource(layout, ref)
+
+
+def sys_os() -> str:
+    return "windows" if sys.platform == "win32" else "linux"
 
 
 # --------------------------------------------------------------------------- plan cache
@@ -233,7 +252,13 @@ def prepare_plan(
             return cached
     choice = choose_target(argv, settings)
     target = inspect_target(choice, settings, run_env)
-    source = release_for(target, settings, trust_on_first_use=trust_on_first_use)
+    source = release_for(
+        settings,
+        os_name=target.os,
+        cuda_major=target.cuda_major,
+        cuda_version=target.cuda_version,
+        trust_on_first_use=trust_on_first_use,
+    )
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed

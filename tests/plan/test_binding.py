@@ -154,3 +154,24 @@ def test_real_cudart_loads_the_standin_driver(cudart_client: Path, standin_relea
     driver = next(b for b in evidence["bindings"] if b["name"] == "libcuda.so.1")
     assert driver["state"] == "taken" and driver["actual"] == str((release / "libcuda.so.1").resolve())
     assert any("libcuda.so.1" in line for line in driver["loader_lines"])
+
+
+def test_trace_through_zluda_run_records_cudart_lookups(cudart_client: Path, standin_releases, zluda_run,
+                                                      tmp_path: Path) -> None:
+    """`zluda-run --trace`: our interposer sits between the real libcudart and the planned driver."""
+    import json
+
+    release = standin_releases["good"]
+    out = tmp_path / "trace.json"
+    proc = zluda_run(["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release), "--trace",
+                      "--trace-out", str(out), "--", str(cudart_client)])
+    assert proc.returncode == 0, proc.stderr
+    assert "cudaDriverGetVersion=0 version=13000" in proc.stdout  # the calls still reach the stand-in
+    report = json.loads(out.read_text())
+    assert report["schema"] == 1 and report["source"] == "interposer" and len(report["processes"]) == 1
+    lookups = {(x["symbol"], x["found"]) for x in report["proc_address_lookups"]}
+    assert len(report["proc_address_lookups"]) > 400  # cudart 13 asks for ~450 entry points
+    assert ("cuDriverGetVersion", True) in lookups
+    calls = {c["function"]: c for c in report["calls"]}
+    assert calls["cuGetProcAddress_v2"]["count"] >= 400 and "cuInit" in calls
+    assert f"trace report: {out}" in proc.stderr

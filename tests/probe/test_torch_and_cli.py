@@ -64,11 +64,22 @@ def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
     assert "<table" in page.read_text()
 
 
-def test_probe_command_without_libcuda(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main_group, ["probe"])
-    assert result.exit_code == 1 and "no libcuda to probe" in result.output and "hint:" in result.output
+def test_probe_command_without_libcuda(tmp_path: Path, monkeypatch) -> None:
+    # No --libcuda: the driver comes from --zluda-dir, which here holds no ZLUDA at all.
     result = CliRunner().invoke(main_group, ["--zluda-dir", str(tmp_path), "probe"])
-    assert result.exit_code == 1 and "no libcuda.so.1 in" in result.output
+    assert result.exit_code == 1 and "does not look like a ZLUDA release" in result.output
+    assert "hint:" in result.output
+    # Nor --zluda-dir: the manifest's release for this host is fetched; a mirror without it fails
+    # with the URL named, and nothing is left in the cache.
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", mirror.as_uri())
+    result = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "probe", "--trust-on-first-use"])
+    assert result.exit_code == 1, result.output
+    assert "zluda-linux-" in result.output and "hint:" in result.output
+    leftovers = [p for p in cache.rglob("*") if p.is_file() and p.suffix not in (".lock", ".json")]
+    assert leftovers == [] and not any(cache.rglob("*.complete.json"))
 
 
 def test_trace_report_command(tmp_path: Path) -> None:

@@ -21,24 +21,35 @@ from .common import emit_json, pass_settings, want_json
 LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
 
 
-def find_probe_libcuda(settings: Settings) -> Path:
-    """The libcuda to probe when none is given: the one in ``--zluda-dir`` (not its trace/ copy)."""
-    if settings.zluda_dir is not None:
-        roots = [settings.zluda_dir]
-        if settings.zluda_dir.name in ("trace", "trace_nvidia"):
-            roots.append(settings.zluda_dir.parent)
-        for root in reversed(roots):
-            for name in LIBCUDA_NAMES:
-                if (root / name).is_file():
-                    return root / name
-        raise ProbeError(
-            f"no libcuda.so.1 in {settings.zluda_dir}",
-            hint="point --zluda-dir at an unpacked ZLUDA, or pass --libcuda PATH",
-        )
-    raise ProbeError(
-        "no libcuda to probe",
-        hint="pass --libcuda PATH (ZLUDA's or NVIDIA's libcuda.so.1) or --zluda-dir DIR",
+def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
+    """The libcuda to probe when none is given: ZLUDA's driver from ``--zluda-dir`` (not its trace/
+    copy), else from the manifest release that fits this host (fetched into the cache)."""
+    if settings.zluda_dir is not None and settings.zluda_dir.name in ("trace", "trace_nvidia"):
+        parent = settings.zluda_dir.parent
+        for name in LIBCUDA_NAMES:
+            if (parent / name).is_file():
+                return parent / name
+    from ..prepare import release_for, sys_os
+
+    source = release_for(
+        settings, os_name=sys_os(), cuda_major=None, trust_on_first_use=trust_on_first_use
     )
+    drivers = [s for s in source.layout.for_family("driver") if not s.path.lower().endswith(".dll")]
+    if not drivers:
+        raise ProbeError(
+            f"no libcuda.so.1 in {source.layout.root}",
+            hint="point --zluda-dir at an unpacked Linux ZLUDA, or pass --libcuda PATH",
+        )
+    return Path(drivers[0].path)
+
+
+def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
+    """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
+    from ..prepare import launch_env, prepare_plan, refuse_if_fatal
+
+    plan = prepare_plan([python], settings, trust_on_first_use=trust_on_first_use)
+    refuse_if_fatal(plan, settings.force)
+    return launch_env(plan, settings.cache_dir)
 
 
 def _progress(result: CaseResult) -> None:
@@ -63,6 +74,11 @@ def _write_html(path: Path, text: str) -> None:
 @click.option("--timeout", type=float, default=None, help="Seconds per case (torch: for the whole run).")
 @click.option("--case", "case_ids", multiple=True, help="Run only this case (repeatable).")
 @click.option("--device", default="cuda", hidden=True, help="torch device (tests use cpu).")
+@click.option(
+    "--native", is_flag=True,
+    help="--torch without ZLUDA: the interpreter as it is (a baseline on NVIDIA or native ROCm).",
+)
+@click.option("--trust-on-first-use", is_flag=True, help="Accept a release whose SHA-256 is not published.")
 @pass_settings
 def probe_command(
     settings: Settings,
@@ -73,15 +89,23 @@ def probe_command(
     timeout: float | None,
     case_ids: tuple[str, ...],
     device: str,
+    native: bool,
+    trust_on_first_use: bool,
 ) -> None:
     """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case."""
     quiet = want_json(settings, as_json)
     report: ProbeReport
     if torch_level:
         python = settings.python or sys.executable
-        report = run_torch_probe(python, os.environ, device=device, timeout=timeout or DEFAULT_TORCH_TIMEOUT)
+        if native or device == "cpu":
+            env = dict(os.environ)
+        else:
+            env = zluda_env_for(python, settings, trust_on_first_use=trust_on_first_use)
+        report = run_torch_probe(python, env, device=device, timeout=timeout or DEFAULT_TORCH_TIMEOUT)
     else:
-        target = libcuda if libcuda is not None else find_probe_libcuda(settings)
+        target = libcuda if libcuda is not None else find_probe_libcuda(
+            settings, trust_on_first_use=trust_on_first_use
+        )
         report = run_probe(
             target,
             timeout=timeout or DEFAULT_TIMEOUT,
