@@ -71,9 +71,11 @@ def compile_c(
     if target.exists():
         return target
     target_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output_name}.", dir=target_dir)
-    os.close(fd)
-    cmd = [compiler, *(str(s) for s in srcs), "-o", tmp_name, *full_args]
+    # Link under the exact final name (a PE DLL records its own file name in its export table),
+    # in a private temporary folder, then rename into place.
+    tmp_dir = tempfile.mkdtemp(prefix=f".{output_name}.", dir=target_dir)
+    tmp_out = os.path.join(tmp_dir, output_name)
+    cmd = [compiler, *(str(s) for s in srcs), "-o", tmp_out, *full_args]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
@@ -81,8 +83,7 @@ def compile_c(
                 f"compiling {output_name} failed:\n{proc.stderr.strip()}",
                 hint=f"command was: {' '.join(cmd)}",
             )
-        os.replace(tmp_name, target)
+        os.replace(tmp_out, target)
     finally:
-        if os.path.exists(tmp_name):
-            os.unlink(tmp_name)
+        shutil.rmtree(tmp_dir, ignore_errors=True)
     return target

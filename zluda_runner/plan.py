@@ -503,8 +503,7 @@ def _add_environment(
         shim = next((s for s in layout.shims if s.path == b.shim), None)
         if shim is None:
             continue
-        for key, value in shim.needs_env.items():
-            plan.env.setdefault(key, value)
+        _shim_environment(plan, b, shim)
         if shim.original_saved_as and plan.os == "windows":
             plan.placements.append(WindowsPlacement(b.shim, b.need, shim.original_saved_as))
             continue
@@ -518,6 +517,18 @@ def _add_environment(
     for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
         if var in base_env:
             plan.warnings.append(f"{var}={base_env[var]} is passed through to the workload")
+
+
+def _shim_environment(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
+    """Variables a shim needs. The manifest says what each must hold (prose); the value is computed
+    here: the only kind known is "the path of the original NVIDIA library, saved beside the shim"
+    (the fork's nvrtc reads ZLUDA_NVRTC_LIB). Anything else is left to the user, with a warning."""
+    torch_path = plan.target.get("torch_path")
+    for key, meaning in shim.needs_env.items():
+        if shim.original_saved_as and torch_path and plan.os == "windows":
+            plan.env.setdefault(key, str(Path(torch_path) / "lib" / shim.original_saved_as))
+        else:
+            plan.warnings.append(f"{Path(shim.path).name} for {binding.need} reads {key}: {meaning}")
 
 
 def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool) -> None:

@@ -301,6 +301,27 @@ def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | No
     return compose_env(env, linux_launch(plan, cache_dir))
 
 
+def torch_lib_of(plan: ShimPlan) -> Path:
+    """The torch/lib folder a Windows plan places DLLs into."""
+    torch = plan.target.get("torch_path")
+    if not torch:
+        from .errors import PlacementError
+
+        raise PlacementError("the plan does not say where torch is", hint="re-run with --python PY")
+    return Path(torch) / "lib"
+
+
+def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> Any:
+    """Windows: copy the plan's shims into torch/lib (journalled, atomic, reversible with restore).
+
+    Re-running is cheap when the placement is intact; drift (pip reinstalled torch) is re-placed.
+    """
+    from .launch.windows import Placement, place
+
+    placements = [Placement(Path(p.source), p.dest_name, p.backup_name) for p in plan.placements]
+    return place(torch_lib_of(plan), placements, journal_dir)
+
+
 def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
     fatal = plan.fatal
     if not fatal or force:

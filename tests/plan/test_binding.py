@@ -118,6 +118,24 @@ def test_launch_output_comes_from_the_standin(apps, standin_releases, zluda_run,
     assert (through.returncode, through.stdout) == (0, "create=0\n"), through.stderr
 
 
+def test_child_processes_inherit_the_set_up(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
+    """Like torchrun's workers: a child the workload starts binds the stand-in too (evidence per pid)."""
+    import json
+
+    release = standin_releases["good"]
+    app = str(apps["rpath"])
+    direct = subprocess.run([app, "spawn"], capture_output=True, text=True, timeout=30)
+    assert direct.stdout == "create=42\ncreate=42\n"
+    proc = zluda_run(["--cache-dir", str(tmp_path), "--zluda-dir", str(release), "--verify-load", "--json",
+                      "--", app, "spawn"])
+    assert proc.returncode == 0, proc.stderr
+    first_two = proc.stdout.split("\n", 2)
+    assert first_two[:2] == ["create=0", "create=0"]
+    evidence = json.loads(first_two[2])["verify_load"]
+    cublas = next(b for b in evidence["bindings"] if b["name"] == CUBLAS)
+    assert cublas["state"] == "taken" and len(cublas["pids"]) == 2  # parent and child both took it
+
+
 def test_verify_load_cli_reports_every_binding(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     release = standin_releases["good"]
     proc = zluda_run(["--cache-dir", str(tmp_path), "--zluda-dir", str(release), "--verify-load", "--",

@@ -71,7 +71,9 @@ def run_command(
     plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     if plan.os == "windows" and plan.placements:
-        _place_windows(plan, settings)
+        from ..prepare import place_for_plan
+
+        place_for_plan(plan)
     if settings.trace:
         sys.exit(_traced(plan, argv, settings))
     env = launch_env(plan, settings.cache_dir)
@@ -173,23 +175,6 @@ def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-d
     click.echo(trace_markdown(report), err=True)
     click.echo(f"trace report: {target}", err=True)
     return report.exit_code if report.exit_code is not None else 124
-
-
-def _place_windows(plan, settings: Settings) -> None:  # type: ignore[no-untyped-def]
-    from ..launch.windows import Placement, place
-
-    torch_lib = _torch_lib_of(plan)
-    placements = [Placement(Path(p.source), p.dest_name, p.backup_name) for p in plan.placements]
-    place(torch_lib, placements)
-
-
-def _torch_lib_of(plan) -> Path:  # type: ignore[no-untyped-def]
-    torch = plan.target.get("torch_path")
-    if not torch:
-        from ..errors import PlacementError
-
-        raise PlacementError("the plan does not say where torch is", hint="re-run with --python PY")
-    return Path(torch) / "lib"
 
 
 @click.command("plan", context_settings=_PASSTHROUGH)

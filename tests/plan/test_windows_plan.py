@@ -1,0 +1,113 @@
+"""The Windows path end to end on PE fixtures: a cu118 torch tree, the fork's un-renamed DLLs, the plan
+(names, NVRTC backup, ZLUDA_NVRTC_LIB, nvcuda.dll on PATH), placement into torch/lib and exact restore."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.launch.windows import restore, status
+from zluda_runner.layout import layout_from_manifest
+from zluda_runner.manifest import load_manifest
+from zluda_runner.plan import make_plan
+from zluda_runner.prepare import launch_env, place_for_plan
+from zluda_runner.target import inspect_path
+
+# torch/lib name -> -D flag of win_stub.c (NVIDIA's originals, as a cu118 torch ships them)
+ORIGINALS = {
+    "cublas64_11.dll": "CUBLAS",
+    "cusparse64_11.dll": "CUSPARSE",
+    "cufft64_10.dll": "CUFFT",
+    "nvrtc64_112_0.dll": "NVRTC",
+    "cudart64_110.dll": "CUDART",
+}
+# the fork's zip: file -> -D flag
+FORK_FILES = {
+    "nvcuda.dll": "DRIVER",
+    "nvml.dll": "NVML",
+    "cublas.dll": "CUBLAS",
+    "cusparse.dll": "CUSPARSE",
+    "cufft.dll": "CUFFT",
+    "cufftw.dll": "CUFFTW",
+    "nvrtc.dll": "NVRTC",
+}
+
+
+@pytest.fixture(scope="module")
+def windows_setup(mingw_build, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("win")
+    site = base / "venv" / "Lib" / "site-packages"
+    lib = site / "torch" / "lib"
+    lib.mkdir(parents=True)
+    (site / "torch" / "version.py").write_text(
+        "__version__ = '2.3.1+cu118'\ncuda = '11.8'\nhip = None\ngit_version = 'x'\n"
+    )
+    originals = []
+    for name, flag in ORIGINALS.items():
+        built = mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}", "-DANSWER=42"])
+        shutil.copy2(built, lib / name)
+        originals.append(built)
+    torch_cuda = mingw_build(["plan/win_torch_cuda.c", *originals], "torch_cuda.dll")
+    shutil.copy2(torch_cuda, lib / "torch_cuda.dll")
+    root = base / "zluda"
+    root.mkdir()
+    for name, flag in FORK_FILES.items():
+        shutil.copy2(mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}"]), root / name)
+    return site, root
+
+
+def _fork_asset():
+    release = load_manifest().find("fork-3.9.5")
+    return next(a for a in release.assets if a.name == "ZLUDA-windows-rocm6-amd64.zip")
+
+
+def test_fork_plan_for_a_cu118_torch(windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    site, root = windows_setup
+    lib = site / "torch" / "lib"
+    profile = inspect_path(site)
+    assert profile.os == "windows" and profile.cuda_major == 11
+    plan = make_plan(profile, layout_from_manifest(root, _fork_asset()))
+    by_need = {b.need: b for b in plan.bindings}
+    cublas = by_need["cublas64_11.dll"]
+    assert (cublas.action, cublas.mechanism) == ("replace", "dll_placement")
+    assert Path(cublas.shim).name == "cublas.dll"
+    assert Path(by_need["cufft64_10.dll"].shim).name == "cufft.dll"
+    assert by_need["cudart64_110.dll"].action == "keep"
+    driver = by_need["nvcuda.dll"]
+    assert (driver.action, driver.mechanism) == ("replace", "path") and plan.path_prepend == [str(root)]
+    # The fork's nvrtc: torch's original is kept as nvrtc_cuda.dll and named in ZLUDA_NVRTC_LIB.
+    assert plan.env["ZLUDA_NVRTC_LIB"] == str(lib / "nvrtc_cuda.dll")
+    nvrtc = next(p for p in plan.placements if p.dest_name == "nvrtc64_112_0.dll")
+    assert nvrtc.backup_name == "nvrtc_cuda.dll" and Path(nvrtc.source).name == "nvrtc.dll"
+    assert "DISABLE_ADDMM_CUDA_LT" not in plan.env  # torch 2.3 has no cuBLASLt addmm path
+    env = launch_env(plan, tmp_path, base_env={"PATH": "/usr/bin"})
+    assert env["PATH"].split(":")[0] == str(root) and env["ZLUDA_NVRTC_LIB"] == plan.env["ZLUDA_NVRTC_LIB"]
+
+
+def test_fork_placement_and_exact_restore(windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    site, root = windows_setup
+    work = tmp_path / "site"
+    shutil.copytree(site, work)
+    lib = work / "torch" / "lib"
+    before = {p.name: p.read_bytes() for p in lib.iterdir()}
+    plan = make_plan(inspect_path(work), layout_from_manifest(root, _fork_asset()))
+    place_for_plan(plan)
+    assert (lib / "cublas64_11.dll").read_bytes() == (root / "cublas.dll").read_bytes()
+    assert (lib / "cusparse64_11.dll").read_bytes() == (root / "cusparse.dll").read_bytes()
+    assert (lib / "nvrtc64_112_0.dll").read_bytes() == (root / "nvrtc.dll").read_bytes()
+    assert (lib / "nvrtc_cuda.dll").read_bytes() == before["nvrtc64_112_0.dll"]
+    assert (lib / "cudart64_110.dll").read_bytes() == before["cudart64_110.dll"]  # kept
+    st = status(lib)
+    assert st.state == "placed" and not st.drift
+    assert place_for_plan(plan).already_placed  # a second run changes nothing
+    # pip reinstalls torch: the original cuBLAS is back; status sees it, the next run re-places.
+    (lib / "cublas64_11.dll").write_bytes(before["cublas64_11.dll"])
+    drift = status(lib).drift
+    assert len(drift) == 1 and drift[0].startswith("cublas64_11.dll has its original content")
+    place_for_plan(plan)
+    assert (lib / "cublas64_11.dll").read_bytes() == (root / "cublas.dll").read_bytes()
+    restore(lib)
+    after = {p.name: p.read_bytes() for p in lib.iterdir() if not p.name.startswith(".")}
+    assert after == before
