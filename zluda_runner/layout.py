@@ -172,15 +172,8 @@ def _launchers(root: Path) -> dict[str, str]:
     return out
 
 
-def scan_release_dir(root: Path) -> ReleaseLayout:
-    """Recognise the shims in a folder of unknown provenance (``--zluda-dir``)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise PlanError(
-            f"ZLUDA folder {root} does not exist or is not a folder",
-            hint="pass --zluda-dir the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
-        )
-    folder = _release_folder(root)
+def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
+    """The shims in ``folder`` recognised by name (or exports), and the OS they are built for."""
     by_path: dict[str, ShimFile] = {}
     os_votes = {"linux": 0, "windows": 0}
     for path in _files_in(folder):
@@ -211,7 +204,20 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
         by_path[key] = ShimFile(
             path=str(real), family=family, cuda_major=cuda_major, load_names=load_names, recognised_by=how
         )
-    shims = list(by_path.values())
+    host_os = "windows" if os_votes["windows"] > os_votes["linux"] else "linux"
+    return list(by_path.values()), host_os
+
+
+def scan_release_dir(root: Path) -> ReleaseLayout:
+    """Recognise the shims in a folder of unknown provenance (``--zluda-dir``)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise PlanError(
+            f"ZLUDA folder {root} does not exist or is not a folder",
+            hint="pass --zluda-dir the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
+        )
+    folder = _release_folder(root)
+    shims, host_os = _recognise(folder)
     if not any(s.family == "driver" for s in shims):
         raise PlanError(
             f"{root} does not look like a ZLUDA release: no driver library "
@@ -219,7 +225,6 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
             hint="point --zluda-dir at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
             "(Windows), or drop --zluda-dir to use a release from the manifest",
         )
-    host_os = "windows" if os_votes["windows"] > os_votes["linux"] else "linux"
     return ReleaseLayout(
         root=str(folder), os=host_os, shims=shims, launchers=_launchers(folder),
         tracer_dir=_tracer_dir(folder),
@@ -253,6 +258,10 @@ def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
         scanned = scan_release_dir(root)
         scanned.os = getattr(asset, "os", scanned.os)
         return scanned
+    # The archive may hold more than the manifest lists (a newer cuBLASLt, say): recognise the rest.
+    listed = {str(Path(s.path).resolve()) for s in shims}
+    extra, _ = _recognise(root)
+    shims.extend(s for s in extra if str(Path(s.path).resolve()) not in listed)
     launchers = {launcher.kind: str(root / launcher.path) for launcher in getattr(asset, "launchers", [])}
     launchers = {k: v for k, v in launchers.items() if Path(v).exists()}
     return ReleaseLayout(

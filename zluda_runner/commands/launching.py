@@ -39,6 +39,10 @@ def _merge(settings: Settings, python_opt: str | None, force_opt: bool, verify_o
 @click.option("--trace", "trace_opt", is_flag=True, help="Trace every CUDA driver call the workload makes.")
 @click.option("--trace-out", "trace_out_opt", metavar="FILE", help="Where to write the trace report (JSON).")
 @click.option("--trust-on-first-use", is_flag=True, help="Accept a release whose SHA-256 is not published.")
+@click.option(
+    "--injector", is_flag=True,
+    help="Windows: start COMMAND through the release's zluda.exe instead of placing DLLs in torch/lib.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_settings
 def run_command(
@@ -49,6 +53,7 @@ def run_command(
     trace_opt: bool,
     trace_out_opt: str | None,
     trust_on_first_use: bool,
+    injector: bool,
     command: tuple[str, ...],
 ) -> None:
     """Run COMMAND under ZLUDA (``zluda-run python infer.py`` is the same).
@@ -70,7 +75,9 @@ def run_command(
     resolve_command(argv[0], os.environ)  # a command that does not exist: exit 127 before any planning
     plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
-    if plan.os == "windows" and plan.placements:
+    if plan.os == "windows" and injector:
+        argv = _injector_argv(plan, argv)
+    elif plan.os == "windows" and plan.placements:
         from ..prepare import place_for_plan
 
         place_for_plan(plan)
@@ -82,6 +89,16 @@ def run_command(
     from ..launch.process import run_process
 
     sys.exit(run_process(argv, env))
+
+
+def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    """``zluda.exe -- CMD``: the release's own Detours injector (nothing is copied into torch/lib)."""
+    from ..errors import LaunchError
+    from ..launch.windows import zluda_exe_argv
+
+    if plan.release is None:
+        raise LaunchError("the plan names no release folder", hint="pass --zluda-dir DIR")
+    return zluda_exe_argv(Path(plan.release.root), argv)
 
 
 def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
