@@ -10,11 +10,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 import torch
 
-from zluda_runner import ab
+try:
+    from zluda_runner import ab
+except ImportError:  # a python without zluda-runner, run outside `zluda-run ab`: record nothing
+
+    class ab:  # type: ignore[no-redef]  # stands in for the module
+        enabled = staticmethod(lambda: False)
+        record = staticmethod(lambda name, value, **kw: None)
+        timer = staticmethod(lambda name: contextlib.nullcontext())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offset", type=float, default=0.0, help="planted error added to the product")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args(argv)
+    if args.size < 1 or args.repeat < 1:
+        parser.error("--size and --repeat must be at least 1")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        print("error: --device cuda but torch sees no CUDA device", file=sys.stderr)
+        return 2
     gen = torch.Generator().manual_seed(1234)
     x = torch.randn(args.size, args.size, generator=gen).to(args.device)
     w = torch.randn(args.size, 10, generator=gen).to(args.device)

@@ -1,6 +1,8 @@
 """A small causal transformer, built in code with seeded weights, generating greedily.
 
-No download, no tokenizer: tokens are bytes (vocabulary 256).  Prints tokens/s.
+No download: the tokenizer is the 95 printable ASCII characters, one token each.  Prints
+tokens/s and the generated text (gibberish from random weights, but varied: the output head
+is not tied to the embedding, which would make a random model echo its last token forever).
 
     python examples/infer.py --device cpu
     zluda-run python examples/infer.py --device cuda        # the same model through ZLUDA
@@ -25,7 +27,16 @@ try:
 except ImportError:  # runs without zluda-runner installed
     ab = None
 
-VOCAB = 256
+FIRST_CHAR, VOCAB = 32, 95  # " " .. "~"
+
+
+def encode(text: str) -> list[int]:
+    """Printable ASCII -> token ids; anything else becomes "?"."""
+    return [ord(c) - FIRST_CHAR if 0 <= ord(c) - FIRST_CHAR < VOCAB else ord("?") - FIRST_CHAR for c in text]
+
+
+def decode(ids: list[int]) -> str:
+    return "".join(chr(FIRST_CHAR + i) for i in ids)
 
 
 class Block(nn.Module):
@@ -56,6 +67,7 @@ class TinyLM(nn.Module):
         self.pos = nn.Embedding(context, dim)
         self.blocks = nn.ModuleList(Block(dim, heads) for _ in range(layers))
         self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, VOCAB, bias=False)
         self.context = context
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
@@ -64,7 +76,7 @@ class TinyLM(nn.Module):
         x = self.embed(ids) + self.pos(positions)
         for block in self.blocks:
             x = block(x)
-        return self.norm(x) @ self.embed.weight.T  # tied output head
+        return self.head(self.norm(x))
 
 
 @torch.no_grad()
@@ -83,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--device", choices=["cpu", "cuda"], default="cuda" if torch.cuda.is_available() else "cpu"
     )
-    parser.add_argument("--tokens", type=int, default=32, help="tokens to generate")
+    parser.add_argument("--tokens", type=int, default=32, help="tokens to generate (at least 1)")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--heads", type=int, default=4)
@@ -97,11 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.dim % args.heads:
         parser.error("--dim must be a multiple of --heads")
+    if min(args.tokens, args.layers, args.dim, args.heads) < 1:
+        parser.error("--tokens, --layers, --dim and --heads must be at least 1")
 
     torch.manual_seed(args.seed)  # weights come from the CPU generator: identical on every device
     model = TinyLM(args.dim, args.heads, args.layers, context=max(64, args.tokens + len(args.prompt)))
     model = model.eval().to(args.device)
-    prompt = torch.tensor([list(args.prompt.encode("utf-8"))], dtype=torch.long, device=args.device)
+    prompt = torch.tensor([encode(args.prompt or " ")], dtype=torch.long, device=args.device)
 
     generate(model, prompt, 1)  # warm-up step (first-use kernel compiles, allocator)
     if args.device == "cuda":
@@ -118,12 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     if ab is not None:
         ab.record("logits", logits)
         ab.record("tokens", out)
-    text = bytes(out[0].tolist()).decode("latin-1")
     print(
         f"device={args.device} layers={args.layers} dim={args.dim} generated {args.tokens} tokens "
-        f"in {elapsed:.3f} s: {args.tokens / elapsed:.1f} tokens/s"
+        f"in {elapsed:.3f} s: {args.tokens / max(elapsed, 1e-9):.1f} tokens/s"
     )
-    print(f"output bytes: {text!r}")
+    print(f"output: {decode(out[0].tolist())!r}")
     return 0
 
 

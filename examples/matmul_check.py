@@ -47,6 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtypes", default="float32,float16,bfloat16,float64")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.size < 1:
+        parser.error("--size must be at least 1")
     device = args.device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"

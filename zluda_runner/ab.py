@@ -17,8 +17,6 @@ int64 for integer/bool tensors).
 
 from __future__ import annotations
 
-import array
-import json
 import os
 import sys
 import time
@@ -88,6 +86,8 @@ def timer(name: str) -> Any:
 
 
 def _append(folder: Path, entry: dict[str, Any]) -> None:
+    import json  # only under ``ab``: importing this module stays near free
+
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / RECORDS_FILE, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
@@ -110,6 +110,8 @@ def _sync() -> None:
 
 
 def _save_tensor(folder: Path, tensor: Any) -> dict[str, Any]:
+    import array
+
     import torch
 
     t = tensor.detach()
@@ -123,23 +125,41 @@ def _save_tensor(folder: Path, tensor: Any) -> dict[str, Any]:
     t = t.to(torch.int64 if integral else torch.float64).contiguous().reshape(-1)
     _counter[0] += 1
     name = f"{os.getpid()}-{_counter[0]}.bin"
-    data = array.array("q" if integral else "d", t.tolist())
-    if sys.byteorder != "little":
-        data.byteswap()
+    try:  # numpy, when torch has it, writes a large tensor without a Python list in between
+        raw = t.numpy().astype("<i8" if integral else "<f8", copy=False).tobytes()
+    except (RuntimeError, TypeError, ImportError):
+        data = array.array("q" if integral else "d", t.tolist())
+        if sys.byteorder != "little":
+            data.byteswap()
+        raw = data.tobytes()
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / name, "wb") as fh:
-        data.tofile(fh)
+        fh.write(raw)
     return {"dtype": dtype, "shape": shape, "file": name, "storage": "q" if integral else "d"}
 
 
 def _plain_values(value: Any) -> tuple[list[float | int], list[int], str]:
-    if isinstance(value, bool | int):
-        return [int(value)], [], "int64"
-    if isinstance(value, float):
-        return [value], [], "float64"
+    """A number, a (nested, rectangular) list of numbers, or an array with ``tolist()`` (numpy)."""
+    dtype = str(getattr(value, "dtype", "")) or None
+    if not isinstance(value, bool | int | float | list | tuple) and hasattr(value, "tolist"):
+        value = value.tolist()
+    flat, shape = _flatten(value)
+    if dtype is None:
+        dtype = "int64" if all(isinstance(v, bool | int) for v in flat) else "float64"
+    if dtype == "bool" or all(isinstance(v, bool | int) for v in flat):
+        return [int(v) for v in flat], shape, dtype
+    return [float(v) for v in flat], shape, dtype
+
+
+def _flatten(value: Any) -> tuple[list[Any], list[int]]:
+    if isinstance(value, bool | int | float):
+        return [value], []
     if isinstance(value, list | tuple):
-        flat = [v for v in value]
-        if all(isinstance(v, bool | int) for v in flat):
-            return [int(v) for v in flat], [len(flat)], "int64"
-        return [float(v) for v in flat], [len(flat)], "float64"
-    raise TypeError(f"ab.record: cannot record a {type(value).__name__}; give a tensor, number or list")
+        parts = [_flatten(v) for v in value]
+        inner = parts[0][1] if parts else []
+        if any(shape != inner for _, shape in parts):
+            raise TypeError("ab.record: a nested list must be rectangular (all rows the same shape)")
+        return [x for flat, _ in parts for x in flat], [len(parts), *inner]
+    raise TypeError(
+        f"ab.record: cannot record a {type(value).__name__}; give a tensor, a number or a list of numbers"
+    )

@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import JSON_SCHEMA_VERSION, __version__
+from . import JSON_SCHEMA_VERSION
 from .ab import AB_DIR_ENV, RECORDS_FILE
 from .errors import HostError
+from .report import Column, Section, Table
+from .report import render_html as report_html
 from .serial import JsonMixin
+from .warmup import zluda_run_argv
 
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
 STDERR_TAIL_CHARS = 2000
@@ -139,9 +142,14 @@ class AbReport(JsonMixin):
 # --------------------------------------------------------------------------- commands
 
 
-def default_side_a(script: Sequence[str], python: str | None = None) -> list[str]:
-    """``zluda-run run -- <python> SCRIPT ARGS`` with this interpreter running zluda-run."""
-    return [sys.executable, "-m", "zluda_runner", "run", "--", python or sys.executable, *script]
+def default_side_a(script: Sequence[str], python: str | None = None, settings: Any = None) -> list[str]:
+    """``zluda-run [global options] run -- <python> SCRIPT ARGS``: the script under ZLUDA.
+
+    ``python`` (default: ``settings.python``, else this interpreter) runs the script; the
+    global options in ``settings`` (release, ZLUDA folder, cache, ``--force``) are handed on.
+    """
+    interpreter = python or getattr(settings, "python", None) or sys.executable
+    return zluda_run_argv([interpreter, *script], settings)
 
 
 def default_side_b(script: Sequence[str], b_python: str) -> list[str]:
@@ -168,12 +176,12 @@ def ab_import_dir(base: Path) -> Path:
     """
     pkg = base / "zluda_runner"
     pkg.mkdir(parents=True, exist_ok=True)
+    # the real package's __init__ follows, so every name it defines is there too
     init = (
-        '"""zluda_runner.ab for a target interpreter (written by zluda-run ab)."""\n'
+        "# zluda_runner.ab for a target interpreter (written by zluda-run ab)\n"
         "from pkgutil import extend_path\n\n"
-        "__path__ = extend_path(__path__, __name__)\n"
-        f"__version__ = {__version__!r}\n"
-        f"JSON_SCHEMA_VERSION = {JSON_SCHEMA_VERSION!r}\n"
+        "__path__ = extend_path(__path__, __name__)\n\n"
+        + Path(__file__).with_name("__init__.py").read_text(encoding="utf-8")
     )
     (pkg / "__init__.py").write_text(init, encoding="utf-8")
     source = Path(__file__).with_name("ab.py").read_text(encoding="utf-8")
@@ -203,6 +211,10 @@ def run_ab(
     """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side."""
     if runs < 1:
         raise HostError(f"--runs must be at least 1 (got {runs})", hint="use --runs 3 or more for timings")
+    if timeout is not None and timeout <= 0:
+        raise HostError(
+            f"--timeout must be positive (got {timeout:g})", hint="give seconds, e.g. --timeout 600"
+        )
     base_env = dict(os.environ if env is None else env)
     report = AbReport(a=SideSummary("A", list(a_argv)), b=SideSummary("B", list(b_argv)))
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
@@ -390,10 +402,10 @@ def _summarise(
         summary.wall = timing_stats([r.wall_s for r in side_runs if r.exit_code == 0])
         if summary.failed_runs:
             last = next(r for r in reversed(side_runs) if r.exit_code != 0)
-            tail = last.stderr_tail.strip().splitlines()[-1:] or [""]
+            why = _last_error_line(last.stderr_tail)
             report.problems.append(
                 f"side {summary.label} failed in {summary.failed_runs}/{summary.runs} run(s) "
-                f"({last.error}){': ' + tail[0] if tail[0] else ''}"
+                f"({last.error}){': ' + why if why else ''}"
             )
         elif summary.recorded_nothing == summary.runs:
             report.problems.append(
@@ -437,10 +449,18 @@ def _summarise(
     report.verdict = _verdict(report)
 
 
+def _last_error_line(stderr: str) -> str:
+    """The line that says why: zluda-run's own ``error: ...`` when it refused, else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    own = [line for line in lines if line.startswith("error: ")]
+    return (own or lines or [""])[-1]
+
+
 def _verdict(report: AbReport) -> str:
     parts: list[str] = []
-    timed = [t for t in report.timings if t.faster is not None]
-    basis = timed[0] if timed else None
+    timed = [t for t in report.timings if t.faster is not None and t.a and t.b]
+    # the verdict speaks of the region that takes longest: it dominates what a user waits for
+    basis = max(timed, key=lambda t: t.a.median_s + t.b.median_s, default=None)  # type: ignore[union-attr]
     if basis is None and report.a.wall and report.b.wall:
         ratio, faster = _faster(report.a.wall, report.b.wall)
         basis = TimingComparison("whole run", report.a.wall, report.b.wall, ratio, faster)
@@ -449,14 +469,14 @@ def _verdict(report: AbReport) -> str:
         a_s, b_s = basis.a.median_s, basis.b.median_s
         if basis.faster == "same":
             parts.append(
-                f"A and B take about the same time on {basis.name!r} (median {a_s:.3f} s vs {b_s:.3f} s)"
+                f"A and B take about the same time on {basis.name!r} (median {a_s:.3g} s vs {b_s:.3g} s)"
             )
         else:
             fast, slow = ("A", "B") if basis.faster == "A" else ("B", "A")
             factor = max(basis.ratio_a_over_b, 1 / basis.ratio_a_over_b)
             parts.append(
                 f"{fast} is {factor:.2f}x faster than {slow} on {basis.name!r} "
-                f"(median {a_s:.3f} s on A vs {b_s:.3f} s on B)"
+                f"(median {a_s:.3g} s on A vs {b_s:.3g} s on B)"
             )
     else:
         parts.append("no timing to compare")
@@ -501,57 +521,110 @@ def render_text(report: AbReport) -> str:
     if report.timings:
         lines.append("timings (median / min / max, seconds):")
         for t in report.timings:
-            a = f"{t.a.median_s:.4f}/{t.a.min_s:.4f}/{t.a.max_s:.4f}" if t.a else "-"
-            b = f"{t.b.median_s:.4f}/{t.b.min_s:.4f}/{t.b.max_s:.4f}" if t.b else "-"
+            a = f"{t.a.median_s:.4g}/{t.a.min_s:.4g}/{t.a.max_s:.4g}" if t.a else "-"
+            b = f"{t.b.median_s:.4g}/{t.b.min_s:.4g}/{t.b.max_s:.4g}" if t.b else "-"
             ratio = f"A/B {t.ratio_a_over_b:.2f}" if t.ratio_a_over_b is not None else ""
             lines.append(f"  {t.name:<20} A {a}  B {b}  {ratio}")
     lines += ["", f"verdict: {report.verdict}"]
     return "\n".join(lines)
 
 
-def render_html(report: AbReport) -> str:
-    """A self-contained page (used when the shared report renderer is not available)."""
-    from html import escape
+_ROW_STATUS = {  # output status -> the shared report's status vocabulary (colour, filter)
+    "agree": "ok",
+    "differ": "mismatch",
+    "shape_mismatch": "mismatch",
+    "missing_in_a": "missing",
+    "missing_in_b": "missing",
+}
 
-    def row(cells: Sequence[object], tag: str = "td") -> str:
-        return "<tr>" + "".join(f"<{tag}>{escape(str(c))}</{tag}>" for c in cells) + "</tr>"
 
-    out_rows = [row(["name", "status", "dtype A/B", "shape", "max abs", "max rel", "argmax agree"], "th")]
-    for c in report.outputs:
-        out_rows.append(
-            row(
-                [
-                    c.name,
-                    c.status,
-                    f"{c.dtype_a}/{c.dtype_b}",
-                    c.shape_a or c.shape_b,
-                    _num(c.max_abs_error),
-                    _num(c.max_rel_error),
-                    "" if c.argmax_agreement is None else f"{c.argmax_agreement:.0%}",
-                ]
-            )
-        )
-    t_rows = [row(["name", "A median", "A min", "A max", "B median", "B min", "B max", "A/B"], "th")]
-    for t in report.timings:
-        t_rows.append(row([t.name, *_stats(t.a), *_stats(t.b), _num(t.ratio_a_over_b)]))
-    problems = "".join(f"<li>{escape(p)}</li>" for p in report.problems)
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>zluda-run ab</title>"
-        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #999;padding:4px 8px;text-align:left}</style></head><body>"
-        f"<h1>zluda-run ab</h1><p><b>Verdict:</b> {escape(report.verdict)}</p>"
-        f"<p>A: <code>{escape(shlex.join(report.a.argv))}</code><br>"
-        f"B: <code>{escape(shlex.join(report.b.argv))}</code></p>"
-        f"<h2>Outputs</h2><table>{''.join(out_rows)}</table>"
-        f"<h2>Timings (s)</h2><table>{''.join(t_rows)}</table>"
-        + (f"<h2>Problems</h2><ul>{problems}</ul>" if problems else "")
-        + "</body></html>\n"
+def ab_sections(report: AbReport) -> list[Section]:
+    """The report as sections of the shared report model (:mod:`zluda_runner.report`)."""
+    lines = [
+        f"Verdict: {report.verdict}",
+        f"A: {shlex.join(report.a.argv)}",
+        f"B: {shlex.join(report.b.argv)}",
+    ]
+    lines += [f"problem: {p}" for p in report.problems]
+    outputs = Table(
+        "outputs",
+        [
+            Column("name", "name"),
+            Column("status", "status"),
+            Column("result", "result"),
+            Column("dtypes", "dtype A/B"),
+            Column("shape", "shape"),
+            Column("max_abs", "max abs error", True),
+            Column("max_rel", "max rel error", True),
+            Column("mismatched", "outside tolerance"),
+            Column("argmax", "argmax agreement", True),
+        ],
+        [
+            {
+                "name": c.name,
+                "status": _ROW_STATUS.get(c.status, c.status),
+                "result": c.status.replace("_", " "),
+                "dtypes": f"{c.dtype_a or '-'}/{c.dtype_b or '-'}",
+                "shape": "x".join(map(str, c.shape_a or c.shape_b or [])) or "scalar",
+                "max_abs": c.max_abs_error,
+                "max_rel": c.max_rel_error,
+                "mismatched": f"{c.mismatched}/{c.elements}" if c.elements else None,
+                "argmax": c.argmax_agreement,
+            }
+            for c in report.outputs
+        ],
     )
+    stat_columns = [
+        Column(f"{side}_{key}", f"{side.upper()} {key} (s)", True)
+        for side in ("a", "b")
+        for key in ("median", "min", "max")
+    ]
+    timings = Table(
+        "timings",
+        [Column("name", "region"), *stat_columns, Column("ratio", "A/B", True), Column("faster", "faster")],
+        [
+            {
+                "name": t.name,
+                **_stat_cells("a", t.a),
+                **_stat_cells("b", t.b),
+                "ratio": t.ratio_a_over_b,
+                "faster": t.faster,
+            }
+            for t in report.timings
+        ],
+        status_key=None,
+    )
+    runs = Table(
+        "runs (in the order they ran)",
+        [
+            Column("run", "run"),
+            Column("status", "status"),
+            Column("wall", "wall (s)", True),
+            Column("outputs", "outputs recorded", True),
+            Column("error", "error"),
+        ],
+        [
+            {
+                "run": f"{r.side}{r.index}",
+                "status": "ok" if r.error is None else "failed",
+                "wall": r.wall_s,
+                "outputs": len(r.outputs),
+                "error": r.error,
+            }
+            for r in report.runs
+        ],
+    )
+    return [Section("A/B comparison", lines, [outputs, timings, runs])]
 
 
-def _num(value: float | None) -> str:
-    return "" if value is None else f"{value:.4g}"
+def render_html(report: AbReport) -> str:
+    """A self-contained page, drawn by the project's shared report renderer."""
+    return report_html("zluda-run ab", ab_sections(report))
 
 
-def _stats(s: TimingStats | None) -> list[str]:
-    return ["", "", ""] if s is None else [f"{s.median_s:.4f}", f"{s.min_s:.4f}", f"{s.max_s:.4f}"]
+def _stat_cells(side: str, stats: TimingStats | None) -> dict[str, float | None]:
+    return {
+        f"{side}_median": stats.median_s if stats else None,
+        f"{side}_min": stats.min_s if stats else None,
+        f"{side}_max": stats.max_s if stats else None,
+    }

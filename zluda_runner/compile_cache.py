@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import JSON_SCHEMA_VERSION
 from .serial import JsonMixin
 
 CACHE_SUBDIRS = (("ZLUDA", "ComputeCache"), ("zluda", "ComputeCache"))
@@ -76,6 +77,7 @@ class CompileCacheInfo(JsonMixin):
     files: list[CacheFile] = field(default_factory=list)
     total_bytes: int = 0
     file_count: int = 0
+    schema: int = JSON_SCHEMA_VERSION
 
 
 def _cache_files(folder: Path) -> list[CacheFile]:
@@ -109,6 +111,7 @@ class CleanResult(JsonMixin):
     removed: list[Path] = field(default_factory=list)
     freed_bytes: int = 0
     failed: list[str] = field(default_factory=list)
+    schema: int = JSON_SCHEMA_VERSION
 
 
 def clean_compile_cache(dirs: Iterable[Path] | None = None) -> CleanResult:

@@ -15,10 +15,11 @@ is the in-process form.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .gfx import normalize_gfx
@@ -166,13 +167,36 @@ def _device(ffi, lib, get_props, index: int) -> HipDevice:
     return device
 
 
+# Variables that make HIP hide, reorder or re-label devices.  The doctor wants to see every
+# device as it is, then apply the user's settings itself (to say which device wins and why).
+DEVICE_SELECTION_ENV = (
+    "HIP_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "HSA_OVERRIDE_GFX_VERSION",
+)
+
+
 def query_hip_isolated(
-    library_names: Sequence[str] | None = None, *, python: str | None = None, timeout: float = 30.0
+    library_names: Sequence[str] | None = None,
+    *,
+    python: str | None = None,
+    timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
 ) -> HipInfo:
-    """:func:`query_hip` in a child interpreter, so a hanging or crashing runtime cannot take us down."""
+    """:func:`query_hip` in a child interpreter, so a hanging or crashing runtime cannot take us down.
+
+    The child gets ``env`` (default: this process's) without :data:`DEVICE_SELECTION_ENV`, so
+    it reports every device with its real gfx.
+    """
     argv = [python or sys.executable, "-m", "zluda_runner.hip", *(library_names or ())]
+    base = os.environ if env is None else env
+    child_env = {k: v for k, v in base.items() if k not in DEVICE_SELECTION_ENV}
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, check=False, env=child_env
+        )
     except subprocess.TimeoutExpired:
         return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)")
     except OSError as exc:
@@ -180,10 +204,11 @@ def query_hip_isolated(
     if proc.returncode != 0:
         tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
         return HipInfo(error=f"the HIP query process died (exit {proc.returncode}) {tail[0]}".strip())
-    try:
-        return HipInfo.from_json(proc.stdout)
-    except (ValueError, TypeError) as exc:
-        return HipInfo(error=f"unreadable answer from the HIP query process: {exc}")
+    lines = (proc.stdout or "").strip().splitlines()
+    try:  # the answer is the last line: a chatty runtime may print before it
+        return HipInfo.from_json(lines[-1])
+    except (ValueError, TypeError, IndexError) as exc:
+        return HipInfo(error=f"unreadable answer from the HIP query process: {exc!r}")
 
 
 def _main(argv: list[str]) -> int:

@@ -15,6 +15,7 @@ least one check failed.  1 stays "the doctor itself could not run" (a
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import os
 import platform as _platform
@@ -84,6 +85,7 @@ class GpuAgent(JsonMixin):
     memory_bytes: int | None = None
     integrated: bool = False
     compute_units: int | None = None
+    driver_version: str | None = None  # Windows registry only
 
     def label(self) -> str:
         bits = [self.gfx or "gfx unknown"]
@@ -199,14 +201,15 @@ class DoctorOptions:
 
     def resolved(self) -> DoctorOptions:
         fake = self.root is not None
+        env = dict(os.environ) if self.env is None else dict(self.env)
         return DoctorOptions(
             root=self.root,
-            env=dict(os.environ) if self.env is None else dict(self.env),
+            env=env,
             platform=self.platform or sys.platform,
             machine=self.machine or _platform.machine(),
             hip_query=self.hip_query
             if self.hip_query is not None
-            else (None if fake else query_hip_isolated),
+            else (None if fake else functools.partial(query_hip_isolated, env=env)),
             run_tools=(not fake) if self.run_tools is None else self.run_tools,
             check_torch=(not fake) if self.check_torch is None else self.check_torch,
             python=self.python,
@@ -379,6 +382,10 @@ def windows_registry_gpus() -> list[GpuAgent]:  # pragma: no cover - Windows onl
                             memory = int(winreg.QueryValueEx(dev, "HardwareInformation.qwMemorySize")[0])
                         except OSError:
                             memory = None
+                        try:
+                            driver = str(winreg.QueryValueEx(dev, "DriverVersion")[0])
+                        except OSError:
+                            driver = None
                 except OSError:
                     continue
                 if "advanced micro devices" in provider.lower() or "amd" in desc.lower():
@@ -390,6 +397,7 @@ def windows_registry_gpus() -> list[GpuAgent]:  # pragma: no cover - Windows onl
                             source="registry",
                             memory_bytes=memory,
                             integrated=looks_integrated(None, desc),
+                            driver_version=driver,
                         )
                     )
     except OSError:
@@ -499,14 +507,19 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     facts.rocm = find_rocm(fs, env, opts.platform, tools)
     _discover_gpus(report, fs, opts, tools)
     report.checks.append(_check_gpu(facts, fs, opts.platform))
-    if facts.gpus:
-        target = _target_gpu(facts.gpus, env)
+    target = _target_gpu(facts.gpus, env) if facts.gpus else None
+    if target is not None:
         report.checks.append(_check_arch(target))
         report.checks.append(_check_device_order(facts.gpus, target, opts.platform))
+    elif facts.gpus:
+        report.checks.append(_check_hidden_gpus(env))
+        report.skipped.append("gpu_arch")
     else:
         report.skipped += ["gpu_arch", "device_order"]
     if opts.platform.startswith("linux"):
         report.checks.append(_check_driver(facts, fs))
+    elif opts.platform == "win32":
+        report.checks.append(_check_windows_driver(facts))
     report.checks.append(_check_hip_runtime(facts, fs))
     report.checks.append(_check_rocm(facts, opts.platform))
     _library_checks(report, fs, env, opts.platform)
@@ -531,8 +544,6 @@ def _discover_gpus(report: DoctorReport, fs: HostFs, opts: DoctorOptions, tools:
     tried: list[str] = []
     if opts.hip_query is not None:
         facts.hip = opts.hip_query()
-        if facts.hip.runtime_version:
-            facts.driver_version = format_hip_version(facts.hip.driver_version)
         if facts.hip.devices:
             facts.gpus, facts.gpu_source = gpus_from_hip(facts.hip), "hip"
             return
@@ -568,14 +579,34 @@ def _discover_gpus(report: DoctorReport, fs: HostFs, opts: DoctorOptions, tools:
     facts.gpu_search = tried
 
 
-def _target_gpu(gpus: list[GpuAgent], env: Mapping[str, str]) -> GpuAgent:
-    """The device HIP (and ZLUDA) will use as device 0."""
-    visible = env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES")
-    if visible:
-        first = visible.split(",")[0].strip()
-        if first.isdigit() and int(first) < len(gpus):
-            return gpus[int(first)]
-    return gpus[0]
+def visible_gpus(gpus: list[GpuAgent], env: Mapping[str, str]) -> list[GpuAgent]:
+    """The devices HIP (and ZLUDA) will show, in order: ``ROCR_VISIBLE_DEVICES`` filters the
+    agents, then ``HIP_VISIBLE_DEVICES`` (or ``CUDA_VISIBLE_DEVICES``) picks among those.
+    Non-numeric entries (UUIDs) are not modelled: such a list leaves the order as it is."""
+    visible = list(gpus)
+    for value in (
+        env.get("ROCR_VISIBLE_DEVICES"),
+        env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES"),
+    ):
+        if not value:  # unset or empty: no selection
+            continue
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        if not all(e.isdigit() for e in entries):
+            continue
+        picked: list[GpuAgent] = []
+        for e in entries:
+            # HIP stops at the first invalid index
+            if int(e) >= len(visible):
+                break
+            picked.append(visible[int(e)])
+        visible = picked
+    return visible
+
+
+def _target_gpu(gpus: list[GpuAgent], env: Mapping[str, str]) -> GpuAgent | None:
+    """The device HIP (and ZLUDA) will use as device 0; None when the settings hide every GPU."""
+    visible = visible_gpus(gpus, env)
+    return visible[0] if visible else None
 
 
 def _effective_gfx(gpu: GpuAgent, env: Mapping[str, str], platform: str) -> str | None:
@@ -667,6 +698,18 @@ def _check_arch(gpu: GpuAgent) -> Check:
     )
 
 
+def _check_hidden_gpus(env: Mapping[str, str]) -> Check:
+    names = [v for v in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in env]
+    settings = ", ".join(f"{v}={env[v]!r}" for v in names)
+    return Check(
+        "device_order",
+        Status.FAIL,
+        f"{settings} hides every AMD GPU: HIP and ZLUDA will see no device",
+        f"Unset {' / '.join(names)} or give it a device index that exists (0 is the first GPU).",
+        details={var: env[var] for var in names},
+    )
+
+
 def _check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str) -> Check:
     discrete = [g for g in gpus if not g.integrated]
     if target.integrated and discrete:
@@ -700,7 +743,7 @@ def _check_driver(facts: HostFacts, fs: HostFs) -> Check:
             "Install the amdgpu driver (in-tree or amdgpu-dkms with firmware) and `sudo modprobe amdgpu`.",
         )
     version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
-    facts.driver_version = facts.driver_version or version or "in-tree"
+    facts.driver_version = f"amdgpu {version or '(in-tree)'}"
     kfd = fs.path("/dev/kfd")
     if not kfd.exists():
         return Check(
@@ -721,6 +764,20 @@ def _check_driver(facts: HostFacts, fs: HostFs) -> Check:
         Status.OK,
         f"amdgpu {version or '(in-tree)'}; /dev/kfd accessible",
         details={"amdgpu_version": version or None},
+    )
+
+
+def _check_windows_driver(facts: HostFacts) -> Check:
+    registry = next((g.driver_version for g in facts.gpus if g.driver_version), None)
+    hip_driver = format_hip_version(facts.hip.driver_version) if facts.hip is not None else None
+    facts.driver_version = registry or (f"HIP driver {hip_driver}" if hip_driver else None)
+    if facts.driver_version:
+        return Check("driver", Status.OK, f"AMD display driver {facts.driver_version}")
+    return Check(
+        "driver",
+        Status.WARN,
+        "Could not read the AMD display driver version",
+        "Install the current AMD Adrenalin driver (it also provides the HIP runtime, amdhip64_6.dll).",
     )
 
 
@@ -748,6 +805,22 @@ def _check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:
             details={"files": [p.name for p in found]},
         )
     why = hip.error if hip is not None and hip.error else "no libamdhip64 / amdhip64 DLL found"
+    if found and facts.rocm is not None:
+        # installed, but the loader does not find it by name -- nor will ZLUDA, which loads it that way
+        where = library_dirs(facts.rocm)["hip_dir"]
+        fix = (
+            f"Add {where} to PATH (the HIP SDK installer normally does)."
+            if facts.os == "windows"
+            else f"echo {where} | sudo tee /etc/ld.so.conf.d/rocm.conf && sudo ldconfig "
+            f"(or add {where} to LD_LIBRARY_PATH)."
+        )
+        return Check(
+            "hip_runtime",
+            Status.FAIL,
+            f"{found[0].name} is installed in {where} but could not be loaded ({why})",
+            fix,
+            details={"files": [p.name for p in found]},
+        )
     fix = (
         "Install the AMD HIP SDK (Windows) matching your ZLUDA build."
         if facts.os == "windows"
@@ -786,7 +859,9 @@ def _check_rocm(facts: HostFacts, platform: str) -> Check:
         )
     note = ""
     if rocm.kind == "hip-sdk" and mm is not None:
-        note = " (fork asset: ZLUDA-windows-rocm6)" if mm[0] >= 6 else " (fork asset: ZLUDA-windows-rocm5)"
+        # the lshqqytiger fork's Windows builds: rocm5 for HIP SDK 5.7, rocm6 for 6.x
+        asset = {5: "ZLUDA-windows-rocm5", 6: "ZLUDA-windows-rocm6"}.get(mm[0])
+        note = f" (fork asset: {asset})" if asset else ""
     return Check(
         "rocm",
         Status.OK,
@@ -802,7 +877,7 @@ def _library_checks(report: DoctorReport, fs: HostFs, env: Mapping[str, str], pl
         return
     dirs = library_dirs(facts.rocm)
     target = _target_gpu(facts.gpus, env)
-    gfx = _effective_gfx(target, env, platform)
+    gfx = _effective_gfx(target, env, platform) if target is not None else None
     if gfx is None:
         report.skipped += ["rocblas", "hipblaslt"]
     else:
@@ -1016,7 +1091,7 @@ def _check_release(report: DoctorReport, opts: DoctorOptions, torch: Check | Non
     hip = f"{rocm.major_minor[0]}.{rocm.major_minor[1]}" if rocm and rocm.major_minor else None
     cuda = _cuda_major(torch)
     try:
-        manifest = load_manifest(getattr(opts.settings, "manifest", None))
+        manifest: Any = load_manifest(getattr(opts.settings, "manifest", None))
         selection = select_asset(
             manifest, os=facts.os, hip=hip, cuda=cuda, release=getattr(opts.settings, "release", None)
         )
@@ -1030,13 +1105,22 @@ def _check_release(report: DoctorReport, opts: DoctorOptions, torch: Check | Non
     wanted = f"{facts.os}, HIP {hip or 'any'}, torch CUDA {cuda or 'any'}"
     chosen = selection.chosen
     if chosen is None:
-        reasons = sorted({r for rej in selection.rejected for r in rej.reasons})
+        # what stands in the way on this OS (assets for the other OS are not news)
+        found = {r for rej in selection.rejected for r in rej.reasons if not r.startswith("built for")}
+        reasons = sorted(found, key=lambda r: (not r.startswith("needs "), r))  # HIP mismatches first
+        label = "HIP SDK" if rocm is not None and rocm.kind == "hip-sdk" else "ROCm"
+        wants = _hip_wanted(manifest, selection)
+        fix = (
+            f"Install the {label} version a build for your torch wants: {'; '.join(wants)}."
+            if wants
+            else "Install torch built for CUDA 11.8 (fork) or 12.x (rewrite), or pass --zluda-dir."
+        )
         return Check(
             "release",
             Status.WARN,
             f"No manifest release fits ({wanted}): {'; '.join(reasons[:3])}",
-            "Install torch built for CUDA 11.8 (fork) or 12.x (rewrite), or pass --zluda-dir.",
-            {"rejected": [r.to_dict() for r in selection.rejected]},
+            fix,
+            {"rejected": [r.to_dict() for r in selection.rejected], "hip_wanted": wants},
         )
     return Check(
         "release",
@@ -1044,6 +1128,20 @@ def _check_release(report: DoctorReport, opts: DoctorOptions, torch: Check | Non
         f"Release that fits ({wanted}): {chosen.release_id} / {chosen.asset.name}",
         details=chosen.summary(),
     )
+
+
+def _hip_wanted(manifest: Any, selection: Any, limit: int = 3) -> list[str]:
+    """Assets turned down only for the HIP version, one per distinct requirement (manifest order:
+    newest first): ``"HIP SDK 5.7 (fork-3.9.5/ZLUDA-windows-rocm5-amd64.zip)"``."""
+    wants: dict[str, str] = {}
+    for rejection in selection.rejected:
+        if not rejection.reasons or not all(r.startswith("needs ") for r in rejection.reasons):
+            continue
+        release = next((r for r in manifest.releases if r.id == rejection.release_id), None)
+        asset = next((a for a in release.assets if a.name == rejection.asset_name), None) if release else None
+        if asset is not None:
+            wants.setdefault(asset.hip.describe(), f"{rejection.release_id}/{rejection.asset_name}")
+    return [f"{need} ({where})" for need, where in list(wants.items())[:limit]]
 
 
 def _check_cached_releases(opts: DoctorOptions) -> Check:

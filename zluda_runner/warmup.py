@@ -3,17 +3,23 @@
 ZLUDA compiles every PTX module to AMD code on first use; a big model's first run can
 spend minutes there with no output.  The heartbeat (elapsed time, cache growth so far)
 shows it is working, and the report says how much the cache grew.
+
+The workload runs under ZLUDA through ``zluda-run run -- CMD`` (:func:`zluda_run_argv`,
+which ``zluda-run ab`` uses for its side A too); :func:`warmup` itself runs the argv it
+is given.
 """
 
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from . import JSON_SCHEMA_VERSION
 from .compile_cache import compile_cache_dirs, inspect_compile_cache
 from .errors import CommandNotFoundError, HostError, LaunchError
 from .serial import JsonMixin
@@ -32,6 +38,7 @@ class WarmupReport(JsonMixin):
     files_before: int = 0
     files_after: int = 0
     heartbeats: int = 0
+    schema: int = JSON_SCHEMA_VERSION
 
     @property
     def grew_bytes(self) -> int:
@@ -47,7 +54,30 @@ class WarmupReport(JsonMixin):
         return data
 
 
-Heartbeat = Callable[[float, int], None]  # (elapsed seconds, cache bytes now)
+Heartbeat = Callable[[float, int, int], None]  # (elapsed seconds, cache bytes now, bytes grown so far)
+
+
+def zluda_run_argv(command: Sequence[str], settings: Any = None) -> list[str]:
+    """``<this python> -m zluda_runner [global options] run -- COMMAND``: COMMAND under ZLUDA.
+
+    The global options the user gave this zluda-run (``--zluda-dir``, ``--release``,
+    ``--manifest``, ``--cache-dir``, ``--python``, ``--force``; a
+    :class:`~zluda_runner.settings.Settings`) are handed on, so the child picks the same release.
+    """
+    argv = [sys.executable, "-m", "zluda_runner"]
+    if settings is not None:
+        for option, value in (
+            ("--zluda-dir", settings.zluda_dir),
+            ("--release", settings.release),
+            ("--manifest", settings.manifest),
+            ("--cache-dir", settings.cache_dir),
+            ("--python", settings.python),
+        ):
+            if value:
+                argv += [option, str(value)]
+        if settings.force:
+            argv.append("--force")
+    return [*argv, "run", "--", *command]
 
 
 def warmup(
@@ -89,8 +119,9 @@ def warmup(
             except subprocess.TimeoutExpired:
                 beats += 1
                 if on_heartbeat is not None:
-                    on_heartbeat(time.monotonic() - start, inspect_compile_cache(dirs).total_bytes)
-    except KeyboardInterrupt:
+                    now = inspect_compile_cache(dirs).total_bytes
+                    on_heartbeat(time.monotonic() - start, now, now - before.total_bytes)
+    except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
         proc.terminate()
         proc.wait()
         raise

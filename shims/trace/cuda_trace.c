@@ -20,14 +20,19 @@
  * record the lookup / GUID and hand out trampolines (pool of ZR_NDYN slots, one per distinct
  * real pointer) instead of the real pointers, including for cuGetProcAddress itself.
  *
- * Output: at exit, one file per process, <dir>/zr-trace-<pid>-<ns>.txt, written to a
- * temporary name and renamed. After fork() the child starts from zero counts and writes
- * its own file; an exec'd program loads a fresh copy. A process that ends with _exit()
- * writes nothing (the report then lacks it).
+ * Output: at exit (a destructor, so calls made by atexit handlers and static destructors of
+ * libraries loaded before us are counted, and exit() from any thread writes it), one file per
+ * process, <dir>/zr-trace-<pid>-<ns>.txt, written to a temporary name and renamed. After fork()
+ * the child starts from zero counts and writes its own file; an exec'd program loads a fresh
+ * copy. A process image that ends without running exit handlers (_exit(), exec(), a fatal
+ * signal) cannot write its counts: so that it is still reported, its first traced call leaves a
+ * small marker, <dir>/zr-trace-<pid>-<ns>.started, which the report is written over (the
+ * reader lists a marker without counts as a process whose calls are missing).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,6 +85,9 @@ static int n_lookups;
 static struct guid_entry guids[ZR_MAX_GUIDS];
 static int n_guids;
 static int n_dyn;
+static uint64_t dyn_overflow; /* pointers handed out untraced: the pool was full */
+static int marked;            /* this process image has left its .started marker */
+static char trace_dir[3800];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread struct shadow shadow;
 static void *real_handle;
@@ -98,6 +106,31 @@ static CUresult missing_in_real(void) { return CUDA_ERROR_NOT_FOUND; }
 static CUresult real_not_loaded(void) { return CUDA_ERROR_SHARED_OBJECT_INIT_FAILED; }
 
 static void *tramp(int slot) { return zr_tramp_base + 16 * (size_t)slot; }
+
+static void file_name(char *buf, size_t size, const char *suffix) {
+    snprintf(buf, size, "%s/zr-trace-%d-%llu%s", trace_dir, (int)my_pid, (unsigned long long)my_start_ns, suffix);
+}
+
+/* First traced call of this process image: leave the marker (open/write only; errno kept). */
+static __attribute__((noinline)) void write_marker(void) {
+    if (__atomic_exchange_n(&marked, 1, __ATOMIC_ACQ_REL) || trace_dir[0] == '\0') return;
+    int saved = errno;
+    char path[4096], text[96];
+    file_name(path, sizeof path, ".started");
+    int n = snprintf(text, sizeof text, "zluda-runner-trace 1\npid %d\nppid %d\nstarted\n", (int)my_pid,
+                     (int)getppid());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        ssize_t w = write(fd, text, (size_t)n);
+        (void)w;
+        close(fd);
+    }
+    errno = saved;
+}
+
+static inline void mark_started(void) {
+    if (__builtin_expect(!__atomic_load_n(&marked, __ATOMIC_RELAXED), 0)) write_marker();
+}
 
 static void record_result(uint32_t slot, CUresult result) {
     if (result == CUDA_SUCCESS) {
@@ -141,6 +174,7 @@ __attribute__((visibility("hidden"))) void *zr_enter(uint32_t slot, void *ret) {
     s->e[s->depth].slot = slot;
     s->depth++;
     __atomic_fetch_add(&calls[slot], 1, __ATOMIC_RELAXED);
+    mark_started();
     return slots[slot].real;
 }
 
@@ -164,6 +198,8 @@ static void reset_counts(void) {
     memset(first_fail_at, 0, sizeof first_fail_at);
     memset(fails, 0, sizeof fails);
     fail_overflow = 0;
+    dyn_overflow = 0;
+    marked = 0;
     for (int i = 0; i < n_lookups; i++) lookups[i].count = 0;
     for (int i = 0; i < n_guids; i++) guids[i].count = 0;
     my_pid = getpid();
@@ -194,6 +230,7 @@ static void *wrap_pointer(void *real, const char *name) {
         n_dyn++;
         result = tramp(i);
     }
+    if (result == NULL) dyn_overflow++;
     pthread_mutex_unlock(&lock);
     return result ? result : real; /* pool exhausted: hand out the real pointer, untraced */
 }
@@ -240,6 +277,7 @@ static CUresult after_lookup(int slot, CUresult r, const char *symbol, void **pf
 
 static CUresult gpa_v1_impl(const char *symbol, void **pfn, int version, cuuint64_t flags) {
     __atomic_fetch_add(&calls[ZR_SLOT_cuGetProcAddress], 1, __ATOMIC_RELAXED);
+    mark_started();
     CUresult r = real_gpa_v1 ? real_gpa_v1(symbol, pfn, version, flags)
                              : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
     return after_lookup(ZR_SLOT_cuGetProcAddress, r, symbol, pfn, version, flags);
@@ -247,6 +285,7 @@ static CUresult gpa_v1_impl(const char *symbol, void **pfn, int version, cuuint6
 
 static CUresult gpa_v2_impl(const char *symbol, void **pfn, int version, cuuint64_t flags, int *status) {
     __atomic_fetch_add(&calls[ZR_SLOT_cuGetProcAddress_v2], 1, __ATOMIC_RELAXED);
+    mark_started();
     CUresult r = real_gpa_v2 ? real_gpa_v2(symbol, pfn, version, flags, status)
                              : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
     return after_lookup(ZR_SLOT_cuGetProcAddress_v2, r, symbol, pfn, version, flags);
@@ -254,6 +293,7 @@ static CUresult gpa_v2_impl(const char *symbol, void **pfn, int version, cuuint6
 
 static CUresult get_export_table_impl(const void **table, const CUuuid *id) {
     __atomic_fetch_add(&calls[ZR_SLOT_cuGetExportTable], 1, __ATOMIC_RELAXED);
+    mark_started();
     CUresult r = real_get_export_table ? real_get_export_table(table, id)
                                        : (real_handle ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_SHARED_OBJECT_INIT_FAILED);
     int found = r == CUDA_SUCCESS && table != NULL && *table != NULL;
@@ -299,10 +339,10 @@ static void write_escaped(FILE *f, const char *s) {
 }
 
 static void write_report(void) {
-    const char *dir = getenv("ZLUDA_RUNNER_TRACE_DIR");
-    if (dir == NULL || *dir == '\0' || getpid() != my_pid) return;
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/zr-trace-%d-%llu.txt", dir, (int)my_pid, (unsigned long long)my_start_ns);
+    if (trace_dir[0] == '\0' || getpid() != my_pid) return;
+    char path[4096], tmp[4200], marker[4096];
+    file_name(path, sizeof path, ".txt");
+    file_name(marker, sizeof marker, ".started");
     snprintf(tmp, sizeof tmp, "%s.part", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) {
@@ -335,6 +375,9 @@ static void write_report(void) {
         fprintf(f, "result %u %d %llu\n", (unsigned)(fails[i].key >> 32) - 1, (int)(uint32_t)fails[i].key,
                 (unsigned long long)fails[i].count);
     }
+    if (dyn_overflow)
+        fprintf(f, "warning =%llu%%20entry%%20points%%20handed%%20out%%20untraced%%20(%d%%20dynamic%%20slots%%20full)\n",
+                (unsigned long long)dyn_overflow, ZR_NDYN);
     if (fail_overflow) fprintf(f, "warning =%llu%%20failed%%20results%%20not%%20recorded%%20(table%%20full)\n",
                                (unsigned long long)fail_overflow);
     for (int i = 0; i < n_lookups; i++) {
@@ -351,12 +394,16 @@ static void write_report(void) {
         fprintf(f, " %d %llu\n", guids[i].found, (unsigned long long)guids[i].count);
     }
     fputs("end\n", f);
-    if (fclose(f) == 0) rename(tmp, path);
+    if (fclose(f) == 0 && rename(tmp, path) == 0 && marked) unlink(marker);
 }
+
+__attribute__((destructor)) static void zr_fini(void) { write_report(); }
 
 __attribute__((constructor)) static void zr_init(void) {
     my_pid = getpid();
     my_start_ns = now_ns();
+    const char *dir = getenv("ZLUDA_RUNNER_TRACE_DIR");
+    if (dir != NULL && strlen(dir) < sizeof trace_dir) strcpy(trace_dir, dir);
     const char *real = getenv("ZLUDA_RUNNER_TRACE_REAL");
     if (real == NULL || *real == '\0') {
         snprintf(real_error, sizeof real_error, "ZLUDA_RUNNER_TRACE_REAL is not set");
@@ -377,5 +424,4 @@ __attribute__((constructor)) static void zr_init(void) {
     }
     if (real_error[0]) fprintf(stderr, "zluda-runner trace: %s\n", real_error);
     pthread_atfork(NULL, NULL, atfork_child);
-    atexit(write_report);
 }

@@ -13,9 +13,23 @@ import pytest
 from click.testing import CliRunner
 
 from zluda_runner import ab
-from zluda_runner.abrun import ab_import_dir, read_records, run_ab, split_command
+from zluda_runner.abrun import (
+    AbReport,
+    Output,
+    RunResult,
+    SideSummary,
+    ab_import_dir,
+    compare_output,
+    default_side_a,
+    read_records,
+    render_html,
+    run_ab,
+    split_command,
+)
+from zluda_runner.abrun import _summarise as summarise
 from zluda_runner.cli import main_group
 from zluda_runner.errors import HostError
+from zluda_runner.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -114,13 +128,96 @@ def test_cli_ab_json_html_and_exit_codes(recorder: list[str], tmp_path: Path) ->
     assert same.exit_code == 0, same.output
     data = json.loads(same.stdout)
     assert data["schema"] == 1 and data["agree"] is True
-    assert "Verdict" in html.read_text()
+    page = html.read_text()
+    assert "Verdict: " in page and 'class="report"' in page  # the shared report renderer's page
     differ = runner.invoke(
         main_group, ["ab", "--runs", "1", "--a-cmd", cmd + " planted", "--b-cmd", cmd + " same"]
     )
     assert differ.exit_code == 3 and "DISAGREE" in differ.output
+    crash = runner.invoke(main_group, ["ab", "--runs", "1", "--a-cmd", cmd, "--b-cmd", cmd + " crash"])
+    assert crash.exit_code == 3 and "side B failed in 1/1 run(s) (exit code 3): boom" in crash.output
+    assert "Traceback" not in crash.output
     missing_b = runner.invoke(main_group, ["ab", "--", "script.py"])
     assert missing_b.exit_code == 1 and "--b-python" in missing_b.output
+    bad_html = runner.invoke(
+        main_group, ["ab", "--a-cmd", cmd, "--b-cmd", cmd, "--html", str(tmp_path / "no" / "x.html")]
+    )
+    assert bad_html.exit_code == 1 and "folder does not exist" in bad_html.output
+    bad_timeout = runner.invoke(main_group, ["ab", "--a-cmd", cmd, "--b-cmd", cmd, "--timeout", "0"])
+    assert bad_timeout.exit_code == 1 and "--timeout must be positive" in bad_timeout.output
+
+
+# Side A's workload: records one output, and leaves the loader path it saw in a file.
+UNDER_ZLUDA = textwrap.dedent(
+    """
+    import os, sys
+    from zluda_runner import ab
+    with open(sys.argv[1], "a") as fh:
+        fh.write(os.environ.get("LD_LIBRARY_PATH", "") + "\\n")
+    ab.record("values", [1.5, 2.5])
+    """
+)
+
+
+def test_default_side_a_runs_the_script_under_zluda(
+    standin_release: Path, pywrap: Path, launch_env: dict[str, str], tmp_path: Path
+) -> None:
+    script, seen = tmp_path / "workload.py", tmp_path / "seen.txt"
+    script.write_text(UNDER_ZLUDA)
+    settings = Settings(zluda_dir=standin_release, cache_dir=tmp_path / "cache")
+    a_argv = default_side_a([str(script), str(seen)], str(pywrap), settings)
+    assert a_argv[a_argv.index("run") :] == ["run", "--", str(pywrap), str(script), str(seen)]
+    report = run_ab(a_argv, [sys.executable, str(script), str(seen)], runs=1, env=launch_env)
+    assert report.agree is True and not report.problems, report.problems
+    under_a, under_b = seen.read_text().splitlines()
+    # A ran through `zluda-run run`: the plan's link folder leads the loader path; B ran as is
+    cache = str(tmp_path / "cache")
+    assert under_a.split(":")[0].startswith(cache) and cache not in under_b
+
+
+def test_compare_is_dtype_aware_and_counts_argmax() -> None:
+    def out(values: list[float], dtype: str = "float32", shape: list[int] | None = None) -> Output:
+        return Output("logits", dtype, shape or [len(values)], values)
+
+    close = compare_output(out([1.0, 2.0005]), out([1.0, 2.0]))
+    assert close.status == "differ" and close.max_abs_error == pytest.approx(5e-4)  # float32: too far
+    half = compare_output(out([1.0, 2.0005], "float16"), out([1.0, 2.0], "float16"))
+    assert half.status == "agree" and (half.rtol, half.atol) == (1e-2, 1e-3)
+    mixed = compare_output(out([1.0, 2.0005], "float16"), out([1.0, 2.0], "float32"))
+    assert mixed.status == "agree"  # the looser of the two dtypes
+    ints = compare_output(out([1, 2], "int64"), out([1, 3], "int64"))
+    assert ints.status == "differ" and ints.rtol == 0.0 and ints.max_abs_error == 1.0
+    nan = compare_output(out([float("nan"), 1.0]), out([float("nan"), 1.0]))
+    assert nan.status == "agree"
+    one_nan = compare_output(out([float("nan"), 1.0]), out([0.0, 1.0]))
+    assert one_nan.status == "differ" and one_nan.mismatched == 1
+    zero_ref = compare_output(out([0.5]), out([0.0]))
+    assert zero_ref.max_rel_error is None and zero_ref.max_abs_error == 0.5
+    rows = compare_output(out([0, 1, 5, 0, 3, 1], shape=[2, 3]), out([0, 1, 2, 4, 3, 1], shape=[2, 3]))
+    assert rows.argmax_agreement == 0.5  # row 0: index 2 on both; row 1: index 1 on A, 0 on B
+    override = compare_output(out([1.0, 2.0005]), out([1.0, 2.0]), rtol=0.0, atol=1e-3)
+    assert override.status == "agree" and override.atol == 1e-3
+
+
+def test_timing_summary_and_verdict() -> None:
+    report = AbReport(a=SideSummary("A", ["a"]), b=SideSummary("B", ["b"]))
+    a_times, b_times = [4.0, 2.0, 3.0], [1.0, 1.5, 1.0]
+    for i in range(3):
+        for side, samples in (("A", a_times), ("B", b_times)):
+            report.runs.append(
+                RunResult(side, i + 1, 0, 10.0, timings={"generate": [samples[i]], "load": [0.1]})
+            )
+    summarise(report, {"A": {}, "B": {}}, None, None)
+    generate = next(t for t in report.timings if t.name == "generate")
+    assert (generate.a.median_s, generate.a.min_s, generate.a.max_s, generate.a.samples) == (3.0, 2.0, 4.0, 3)
+    assert (generate.b.median_s, generate.b.min_s, generate.b.max_s) == (1.0, 1.0, 1.5)
+    assert generate.ratio_a_over_b == 3.0 and generate.faster == "B"
+    load = next(t for t in report.timings if t.name == "load")
+    assert load.faster == "same"
+    # the verdict speaks of the longest region, and says plainly that nothing was compared
+    assert "B is 3.00x faster than A on 'generate'" in report.verdict
+    assert report.faster == "B" and report.agree is None and "no outputs to compare" in report.verdict
+    assert "generate" in render_html(report)
 
 
 def test_split_command_never_uses_a_shell() -> None:
@@ -141,11 +238,30 @@ def test_api_is_inert_without_the_environment(tmp_path: Path, monkeypatch: pytes
     ab.record("x", [1, 2])
     with ab.timer("t"):
         pass
+    ab.record("grid", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     outputs, timings, problems = read_records(tmp_path / "out")
     assert outputs["x"].values == [1.0, 2.0] and outputs["x"].dtype == "int64"
+    assert outputs["grid"].shape == [2, 3] and outputs["grid"].values[-1] == 6.0
     assert len(timings["t"]) == 1 and not problems
     with pytest.raises(TypeError):
         ab.record("bad", object())
+    with pytest.raises(TypeError, match="rectangular"):
+        ab.record("ragged", [[1.0], [1.0, 2.0]])
+
+
+def test_api_outside_ab_loads_nothing_and_prints_nothing() -> None:
+    env = {k: v for k, v in os.environ.items() if k != ab.AB_DIR_ENV}
+    code = (
+        "import sys\n"
+        "from zluda_runner import ab\n"
+        "ab.record('x', [1.0]); ab.record('y', 2)\n"
+        "with ab.timer('t'):\n    pass\n"
+        "print(sorted(m for m in ('json', 'array', 'torch', 'zluda_runner.abrun') if m in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "[]\n", "")
 
 
 def test_import_dir_keeps_zluda_run_working_on_side_a(tmp_path: Path) -> None:

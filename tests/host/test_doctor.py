@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.hip import HipDevice, HipInfo
-from zluda_runner.host import EXIT_FAILED, EXIT_OK, DoctorOptions, HostFs, Status, run_doctor
+from zluda_runner.hip import HipDevice, HipInfo, query_hip_isolated
+from zluda_runner.host import (
+    EXIT_FAILED,
+    EXIT_OK,
+    DoctorOptions,
+    GpuAgent,
+    HostFs,
+    Status,
+    run_doctor,
+    visible_gpus,
+)
 
 
 def _write(root: Path, rel: str, text: str = "") -> Path:
@@ -105,6 +115,7 @@ def test_rocm62_gfx1100_tree_is_ok(tmp_path: Path) -> None:
     ):
         assert checks[check_id].status is Status.OK, (check_id, checks[check_id].message)
     assert checks["rocblas"].details["files"] == 2
+    assert report.facts.driver_version == "amdgpu 6.8.5"
     assert report.count(Status.FAIL) == 0 and report.exit_code == EXIT_OK
 
 
@@ -172,18 +183,30 @@ def test_injected_hip_query_wins_over_kfd(tmp_path: Path) -> None:
     assert report.check("hip_runtime").status is Status.OK
     assert "6.2.41134" in report.check("hip_runtime").message
 
+    # the library is installed but HIP could not load it by name: say how to make it findable
+    missing = HipInfo(error="HIP runtime not loadable (libamdhip64.so.6: not found)")
+    unloadable = _doctor(tmp_path, hip_query=lambda: missing)
+    hip = unloadable.check("hip_runtime")
+    assert hip.status is Status.FAIL and "installed in /opt/rocm/lib" in hip.message
+    assert "ldconfig" in hip.fix and unloadable.facts.gpu_source == "kfd"
+
 
 def test_doctor_cli_with_root_option_and_env(tmp_path: Path) -> None:
     rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
     runner = CliRunner()
-    ok = runner.invoke(main_group, ["doctor", "--root", str(tmp_path), "--json"])
+    cache = ["--cache-dir", str(tmp_path / "zr-cache")]
+    ok = runner.invoke(main_group, [*cache, "doctor", "--root", str(tmp_path), "--json"])
     data = json.loads(ok.output)
     assert data["facts"]["gpus"][0]["gfx"] == "gfx1100"
     assert ok.exit_code == EXIT_OK, ok.output
-    assert "torch" in data["skipped"]
-    strict = runner.invoke(main_group, ["doctor", "--strict"], env={"ZLUDA_RUNNER_ROOT": str(tmp_path)})
-    has_warn = "WARN" in strict.output
-    assert strict.exit_code == (EXIT_FAILED if has_warn else EXIT_OK)
+    assert "torch" in data["skipped"] and "warn" not in {c["status"] for c in data["checks"]}
+    # without MIOpen: a warning, which only --strict turns into a failing exit code
+    (tmp_path / "opt/rocm/lib/libMIOpen.so.1").unlink()
+    env = {"ZLUDA_RUNNER_ROOT": str(tmp_path)}
+    lenient = runner.invoke(main_group, [*cache, "doctor"], env=env)
+    assert lenient.exit_code == EXIT_OK and "[WARN] miopen" in lenient.output, lenient.output
+    strict = runner.invoke(main_group, [*cache, "doctor", "--strict"], env=env)
+    assert strict.exit_code == EXIT_FAILED and "exit code 3" in strict.output
     bad = runner.invoke(main_group, ["doctor", "--root", str(tmp_path / "missing")])
     assert bad.exit_code == 1 and "not a folder" in bad.output and "Traceback" not in bad.output
 
@@ -211,3 +234,74 @@ def test_windows_hip_sdk_layout_under_root(tmp_path: Path) -> None:
     rocm = report.check("rocm")
     assert rocm.status is Status.OK and "HIP SDK 6.2" in rocm.message and "rocm6" in rocm.message
     assert report.check("hip_runtime").status is Status.OK
+
+
+def test_igpu_first_through_the_hip_runtime(cc_build, tmp_path: Path) -> None:
+    """HIP lists the 780M before the 7900 XTX: the doctor says to pick the dGPU, and a user's
+    HIP_VISIBLE_DEVICES / HSA_OVERRIDE_GFX_VERSION do not hide from it what is really there."""
+    lib = str(cc_build(["host/fake_hip.c"], "libamdhip64.so.6"))
+    rocm62_tree(tmp_path, gfx_nodes=[], tensile_for=["gfx1100"])
+
+    def doctor(env: dict[str, str]) -> object:
+        hip_env = {**os.environ, **env}
+        return _doctor(tmp_path, env=env, hip_query=lambda: query_hip_isolated([lib], env=hip_env))
+
+    first = doctor({})
+    assert first.facts.gpu_source == "hip" and [g.integrated for g in first.facts.gpus] == [True, False]
+    order = first.check("device_order")
+    assert order.status is Status.WARN and "HIP_VISIBLE_DEVICES=1" in order.fix
+    assert "780M" in order.message and "7900 XTX" in order.message
+    chosen = doctor({"HIP_VISIBLE_DEVICES": "1"})
+    assert [g.gfx for g in chosen.facts.gpus] == ["gfx1103", "gfx1100"]  # still sees both
+    assert chosen.check("device_order").status is Status.OK
+    assert chosen.check("rocblas").status is Status.OK and chosen.exit_code == EXIT_OK
+    hidden = doctor({"HIP_VISIBLE_DEVICES": "4"})
+    assert hidden.check("device_order").status is Status.FAIL
+    assert "hides every AMD GPU" in hidden.check("device_order").message
+
+
+def test_visible_gpus_follow_rocr_then_hip_selection() -> None:
+    gpus = [GpuAgent(i, f"gpu{i}", "gfx1100", "kfd") for i in range(3)]
+    names = lambda env: [g.name for g in visible_gpus(gpus, env)]  # noqa: E731
+    assert names({}) == ["gpu0", "gpu1", "gpu2"]
+    assert names({"HIP_VISIBLE_DEVICES": "2,0"}) == ["gpu2", "gpu0"]
+    assert names({"CUDA_VISIBLE_DEVICES": "1"}) == ["gpu1"]
+    assert names({"ROCR_VISIBLE_DEVICES": "1,2", "HIP_VISIBLE_DEVICES": "1"}) == ["gpu2"]
+    assert names({"HIP_VISIBLE_DEVICES": "1,7,0"}) == ["gpu1"]  # stops at the first invalid index
+    assert names({"HIP_VISIBLE_DEVICES": "GPU-uuid"}) == ["gpu0", "gpu1", "gpu2"]  # not modelled
+    assert names({"HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}) == ["gpu0", "gpu1", "gpu2"]
+
+
+def test_windows_hip_sdk_too_old_for_the_fork_names_the_version_it_wants(tmp_path: Path) -> None:
+    _write(tmp_path, "Program Files/AMD/ROCm/5.5/bin/amdhip64.dll")
+    fake_python = _write(
+        tmp_path, "fake-python", '#!/bin/sh\necho \'{"torch": "2.3.1+cu118", "cuda": "11.8", "hip": null}\'\n'
+    )
+    fake_python.chmod(0o755)
+    report = run_doctor(
+        DoctorOptions(
+            root=tmp_path,
+            env={"HIP_PATH": "C:\\Program Files\\AMD\\ROCm\\5.5\\"},
+            platform="win32",
+            machine="AMD64",
+            home=Path("/Users/u"),
+            check_torch=True,
+            python=str(fake_python),
+        )
+    )
+    assert report.check("torch").status is Status.OK and "cu118" in report.check("torch").message
+    assert report.check("rocm").status is Status.WARN and "older than 5.7" in report.check("rocm").message
+    release = report.check("release")
+    assert release.status is Status.WARN and "needs HIP SDK 5.7, you have 5.5" in release.message
+    assert "HIP SDK 5.7 (" in release.fix and "rocm5" in release.fix
+
+
+def test_windows_hip_sdk_7_is_not_called_a_rocm6_fork_sdk(tmp_path: Path) -> None:
+    _write(tmp_path, "Program Files/AMD/ROCm/7.1/bin/amdhip64_7.dll")
+    _write(tmp_path, "Program Files/AMD/ROCm/5.7/bin/amdhip64.dll")
+    report = run_doctor(
+        DoctorOptions(root=tmp_path, env={}, platform="win32", machine="AMD64", home=Path("/Users/u"))
+    )
+    rocm = report.check("rocm")
+    assert "HIP SDK 7.1" in rocm.message and "fork asset" not in rocm.message  # newest of the two
+    assert report.check("driver").status is Status.WARN  # no GPU, no HIP: no driver version to read

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,10 +30,40 @@ def test_query_hip_reads_devices_from_a_stand_in_runtime(cc_build) -> None:
     assert info.devices[1].total_memory_bytes == 24 << 30
 
 
-def test_query_hip_isolated_round_trips_through_a_child(cc_build) -> None:
+def test_query_hip_isolated_round_trips_through_a_child(cc_build, monkeypatch: pytest.MonkeyPatch) -> None:
     lib = cc_build(["host/fake_hip.c"], "libamdhip64.so.6")
     info = query_hip_isolated([str(lib)])
     assert [d.gfx for d in info.devices] == ["gfx1103", "gfx1100"]
+    # the stand-in, like HIP, hides devices and relabels gfx when told to ...
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")
+    monkeypatch.setenv("HSA_OVERRIDE_GFX_VERSION", "10.3.0")
+    assert [(d.name, d.gfx) for d in query_hip([str(lib)]).devices] == [("AMD Radeon RX 7900 XTX", "gfx1030")]
+    # ... but the doctor's isolated query sees every device with its real gfx
+    selected = {**os.environ, "ROCR_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"}
+    for env in (None, selected):
+        seen = query_hip_isolated([str(lib)], env=env)
+        assert [d.gfx for d in seen.devices] == ["gfx1103", "gfx1100"], seen
+
+
+def test_query_hip_isolated_survives_a_crashing_or_hanging_runtime(tmp_path: Path) -> None:
+    crash = tmp_path / "crash.py"
+    crash.write_text("import os\nos.abort()\n")
+    died = query_hip_isolated(python=str(tmp_path / "py-crash"), timeout=5)
+    assert died.devices == [] and "could not start" in died.error
+    wrapper = tmp_path / "py"
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} {crash}\n")
+    wrapper.chmod(0o755)
+    aborted = query_hip_isolated(python=str(wrapper), timeout=30)
+    assert aborted.devices == [] and "died" in aborted.error
+    hang = tmp_path / "hang"
+    hang.write_text("#!/bin/sh\nexec sleep 30\n")
+    hang.chmod(0o755)
+    hung = query_hip_isolated(python=str(hang), timeout=0.5)
+    assert hung.devices == [] and "did not answer" in hung.error
+    chatty = tmp_path / "chatty"
+    chatty.write_text('#!/bin/sh\necho "runtime banner"\necho \'{"library": "x", "devices": []}\'\n')
+    chatty.chmod(0o755)
+    assert query_hip_isolated(python=str(chatty)).library == "x"
 
 
 def test_no_device_and_no_library_are_answers_not_errors(cc_build, tmp_path: Path) -> None:

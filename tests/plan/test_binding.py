@@ -193,3 +193,15 @@ def test_trace_through_zluda_run_records_cudart_lookups(cudart_client: Path, sta
     calls = {c["function"]: c for c in report["calls"]}
     assert calls["cuGetProcAddress_v2"]["count"] >= 400 and "cuInit" in calls
     assert f"trace report: {out}" in proc.stderr
+
+
+def test_trace_out_unwritable_keeps_the_report(cudart_client: Path, standin_releases, zluda_run,
+                                               tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    proc = zluda_run(["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(standin_releases["good"]),
+                      "--trace", "--trace-out", str(blocker / "trace.json"), "--", str(cudart_client)])
+    assert proc.returncode == 1 and "could not write the trace report" in proc.stderr
+    assert "hint:" in proc.stderr and "Traceback" not in proc.stderr
+    saved = list((tmp_path / "cache" / "traces").glob("trace.json"))
+    assert len(saved) == 1 and '"proc_address_lookups"' in saved[0].read_text()

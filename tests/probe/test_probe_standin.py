@@ -8,6 +8,7 @@ import pytest
 
 from zluda_runner.errors import ProbeError
 from zluda_runner.probe import ProbeReport, run_probe
+from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE
 from zluda_runner.report.views import probe_html, probe_markdown
 
@@ -44,8 +45,12 @@ def test_failures_carry_code_name_signal_and_calls(report: ProbeReport) -> None:
     assert graph is not None and graph.calls[-1].function == "cuStreamBeginCapture_v2"
     crashed = report.case("event.elapsed_time")
     assert crashed is not None and crashed.signal == "SIGSEGV" and "cuEventElapsedTime_v2" in crashed.detail
+    # the calls made before the crash are kept, with their results; the fatal one is marked
+    assert crashed.calls[-1] == CallRecord("cuEventElapsedTime_v2", None, "crashed")
+    assert ("cuEventSynchronize", 0) in [(c.function, c.result) for c in crashed.calls[:-1]]
     hung = report.case("stream.priority")
     assert hung is not None and "cuCtxGetStreamPriorityRange" in hung.detail
+    assert hung.calls[-1] == CallRecord("cuCtxGetStreamPriorityRange", None, "timeout")
     skipped = report.case("mempool.alloc_async")
     assert skipped is not None and "mempool.default (missing)" in skipped.detail
     launch = report.case("module.launch_kernel")
@@ -66,7 +71,21 @@ def test_report_round_trips_and_renders(report: ProbeReport) -> None:
     md = probe_markdown(report)
     assert "| event.elapsed_time | event | crashed |" in md
     page = probe_html(report)
-    assert page.startswith("<!DOCTYPE html>") and 'data-status="timeout"' in page and "<script>" in page
+    assert page.startswith("<!DOCTYPE html>") and "<script>" in page and "<style>" in page
+    # coloured by status, one filter box per status, nothing fetched from elsewhere
+    assert '<tr class="bad" data-status="crashed">' in page
+    assert '<tr class="warn" data-status="timeout">' in page
+    assert '<tr class="ok" data-status="pass">' in page and '<tr class="muted" data-status="skipped">' in page
+    assert '<input type="checkbox" value="missing" checked>' in page and 'type="search"' in page
+    assert "http" not in page.replace('lang="en"', "") and " src=" not in page
+
+
+def test_html_escapes_text_from_the_library() -> None:
+    from zluda_runner.report import Column, Table, table_html
+
+    row = {"detail": "<img src=x onerror=1>", "status": "fail"}
+    page = table_html(Table("t", [Column("detail", "detail")], [row]))
+    assert "<img" not in page and "&lt;img src=x onerror=1&gt;" in page
 
 
 def test_selected_cases_only(standin: Path) -> None:

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import require
@@ -35,7 +36,7 @@ def test_torch_without_cuda_says_unavailable() -> None:
     import torch
 
     if torch.cuda.is_available():
-        return
+        pytest.skip("this torch has a CUDA device: the unavailable path cannot be shown here")
     report = run_torch_probe(sys.executable, os.environ, device="cuda", timeout=300)
     assert report.load is not None and report.load.status == "unavailable"
     assert "CUDA is not available" in report.load.detail and report.cases == []
@@ -62,6 +63,13 @@ def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["schema"] == 1 and [c["status"] for c in data["cases"]] == ["pass", "fail"]
     assert "<table" in page.read_text()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    bad = CliRunner().invoke(
+        main_group,
+        ["probe", "--libcuda", str(standin), "--case", "init.cuInit", "--html", str(blocked / "x.html")],
+    )
+    assert bad.exit_code == 1 and "cannot write the HTML report" in bad.output and "hint:" in bad.output
 
 
 def test_probe_command_without_libcuda(tmp_path: Path, monkeypatch) -> None:
@@ -95,3 +103,78 @@ def test_trace_report_command(tmp_path: Path) -> None:
     assert md.exit_code == 0 and "cuCtxSynchronize" in md.stdout
     bad = CliRunner().invoke(main_group, ["trace-report", str(tmp_path / "p_1" / "log.txt")])
     assert bad.exit_code == 1 and "not a trace report" in bad.output
+
+
+# A stand-in "interpreter": speaks torch_ops.py's event protocol without torch. Ops a, b, c, d:
+# b kills the process with SIGSEGV, d hangs in "--hang" mode; the rest report a fixed status.
+FAKE_TORCH = """\
+import json, os, signal, sys, time
+M = "ZLUDA_RUNNER_TORCH_PROBE "
+skip = sys.argv[sys.argv.index("--skip") + 1].split(",") if "--skip" in sys.argv else []
+hang = "--hang" in open(os.environ["FAKE_TORCH_MODE"]).read()
+def emit(**e):
+    print(M + json.dumps(e), flush=True)
+emit(event="info", torch="0.fake", device="cuda", available=True, ops=["a", "b", "c", "d"],
+     areas={"a": "x", "b": "y", "c": "z", "d": "w"})
+for op in ["a", "b", "c", "d"]:
+    if op in skip:
+        continue
+    emit(event="begin", id=op)
+    if op == "b":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if op == "d" and hang:
+        time.sleep(60)
+    status = {"a": "pass", "c": "mismatch", "d": "pass"}[op]
+    emit(event="op", id=op, area="z", dtype="float16", status=status, max_abs_err=0.5, max_rel_err=0.25)
+emit(event="end")
+"""
+
+
+def _fake_python(tmp_path: Path, mode: str) -> tuple[str, dict[str, str]]:
+    script = tmp_path / "fake-python"
+    script.write_text(f"#!{sys.executable}\n" + "import runpy, sys\nrunpy.run_path(sys.argv[0] + '.py')\n")
+    (tmp_path / "fake-python.py").write_text(FAKE_TORCH)
+    script.chmod(0o755)
+    (tmp_path / "mode").write_text(mode)
+    return str(script), {**os.environ, "FAKE_TORCH_MODE": str(tmp_path / "mode")}
+
+
+def test_torch_op_that_crashes_is_recorded_and_the_rest_still_run(tmp_path: Path) -> None:
+    python, env = _fake_python(tmp_path, "")
+    report = run_torch_probe(python, env, timeout=120)
+    assert report.load is not None and report.load.status == "pass"
+    statuses = [(c.id, c.status) for c in report.cases]
+    assert statuses == [("a", "pass"), ("b", "crashed"), ("c", "mismatch"), ("d", "pass")]
+    assert report.summary == {"pass": 2, "crashed": 1, "mismatch": 1}
+    crashed = report.case("b")
+    assert crashed is not None and crashed.signal == "SIGSEGV" and crashed.area == "y"
+    mismatch = report.case("c")
+    assert mismatch is not None and (mismatch.max_abs_err, mismatch.max_rel_err) == (0.5, 0.25)
+    assert report.environment["torch"] == "0.fake"
+
+
+def test_torch_op_that_hangs_is_a_timeout(tmp_path: Path) -> None:
+    python, env = _fake_python(tmp_path, "--hang")
+    report = run_torch_probe(python, env, timeout=5)
+    statuses = {c.id: c.status for c in report.cases}
+    assert statuses == {"a": "pass", "b": "crashed", "c": "mismatch", "d": "timeout"}
+
+
+def test_tolerances_are_dtype_aware() -> None:
+    require(_has_torch(), "torch not installed (pip install torch==2.13.0)")
+    import torch
+
+    from zluda_runner.probe.torch_ops import _compare
+
+    want = torch.linspace(-4, 4, 64, dtype=torch.float64)
+    off = want + 5e-3  # inside float16's and bfloat16's tolerance, far outside float32's
+    assert _compare(torch, off.to(torch.float16), want, "float16")[0]
+    assert _compare(torch, off.to(torch.bfloat16), want, "bfloat16")[0]
+    ok, max_abs, _, _ = _compare(torch, off.float(), want, "float32")
+    assert not ok and abs(max_abs - 5e-3) < 1e-6
+    assert _compare(torch, want.float(), want, "float32")[0]
+    nan = want.clone()
+    nan[3] = float("nan")
+    assert not _compare(torch, nan.float(), want, "float32")[0]
+    ok, _, _, why = _compare(torch, want[:10].float(), want, "float32")
+    assert not ok and "shape" in why

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import TraceError
+from zluda_runner.errors import CommandNotFoundError, TraceError
 from zluda_runner.trace import TraceReport, run_traced
 from zluda_runner.trace.interposer import build_interposer, export_names
 
@@ -73,3 +74,44 @@ def test_bad_inputs(tmp_path: Path, standin: Path, trace_cache: Path) -> None:
         run_traced(["true"], os.environ, real_libcuda=tmp_path / "missing.so", out_dir=tmp_path)
     report = run_traced(["true"], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache)
     assert report.processes == [] and report.warnings  # no process loaded libcuda: said, not lost
+    with pytest.raises(CommandNotFoundError) as err:
+        run_traced(
+            ["no-such-command-zr"], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache
+        )
+    assert err.value.hint
+    killed = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
+    report = run_traced(killed, os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache)
+    assert report.exit_code == 128 + 9  # like a shell: signal N -> 128+N
+
+
+def test_floats_nesting_threads_forks_and_exit_from_a_thread(
+    cc_build, standin_ok: Path, trace_cache: Path, tmp_path: Path
+) -> None:
+    """stress_client.c: exact counts under 4 racing threads, float arguments intact, a nested call,
+    a forked child with its own counts, one ending with _exit() listed as missing, exit() from a thread."""
+    from zluda_runner.trace.counts import NO_COUNTS_WARNING
+
+    client = cc_build(
+        ["probe/stress_client.c"], "stress_client", shared=False, args=["-O2", "-ldl", "-pthread"]
+    )
+    report = run_traced(
+        [str(client)], os.environ, real_libcuda=standin_ok, out_dir=tmp_path, cache_dir=trace_cache
+    )
+    assert report.exit_code == 0  # every result right, including float arguments and the nested call
+    assert len(report.processes) == 3
+    parent = next(p for p in report.processes if p.argv)
+    children = [p for p in report.processes if p is not parent]
+    assert parent.complete and all(c.ppid == parent.pid for c in children)
+    calls = {c.function: c for c in parent.calls}
+    assert calls["cuDriverGetVersion"].results == {"CUDA_SUCCESS": 4 * 20000 + 2}  # threads, nested, exiter
+    assert calls["cuTexRefSetMipmapLevelClamp"].results == {"CUDA_SUCCESS": 2}
+    assert calls["cuLaunchHostFunc"].results == {"CUDA_SUCCESS": 1}
+    assert calls["cuGetProcAddress"].count == 1  # the 4-argument lookup handed out for version 11030
+    racing = [x for x in parent.proc_address_lookups if x.version == 2000]
+    assert sum(x.count for x in racing) == 4 * 20 and all(x.found for x in racing)
+    exited = next(c for c in children if c.complete)
+    assert [(c.function, c.results) for c in exited.calls] == [("cuDriverGetVersion", {"CUDA_SUCCESS": 7})]
+    quick = next(c for c in children if not c.complete)
+    assert quick.calls == [] and quick.warnings == [NO_COUNTS_WARNING]
+    assert any(w == f"pid {quick.pid}: {NO_COUNTS_WARNING}" for w in report.warnings)
+    assert report.call("cuDriverGetVersion").count == 4 * 20000 + 2 + 7  # type: ignore[union-attr]

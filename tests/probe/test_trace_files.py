@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zluda_runner.trace import find_zluda_tracer, read_trace_dir
-from zluda_runner.trace.counts import parse_count_text, read_count_dir
+from zluda_runner.trace.counts import NO_COUNTS_WARNING, parse_count_text, read_count_dir
 from zluda_runner.trace.zluda_log import parse_log_text, read_log_dir
 
 LOG = """\
@@ -45,12 +45,15 @@ def test_log_dir_per_process_and_half_written(tmp_path: Path) -> None:
     (tmp_path / "python_1240" / "log.txt").write_text(
         "cuInit(flags: 0) -> CUDA_SUCCESS\ncuMemAlloc_v2(dptr: 0x"
     )
+    (tmp_path / "python_1250" / "log.txt").mkdir(parents=True)  # unreadable: a folder
     procs = read_log_dir(tmp_path)
-    assert [p.pid for p in procs] == [1234, 1240]
-    assert procs[0].complete and not procs[1].complete
+    assert [p.pid for p in procs] == [1234, 1240, 1250]
+    assert procs[0].complete and not procs[1].complete and not procs[2].complete
     assert any("mid-line" in w for w in procs[1].warnings)
+    assert procs[2].calls == [] and procs[2].warnings[0].startswith("cannot read")
     report = read_trace_dir(tmp_path)
     assert report.source == "zluda-log" and report.call("cuInit").count == 2  # type: ignore[union-attr]
+    assert len(report.processes) == 3 and any(w.startswith("pid 1250: cannot read") for w in report.warnings)
     assert any(w.startswith("pid 1240:") for w in report.warnings)
 
 
@@ -84,10 +87,15 @@ def test_count_file_and_damage(tmp_path: Path) -> None:
     )
     (tmp_path / "zr-trace-79-1.txt.part").write_text(COUNTS[:60])
     (tmp_path / "zr-trace-80-1.txt").write_bytes(b"\x00\xff garbage")
+    marker = "zluda-runner-trace 1\npid {pid}\nppid 77\nstarted\n"
+    (tmp_path / "zr-trace-77-1.started").write_text(marker.format(pid=77))  # counts written too: ignored
+    (tmp_path / "zr-trace-81-5.started").write_text(marker.format(pid=81))  # ended with _exit(): listed
     procs = read_count_dir(tmp_path)
-    assert len(procs) == 4
-    assert [p.complete for p in procs] == [True, False, False, False]
+    assert len(procs) == 5
+    assert [p.complete for p in procs] == [True, False, False, False, False]
     assert all(p.warnings for p in procs[1:])
+    assert (procs[4].pid, procs[4].ppid, procs[4].calls) == (81, 77, [])
+    assert procs[4].warnings == [NO_COUNTS_WARNING]
     report = read_trace_dir(tmp_path)
     assert report.call("cuInit").count == 4  # type: ignore[union-attr]  # two files reach the cuInit line
 

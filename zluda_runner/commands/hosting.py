@@ -14,7 +14,7 @@ from ..errors import HostError
 from ..host import EXIT_FAILED, ROOT_ENV, DoctorOptions, root_from_env, run_doctor
 from ..host import render_text as render_doctor
 from ..settings import Settings
-from ..warmup import HEARTBEAT_S, warmup
+from ..warmup import HEARTBEAT_S, warmup, zluda_run_argv
 from .common import emit_json, pass_settings, want_json
 
 _WORKLOAD = {"ignore_unknown_options": True, "allow_interspersed_args": False}
@@ -64,21 +64,33 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
     metavar="SECONDS",
     help="How often to say it is still running.",
 )
+@click.option(
+    "--as-is",
+    is_flag=True,
+    help="Run COMMAND unchanged (it already runs under ZLUDA) instead of through `zluda-run run`.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_settings
-def warmup_command(settings: Settings, as_json: bool, heartbeat: float, command: tuple[str, ...]) -> None:
-    """Run COMMAND once to fill ZLUDA's compile cache (first runs compile for minutes).
+def warmup_command(
+    settings: Settings, as_json: bool, heartbeat: float, as_is: bool, command: tuple[str, ...]
+) -> None:
+    """Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for minutes).
 
-    Prints a heartbeat with elapsed time and cache growth, then the totals; exits with
-    COMMAND's exit code.  Example: zluda-run warmup -- python examples/infer.py --device cuda
+    COMMAND runs as `zluda-run run -- COMMAND` (with this command's global options), or
+    unchanged with --as-is.  Prints a heartbeat with elapsed time and cache growth, then
+    the totals; exits with COMMAND's exit code.
+    Example: zluda-run warmup -- python examples/infer.py --device cuda
     """
-    argv = list(command[1:] if command and command[0] == "--" else command)
+    workload = list(command[1:] if command and command[0] == "--" else command)
+    if not workload:
+        raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
+    argv = workload if as_is else zluda_run_argv(workload, settings)
     json_mode = want_json(settings, as_json)
 
-    def beat(elapsed: float, cache_bytes: int) -> None:
+    def beat(elapsed: float, cache_bytes: int, grown: int) -> None:
         click.echo(
-            f"warmup: still running after {elapsed:.0f} s; compile cache {format_bytes(cache_bytes)} "
-            "(a first run compiles GPU code, this can take minutes)",
+            f"warmup: still running after {elapsed:.0f} s; compile cache +{format_bytes(max(grown, 0))} "
+            f"so far, now {format_bytes(cache_bytes)} (a first run compiles GPU code, this can take minutes)",
             err=True,
         )
 
@@ -93,7 +105,7 @@ def warmup_command(settings: Settings, as_json: bool, heartbeat: float, command:
         emit_json(report.to_dict())
     else:
         click.echo(
-            f"warmup: {argv[0]} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
+            f"warmup: {workload[0]} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
             f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
             f"{format_bytes(report.bytes_after)}"
         )
@@ -139,16 +151,25 @@ def ab_command(
     if a_cmd:
         a_argv = split_command(a_cmd) + args
     elif args:
-        a_argv = default_side_a(args, settings.python)
+        a_argv = default_side_a(args, settings=settings)
     else:
         raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or --a-cmd")
     if b_cmd:
         b_argv = split_command(b_cmd) + args
     elif b_python and args:
         b_argv = default_side_b(args, b_python)
+    elif b_python:
+        raise HostError(
+            "--b-python needs a SCRIPT to run", hint="zluda-run ab --b-python PY -- SCRIPT [ARGS]"
+        )
     else:
         raise HostError(
             "nothing to run on side B", hint="give --b-python PY (a native ROCm python) or --b-cmd"
+        )
+    if html_path and not Path(html_path).expanduser().resolve().parent.is_dir():
+        raise HostError(
+            f"cannot write the HTML report to {html_path}: its folder does not exist",
+            hint="give --html a path in an existing folder",
         )
     json_mode = want_json(settings, as_json)
     report = run_ab(
@@ -161,26 +182,19 @@ def ab_command(
         progress=lambda line: click.echo(line, err=True),
     )
     if html_path:
-        Path(html_path).write_text(_html(report), encoding="utf-8")
+        try:
+            Path(html_path).expanduser().write_text(render_html(report), encoding="utf-8")
+        except OSError as exc:
+            raise HostError(
+                f"cannot write the HTML report to {html_path}: {exc.strerror or exc}",
+                hint="give --html a writable file path",
+            ) from None
     if json_mode:
         emit_json(report)
     else:
         click.echo(render_text(report))
     ok = report.agree is True and not report.problems
     sys.exit(0 if ok else EXIT_FAILED)
-
-
-def _html(report: object) -> str:
-    """The shared report renderer when it offers an ab view, else this area's own page."""
-    try:
-        from ..report import html as shared  # type: ignore[attr-defined]
-
-        render = getattr(shared, "render_ab", None)
-    except ImportError:
-        render = None
-    if render is not None:
-        return str(render(report))
-    return render_html(report)  # type: ignore[arg-type]
 
 
 @click.command("compile")

@@ -187,8 +187,18 @@ def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-d
         cache_dir=settings.cache_dir,
     )
     target = settings.trace_out or out_dir / f"trace-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(report.to_json())
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(report.to_json())
+    except OSError as exc:
+        fallback = out_dir / target.name
+        fallback.parent.mkdir(parents=True, exist_ok=True)
+        fallback.write_text(report.to_json())  # never lose the report
+        raise TraceError(
+            f"could not write the trace report to {target}: {exc.strerror or exc}; "
+            f"it was saved as {fallback}",
+            hint="pass --trace-out a path in a folder you can write",
+        ) from exc
     click.echo(trace_markdown(report), err=True)
     click.echo(f"trace report: {target}", err=True)
     return report.exit_code if report.exit_code is not None else 124

@@ -57,8 +57,14 @@ def _progress(result: CaseResult) -> None:
 
 
 def _write_html(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ProbeError(
+            f"cannot write the HTML report to {path}: {exc.strerror or exc}",
+            hint="pass --html a path in a folder you can write to",
+        ) from exc
     click.echo(f"HTML report written to {path}", err=True)
 
 

@@ -166,8 +166,8 @@ class Driver:
     _cache: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, path: str) -> Driver:
-        ffi = make_ffi()
+    def load(cls, path: str, ffi: cffi.FFI | None = None) -> Driver:
+        ffi = ffi or make_ffi()
         return cls(ffi, ffi.dlopen(path))
 
     def function(self, name: str) -> Any:

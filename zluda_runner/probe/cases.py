@@ -68,6 +68,11 @@ class Setup:
 
         return self._once("context", make)
 
+    def restore_context(self) -> None:
+        """Make the primary context current again, if an earlier case set it up."""
+        if "context" in self._done:
+            self.d.call("cuCtxSetCurrent", self._done["context"])
+
     def alloc(self, nbytes: int) -> int:
         self.context()
         ptr = self.ffi.new("CUdeviceptr *")
@@ -247,6 +252,7 @@ def case_context_create(s: Setup) -> str | None:
     got = s.ffi.new("CUdevice *")
     s.d.call("cuCtxGetDevice", got)
     s.d.call("cuCtxDestroy", ctx[0])
+    s.restore_context()  # later cases must not depend on how the driver pops a destroyed context
     _expect(got[0] == dev, "new context is on another device")
     return None
 
@@ -513,7 +519,12 @@ def case_alloc_async(s: Setup) -> str | None:
     stream = s.stream()
     ptr = s.ffi.new("CUdeviceptr *")
     s.d.call("cuMemAllocAsync", ptr, 4 * N, stream)
-    s.d.call("cuMemsetD32", ptr[0], 7, N)
+    # the allocation is usable outside its (non-blocking) stream once the stream has reached it
+    s.d.call("cuStreamSynchronize", stream)
+    _expect(ptr[0] != 0, "cuMemAllocAsync gave a null pointer")
+    pattern = struct.unpack("<I", struct.pack("<f", -1.5))[0]
+    s.d.call("cuMemsetD32", ptr[0], pattern, N)
+    _expect(s.download_floats(ptr[0], N) == [-1.5] * N, "memory from the pool does not hold what was set")
     s.d.call("cuMemFreeAsync", ptr[0], stream)
     s.d.call("cuStreamSynchronize", stream)
     return None

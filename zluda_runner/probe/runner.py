@@ -3,7 +3,9 @@
 One worker process runs the cases one after another (fast: one interpreter start) and
 reports each result over a pipe. If a case kills the worker (a signal) it is ``crashed``; if
 it does not answer within the timeout the worker is killed and the case is ``timeout``.
-Either way a fresh worker takes the remaining cases (each case sets itself up from nothing).
+Either way a fresh worker takes the remaining cases (each case sets itself up from nothing),
+and the failed case keeps the calls it made before it died. The timeout covers loading the
+library and each case; the interpreter's own start has a separate, generous limit.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .model import (
 )
 
 DEFAULT_TIMEOUT = 60.0  # a first PTX compile through ZLUDA can be slow
+STARTUP_TIMEOUT = 120.0  # the worker interpreter's start (imports), before it touches the library
 Progress = Callable[[CaseResult], None]
 
 
@@ -68,6 +71,7 @@ class _Worker:
         self.fd = read_fd
         self.buffer = b""
         self.last_call: str | None = None
+        self.done_calls: list[CallRecord] = []
 
     def read_event(self, deadline: float) -> dict[str, Any] | None:
         """The next event; ``{"event": "eof"}`` when the worker is gone, None at the deadline."""
@@ -89,6 +93,10 @@ class _Worker:
             return {"event": "garbled", "text": line[:200].decode(errors="replace")}
         if event.get("event") == "calling":
             self.last_call = event.get("function")
+        elif event.get("event") == "called":
+            self.last_call = None
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                self.done_calls.append(CallRecord.from_dict(event["call"]))
         return event
 
     def send(self, case_id: str) -> bool:
@@ -123,7 +131,9 @@ class _Worker:
 
 def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_Worker | None, LoadResult]:
     worker = _Worker(libcuda, env)
-    event = worker.read_event(time.monotonic() + timeout)
+    event = worker.read_event(time.monotonic() + max(timeout, STARTUP_TIMEOUT))
+    if event is not None and event.get("event") == "started":
+        event = worker.read_event(time.monotonic() + timeout)
     while event is not None and event.get("event") not in ("loaded", "load_failed", "eof"):
         event = worker.read_event(time.monotonic() + timeout)
     if event is None:
@@ -208,9 +218,10 @@ def run_probe(
                 continue
         t0 = time.monotonic()
         worker.last_call = None
+        worker.done_calls = []
         event: dict[str, Any] | None = {"event": "eof"} if not worker.send(case.id) else None
         deadline = t0 + timeout
-        while event is None or event.get("event") == "calling":
+        while event is None or event.get("event") in ("calling", "called"):
             event = worker.read_event(deadline)
             if event is None:
                 break
@@ -232,7 +243,7 @@ def run_probe(
                 detail += f"; output: {tail}"
         if last:
             detail += f" (in {last})"
-        calls = [CallRecord(last, None, status)] if last else []
+        calls = worker.done_calls + ([CallRecord(last, None, status)] if last else [])
         record(
             CaseResult(
                 case.id,

@@ -1,9 +1,13 @@
-"""Torch-level probe, run INSIDE the target interpreter: ``python torch_ops.py [--device DEV]``.
+"""Torch-level probe, run INSIDE the target interpreter: ``python torch_ops.py [--device DEV] [--skip IDS]``.
 
 Depends on nothing but torch and the standard library (it is executed by the workload's own
 Python, not imported by zluda-runner). Each op runs on the device and on the CPU reference
-(float64 where it makes sense) and is compared within dtype-aware tolerances. Prints one JSON
-object on the last line of stdout: {"torch": ..., "device": ..., "available": bool, "ops": [...]}.
+(float64 where it makes sense) and is compared within dtype-aware tolerances. TF32 is switched
+off so that float32 means float32 (torch lets cuDNN convolutions use TF32 by default).
+Prints events as JSON on lines starting with MARKER, flushed at once, so that the caller knows
+which op was running if the process dies: ``{"event": "info", "torch": ..., "available": bool,
+"ops": [ids]}``, per op ``{"event": "begin", "id": ...}`` then ``{"event": "op", ...}``, and
+``{"event": "end"}``. ``--skip`` leaves out ops already done (the caller restarts after a crash).
 ``--device cpu`` (hidden, for tests) compares CPU results with the float64 CPU reference.
 """
 
@@ -133,10 +137,17 @@ def _compare(torch, got, want, dtype_name):
     return ok, max_abs, max_rel, ""
 
 
-def run(device):
+def _emit(event, **fields):
+    sys.stdout.write("\n" + MARKER + json.dumps({"event": event, **fields}) + "\n")
+    sys.stdout.flush()
+
+
+def run(device, skip=()):
     import torch
 
-    info = {"torch": torch.__version__, "device": device, "available": True, "device_name": "", "ops": []}
+    ops = _ops(torch)
+    info = {"torch": torch.__version__, "device": device, "available": True, "device_name": ""}
+    info["cuda_build"] = str(torch.version.cuda)
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
             info["available"] = False
@@ -146,11 +157,17 @@ def run(device):
                 info["reason"] = f"{type(exc).__name__}: {exc}"
             else:
                 info["reason"] = "torch.cuda.is_available() is False"
-            info["cuda_build"] = str(torch.version.cuda)
-            return info
+            _emit("info", ops=[], **info)
+            return
         info["device_name"] = torch.cuda.get_device_name(0)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    _emit("info", ops=[op[0] for op in ops], areas={op[0]: op[1] for op in ops}, **info)
     ref = torch.float64
-    for op_id, area, fn, dtype_name in _ops(torch):
+    for op_id, area, fn, dtype_name in ops:
+        if op_id in skip:
+            continue
+        _emit("begin", id=op_id)
         started = time.perf_counter()
         entry = {"id": op_id, "area": area, "dtype": dtype_name}
         try:
@@ -169,26 +186,20 @@ def run(device):
             tb = traceback.format_exception_only(type(exc), exc)
             entry.update(status="error", detail="".join(tb).strip()[:2000])
         entry["duration_s"] = time.perf_counter() - started
-        info["ops"].append(entry)
-    return info
+        _emit("op", **entry)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--skip", default="", help="comma-separated op ids not to run")
     args = parser.parse_args(argv)
     try:
-        info = run(args.device)
+        run(args.device, skip=set(filter(None, args.skip.split(","))))
     except ImportError as exc:
-        info = {
-            "torch": None,
-            "device": args.device,
-            "available": False,
-            "reason": f"cannot import torch: {exc}",
-            "ops": [],
-        }
-    sys.stdout.write("\n" + MARKER + json.dumps(info) + "\n")
-    sys.stdout.flush()
+        _emit("info", torch=None, device=args.device, available=False, reason=f"cannot import torch: {exc}",
+              ops=[])
+    _emit("end")
     return 0
 
 

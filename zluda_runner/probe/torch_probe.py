@@ -7,9 +7,22 @@ import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ..errors import ProbeError
-from .model import CRASHED, FAIL, KIND_TORCH, PASS, TIMEOUT, UNAVAILABLE, CaseResult, LoadResult, ProbeReport
+from .model import (
+    CRASHED,
+    ERROR,
+    FAIL,
+    KIND_TORCH,
+    PASS,
+    SKIPPED,
+    TIMEOUT,
+    UNAVAILABLE,
+    CaseResult,
+    LoadResult,
+    ProbeReport,
+)
 from .runner import _signal_name
 
 SCRIPT = Path(__file__).resolve().parent / "torch_ops.py"
@@ -21,20 +34,40 @@ def _tail(text: str, limit: int = 1500) -> str:
     return text.strip()[-limit:]
 
 
-def run_torch_probe(
-    python: str, env: Mapping[str, str], device: str = "cuda", timeout: float = DEFAULT_TORCH_TIMEOUT
-) -> ProbeReport:
-    """Run the torch ops under ``python`` with ``env``; compare each with the CPU result."""
-    report = ProbeReport(kind=KIND_TORCH, target=python)
-    started = time.monotonic()
+def _events(stdout: str) -> list[dict[str, Any]]:
+    events = []
+    for line in stdout.splitlines():
+        if line.startswith(MARKER):
+            try:
+                event = json.loads(line[len(MARKER) :])
+            except json.JSONDecodeError:
+                continue  # a line cut short by a crash
+            if isinstance(event, dict):
+                events.append(event)
+    return events
+
+
+def _op_result(op: dict[str, Any]) -> CaseResult:
+    return CaseResult(
+        id=str(op["id"]),
+        area=op.get("area", ""),
+        title=f"{op['id']} ({op.get('dtype', '')})",
+        status=op.get("status", ERROR),
+        detail=op.get("detail", ""),
+        max_abs_err=op.get("max_abs_err"),
+        max_rel_err=op.get("max_rel_err"),
+        duration_s=float(op.get("duration_s", 0.0)),
+    )
+
+
+def _run_once(
+    python: str, env: Mapping[str, str], device: str, skip: list[str], timeout: float
+) -> tuple[list[dict[str, Any]], int | None, str]:
+    """One interpreter run: its events, return code (None: timed out) and output tail."""
+    argv = [python, str(SCRIPT), "--device", device] + (["--skip", ",".join(skip)] if skip else [])
     try:
         proc = subprocess.run(
-            [python, str(SCRIPT), "--device", device],
-            env=dict(env),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+            argv, env=dict(env), capture_output=True, text=True, timeout=max(timeout, 0.1), check=False
         )
     except FileNotFoundError as exc:
         raise ProbeError(
@@ -43,41 +76,76 @@ def run_torch_probe(
         ) from exc
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout if isinstance(exc.stdout, str) else (exc.stdout or b"").decode(errors="replace")
-        report.load = LoadResult(
-            TIMEOUT, f"the torch probe ran past {timeout:g} s" + (f": {_tail(out)}" if out else "")
-        )
-        report.duration_s = time.monotonic() - started
-        return report
+        return _events(out), None, _tail(out)
+    return _events(proc.stdout), proc.returncode, _tail(proc.stderr or proc.stdout)
+
+
+def run_torch_probe(
+    python: str, env: Mapping[str, str], device: str = "cuda", timeout: float = DEFAULT_TORCH_TIMEOUT
+) -> ProbeReport:
+    """Run the torch ops under ``python`` with ``env``; compare each with the CPU result.
+
+    An op that kills the interpreter is ``crashed`` (with the signal) and a fresh interpreter runs
+    the ops after it; one still running at ``timeout`` (for the whole probe) is ``timeout`` and
+    the ops not reached are ``skipped``.
+    """
+    report = ProbeReport(kind=KIND_TORCH, target=python)
+    started = time.monotonic()
+    done: dict[str, CaseResult] = {}
+    planned: list[str] | None = None
+    areas: dict[str, str] = {}
+    while True:
+        left = timeout - (time.monotonic() - started)
+        events, rc, tail = _run_once(python, env, device, list(done), left)
+        info = next((e for e in events if e.get("event") == "info"), None)
+        if info is not None and planned is None:
+            planned = [str(i) for i in info.get("ops", [])]
+            areas = {str(k): str(v) for k, v in (info.get("areas") or {}).items()}
+            report.environment = {
+                k: str(info[k]) for k in ("torch", "device", "device_name", "cuda_build") if info.get(k)
+            }
+            if not info.get("available"):
+                why = info.get("reason", "")
+                report.load = LoadResult(UNAVAILABLE, f"CUDA is not available in {python}: {why}")
+                break
+        running: str | None = None
+        for event in events:
+            if event.get("event") == "begin":
+                running = str(event.get("id"))
+            elif event.get("event") == "op" and "id" in event:
+                done[str(event["id"])] = _op_result(event)
+                running = None
+        ended = any(e.get("event") == "end" for e in events)
+        if planned is None:  # died or hung before saying anything: nothing to retry
+            if rc is None:
+                report.load = LoadResult(
+                    TIMEOUT, f"the torch probe ran past {timeout:g} s" + (f": {tail}" if tail else "")
+                )
+            else:
+                sig = _signal_name(rc)
+                what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
+                report.load = LoadResult(CRASHED if sig else FAIL, f"the torch probe {what}: {tail}")
+            break
+        report.load = LoadResult(PASS, "")
+        if ended:
+            if rc:
+                report.warnings.append(f"the probe exited with {rc} after reporting")
+            break
+        if running is None:  # between ops, or cut off at the start
+            report.warnings.append(f"the probe stopped outside an op (exit {rc}): {tail[-300:]}")
+            break
+        area = areas.get(running, "")
+        if rc is None:
+            done[running] = CaseResult(running, area, running, TIMEOUT, f"still running at {timeout:g} s")
+            break
+        sig = _signal_name(rc)
+        what = f"killed by {sig}" if sig else f"exited with {rc}"
+        detail = f"the interpreter was {what} during this op: {tail[-500:]}"
+        done[running] = CaseResult(running, area, running, CRASHED, detail, signal=sig)
+    for op_id in planned or []:
+        why = "not run: the probe ran out of time"
+        not_run = CaseResult(op_id, areas.get(op_id, ""), op_id, SKIPPED, why)
+        report.cases.append(done.get(op_id) or not_run)
     report.duration_s = time.monotonic() - started
-    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith(MARKER)), None)
-    if line is None:
-        sig = _signal_name(proc.returncode)
-        status = CRASHED if sig else FAIL
-        what = f"killed by {sig}" if sig else f"exited with {proc.returncode} without a report"
-        report.load = LoadResult(status, f"the torch probe {what}: {_tail(proc.stderr or proc.stdout)}")
-        return report
-    info = json.loads(line[len(MARKER) :])
-    report.environment = {
-        k: str(info[k]) for k in ("torch", "device", "device_name", "cuda_build") if info.get(k)
-    }
-    if not info.get("available"):
-        report.load = LoadResult(UNAVAILABLE, f"CUDA is not available in {python}: {info.get('reason', '')}")
-        return report
-    report.load = LoadResult(PASS, "")
-    for op in info.get("ops", []):
-        report.cases.append(
-            CaseResult(
-                id=op["id"],
-                area=op.get("area", ""),
-                title=f"{op['id']} ({op.get('dtype', '')})",
-                status=op["status"],
-                detail=op.get("detail", ""),
-                max_abs_err=op.get("max_abs_err"),
-                max_rel_err=op.get("max_rel_err"),
-                duration_s=float(op.get("duration_s", 0.0)),
-            )
-        )
-    if proc.returncode != 0:
-        report.warnings.append(f"the probe exited with {proc.returncode} after reporting")
     report.summarise()
     return report

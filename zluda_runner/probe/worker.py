@@ -2,8 +2,10 @@
 
 Protocol: the parent writes case ids, one per line, on stdin; the worker writes JSON lines on
 the file descriptor given as its second argument (never stdout, which the library may use):
-``{"event": "loaded"}`` or ``{"event": "load_failed", "error": ...}``, then per case
-``{"event": "calling", "function": ...}`` before each driver call and ``{"event": "result", ...}``.
+``{"event": "started"}`` once the interpreter is up, ``{"event": "loaded"}`` or
+``{"event": "load_failed", "error": ...}``, then per case ``{"event": "calling", "function": ...}``
+before each driver call, ``{"event": "called", "call": {...}}`` after it (so the calls of a case
+that crashes or hangs are known), and ``{"event": "result", ...}``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from .bindings import CallFailed, Driver, MissingFunction, symbol_of
+from .bindings import CallFailed, Driver, MissingFunction, make_ffi, symbol_of
 from .cases import CASES_BY_ID, CheckFailed, Setup
 from .model import FAIL, MISSING, PASS
 
@@ -47,8 +49,10 @@ def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     libcuda, fd = argv[0], int(argv[1])
     out = os.fdopen(fd, "w")
+    ffi = make_ffi()  # parsing the declarations is start-up work, not the library's
+    _emit(out, event="started")
     try:
-        driver = Driver.load(libcuda)
+        driver = Driver.load(libcuda, ffi)
     except OSError as exc:
         _emit(out, event="load_failed", error=str(exc))
         return 0
@@ -60,7 +64,15 @@ def main(argv: list[str]) -> int:
         _emit(out, event="calling", function=symbol_of(name))
         return original(name)
 
+    original_try = driver.try_call
+
+    def try_and_tell(name: str, *args: Any) -> int:
+        rc = original_try(name, *args)
+        _emit(out, event="called", call=driver.calls[-1].to_dict())
+        return rc
+
     driver.function = announce  # type: ignore[method-assign]
+    driver.try_call = try_and_tell  # type: ignore[method-assign]
     for line in sys.stdin:
         case_id = line.strip()
         if not case_id:

@@ -5,7 +5,10 @@ Format (line oriented, tokens separated by one space, strings written as ``=`` +
 · ``call SLOT NAME CALLS OK FIRST_FAIL_CODE FIRST_FAIL_AT MISSING`` · ``result SLOT CODE COUNT``
 · ``lookup =SYMBOL VERSION FLAGS FOUND COUNT`` · ``export_table HEX32 FOUND COUNT`` · ``end``.
 A file without ``end`` (the process was killed while writing) or with bad lines is still read;
-what could not be read becomes a warning.
+what could not be read becomes a warning. A process's first traced call also leaves
+``zr-trace-<pid>-<ns>.started`` (``pid``/``ppid``/``started`` lines), which the count file
+replaces at exit: a marker left alone is a process that made driver calls but ended without
+exit handlers (``_exit()``, ``exec()``, a fatal signal); it is listed, incomplete, with a warning.
 """
 
 from __future__ import annotations
@@ -27,6 +30,11 @@ from .model import (
 MAGIC = "zluda-runner-trace"
 FILE_GLOB = "zr-trace-*.txt"
 PARTIAL_GLOB = "zr-trace-*.txt.part"
+MARKER_SUFFIX = ".started"
+NO_COUNTS_WARNING = (
+    "made driver calls but wrote no counts: it ended without running exit handlers (_exit(), "
+    "exec() or a fatal signal), so its calls are missing from this report"
+)
 _PID_IN_NAME = re.compile(r"zr-trace-(\d+)-")
 
 
@@ -94,6 +102,8 @@ def parse_count_text(text: str, file: str = "") -> TraceProcess:
                 proc.export_tables.append(ExportTableRequest(format_guid(guid), found == "1", int(count)))
             elif kind == "end":
                 ended = True
+            elif kind == "started":
+                continue
             elif line.strip():
                 proc.warnings.append(f"line {number}: unknown record {kind!r}")
         except (ValueError, IndexError) as exc:
@@ -115,7 +125,8 @@ def read_count_file(path: Path) -> TraceProcess:
 
 
 def read_count_dir(folder: Path) -> list[TraceProcess]:
-    """Every process file in ``folder`` (half-written ``.part`` files included, with a warning)."""
+    """Every process file in ``folder``: half-written ``.part`` files and markers of processes that
+    wrote no counts included, each incomplete and with a warning."""
     folder = Path(folder)
     files = sorted(folder.glob(FILE_GLOB)) + sorted(folder.glob(PARTIAL_GLOB))
     processes = []
@@ -124,5 +135,14 @@ def read_count_dir(folder: Path) -> list[TraceProcess]:
         if path.name.endswith(".part"):
             proc.complete = False
             proc.warnings.insert(0, "half-written file (the process died while writing its counts)")
+        processes.append(proc)
+    for marker in sorted(folder.glob(f"zr-trace-*{MARKER_SUFFIX}")):
+        stem = marker.name[: -len(MARKER_SUFFIX)]
+        if (folder / f"{stem}.txt").exists() or (folder / f"{stem}.txt.part").exists():
+            continue  # the counts were written after the marker (a crash can leave both)
+        proc = read_count_file(marker)
+        proc.complete = False
+        proc.warnings = [w for w in proc.warnings if not w.startswith("file ends early")]
+        proc.warnings.insert(0, NO_COUNTS_WARNING)
         processes.append(proc)
     return processes

@@ -25,7 +25,7 @@ ZLUDA_CUDA_LIB_ENV = "ZLUDA_CUDA_LIB"
 TRACER_NAMES = ("libcuda.so.1", "libcuda.so")
 NO_PROCESS_WARNING = (
     "no process reported: the workload loaded no libcuda.so.1 through the tracer (it made no CUDA "
-    "call, bound another libcuda, or every process ended with _exit); check with LD_DEBUG=libs"
+    "call, or bound another libcuda); check with LD_DEBUG=libs"
 )
 
 
@@ -46,8 +46,16 @@ def _prepend_path(env: dict[str, str], key: str, folder: Path) -> None:
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> int | None:
+    """The command's exit status (signal N -> 128+N); None when it ran past ``timeout``."""
+    if timeout is None:
+        # zluda-run's own launcher: Ctrl-C and other signals are forwarded to the workload, which can
+        # then end through its exit handlers and still write its counts (a kill would lose them)
+        from ..launch.process import run_process
+
+        return run_process(argv, env)
     try:
-        return subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
+        rc = subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
+        return 128 - rc if rc < 0 else rc
     except FileNotFoundError as exc:
         raise CommandNotFoundError(
             f"command not found: {argv[0]}", hint="check the command's spelling and PATH"
