@@ -28,8 +28,9 @@ def pywrap(cc_build) -> Path:
 
 @pytest.fixture()
 def launch_env(tmp_path: Path) -> dict[str, str]:
-    """This environment without loader variables, with PYWRAP_PYTHON set and a private cache."""
+    """This environment without loader variables, with PYWRAP_PYTHON set and private caches."""
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT")}
     env["PYWRAP_PYTHON"] = sys.executable
     env["ZLUDA_RUNNER_CACHE"] = str(tmp_path / "zr-cache")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")  # ZLUDA's compile cache is looked at here
     return env

@@ -74,7 +74,9 @@ def test_warmup_bad_input(tmp_path: Path) -> None:
     with pytest.raises(HostError):
         warmup(["true"], None, [tmp_path], heartbeat_s=0)
     result = CliRunner().invoke(
-        main_group, ["warmup", "--as-is", "--json", "--", sys.executable, "-c", "raise SystemExit(5)"]
+        main_group,
+        ["warmup", "--as-is", "--json", "--", sys.executable, "-c", "raise SystemExit(5)"],
+        env={"XDG_CACHE_HOME": str(tmp_path)},
     )
     assert result.exit_code == 5
     data = json.loads(result.stdout)
