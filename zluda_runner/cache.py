@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -52,7 +52,7 @@ import click
 import filelock
 
 from . import JSON_SCHEMA_VERSION
-from .errors import CacheError, ChecksumError, FetchError, UnsafeArchiveError
+from .errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
 from .fetch import AssetLike, RetryPolicy, download, hash_file, mirror_url, normalize_sha256
 from .serial import JsonMixin
 from .unpack import archive_format, archive_stem, safe_extract
@@ -99,6 +99,7 @@ class CacheEntry(JsonMixin):
 class CleanResult(JsonMixin):
     removed: list[Path]
     bytes_freed: int
+    busy: list[str] = field(default_factory=list)  # releases another process is fetching: left alone
 
 
 def safe_component(text: str, what: str = "name") -> str:
@@ -285,23 +286,44 @@ def clean_cache(cache_dir: Path, release_id: str | None = None) -> CleanResult:
     """Remove one release (downloads, unpacked folders, leftovers) or all of them.
 
     The trust file, locks and other areas' folders (e.g. ``native/``) are kept.
+    Each release is removed under its lock, so a fetch running in another process
+    never loses its work folder: cleaning one release waits for that fetch;
+    cleaning all of them skips the releases being fetched and lists them in ``busy``.
     """
     layout = CacheLayout(Path(cache_dir))
     removed: list[Path] = []
     freed = 0
     if release_id is not None:
-        key = safe_component(release_id, "release id")
         with _release_lock(layout, release_id, False):
-            targets = [layout.releases / key, layout.downloads / key, *_stale_work(layout, release_id)]
-            for target in targets:
+            for target in _release_paths(layout, safe_component(release_id, "release id")):
                 freed += _remove(target, removed)
         return CleanResult(removed, freed)
+    keys: set[str] = set()
     for top in (layout.releases, layout.downloads, layout.tmp):
-        if not top.is_dir():
+        if top.is_dir():
+            keys.update(child.name.split("@", 1)[0] for child in top.iterdir())
+    busy: list[str] = []
+    for key in sorted(keys):
+        if key in ("", ".", ".."):
             continue
-        for child in sorted(top.iterdir()):
-            freed += _remove(child, removed)
-    return CleanResult(removed, freed)
+        lock = filelock.FileLock(layout.lock_path(key))
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            busy.append(key)
+            continue
+        try:
+            for target in _release_paths(layout, key):
+                freed += _remove(target, removed)
+        finally:
+            lock.release()
+    return CleanResult(removed, freed, busy)
+
+
+def _release_paths(layout: CacheLayout, key: str) -> list[Path]:
+    """Everything the cache holds for the release whose folder name is ``key``."""
+    stray = [layout.tmp / key] if (layout.tmp / key).exists() else []
+    return [layout.releases / key, layout.downloads / key, *_stale_work(layout, key), *stray]
 
 
 # --------------------------------------------------------------------------- installing
@@ -313,7 +335,9 @@ class _Expected:
     source: str  # "manifest" | "trust-file" | "trust-on-first-use"
 
 
-def _expected_hash(layout: CacheLayout, release: ReleaseLike, asset: AssetLike, tofu: bool) -> _Expected:
+def _expected_hash(
+    layout: CacheLayout, release: ReleaseLike, asset: AssetLike, tofu: bool, archive: Path | None
+) -> _Expected:
     if asset.sha256:
         return _Expected(normalize_sha256(asset.sha256), "manifest")
     trusted = TrustStore(layout).get(asset.url)
@@ -321,9 +345,10 @@ def _expected_hash(layout: CacheLayout, release: ReleaseLike, asset: AssetLike, 
         return _Expected(trusted, "trust-file")
     if tofu:
         return _Expected(None, "trust-on-first-use")
+    what = f"the file {archive} was not installed" if archive else "nothing was downloaded"
     raise FetchError(
         f"The manifest does not know the SHA-256 of {asset.name} ({asset.url}) of release {release.id}, "
-        "and zluda-runner does not install unverified binaries; nothing was downloaded.",
+        f"and zluda-runner does not install unverified binaries; {what}.",
         hint="If you trust this source, run again with `--trust-on-first-use`: the hash seen now is recorded "
         f"in {layout.trust_file} and every later fetch of this asset must match it.",
     )
@@ -338,7 +363,7 @@ def _install(
     show: bool,
     retry: RetryPolicy | None,
 ) -> Path:
-    expected = _expected_hash(layout, release, asset, tofu)
+    expected = _expected_hash(layout, release, asset, tofu, archive)
     fmt = asset.format if asset.format else archive_format(asset.name)
     final_archive = layout.archive_path(release.id, asset.name)
     final_dir = layout.release_dir(release.id, asset.name)
@@ -355,6 +380,8 @@ def _install(
         except UnsafeArchiveError as exc:
             exc.message = f"{exc.message} (archive from {fetched_from})"
             raise
+        except ArchiveError as exc:
+            raise _unreadable(exc, layout, asset, fmt, fetched_from, sha, expected) from exc
         final_archive.parent.mkdir(parents=True, exist_ok=True)
         final_dir.parent.mkdir(parents=True, exist_ok=True)
         marker_path.unlink(missing_ok=True)
@@ -434,6 +461,40 @@ def _stage_archive(
             )
         raise
     return staged, url, result.sha256, result.size
+
+
+def _unreadable(
+    exc: ArchiveError,
+    layout: CacheLayout,
+    asset: AssetLike,
+    fmt: str,
+    fetched_from: str,
+    sha: str,
+    expected: _Expected,
+) -> ArchiveError:
+    """The unpacking error, told with where the archive came from and what was expected of it."""
+    message = (
+        f"{exc.message} The archive came from {fetched_from} (expected {asset.name}, a {fmt} archive; "
+        f"its sha256 is {sha}); nothing was cached."
+    )
+    if expected.source == "manifest":
+        hint = (
+            f"The file matches the manifest's SHA-256 of {asset.url}, so downloading it again will not help: "
+            "the manifest entry may be wrong (check its format and hash); or install a working copy "
+            "with `--archive FILE`."
+        )
+    elif expected.source == "trust-file":
+        hint = (
+            f"The file matches the hash recorded on first use in {layout.trust_file}, so that record may be "
+            "of a broken download: remove its entry, then fetch again with --trust-on-first-use; or "
+            "install a working copy with `--archive FILE`."
+        )
+    else:
+        hint = (
+            f"No hash was known to check it, so it may have been cut short: fetch it again; nothing was "
+            f"recorded in {layout.trust_file}. Or download {asset.url} by hand and pass `--archive FILE`."
+        )
+    return ArchiveError(message, hint=hint)
 
 
 def _copy_verified(source: Path, staged: Path, asset: AssetLike, expected: _Expected) -> tuple[str, int]:

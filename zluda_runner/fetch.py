@@ -26,6 +26,7 @@ URL and keeps its path (see :func:`mirror_url`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
@@ -46,8 +47,8 @@ import requests
 import urllib3.exceptions
 
 from . import __version__
-from .errors import ChecksumError, FetchError
-from .paths import MIRROR_ENV
+from .errors import CacheError, ChecksumError, FetchError
+from .paths import CACHE_ENV, MIRROR_ENV
 from .serial import JsonMixin
 
 CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
@@ -199,9 +200,22 @@ def download(
                     sess.close()
         _verify(ctx, result)
         return result
-    except BaseException:
-        dest.unlink(missing_ok=True)
+    except OSError as exc:  # our own file: requests' and the network's faults are FetchErrors by now
+        _discard(dest)
+        raise CacheError(
+            f"Could not save {url} to {dest} (expected {ctx.expectation()}): {exc.strerror or exc}; "
+            "the partial file was removed.",
+            hint=f"Check free space and permissions in {dest.parent}, or choose another cache with "
+            f"--cache-dir / {CACHE_ENV}.",
+        ) from exc
+    except BaseException:  # FetchError, and Ctrl-C too: never leave a partial file behind
+        _discard(dest)
         raise
+
+
+def _discard(dest: Path) -> None:
+    with contextlib.suppress(OSError):  # the fault being reported matters more than this one
+        dest.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- internals
@@ -449,6 +463,12 @@ def _one_request(
         ) from exc
     except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
         raise _Retryable(_connection_problem(exc)) from exc
+    except requests.exceptions.RequestException as exc:  # too many redirects, a bad redirect target ...
+        raise FetchError(
+            f"Could not download {ctx.url} (expected {ctx.expectation()}): {_reason(exc)}.",
+            hint="The server's answer cannot be followed (a redirect loop or a broken redirect?); "
+            + ctx.fallback_hint(),
+        ) from exc
     restarted = 0
     with resp:
         _check_status(ctx, resp, writer.written)

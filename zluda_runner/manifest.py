@@ -407,6 +407,8 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
     ):
         c.fail("needs_env", "must map environment variable names (A-Z, 0-9, _) to descriptions")
     saved = c.string("original_saved_as", required=False, nullable=True)
+    if saved is not None and ("/" in saved or "\\" in saved or saved in (".", "..")):
+        c.fail("original_saved_as", f"must be a file name, not a path: {saved!r}")
     result = ReleaseFile(
         path=path,
         family=family,
@@ -444,6 +446,11 @@ def _parse_asset(data: Any, where: str, release: Release, source: str) -> Asset:
         c.fail("url", f"must be an https:// URL (mirrors are set with ZLUDA_RUNNER_MIRROR), got {url!r}")
     if not parts.path.endswith("/" + name):
         c.fail("url", f"must end with the asset name {name!r}: {url!r}")
+    if parts.netloc.lower() == "github.com":
+        wanted = f"/{release.repo}/releases/download/{release.tag}/{name}"
+        if parts.path.lower() != wanted.lower():
+            c.fail("url", f"must be the release asset of {release.repo} tag {release.tag!r} "
+                   f"(https://github.com{wanted}), got {url!r}")
     os_name = c.string("os", choices=OSES)
     arch = c.string("arch", choices=ARCHES)
     fmt = c.string("format", choices=FORMATS)
@@ -461,6 +468,10 @@ def _parse_asset(data: Any, where: str, release: Release, source: str) -> Asset:
         c.fail("size", f"must be a positive number of bytes or null, got {size!r}")
     channel = c.string("channel", required=False, choices=CHANNELS, default="stable")
     hip = _parse_hip(c.get("hip"), c.where, source)
+    if (hip.kind, os_name) in (("sdk", "linux"), ("runtime", "windows")):
+        right = "runtime" if os_name == "linux" else "sdk"
+        c.fail("hip", f"kind {hip.kind!r} does not exist on {os_name} (use {right!r}: the Windows HIP SDK "
+               "is 'sdk', ROCm on Linux is 'runtime')")
     majors = c.get("cuda_majors")
     if (
         not isinstance(majors, list)
@@ -535,8 +546,6 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
         asset = _parse_asset(item, f"{c.where} asset #{i}", release, source)
         if asset.name in names:
             c.fail("assets", f"lists {asset.name!r} twice")
-        if f"/releases/download/{release.tag}/" not in asset.url and "github.com" in asset.url:
-            c.fail("assets", f"asset {asset.name!r} URL does not point at tag {release.tag!r}: {asset.url}")
         names.add(asset.name)
         release.assets.append(asset)
     c.done()

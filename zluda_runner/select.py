@@ -130,7 +130,9 @@ def _misfits(release: Release, asset: Asset, c: Constraints) -> tuple[list[str],
         notes.append(f"HIP not checked (no --hip given): it needs {asset.hip.describe()}")
     if c.cuda is not None and not asset.serves_cuda(c.cuda):
         if not asset.cuda_majors:
-            reasons.append(f"cannot serve torch built for CUDA {c.cuda} (ships no CUDA libraries for torch)")
+            reasons.append(
+                f"cannot serve torch built for CUDA {c.cuda} (it serves no torch build; see its caveats)"
+            )
         else:
             served = ", ".join(str(m) for m in asset.cuda_majors)
             reasons.append(f"cannot serve torch built for CUDA {c.cuda} (serves {served})")

@@ -41,6 +41,8 @@ class AssetServer:
     fail_status: int | None = None  # answer this status ...
     fails_left: int = 0  # ... on this many requests
     hold: threading.Event | None = None  # wait for it before sending a body
+    redirects: dict[str, str] = field(default_factory=dict)  # path -> Location of a 302
+    arrived: threading.Event = field(default_factory=threading.Event)  # set when any GET comes in
     requests: list[ServedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     base: str = ""
@@ -69,6 +71,14 @@ def _handler(state: AssetServer) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(ServedRequest(self.path, self.headers.get("Range"), status, sent))
 
         def do_GET(self) -> None:
+            state.arrived.set()
+            if self.path in state.redirects:
+                self.send_response(302)
+                self.send_header("Location", state.redirects[self.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                self._record(302, 0)
+                return
             with state.lock:
                 fail = state.fail_status if state.fails_left > 0 else None
                 if fail:
@@ -273,12 +283,15 @@ def kit() -> SimpleNamespace:
 
 
 def cache_files(cache: Path) -> list[str]:
-    """Every file in the cache apart from locks (what a failure must not leave)."""
+    """Everything in the cache apart from locks and the empty top-level folders (what a failure
+    must not leave): files, links and any folder below the top level (a half-unpacked tree,
+    a work folder in ``tmp/``, an empty ``releases/<id>/``)."""
     if not cache.exists():
         return []
     return sorted(
         str(p.relative_to(cache)) for p in cache.rglob("*")
-        if (p.is_file() or p.is_symlink()) and p.parent.name != "locks"
+        if p.relative_to(cache).parts[0] != "locks"
+        and (p.is_file() or p.is_symlink() or len(p.relative_to(cache).parts) > 1)
     )
 
 

@@ -1,6 +1,7 @@
 """Run by test_fetch in a separate process: ensure one release, print the folder.
 
-argv: cache_dir release_id asset_name url sha256
+argv: cache_dir release_id asset_name url sha256 [progress]
+(``progress``: show progress and the "waiting for another zluda-run" line on stderr)
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ class Asset:
 
 def main() -> None:
     cache, release_id, name, url, sha = sys.argv[1:6]
-    print("ready", flush=True)
-    folder = ensure_release(Release(release_id), Asset(name, url, sha, "tar.gz"), Path(cache), progress=False)
+    progress = sys.argv[6:7] == ["progress"]
+    asset = Asset(name, url, sha, "tar.gz")
+    folder = ensure_release(Release(release_id), asset, Path(cache), progress=progress)
     print(folder, flush=True)
 
 

@@ -105,3 +105,36 @@ def test_nothing_fits_is_an_error(setup):
     run, *_ = setup
     res = run("fetch", "--os", "windows")
     assert res.exit_code == 1 and "error:" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_archive_name_of_several_releases_must_be_named(setup):
+    run, cache, payload, tmp_path = setup
+    hand = tmp_path / "zluda-linux-test.tar.gz"  # both upstream-v6 and upstream-v7 have this asset name
+    hand.write_bytes(payload)
+    res = run("fetch", "--archive", str(hand), "--os", "linux")
+    assert res.exit_code == 1 and "Traceback" not in res.stderr
+    assert "upstream-v6" in res.stderr and "upstream-v7" in res.stderr
+    assert "zluda-run fetch upstream-v6" in res.stderr
+    assert not (cache / "releases").exists()
+
+
+def test_clean_all_leaves_a_release_being_fetched_alone(setup):
+    import filelock
+
+    from zluda_runner.cache import CacheLayout
+
+    run, cache, _payload, _ = setup
+    assert run("fetch", "v6", "--os", "linux").exit_code == 0
+    layout = CacheLayout(cache)
+    work = layout.tmp / "upstream-v7@inflight"  # what a fetch running in another process is writing
+    work.mkdir(parents=True)
+    (work / "part").write_bytes(b"x")
+    with filelock.FileLock(layout.lock_path("upstream-v7")):
+        res = run("cache", "clean", "--json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert data["busy"] == ["upstream-v7"]
+    assert (work / "part").exists()
+    assert not (layout.releases / "upstream-v6").exists()
+    res = run("cache", "clean")  # lock released: now it goes
+    assert res.exit_code == 0 and not work.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.cache import CacheLayout, cached_release_dir, ensure_release
-from zluda_runner.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
 from zluda_runner.fetch import RetryPolicy, download, mirror_url
 
 WORKER = Path(__file__).with_name("fetch_worker.py")
@@ -96,24 +97,73 @@ def test_transient_503_is_retried_with_backoff(tmp_path, server, kit, payload):
 
 def test_two_processes_download_once(tmp_path, server, kit, payload):
     url = server.add("/x.tar.gz", payload)
-    server.hold = threading.Event()  # the first body waits until both workers run
+    server.hold = threading.Event()  # the first body waits until the second process is blocked
     cache = tmp_path / "cache"
     argv = [str(cache), "v5", "zluda-linux-abc1234.tar.gz", url, kit.sha256(payload)]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    procs = [
-        subprocess.Popen([sys.executable, str(WORKER), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env)
-        for _ in range(2)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None
-        assert proc.stdout.readline().strip() == "ready"
+
+    def start(*extra: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(WORKER), *argv, *extra], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env)
+
+    first = start()
+    assert server.arrived.wait(timeout=60), "the first worker never reached the server"
+    second = start("progress")  # the first now holds the release lock, mid-download
+    assert second.stderr is not None
+    seen = []
+    for line in second.stderr:  # returns at EOF if the second never waits (then the test fails)
+        seen.append(line)
+        if "waiting for another zluda-run that is fetching v5" in line:
+            break
+    assert seen and "waiting for another zluda-run" in seen[-1], seen
     server.hold.set()
-    outputs = [proc.communicate(timeout=120) for proc in procs]
-    assert [proc.returncode for proc in procs] == [0, 0], outputs
+    outputs = [proc.communicate(timeout=120) for proc in (first, second)]
+    assert [first.returncode, second.returncode] == [0, 0], outputs
     folders = {out.strip() for out, _err in outputs}
     assert len(folders) == 1 and Path(folders.pop()).is_dir()
-    assert len(server.served("/x.tar.gz")) == 1  # one full download for two processes
+    served = server.served("/x.tar.gz")
+    assert len(served) == 1 and served[0].bytes_sent == len(payload)  # one full download for two
+
+
+def test_ctrl_c_mid_download_leaves_no_partial_file(tmp_path, server, kit, payload, cache_listing):
+    url = server.add("/x.tar.gz", payload)
+    server.drop_after, server.drops_left = 100_000, 1
+
+    def interrupt(_seconds: float) -> None:  # the user presses Ctrl-C during the retry back-off
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache",
+                       retry=RetryPolicy(sleep=interrupt))
+    assert server.served("/x.tar.gz")[0].bytes_sent == 100_000  # 100 kB had been written
+    assert cache_listing(tmp_path / "cache") == []
+    # download() on its own removes its partial file too (callers outside the cache rely on it)
+    server.drops_left = 1
+    alone = tmp_path / "alone.tar.gz"
+    with pytest.raises(KeyboardInterrupt):
+        download(url, alone, expected_sha256=kit.sha256(payload), retry=RetryPolicy(sleep=interrupt),
+                 progress=False)
+    assert not alone.exists()
+    # and the next fetch starts cleanly
+    folder = ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache")
+    assert (folder / "zluda/blob.bin").stat().st_size == 300_000
+
+
+def test_ctrl_c_mid_unpack_leaves_no_half_unpacked_folder(tmp_path, server, kit, payload, cache_listing,
+                                                          monkeypatch):
+    import zluda_runner.cache as cache_mod
+
+    real = cache_mod.safe_extract
+
+    def extract_then_interrupt(archive, fmt, dest):
+        real(archive, fmt, dest)  # the whole tree is on disk in the work folder ...
+        raise KeyboardInterrupt  # ... when the user presses Ctrl-C
+
+    monkeypatch.setattr(cache_mod, "safe_extract", extract_then_interrupt)
+    url = server.add("/x.tar.gz", payload)
+    with pytest.raises(KeyboardInterrupt):
+        ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache")
+    assert cache_listing(tmp_path / "cache") == []
 
 
 def test_404_is_a_clear_error(tmp_path, server, kit, cache_listing, fast_retry):
@@ -190,18 +240,65 @@ def test_truncated_archive_with_matching_hash_is_refused(tmp_path, server, kit, 
     url = server.add("/cut.tar.gz", cut)
     with pytest.raises(ArchiveError) as info:
         ensure_release(kit.Release("v5"), _asset(kit, url, cut), tmp_path / "cache")
-    assert "truncated or corrupt" in info.value.message
+    assert "truncated or corrupt" in info.value.message and url in info.value.message
+    assert "--archive" in info.value.hint
     assert cache_listing(tmp_path / "cache") == []
 
 
-def test_unsafe_archive_from_server_leaves_nothing(tmp_path, server, kit, cache_listing):
-    evil = kit.tar_gz([("file", "zluda/ok", b"1"), ("symlink", "zluda/esc", "../../../../../etc")])
-    url = server.add("/evil.tar.gz", evil)
+# The work tree is <tmp>/cache/tmp/<release>@<random>/tree: four ".." reach <tmp> itself.
+ESCAPE = "../../../../evil.txt"
+
+
+@pytest.mark.parametrize(
+    ("kind", "fmt", "entries"),
+    [
+        ("zip-slip", "zip", [("file", "zluda/ok", b"1"), ("file", ESCAPE, b"pwned")]),
+        ("tar ..", "tar.gz", [("file", "zluda/ok", b"1"), ("file", "zluda/" + ESCAPE, b"pwned")]),
+        ("absolute zip", "zip", [("file", "zluda/ok", b"1"), ("file", "{outside}/evil.txt", b"pwned")]),
+        ("absolute tar", "tar.gz", [("file", "zluda/ok", b"1"), ("file", "{outside}/evil.txt", b"pwned")]),
+        ("escaping symlink", "tar.gz",
+         [("file", "zluda/ok", b"1"), ("symlink", "zluda/esc", "../../../../.."),
+          ("file", "zluda/esc/evil.txt", b"pwned")]),
+        ("escaping zip symlink", "zip",
+         [("file", "zluda/ok", b"1"), ("symlink", "zluda/esc", "../" + ESCAPE)]),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_unsafe_archive_from_server_writes_nothing_anywhere(tmp_path, server, kit, cache_listing, kind, fmt,
+                                                            entries):
+    outside = tmp_path / "outside"
+    entries = [(e[0], e[1].replace("{outside}", str(outside)), *e[2:]) for e in entries]
+    evil = kit.tar_gz(entries) if fmt == "tar.gz" else kit.zip_bytes(entries)
+    url = server.add("/evil." + fmt, evil)
+    asset = _asset(kit, url, evil, name="evil." + fmt)
+    asset.format = fmt
     with pytest.raises(UnsafeArchiveError) as info:
-        ensure_release(kit.Release("v5"), _asset(kit, url, evil), tmp_path / "cache")
-    assert url in info.value.message
+        ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
+    assert url in info.value.message and info.value.hint
     assert cache_listing(tmp_path / "cache") == []
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no evil.txt, no outside/
+    assert not (tmp_path / "evil.txt").exists() and not outside.exists()
+
+
+def test_corrupt_archive_error_names_the_url_and_leaves_nothing(tmp_path, server, kit, cache_listing):
+    import zipfile
+
+    files = [("file", "zluda/a.dll", b"MZ" * 5000), ("file", "zluda/b.dll", b"MZ" * 5000)]
+    good = bytearray(kit.zip_bytes(files))
+    with zipfile.ZipFile(io.BytesIO(bytes(good))) as zf:
+        second = zf.infolist()[1]
+        offset = second.header_offset + 30 + len(second.filename)
+    good[offset + 2] ^= 0xFF  # a.dll unpacks, then b.dll fails its CRC: a half-written tree
+    data = bytes(good)
+    url = server.add("/c.zip", data)
+    asset = _asset(kit, url, data, name="c.zip")
+    asset.format = "zip"
+    with pytest.raises(ArchiveError) as info:
+        ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
+    msg = info.value.message
+    assert "truncated or corrupt" in msg and url in msg and kit.sha256(data) in msg
+    assert "--archive" in info.value.hint and "manifest" in info.value.hint
+    assert cache_listing(tmp_path / "cache") == []
 
 
 def test_file_mirror_replaces_the_host(tmp_path, kit, payload, monkeypatch, cache_listing):
@@ -254,6 +351,27 @@ def test_hand_downloaded_archive(tmp_path, server, kit, payload, cache_listing):
     assert (folder / "zluda/libcuda.so.1").is_file()
     assert server.served("/never-asked.tar.gz") == []
     assert hand.exists()  # the user's file is copied, not moved
+
+
+def test_redirect_loop_is_a_clear_error(tmp_path, server, kit, fast_retry, cache_listing):
+    server.redirects["/loop.tar.gz"] = "/loop.tar.gz"
+    url = server.url("/loop.tar.gz")
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="e" * 64), tmp_path / "cache",
+                       retry=fast_retry)
+    assert url in info.value.message and "redirect" in info.value.message.lower()
+    assert "--archive" in info.value.hint
+    assert cache_listing(tmp_path / "cache") == []
+
+
+def test_unwritable_destination_is_a_cache_error(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    blocked = tmp_path / "a-folder"  # a folder where the file should go: opening it for writing fails
+    blocked.mkdir()
+    with pytest.raises(CacheError) as info:
+        download(url, blocked, expected_sha256=kit.sha256(payload), progress=False)
+    assert url in info.value.message and str(blocked) in info.value.message
+    assert "free space" in info.value.hint
 
 
 def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):

@@ -69,7 +69,40 @@ def _escaping_path(doc: Doc) -> None:
     _rocm6(doc)["files"][0]["path"] = "../nvcuda.dll"
 
 
+def _url_of_other_tag(doc: Doc) -> None:
+    _rocm6(doc)["url"] = _rocm6(doc)["url"].replace("rel.5e71745", "rel.dba64c0")
+
+
+def _url_of_other_repo(doc: Doc) -> None:
+    _rocm6(doc)["url"] = _rocm6(doc)["url"].replace("lshqqytiger/ZLUDA", "someone/ZLUDA")
+
+
+def _linux_asset_needs_hip_sdk(doc: Doc) -> None:
+    linux = next(a for a in _fork(doc)["assets"] if a["os"] == "linux")
+    linux["hip"] = {"kind": "sdk", "min": "6.2"}
+
+
+def _saved_as_path(doc: Doc) -> None:
+    nvrtc = next(f for f in _rocm6(doc)["files"] if f["family"] == "nvrtc")
+    nvrtc["original_saved_as"] = "../nvrtc_cuda.dll"
+
+
+def _cuda_major_not_a_number(doc: Doc) -> None:
+    _rocm6(doc)["cuda_majors"] = ["11"]
+
+
+def _missing_hip(doc: Doc) -> None:
+    del _rocm6(doc)["hip"]
+
+
 CASES: list[tuple[Callable[[Doc], None], str, str]] = [
+    (_url_of_other_tag, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'url' must be the release asset of"),
+    (_url_of_other_repo, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'url' must be the release asset of"),
+    (_linux_asset_needs_hip_sdk, "'ZLUDA-linux-amd64.tar.gz'",
+     "field 'hip' kind 'sdk' does not exist on linux"),
+    (_saved_as_path, "file #", "field 'original_saved_as' must be a file name"),
+    (_cuda_major_not_a_number, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'cuda_majors' must be a list"),
+    (_missing_hip, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'hip' is missing"),
     (_drop_tag, "release 'fork-3.9.5'", "field 'tag' is missing"),
     (_bad_sha, "asset #0 'ZLUDA-windows-rocm6-amd64.zip'", "field 'sha256' must be 64 hex digits or"),
     (_bad_os, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'os' must be one of linux, windows"),

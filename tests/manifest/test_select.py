@@ -112,3 +112,14 @@ def test_manifest_may_be_given_as_path_or_none(manifest: Manifest) -> None:
     packaged = select_asset(None, os="windows", hip="6.2", cuda=11)
     assert by_path.chosen and packaged.chosen
     assert by_path.chosen.asset.name == packaged.chosen.asset.name == "ZLUDA-windows-rocm6-amd64.zip"
+
+
+def test_torch_cuda_is_not_served_by_a_release_without_torch_support(manifest: Manifest) -> None:
+    # v4 says "PyTorch was not yet supported": it must not be offered for any torch build
+    v4 = manifest.find("upstream-v4")
+    assert any("PyTorch was not yet supported" in c for c in v4.caveats)
+    assert all(a.cuda_majors == [] for a in v4.assets)
+    sel = select_asset(manifest, os="linux", hip="6.2", cuda=12)
+    reasons = {(r.release_id, r.asset_name): r.reasons for r in sel.rejected}
+    assert any("serves no torch build" in x for x in reasons[("upstream-v4", "zluda-4-linux.tar.gz")])
+    assert sel.chosen is not None and sel.chosen.release.id == "upstream-v6"

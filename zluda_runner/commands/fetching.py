@@ -19,7 +19,7 @@ from ..cache import (
     list_cache,
     safe_component,
 )
-from ..errors import CacheError, ManifestError
+from ..errors import CacheError, ManifestError, SelectionError
 from ..manifest import OSES, Asset, Manifest, Release, load_manifest, resolve_release_root
 from ..paths import MIRROR_ENV
 from ..select import select_asset
@@ -43,6 +43,13 @@ def _pick(
                  if a.name == archive.name and (os_name is None or a.os == os_name)]
         if len(named) == 1:
             return named[0]
+        if len(named) > 1:  # the same file name in several releases: never guess which one it is
+            ids = ", ".join(r.id for r, _ in named)
+            raise SelectionError(
+                f"The archive name {archive.name} is an asset of several releases ({ids}); "
+                "zluda-runner cannot tell which one this file is.",
+                hint=f"Name the release, e.g. `zluda-run fetch {named[0][0].id} --archive {archive}`.",
+            )
     choice = select_asset(manifest, os=os_name, hip=hip, cuda=cuda, release=version).require()
     return choice.release, choice.asset
 
@@ -192,10 +199,17 @@ def cache_clean(settings: Settings, version: str | None, as_json: bool) -> None:
     release_id = _release_ids(settings, version) if version else None
     result = clean_cache(settings.cache_dir, release_id)
     if want_json(settings, as_json):
-        emit_json({"release": release_id, "removed": result.removed, "bytes_freed": result.bytes_freed})
+        emit_json({"release": release_id, "removed": result.removed, "bytes_freed": result.bytes_freed,
+                   "busy": result.busy})
         return
     what = f"release {release_id}" if release_id else "all releases"
     click.echo(f"removed {len(result.removed)} item(s) of {what}, freed {_human(result.bytes_freed)}")
+    if result.busy:
+        click.echo(
+            f"kept {', '.join(result.busy)}: another zluda-run is fetching it; run `zluda-run cache clean` "
+            "again when it is done",
+            err=True,
+        )
 
 
 COMMANDS: list[click.Command] = [fetch_command, cache_group]
