@@ -40,6 +40,19 @@ def find_zluda_tracer(zluda_dir: Path | None) -> Path | None:
     return None
 
 
+def _tracer_folder(tracer: Path, run_dir: Path) -> Path:
+    """A folder where the tracer answers to ``libcuda.so.1``, the name cudart dlopens.
+
+    A ``trace/`` that holds only ``libcuda.so`` gets a one-link folder in the run's own directory.
+    """
+    if tracer.name == "libcuda.so.1":
+        return tracer.parent
+    links = run_dir / "tracer-links"
+    links.mkdir()
+    (links / "libcuda.so.1").symlink_to(tracer.resolve())
+    return links
+
+
 def _prepend_path(env: dict[str, str], key: str, folder: Path) -> None:
     old = env.get(key, "")
     env[key] = f"{folder}:{old}" if old else str(folder)
@@ -94,7 +107,7 @@ def run_traced(
     if tracer is not None:
         log_dir = run_dir / "zluda-log"
         log_dir.mkdir()
-        _prepend_path(run_env, "LD_LIBRARY_PATH", tracer.parent)
+        _prepend_path(run_env, "LD_LIBRARY_PATH", _tracer_folder(tracer, run_dir))
         run_env[ZLUDA_LOG_DIR_ENV] = str(log_dir)
         run_env[ZLUDA_CUDA_LIB_ENV] = str(real.resolve())
         exit_code = _run(argv, run_env, timeout)
