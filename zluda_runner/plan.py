@@ -330,10 +330,15 @@ def _mechanism_linux(need: _Need) -> tuple[str, str]:
         )
     if need.via in ("already-loaded", "preload"):
         return MECH_LD_AUDIT, f"{need.name} is loaded early ({need.via}): redirected with LD_AUDIT"
-    where = need.via or "not found"
-    return MECH_LD_LIBRARY_PATH, (
-        f"found today via {where}; a folder of correctly named links first on LD_LIBRARY_PATH wins"
-    )
+    today = {
+        None: "not found today",
+        "not-found": "not found today",
+        "ld_library_path": "found today through LD_LIBRARY_PATH",
+        "runpath": "found today through DT_RUNPATH (searched after LD_LIBRARY_PATH)",
+        "ld.so.cache": "found today in ld.so.cache (searched after LD_LIBRARY_PATH)",
+        "default": "found today in a default folder (searched after LD_LIBRARY_PATH)",
+    }.get(need.via, f"found today via {need.via}")
+    return MECH_LD_LIBRARY_PATH, f"{today}: a folder of correctly named links first on LD_LIBRARY_PATH wins"
 
 
 def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
