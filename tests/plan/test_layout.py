@@ -36,3 +36,20 @@ def test_manifest_layout_falls_back_to_recognition_when_files_differ(tmp_path: P
     asset = _asset([ReleaseFile("libcublas.so.13", "cublas", 13, ["libcublas.so.13"])])
     layout = layout_from_manifest(tmp_path, asset)
     assert {(s.family, s.recognised_by) for s in layout.shims} == {("driver", "name"), ("cufft", "name")}
+
+
+def test_ambiguous_names_are_recognised_by_exports(cc_build, tmp_path: Path) -> None:
+    """ZLUDA 3 ships its driver as libnvcuda.so; an unversioned libcublas.so says no CUDA major."""
+    import shutil
+
+    from zluda_runner.layout import scan_release_dir
+
+    driver = cc_build(["plan/named_by_exports.c"], "libnvcuda.so", args=["-DDRIVER"])
+    blas = cc_build(["plan/named_by_exports.c"], "libcublas.so", args=["-DBLAS"])
+    other = cc_build(["plan/named_by_exports.c"], "libzluda_helper.so")
+    for lib in (driver, blas, other):
+        shutil.copy2(lib, tmp_path / lib.name)
+    layout = scan_release_dir(tmp_path)
+    found = {Path(s.path).name: (s.family, s.recognised_by) for s in layout.shims}
+    assert found == {"libnvcuda.so": ("driver", "symbols"), "libcublas.so": ("cublas", "symbols")}
+    assert layout.os == "linux"
