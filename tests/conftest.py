@@ -32,11 +32,10 @@ def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("native")
 
 
-@pytest.fixture(scope="session")
-def cc_build(native_dir: Path) -> BuildFn:
-    """Build C sources (paths relative to tests/fixtures/ or absolute), cached per session.
+def _builder(out_dir: Path, *, cc: str | None = None, shared_flag: bool = False) -> BuildFn:
+    """A build function for sources under tests/fixtures/ (or absolute paths), cached per session.
 
-    ``cc_build(["elf/lib.c"], "libfoo.so.1", args=["-Wl,-soname,libfoo.so.1"])``
+    ``shared_flag``: pass ``-shared`` ourselves (mingw: ``compile_c``'s ``-fPIC`` is not for PE).
     """
 
     def build(
@@ -49,9 +48,20 @@ def cc_build(native_dir: Path) -> BuildFn:
     ) -> Path:
         srcs = [s if Path(s).is_absolute() else FIXTURES / s for s in sources]
         dep_paths = [d if Path(d).is_absolute() else FIXTURES / d for d in deps]
-        return compile_c(srcs, output_name, native_dir, args=args, shared=shared, deps=dep_paths)
+        if shared_flag:
+            extra = ["-shared"] if shared else []
+            return compile_c(srcs, output_name, out_dir, args=[*extra, *args], shared=False,
+                             deps=dep_paths, cc=cc)
+        return compile_c(srcs, output_name, out_dir, args=args, shared=shared, deps=dep_paths, cc=cc)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def cc_build(native_dir: Path) -> BuildFn:
+    """Build C sources with the system cc: ``cc_build(["elf/lib.c"], "libfoo.so.1",
+    args=["-Wl,-soname,libfoo.so.1"])``; ``shared=False`` for an executable."""
+    return _builder(native_dir)
 
 
 def _find_cudart() -> Path | None:
@@ -91,21 +101,4 @@ def mingw_build(native_dir: Path) -> BuildFn:
     cc = shutil.which(MINGW_CC)
     require(cc is not None, f"{MINGW_CC} not installed (apt-get install gcc-mingw-w64-x86-64-win32)")
     assert cc is not None
-
-    def build(
-        sources: Sequence[str | Path],
-        output_name: str,
-        *,
-        args: Sequence[str] = (),
-        shared: bool = True,
-        deps: Sequence[str | Path] = (),
-    ) -> Path:
-        srcs = [s if Path(s).is_absolute() else FIXTURES / s for s in sources]
-        dep_paths = [d if Path(d).is_absolute() else FIXTURES / d for d in deps]
-        extra = ["-shared"] if shared else []
-        return compile_c(
-            srcs, output_name, native_dir / "pe", args=[*extra, *args], shared=False,
-            deps=dep_paths, cc=cc,
-        )
-
-    return build
+    return _builder(native_dir / "pe", cc=cc, shared_flag=True)

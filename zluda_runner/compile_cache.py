@@ -132,12 +132,3 @@ def clean_compile_cache(dirs: Iterable[Path] | None = None) -> CleanResult:
         result.removed.append(entry.path)
         result.freed_bytes += entry.bytes
     return result
-
-
-def format_bytes(count: int) -> str:
-    value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from . import JSON_SCHEMA_VERSION
-from .compile_cache import CompileCacheInfo, compile_cache_dirs, format_bytes, inspect_compile_cache
+from .compile_cache import CompileCacheInfo, compile_cache_dirs, inspect_compile_cache
 from .errors import HostError
 from .gfx import (
     generation,
@@ -42,6 +42,7 @@ from .gfx import (
 )
 from .hip import HipInfo, format_hip_version, query_hip_isolated
 from .serial import JsonMixin
+from .units import format_bytes
 
 ROOT_ENV = "ZLUDA_RUNNER_ROOT"
 EXIT_OK = 0

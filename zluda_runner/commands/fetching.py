@@ -24,6 +24,7 @@ from ..manifest import OSES, Asset, Manifest, Release, load_manifest, resolve_re
 from ..paths import MIRROR_ENV
 from ..select import select_asset
 from ..settings import Settings
+from ..units import format_bytes
 from .common import emit_json, pass_settings, want_json
 
 
@@ -137,18 +138,11 @@ def _release_ids(settings: Settings, version: str) -> str:
         raise
 
 
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"  # pragma: no cover
 
 
 def _entries_table(entries: list[CacheEntry]) -> str:
     header = ["RELEASE", "ASSET", "SIZE", "HASH FROM", "FETCHED", "PATH"]
-    rows = [[e.release_id, e.asset, _human(e.bytes_on_disk), e.hash_source, e.fetched_at, str(e.path)]
+    rows = [[e.release_id, e.asset, format_bytes(e.bytes_on_disk), e.hash_source, e.fetched_at, str(e.path)]
             for e in entries]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -203,7 +197,7 @@ def cache_clean(settings: Settings, version: str | None, as_json: bool) -> None:
                    "busy": result.busy})
         return
     what = f"release {release_id}" if release_id else "all releases"
-    click.echo(f"removed {len(result.removed)} item(s) of {what}, freed {_human(result.bytes_freed)}")
+    click.echo(f"removed {len(result.removed)} item(s) of {what}, freed {format_bytes(result.bytes_freed)}")
     if result.busy:
         click.echo(
             f"kept {', '.join(result.busy)}: another zluda-run is fetching it; run `zluda-run cache clean` "
