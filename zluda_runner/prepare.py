@@ -113,10 +113,10 @@ def release_for(
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
     from .cache import ensure_release
     from .manifest import load_manifest, resolve_release_root
-    from .select import select_asset
+    from .select import host_os, select_asset
 
     manifest = load_manifest(settings.manifest)
-    hip = host_hip_version() if os_name == sys_os() else None
+    hip = host_hip_version() if os_name == host_os() else None
     selection = select_asset(manifest, os=os_name, hip=hip, cuda=cuda_major, release=settings.release)
     if selection.chosen is None:
         near = [r for r in selection.rejected if r.fits] or selection.rejected
@@ -133,10 +133,6 @@ def release_for(
     layout = layout_from_manifest(root, asset)
     ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
     return ReleaseSource(layout, ref)
-
-
-def sys_os() -> str:
-    return "windows" if sys.platform == "win32" else "linux"
 
 
 # --------------------------------------------------------------------------- plan cache

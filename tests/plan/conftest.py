@@ -91,3 +91,11 @@ def _zluda_run(args: Sequence[str], *, env: dict[str, str] | None = None,
 def zluda_run() -> Callable[..., subprocess.CompletedProcess[str]]:
     """The real CLI in a child process (stdio captured by the test, never by zluda-run itself)."""
     return _zluda_run
+
+
+@pytest.fixture(scope="session")
+def cudart_client(cc_build, cudart_path: Path) -> Path:
+    """A tiny program linked to NVIDIA's real libcudart: it dlopens libcuda.so.1 like any CUDA app."""
+    folder = cudart_path.parent
+    return cc_build(["plan/cudart_client.c"], "cudart_client", shared=False,
+                    args=[f"-L{folder}", f"-l:{cudart_path.name}", f"-Wl,-rpath,{folder}"])

@@ -147,13 +147,6 @@ def test_verify_load_cli_reports_every_binding(apps, standin_releases, zluda_run
     assert "libcuda.so.1" in proc.stderr and "unused" in proc.stderr  # never asked for by this app
 
 
-@pytest.fixture(scope="module")
-def cudart_client(cc_build, cudart_path: Path) -> Path:
-    folder = cudart_path.parent
-    return cc_build(["plan/cudart_client.c"], "cudart_client", shared=False,
-                    args=[f"-L{folder}", f"-l:{cudart_path.name}", f"-Wl,-rpath,{folder}"])
-
-
 def test_real_cudart_loads_the_standin_driver(cudart_client: Path, standin_releases, zluda_run,
                                               tmp_path: Path) -> None:
     release = standin_releases["good"]

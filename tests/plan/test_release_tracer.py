@@ -18,14 +18,6 @@ CUDART_TABLE_GUID = "{6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}"  # ZLUDA calls it C
 
 
 @pytest.fixture(scope="module")
-def cudart_client(cc_build, cudart_path: Path) -> Path:
-    """A client of NVIDIA's real libcudart (the same build as test_binding's)."""
-    folder = cudart_path.parent
-    return cc_build(["plan/cudart_client.c"], "cudart_client", shared=False,
-                    args=[f"-L{folder}", f"-l:{cudart_path.name}", f"-Wl,-rpath,{folder}"])
-
-
-@pytest.fixture(scope="module")
 def zluda_tracer(cc_build) -> Path:
     return cc_build(["plan/zluda_trace_standin.c"], "libcuda.so.1",
                     args=["-Wl,-soname,libcuda.so.1", "-ldl", "-pthread"])

@@ -29,10 +29,11 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
         for name in LIBCUDA_NAMES:
             if (parent / name).is_file():
                 return parent / name
-    from ..prepare import release_for, sys_os
+    from ..prepare import release_for
+    from ..select import host_os
 
     source = release_for(
-        settings, os_name=sys_os(), cuda_major=None, trust_on_first_use=trust_on_first_use
+        settings, os_name=host_os() or sys.platform, cuda_major=None, trust_on_first_use=trust_on_first_use
     )
     drivers = [s for s in source.layout.for_family("driver") if not s.path.lower().endswith(".dll")]
     if not drivers:
