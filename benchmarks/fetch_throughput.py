@@ -5,7 +5,8 @@ Builds a ~200 MB release-like archive in a temporary folder, serves it from
 
 - ``curl -s -o /dev/null URL`` (no hashing, no disk writes: an upper bound),
 - ``curl -s -o FILE URL`` (writes the file, like we do),
-- ``zluda_runner.fetch.download`` (streams to a file inside a temp cache, hashes while streaming, verifies),
+- ``zluda_runner.release.fetch.download`` (streams to a file inside a temp cache, hashes while
+  streaming, verifies),
 - unpacking the verified archive (reported on its own, not part of the fetch).
 
 Prints MB/s for each and the ratio to curl. Never asserts on time.
@@ -27,8 +28,8 @@ import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from zluda_runner.fetch import RetryPolicy, download
-from zluda_runner.unpack import safe_extract
+from zluda_runner.release.fetch import RetryPolicy, download
+from zluda_runner.release.unpack import safe_extract
 
 MB = 1_000_000
 

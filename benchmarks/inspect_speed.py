@@ -9,7 +9,7 @@ pass runs first); "wall" includes interpreter start and imports, "work" only the
 1. ours: zluda_runner.binfmt.elf.read_elf on every file (dynamic section, versions, all dynamic symbols)
 2. pyelftools, lddtree-style: dynamic tags plus every .dynsym symbol with its version name
 3. readelf -dV --dyn-syms -W on each file (output discarded)
-4. zluda_runner.target.inspect_path (if present): no cache, then a warm per-file cache
+4. zluda_runner.target.inspect.inspect_path (if present): no cache, then a warm per-file cache
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ INSPECT = r"""
 import sys, time, json
 from pathlib import Path
 t0 = time.perf_counter()
-from zluda_runner.target import inspect_path
+from zluda_runner.target.inspect import inspect_path
 cache = Path(sys.argv[2]) if sys.argv[2] != "-" else None
 profile = inspect_path(Path(sys.argv[1]), cache_dir=cache)
 print(json.dumps({"work": time.perf_counter() - t0, "symbols": len(profile.to_json())}))
@@ -87,7 +87,7 @@ def site_packages_of(arg: str) -> Path:
 
 
 def files_to_read(site: Path) -> list[str]:
-    from zluda_runner.ldso import LoaderEnv, LoaderModel
+    from zluda_runner.loader.glibc import LoaderEnv, LoaderModel
 
     torch_libs = sorted(p for p in (site / "torch" / "lib").glob("*.so*") if p.is_file())
     model = LoaderModel(LoaderEnv.from_host({}))
@@ -131,7 +131,7 @@ def main() -> None:
                            stderr=subprocess.DEVNULL, check=False)
         results.append(("readelf -dV --dyn-syms per file", time.perf_counter() - t0, {}))
         try:
-            import zluda_runner.target as target
+            import zluda_runner.target.inspect as target
 
             has_inspect = hasattr(target, "inspect_path")
         except ImportError:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from zluda_runner.native import compile_c
+from zluda_runner.core.native import compile_c
 from zluda_runner.probe import run_probe
 from zluda_runner.probe.cases import CATALOGUE
 

@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from zluda_runner.native import compile_c
+from zluda_runner.core.native import compile_c
 from zluda_runner.trace.interposer import build_interposer, interposer_env
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "probe"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.native import compile_c
+from zluda_runner.core.native import compile_c
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")

@@ -1,3 +1,3 @@
-from .cli import main
+from zluda_runner.cli import main
 
 main()

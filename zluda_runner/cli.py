@@ -12,11 +12,11 @@ from typing import Any
 
 import click
 
-from . import __version__
-from .commands import COMMAND_MODULES, load_command
-from .errors import ZludaRunnerError
-from .paths import CACHE_ENV, MANIFEST_ENV
-from .settings import Settings
+from zluda_runner import __version__
+from zluda_runner.commands import COMMAND_MODULES, load_command
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
+from zluda_runner.core.settings import Settings
 
 RUN_COMMAND = "run"
 

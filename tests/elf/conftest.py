@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.ldso import LoaderEnv, LoaderModel, LoadResult, parse_ld_debug_libs
+from zluda_runner.loader.glibc import LoaderEnv, LoaderModel, LoadResult, parse_ld_debug_libs
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pytest
 
 from zluda_runner.binfmt.elf import ElfInfo, ElfSymbol, expand_dst, read_elf
 from zluda_runner.binfmt.filecache import cached_read
-from zluda_runner.errors import BinaryFormatError
+from zluda_runner.core.errors import BinaryFormatError
 
 FOO_MAP = Path(__file__).parents[1] / "fixtures" / "elf" / "foo.map"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.binfmt.elf import read_elf
-from zluda_runner.ldso import (
+from zluda_runner.loader.glibc import (
     LoaderEnv,
     LoaderModel,
     parse_ld_debug_libs,

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from zluda_runner.fetch import RetryPolicy
+from zluda_runner.release.fetch import RetryPolicy
 
 
 @dataclass

@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.cache import ensure_release
+from zluda_runner.release.cache import ensure_release
 
 
 @dataclass

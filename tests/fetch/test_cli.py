@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.manifest import default_manifest_path
+from zluda_runner.release.manifest import default_manifest_path
 
 BASE = "https://github.com/vosen/ZLUDA/releases/download"
 
@@ -121,7 +121,7 @@ def test_archive_name_of_several_releases_must_be_named(setup):
 def test_clean_all_leaves_a_release_being_fetched_alone(setup):
     import filelock
 
-    from zluda_runner.cache import CacheLayout
+    from zluda_runner.release.cache import CacheLayout
 
     run, cache, _payload, _ = setup
     assert run("fetch", "v6", "--os", "linux").exit_code == 0

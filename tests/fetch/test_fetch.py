@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.cache import CacheLayout, cached_release_dir, ensure_release
-from zluda_runner.errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
-from zluda_runner.fetch import RetryPolicy, download, mirror_url
+from zluda_runner.core.errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.release.cache import CacheLayout, cached_release_dir, ensure_release
+from zluda_runner.release.fetch import RetryPolicy, download, mirror_url
 
 WORKER = Path(__file__).with_name("fetch_worker.py")
 UPSTREAM = "https://github.com/vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz"
@@ -151,7 +151,7 @@ def test_ctrl_c_mid_download_leaves_no_partial_file(tmp_path, server, kit, paylo
 
 def test_ctrl_c_mid_unpack_leaves_no_half_unpacked_folder(tmp_path, server, kit, payload, cache_listing,
                                                           monkeypatch):
-    import zluda_runner.cache as cache_mod
+    import zluda_runner.release.cache as cache_mod
 
     real = cache_mod.safe_extract
 
@@ -224,7 +224,7 @@ def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, 
     trust = json.loads((cache / "trust.json").read_text())
     assert trust["assets"][url]["sha256"] == kit.sha256(payload)
     # the cache is cleared and upstream silently changes the file: the recorded hash must hold
-    from zluda_runner.cache import clean_cache
+    from zluda_runner.release.cache import clean_cache
 
     clean_cache(cache)
     server.files["/x.tar.gz"] = kit.tar_gz([("file", "zluda/libcuda.so.1", b"evil")])

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import ArchiveError, UnsafeArchiveError
-from zluda_runner.unpack import archive_format, archive_stem, safe_extract
+from zluda_runner.core.errors import ArchiveError, UnsafeArchiveError
+from zluda_runner.release.unpack import archive_format, archive_stem, safe_extract
 
 
 def _write(tmp_path: Path, name: str, data: bytes) -> Path:

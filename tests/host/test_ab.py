@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from zluda_runner import ab
-from zluda_runner.abrun import (
+from zluda_runner.abtest.runner import (
     AbReport,
     Output,
     RunResult,
@@ -26,10 +26,10 @@ from zluda_runner.abrun import (
     run_ab,
     split_command,
 )
-from zluda_runner.abrun import _summarise as summarise
+from zluda_runner.abtest.runner import _summarise as summarise
 from zluda_runner.cli import main_group
-from zluda_runner.errors import HostError
-from zluda_runner.settings import Settings
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -256,7 +256,8 @@ def test_api_outside_ab_loads_nothing_and_prints_nothing() -> None:
         "from zluda_runner import ab\n"
         "ab.record('x', [1.0]); ab.record('y', 2)\n"
         "with ab.timer('t'):\n    pass\n"
-        "print(sorted(m for m in ('json', 'array', 'torch', 'zluda_runner.abrun') if m in sys.modules))\n"
+        "heavy = ('json', 'array', 'torch', 'zluda_runner.abtest.runner')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False, timeout=60

@@ -9,8 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.hip import HipDevice, HipInfo, query_hip_isolated
-from zluda_runner.host import (
+from zluda_runner.doctor import (
     EXIT_FAILED,
     EXIT_OK,
     DoctorOptions,
@@ -20,6 +19,7 @@ from zluda_runner.host import (
     run_doctor,
     visible_gpus,
 )
+from zluda_runner.host.hip import HipDevice, HipInfo, query_hip_isolated
 
 
 def _write(root: Path, rel: str, text: str = "") -> Path:

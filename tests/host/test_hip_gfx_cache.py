@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner import gfx
-from zluda_runner.compile_cache import (
+from zluda_runner.host import gfx
+from zluda_runner.host.compile_cache import (
     clean_compile_cache,
     compile_cache_dirs,
     inspect_compile_cache,
     user_cache_dir,
 )
-from zluda_runner.hip import arch_name_from_properties, format_hip_version, query_hip, query_hip_isolated
+from zluda_runner.host.hip import arch_name_from_properties, format_hip_version, query_hip, query_hip_isolated
 
 
 def test_query_hip_reads_devices_from_a_stand_in_runtime(cc_build) -> None:

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from zluda_runner.abrun import run_ab
+from zluda_runner.abtest.runner import run_ab
 from zluda_runner.cli import main_group
-from zluda_runner.errors import CommandNotFoundError, HostError
-from zluda_runner.settings import Settings
-from zluda_runner.warmup import warmup, zluda_run_argv
+from zluda_runner.core.errors import CommandNotFoundError, HostError
+from zluda_runner.core.settings import Settings
+from zluda_runner.launch.warmup import warmup, zluda_run_argv
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -1,4 +1,4 @@
-"""The one LD_DEBUG parser (zluda_runner.ldlog), read by both launch.verify and ldso.
+"""The one LD_DEBUG parser (zluda_runner.loader.ldlog), read by both launch.verify and ldso.
 
 Real runs show the glibc behaviours the two former parsers disagreed on; small hand-written
 logs pin the rest (interleaved processes, a process that died before any init).
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.launch.verify import evidence_for, read_ld_debug_logs
-from zluda_runner.ldlog import bound_files, parse_ld_debug
-from zluda_runner.ldso import parse_ld_debug_libs
+from zluda_runner.loader.glibc import parse_ld_debug_libs
+from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 NAME = "libfoo.so.1"
 MODES = ["libs", "libs,files"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import LaunchError
+from zluda_runner.core.errors import LaunchError
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
-from zluda_runner.redirect import MAP_ENV, write_redirect_map
+from zluda_runner.launch.redirect import MAP_ENV, write_redirect_map
 
 
 def _components(value: str, seps: str = ":") -> list[str]:

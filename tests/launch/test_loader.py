@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
+from zluda_runner.launch.redirect import DEBUG_ENV, redirect_launch
 from zluda_runner.launch.verify import evidence_for, read_ld_debug_logs, verify_bindings
-from zluda_runner.redirect import DEBUG_ENV, redirect_launch
 
 NAME = "libfoo.so.1"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
+from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 from zluda_runner.launch.process import exit_status, resolve_command, run_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "launch"

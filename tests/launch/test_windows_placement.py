@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import LaunchError, PlacementError
+from zluda_runner.core.errors import LaunchError, PlacementError
 from zluda_runner.launch import windows
 from zluda_runner.launch.windows import Placement
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from zluda_runner.errors import ManifestError
-from zluda_runner.manifest import default_manifest_path, load_manifest
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.release.manifest import default_manifest_path, load_manifest
 
 Doc = dict[str, Any]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import ManifestError
-from zluda_runner.families import FAMILIES, parse_library_name
-from zluda_runner.manifest import (
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.families import FAMILIES, parse_library_name
+from zluda_runner.release.manifest import (
     Manifest,
     default_manifest_path,
     load_manifest,

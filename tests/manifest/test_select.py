@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from zluda_runner.errors import ManifestError, SelectionError
-from zluda_runner.manifest import Manifest, load_manifest, parse_version, version_at_least, version_at_most
-from zluda_runner.select import host_os, select_asset
+from zluda_runner.core.errors import ManifestError, SelectionError
+from zluda_runner.release.manifest import (
+    Manifest,
+    load_manifest,
+    parse_version,
+    version_at_least,
+    version_at_most,
+)
+from zluda_runner.release.selection import host_os, select_asset
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +112,7 @@ def test_version_bounds_compare_at_their_precision() -> None:
 
 
 def test_manifest_may_be_given_as_path_or_none(manifest: Manifest) -> None:
-    from zluda_runner.manifest import default_manifest_path
+    from zluda_runner.release.manifest import default_manifest_path
 
     by_path = select_asset(default_manifest_path(), os="windows", hip="6.2", cuda=11)
     packaged = select_asset(None, os="windows", hip="6.2", cuda=11)

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import zluda_runner.prepare as prepare
+import zluda_runner.launch.prepare as prepare
 from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_MODULES, load_module
-from zluda_runner.errors import PlanError
+from zluda_runner.core.errors import PlanError
+from zluda_runner.core.settings import Settings
 from zluda_runner.launch.windows import Placement, place
-from zluda_runner.layout import ReleaseLayout, scan_release_dir
-from zluda_runner.plan import make_plan
-from zluda_runner.settings import Settings
-from zluda_runner.target import TargetProfile
+from zluda_runner.plan.build import make_plan
+from zluda_runner.release.layout import ReleaseLayout, scan_release_dir
+from zluda_runner.target.inspect import TargetProfile
 
 CUBLAS = "libcublas.so.13"
 
@@ -215,7 +215,8 @@ def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) ->
     code = (
         "import sys\nfrom zluda_runner.cli import main\n"
         f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target', 'zluda_runner.probe')"
+        "heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target.inspect',"
+        " 'zluda_runner.probe')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

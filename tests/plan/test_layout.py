@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.layout import layout_from_manifest
-from zluda_runner.manifest import Asset, ReleaseFile
+from zluda_runner.release.layout import layout_from_manifest
+from zluda_runner.release.manifest import Asset, ReleaseFile
 
 
 def _asset(files: list[ReleaseFile]) -> Asset:
@@ -42,7 +42,7 @@ def test_ambiguous_names_are_recognised_by_exports(cc_build, tmp_path: Path) -> 
     """ZLUDA 3 ships its driver as libnvcuda.so; an unversioned libcublas.so says no CUDA major."""
     import shutil
 
-    from zluda_runner.layout import scan_release_dir
+    from zluda_runner.release.layout import scan_release_dir
 
     driver = cc_build(["plan/named_by_exports.c"], "libnvcuda.so", args=["-DDRIVER"])
     blas = cc_build(["plan/named_by_exports.c"], "libcublas.so", args=["-DBLAS"])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import ProbeError
+from zluda_runner.core.errors import ProbeError
 from zluda_runner.probe import ProbeReport, run_probe
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import CommandNotFoundError, TraceError
+from zluda_runner.core.errors import CommandNotFoundError, TraceError
 from zluda_runner.trace import TraceReport, run_traced
 from zluda_runner.trace.interposer import build_interposer, export_names
 

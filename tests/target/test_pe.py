@@ -8,7 +8,7 @@ import pefile
 import pytest
 
 from zluda_runner.binfmt.pe import PeInfo, is_pe, read_pe
-from zluda_runner.errors import BinaryFormatError
+from zluda_runner.core.errors import BinaryFormatError
 
 
 def test_exports_ordinals_and_forwarders(pe_dlls) -> None:

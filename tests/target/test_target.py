@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.errors import TargetError
-from zluda_runner.ldso import parse_ld_debug_libs
-from zluda_runner.target import (
+from zluda_runner.core.errors import TargetError
+from zluda_runner.loader.glibc import parse_ld_debug_libs
+from zluda_runner.target.inspect import (
     TargetProfile,
     inspect_path,
     inspect_python,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.winsearch import DllSearchModel, resolve_dll
+from zluda_runner.loader.windows import DllSearchModel, resolve_dll
 
 
 def _touch(path: Path) -> Path:

@@ -25,8 +25,8 @@ from typing import Any
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from ..errors import BinaryFormatError
-from ..serial import JsonMixin
+from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.core.serial import JsonMixin
 
 #: bump when ElfInfo's content or meaning changes (invalidates the file cache)
 READER_VERSION = 1

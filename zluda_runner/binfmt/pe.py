@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pefile
 
-from ..errors import BinaryFormatError
-from ..serial import JsonMixin
+from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.core.serial import JsonMixin
 
 _MACHINES = {
     0x8664: "AMD64",

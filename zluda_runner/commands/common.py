@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from .. import JSON_SCHEMA_VERSION
-from ..serial import to_plain
-from ..settings import Settings
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.serial import to_plain
+from zluda_runner.core.settings import Settings
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
 

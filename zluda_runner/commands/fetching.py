@@ -10,7 +10,12 @@ from pathlib import Path
 
 import click
 
-from ..cache import (
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.errors import CacheError, ManifestError, SelectionError
+from zluda_runner.core.paths import MIRROR_ENV
+from zluda_runner.core.settings import Settings
+from zluda_runner.core.units import format_bytes
+from zluda_runner.release.cache import (
     CacheEntry,
     CacheLayout,
     TrustStore,
@@ -19,13 +24,8 @@ from ..cache import (
     list_cache,
     safe_component,
 )
-from ..errors import CacheError, ManifestError, SelectionError
-from ..manifest import OSES, Asset, Manifest, Release, load_manifest, resolve_release_root
-from ..paths import MIRROR_ENV
-from ..select import select_asset
-from ..settings import Settings
-from ..units import format_bytes
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.release.manifest import OSES, Asset, Manifest, Release, load_manifest, resolve_release_root
+from zluda_runner.release.selection import select_asset
 
 
 def _pick(

@@ -8,15 +8,22 @@ from pathlib import Path
 
 import click
 
-from ..abrun import default_side_a, default_side_b, render_html, render_text, run_ab, split_command
-from ..compile_cache import clean_compile_cache, inspect_compile_cache
-from ..errors import HostError
-from ..host import EXIT_FAILED, ROOT_ENV, DoctorOptions, root_from_env, run_doctor
-from ..host import render_text as render_doctor
-from ..settings import Settings
-from ..units import format_bytes
-from ..warmup import HEARTBEAT_S, warmup, zluda_run_argv
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.abtest.runner import (
+    default_side_a,
+    default_side_b,
+    render_html,
+    render_text,
+    run_ab,
+    split_command,
+)
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.settings import Settings
+from zluda_runner.core.units import format_bytes
+from zluda_runner.doctor import EXIT_FAILED, ROOT_ENV, DoctorOptions, root_from_env, run_doctor
+from zluda_runner.doctor import render_text as render_doctor
+from zluda_runner.host.compile_cache import clean_compile_cache, inspect_compile_cache
+from zluda_runner.launch.warmup import HEARTBEAT_S, warmup, zluda_run_argv
 
 _WORKLOAD = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..settings import Settings
-from ..target import LibraryNeed, TargetProfile, inspect_path, inspect_python
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.settings import Settings
+from zluda_runner.target.inspect import LibraryNeed, TargetProfile, inspect_path, inspect_python
 
 
 def _short(path: str | None, base: str | None) -> str:

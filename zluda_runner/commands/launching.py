@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
-from ..settings import Settings
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.settings import Settings
 
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -62,7 +62,7 @@ def run_command(
     binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with
     its arguments untouched; its exit code is passed back.
     """
-    from ..prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
+    from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
 
     _merge(settings, python_opt, force_opt, verify_opt)
     settings.trace = settings.trace or trace_opt
@@ -70,7 +70,7 @@ def run_command(
         settings.trace_out = Path(trace_out_opt)
     argv = list(command)
     check_argv(argv)
-    from ..launch.process import resolve_command
+    from zluda_runner.launch.process import resolve_command
 
     resolve_command(argv[0], os.environ)  # a command that does not exist: exit 127 before any planning
     plan = prepare_plan(argv, settings, trust_on_first_use=trust_on_first_use)
@@ -78,7 +78,7 @@ def run_command(
     if plan.os == "windows" and injector:
         argv = _injector_argv(plan, argv)
     elif plan.os == "windows" and plan.placements:
-        from ..prepare import place_for_plan
+        from zluda_runner.launch.prepare import place_for_plan
 
         place_for_plan(plan)
     if settings.trace:
@@ -86,15 +86,15 @@ def run_command(
     env = launch_env(plan, settings.cache_dir)
     if settings.verify_load:
         sys.exit(_verify(plan, argv, env, settings))
-    from ..launch.process import run_process
+    from zluda_runner.launch.process import run_process
 
     sys.exit(run_process(argv, env))
 
 
 def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
     """``zluda.exe -- CMD``: the release's own Detours injector (nothing is copied into torch/lib)."""
-    from ..errors import LaunchError
-    from ..launch.windows import zluda_exe_argv
+    from zluda_runner.core.errors import LaunchError
+    from zluda_runner.launch.windows import zluda_exe_argv
 
     if plan.release is None:
         raise LaunchError("the plan names no release folder", hint="pass --zluda-dir DIR")
@@ -102,8 +102,8 @@ def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyp
 
 
 def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
-    from ..launch.verify import verify_bindings
-    from ..prepare import expected_bindings
+    from zluda_runner.launch.prepare import expected_bindings
+    from zluda_runner.launch.verify import verify_bindings
 
     result = verify_bindings(argv, env, expected_bindings(plan))
     _report_verification(result, settings)
@@ -163,10 +163,10 @@ def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-d
     import copy
     import time
 
-    from ..errors import TraceError
-    from ..prepare import launch_env
-    from ..report.views import trace_markdown
-    from ..trace import run_traced
+    from zluda_runner.core.errors import TraceError
+    from zluda_runner.launch.prepare import launch_env
+    from zluda_runner.report.views import trace_markdown
+    from zluda_runner.trace import run_traced
 
     driver = next((b for b in plan.bindings if b.family == "driver" and b.shim), None)
     if driver is None or plan.os != "linux":
@@ -226,15 +226,15 @@ def plan_command(
     With --verify-load, also run ``python -c "import torch"`` under the plan and report
     the file the loader really took for every planned binding.
     """
-    from ..prepare import launch_env, prepare_plan
+    from zluda_runner.launch.prepare import launch_env, prepare_plan
 
     _merge(settings, python_opt, force_opt, verify_opt)
     argv = [a for a in command if a != "--"] or ([settings.python] if settings.python else [])
     plan = prepare_plan(argv, settings, use_cache=not no_cache, trust_on_first_use=trust_on_first_use)
     verification = None
     if settings.verify_load and plan.os == "linux":
-        from ..launch.verify import verify_bindings
-        from ..prepare import expected_bindings
+        from zluda_runner.launch.prepare import expected_bindings
+        from zluda_runner.launch.verify import verify_bindings
 
         python = plan.target.get("python") or sys.executable
         env = launch_env(plan, settings.cache_dir)
@@ -298,11 +298,11 @@ def _torch_lib_option(func):  # type: ignore[no-untyped-def]
 def _resolve_torch_lib(settings: Settings, torch_lib: str | None) -> Path:
     if torch_lib:
         return Path(torch_lib)
-    from ..target import probe_interpreter
+    from zluda_runner.target.inspect import probe_interpreter
 
     facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
     if not facts.torch_path:
-        from ..errors import PlacementError
+        from zluda_runner.core.errors import PlacementError
 
         raise PlacementError(
             f"no torch in {facts.executable}: nothing placed there to check",
@@ -318,7 +318,7 @@ def _resolve_torch_lib(settings: Settings, torch_lib: str | None) -> Path:
 @pass_settings
 def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool, json_flag: bool) -> None:
     """Put back exactly the DLLs that were in torch/lib before zluda-run placed ZLUDA's."""
-    from ..launch.windows import restore
+    from zluda_runner.launch.windows import restore
 
     result = restore(_resolve_torch_lib(settings, torch_lib), force=force_opt)
     if want_json(settings, json_flag):
@@ -338,7 +338,7 @@ def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool, 
 @pass_settings
 def status_command(settings: Settings, torch_lib: str | None, json_flag: bool) -> None:
     """Is ZLUDA still placed in torch/lib, or did something (pip) undo it?"""
-    from ..launch.windows import status
+    from zluda_runner.launch.windows import status
 
     st = status(_resolve_torch_lib(settings, torch_lib))
     if want_json(settings, json_flag):

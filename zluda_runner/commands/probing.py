@@ -8,15 +8,15 @@ from pathlib import Path
 
 import click
 
-from ..errors import ProbeError, TraceError
-from ..probe.model import CaseResult, ProbeReport
-from ..probe.runner import DEFAULT_TIMEOUT, run_probe
-from ..probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
-from ..report.views import probe_html, probe_markdown, trace_html, trace_markdown
-from ..settings import Settings
-from ..trace.model import TraceReport
-from ..trace.run import read_trace_dir
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.errors import ProbeError, TraceError
+from zluda_runner.core.settings import Settings
+from zluda_runner.probe.model import CaseResult, ProbeReport
+from zluda_runner.probe.runner import DEFAULT_TIMEOUT, run_probe
+from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
+from zluda_runner.report.views import probe_html, probe_markdown, trace_html, trace_markdown
+from zluda_runner.trace.model import TraceReport
+from zluda_runner.trace.run import read_trace_dir
 
 LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
 
@@ -29,8 +29,8 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
         for name in LIBCUDA_NAMES:
             if (parent / name).is_file():
                 return parent / name
-    from ..prepare import release_for
-    from ..select import host_os
+    from zluda_runner.launch.prepare import release_for
+    from zluda_runner.release.selection import host_os
 
     source = release_for(
         settings, os_name=host_os() or sys.platform, cuda_major=None, trust_on_first_use=trust_on_first_use
@@ -46,7 +46,7 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
 
 def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
     """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
-    from ..prepare import launch_env, prepare_plan, refuse_if_fatal
+    from zluda_runner.launch.prepare import launch_env, prepare_plan, refuse_if_fatal
 
     plan = prepare_plan([python], settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)

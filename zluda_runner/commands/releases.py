@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from ..manifest import OSES, Asset, Manifest, Release, load_manifest
-from ..select import Selection, select_asset
-from ..settings import Settings
-from .common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.settings import Settings
+from zluda_runner.release.manifest import OSES, Asset, Manifest, Release, load_manifest
+from zluda_runner.release.selection import Selection, select_asset
 
 
 def _asset_row(release: Release, asset: Asset) -> list[str]:

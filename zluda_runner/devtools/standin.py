@@ -2,10 +2,10 @@
 
 For tests and manual acceptance on machines without an AMD GPU (or without ZLUDA):
 given what a target imports from each CUDA library (a
-:class:`~zluda_runner.target.TargetProfile`, or a hand-written spec), write one
+:class:`~zluda_runner.target.inspect.TargetProfile`, or a hand-written spec), write one
 C file per library whose every export is a stub returning 0 (CUDA's success
 code), plus a GNU ld version script that defines the needed version nodes, and
-compile them with :func:`zluda_runner.native.compile_c` into a folder laid out
+compile them with :func:`zluda_runner.core.native.compile_c` into a folder laid out
 like ZLUDA's Linux tarball (``libcuda.so.1`` + ``libcuda.so`` link,
 ``libcublas.so.13``, ...).
 
@@ -134,7 +134,7 @@ def libs_from_spec(spec: Mapping[str, Any]) -> list[StandinLib]:
 
 def _imports_by_version(object_paths: Iterable[str], need: str) -> dict[str, list[str]]:
     """Versioned imports of ``need`` by the given objects: version node -> symbols."""
-    from ..binfmt.elf import read_elf
+    from zluda_runner.binfmt.elf import read_elf
 
     out: dict[str, list[str]] = {}
     for path in object_paths:
@@ -266,7 +266,7 @@ def version_script(lib: StandinLib) -> str | None:
 
 def build_lib(lib: StandinLib, build_dir: Path, *, cc: str | None = None) -> Path:
     """Compile one stand-in (content-cached under ``build_dir``); returns the built file."""
-    from ..native import compile_c
+    from zluda_runner.core.native import compile_c
 
     src_dir = Path(build_dir) / "src" / lib.name
     src_dir.mkdir(parents=True, exist_ok=True)
@@ -360,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.spec:
         libs = libs_from_spec(json.loads(Path(args.spec).read_text()))
     else:
-        from ..target import TargetProfile, inspect_python
+        from zluda_runner.target.inspect import TargetProfile, inspect_python
 
         if args.profile:
             data = json.loads(Path(args.profile).read_text())

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LaunchError
-from ..serial import JsonMixin
+from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.serial import JsonMixin
 
 LINKS_SUBDIR = "links"
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
+from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 
 FORWARDED_SIGNALS: tuple[signal.Signals, ...] = (
     signal.SIGINT,

@@ -11,7 +11,7 @@ logged for it: the object appears as ``file=/abs/path [ns];  generating link
 map`` under the redirected path. Logs written with ``libs`` alone are handled
 too: a search's last attempt counts when ``calling init:`` shows that file.
 
-The logs are read by ``zluda_runner.ldlog`` (the parser ``zluda_runner.ldso``
+The logs are read by ``zluda_runner.loader.ldlog`` (the parser ``zluda_runner.loader.glibc``
 uses too); this module turns them into evidence per planned binding.
 """
 
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
-from ..serial import JsonMixin
-from .process import run_process
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.launch.process import run_process
+from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
 
 LD_DEBUG_VALUE = "libs,files"
 

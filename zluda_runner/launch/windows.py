@@ -37,8 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LaunchError, PlacementError
-from ..serial import JsonMixin
+from zluda_runner.core.errors import LaunchError, PlacementError
+from zluda_runner.core.serial import JsonMixin
 
 JOURNAL_DIRNAME = ".zluda-runner"
 JOURNAL_FILE = "journal.json"

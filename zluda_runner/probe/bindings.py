@@ -12,8 +12,8 @@ from typing import Any
 
 import cffi
 
-from ..data.driver_api import result_name
-from ..serial import JsonMixin
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.data.driver_api import result_name
 
 TYPES = """
 typedef int CUresult;

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .bindings import Driver
+from zluda_runner.probe.bindings import Driver
 
 PTX_FILE = Path(__file__).resolve().parent / "vadd.ptx"
 N = 1024

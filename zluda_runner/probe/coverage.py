@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.driver_api import driver_api
-from .model import SymbolCoverage
+from zluda_runner.data.driver_api import driver_api
+from zluda_runner.probe.model import SymbolCoverage
 
 
 def exported_functions(path: Path) -> set[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..serial import JsonMixin
-from .bindings import CallRecord
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.probe.bindings import CallRecord
 
 PROBE_SCHEMA = 1
 PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED = "pass", "fail", "missing", "crashed", "timeout", "skipped"

@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from ..data.driver_api import result_name
-from ..errors import ProbeError
-from .bindings import CallRecord
-from .cases import CASES_BY_ID, CATALOGUE, Case
-from .coverage import symbol_coverage
-from .model import (
+from zluda_runner.core.errors import ProbeError
+from zluda_runner.data.driver_api import result_name
+from zluda_runner.probe.bindings import CallRecord
+from zluda_runner.probe.cases import CASES_BY_ID, CATALOGUE, Case
+from zluda_runner.probe.coverage import symbol_coverage
+from zluda_runner.probe.model import (
     CRASHED,
     FAIL,
     KIND_DRIVER,

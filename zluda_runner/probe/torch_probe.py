@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import ProbeError
-from .model import (
+from zluda_runner.core.errors import ProbeError
+from zluda_runner.probe.model import (
     CRASHED,
     ERROR,
     FAIL,
@@ -23,7 +23,7 @@ from .model import (
     LoadResult,
     ProbeReport,
 )
-from .runner import _signal_name
+from zluda_runner.probe.runner import _signal_name
 
 SCRIPT = Path(__file__).resolve().parent / "torch_ops.py"
 MARKER = "ZLUDA_RUNNER_TORCH_PROBE "

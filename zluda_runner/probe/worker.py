@@ -16,9 +16,9 @@ import sys
 import time
 from typing import Any
 
-from .bindings import CallFailed, Driver, MissingFunction, make_ffi, symbol_of
-from .cases import CASES_BY_ID, CheckFailed, Setup
-from .model import FAIL, MISSING, PASS
+from zluda_runner.probe.bindings import CallFailed, Driver, MissingFunction, make_ffi, symbol_of
+from zluda_runner.probe.cases import CASES_BY_ID, CheckFailed, Setup
+from zluda_runner.probe.model import FAIL, MISSING, PASS
 
 
 def _emit(out: Any, **event: Any) -> None:

@@ -1,8 +1,8 @@
 """Report views: a generic table model rendered as Markdown or self-contained HTML."""
 
-from .html import render_html, table_html
-from .markdown import render_markdown, table_markdown
-from .table import STATUS_CLASSES, Column, Section, Table
+from zluda_runner.report.html import render_html, table_html
+from zluda_runner.report.markdown import render_markdown, table_markdown
+from zluda_runner.report.table import STATUS_CLASSES, Column, Section, Table
 
 __all__ = [
     "STATUS_CLASSES",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from .table import STATUS_CLASSES, Section, Table, cell_text
+from zluda_runner.report.table import STATUS_CLASSES, Section, Table, cell_text
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .table import Section, Table, cell_text
+from zluda_runner.report.table import Section, Table, cell_text
 
 
 def _escape(text: str) -> str:

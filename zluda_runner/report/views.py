@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..probe.model import KIND_TORCH, ProbeReport
-from ..trace.model import TraceReport
-from .html import render_html
-from .markdown import render_markdown
-from .table import Column, Section, Table
+from zluda_runner.probe.model import KIND_TORCH, ProbeReport
+from zluda_runner.report.html import render_html
+from zluda_runner.report.markdown import render_markdown
+from zluda_runner.report.table import Column, Section, Table
+from zluda_runner.trace.model import TraceReport
 
 
 def _calls_text(calls: list) -> str:

@@ -1,6 +1,6 @@
 """Driver-call traces: ZLUDA's own tracer logs or our interposer's counts, one TraceReport."""
 
-from .model import (
+from zluda_runner.trace.model import (
     ExportTableRequest,
     FirstFailure,
     ProcAddressLookup,
@@ -9,7 +9,7 @@ from .model import (
     TraceReport,
     merge_processes,
 )
-from .run import find_zluda_tracer, read_trace_dir, run_traced
+from zluda_runner.trace.run import find_zluda_tracer, read_trace_dir, run_traced
 
 __all__ = [
     "ExportTableRequest",

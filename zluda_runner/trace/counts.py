@@ -17,8 +17,8 @@ import re
 from pathlib import Path
 from urllib.parse import unquote
 
-from ..data.driver_api import result_name
-from .model import (
+from zluda_runner.data.driver_api import result_name
+from zluda_runner.trace.model import (
     SOURCE_INTERPOSER,
     ExportTableRequest,
     FirstFailure,

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..data.driver_api import driver_api
-from ..errors import TraceError
-from ..native import compile_c
-from ..paths import shims_dir
+from zluda_runner.core.errors import TraceError
+from zluda_runner.core.native import compile_c
+from zluda_runner.core.paths import shims_dir
+from zluda_runner.data.driver_api import driver_api
 
 TRACE_REAL_ENV = "ZLUDA_RUNNER_TRACE_REAL"
 TRACE_DIR_ENV = "ZLUDA_RUNNER_TRACE_DIR"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..serial import JsonMixin
+from zluda_runner.core.serial import JsonMixin
 
 TRACE_SCHEMA = 1
 SOURCE_ZLUDA_LOG = "zluda-log"

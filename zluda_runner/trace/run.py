@@ -13,12 +13,12 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..errors import CommandNotFoundError, TraceError
-from ..paths import default_cache_dir
-from .counts import read_count_dir
-from .interposer import build_interposer, interposer_env
-from .model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
-from .zluda_log import read_log_dir
+from zluda_runner.core.errors import CommandNotFoundError, TraceError
+from zluda_runner.core.paths import default_cache_dir
+from zluda_runner.trace.counts import read_count_dir
+from zluda_runner.trace.interposer import build_interposer, interposer_env
+from zluda_runner.trace.model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
+from zluda_runner.trace.zluda_log import read_log_dir
 
 ZLUDA_LOG_DIR_ENV = "ZLUDA_LOG_DIR"
 ZLUDA_CUDA_LIB_ENV = "ZLUDA_CUDA_LIB"
@@ -63,7 +63,7 @@ def _run(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> 
     if timeout is None:
         # zluda-run's own launcher: Ctrl-C and other signals are forwarded to the workload, which can
         # then end through its exit handlers and still write its counts (a kill would lose them)
-        from ..launch.process import run_process
+        from zluda_runner.launch.process import run_process
 
         return run_process(argv, env)
     try:
@@ -142,7 +142,7 @@ def read_trace_dir(folder: Path) -> TraceReport:
 
 def env_without_tracing(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` minus our tracer's variables (for children that must not be traced)."""
-    from .interposer import TRACE_DIR_ENV, TRACE_REAL_ENV
+    from zluda_runner.trace.interposer import TRACE_DIR_ENV, TRACE_REAL_ENV
 
     return {k: v for k, v in env.items() if k not in (TRACE_DIR_ENV, TRACE_REAL_ENV)}
 

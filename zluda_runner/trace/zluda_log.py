@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..data.driver_api import driver_api
-from .model import (
+from zluda_runner.data.driver_api import driver_api
+from zluda_runner.trace.model import (
     SOURCE_ZLUDA_LOG,
     ExportTableRequest,
     FirstFailure,

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .paths import MANIFEST_ENV, default_cache_dir
+from zluda_runner.core.paths import MANIFEST_ENV, default_cache_dir
 
 
 @dataclass

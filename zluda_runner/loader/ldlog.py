@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .serial import JsonMixin
+from zluda_runner.core.serial import JsonMixin
 
 #: ``LD_DEBUG_OUTPUT=<folder>/ld`` makes glibc write ``<folder>/ld.<pid>``
 LOG_PREFIX = "ld"

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from .errors import ArchiveError, CacheError, UnsafeArchiveError
+from zluda_runner.core.errors import ArchiveError, CacheError, UnsafeArchiveError
 
 ARCHIVE_FORMATS = ("zip", "tar.gz")
 CHUNK_SIZE = 1 << 20

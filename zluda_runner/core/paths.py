@@ -10,7 +10,7 @@ CACHE_ENV = "ZLUDA_RUNNER_CACHE"
 MANIFEST_ENV = "ZLUDA_RUNNER_MANIFEST"
 MIRROR_ENV = "ZLUDA_RUNNER_MIRROR"
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
 def default_cache_dir() -> Path:

@@ -2,9 +2,9 @@
 whether the loader will really take it.
 
 Pure function of three inputs, so it can be run, printed and tested apart:
-a :class:`~zluda_runner.target.TargetProfile` (what the build asks the loader
+a :class:`~zluda_runner.target.inspect.TargetProfile` (what the build asks the loader
 for, and where the loader takes it from today), a
-:class:`~zluda_runner.layout.ReleaseLayout` (what the release offers) and the
+:class:`~zluda_runner.release.layout.ReleaseLayout` (what the release offers) and the
 shims' own ELF facts (read with :mod:`zluda_runner.binfmt.elf`).
 
 The mechanism is chosen per need from the loader model, not by habit:
@@ -26,10 +26,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import JSON_SCHEMA_VERSION
-from .errors import PlanError
-from .layout import ReleaseLayout, ShimFile
-from .serial import JsonMixin
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.errors import PlanError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
 OK, WARN, FATAL = "ok", "warn", "fatal"
 _SEVERITY = {OK: 0, WARN: 1, FATAL: 2}
@@ -170,7 +170,7 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
     """Facts of one shim file (ELF or PE); unreadable files yield ``readable=False``."""
     p = Path(path)
     if p.name.lower().endswith(".dll"):
-        from .binfmt.pe import read_pe
+        from zluda_runner.binfmt.pe import read_pe
 
         try:
             pe = read_pe(p)
@@ -178,7 +178,7 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
             return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
         exports = [e for e in pe.exports if isinstance(e, str)]
         return ShimFacts(str(p), 64 if pe.machine == "AMD64" else 32, pe.machine, None, [], exports)
-    from .binfmt.elf import read_elf
+    from zluda_runner.binfmt.elf import read_elf
 
     try:
         elf = read_elf(p, allow_foreign=True)

@@ -24,14 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import JSON_SCHEMA_VERSION
-from .ab import AB_DIR_ENV, RECORDS_FILE
-from .errors import HostError
-from .report import Column, Section, Table
-from .report import render_html as report_html
-from .serial import JsonMixin
-from .warmup import zluda_run_argv
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.ab import AB_DIR_ENV, RECORDS_FILE
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.launch.warmup import zluda_run_argv
+from zluda_runner.report import Column, Section, Table
+from zluda_runner.report import render_html as report_html
 
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
 STDERR_TAIL_CHARS = 2000
 
@@ -181,10 +182,10 @@ def ab_import_dir(base: Path) -> Path:
         "# zluda_runner.ab for a target interpreter (written by zluda-run ab)\n"
         "from pkgutil import extend_path\n\n"
         "__path__ = extend_path(__path__, __name__)\n\n"
-        + Path(__file__).with_name("__init__.py").read_text(encoding="utf-8")
+        + (_PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8")
     )
     (pkg / "__init__.py").write_text(init, encoding="utf-8")
-    source = Path(__file__).with_name("ab.py").read_text(encoding="utf-8")
+    source = (_PACKAGE_DIR / "ab.py").read_text(encoding="utf-8")
     (pkg / "ab.py").write_text(source, encoding="utf-8")
     return base
 

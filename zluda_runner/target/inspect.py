@@ -4,9 +4,9 @@ The target's torch is found without importing it: a few lines run by the
 target interpreter locate the package and hand back ``torch/version.py``'s text,
 which is parsed here (never executed).  The binaries are then read (ELF or PE,
 per-file results cached by path, size and mtime) and the loader is modelled:
-on Linux glibc's rules as implemented by :mod:`zluda_runner.ldso`, starting
+on Linux glibc's rules as implemented by :mod:`zluda_runner.loader.glibc`, starting
 from the extension module the interpreter ``dlopen``s; on Windows the DLL
-search that applies to ``torch/lib`` (:mod:`zluda_runner.winsearch`).
+search that applies to ``torch/lib`` (:mod:`zluda_runner.loader.windows`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .binfmt.elf import ElfInfo, peek_elf_header, read_elf
-from .binfmt.filecache import cached_read
-from .binfmt.pe import PeInfo, is_pe, read_pe
-from .errors import BinaryFormatError, TargetError
-from .families import parse_library_name
-from .ldso import LoadedObject, LoaderEnv, LoaderModel, LoadResult, Resolution
-from .serial import JsonMixin
-from .winsearch import DllSearchModel
+from zluda_runner.binfmt.elf import ElfInfo, peek_elf_header, read_elf
+from zluda_runner.binfmt.filecache import cached_read
+from zluda_runner.binfmt.pe import PeInfo, is_pe, read_pe
+from zluda_runner.core.errors import BinaryFormatError, TargetError
+from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.loader.glibc import LoadedObject, LoaderEnv, LoaderModel, LoadResult, Resolution
+from zluda_runner.loader.windows import DllSearchModel
 
 PROFILE_SCHEMA = 1
 PROBE_TIMEOUT_S = 60

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import LaunchError
-from .paths import shims_dir
+from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.paths import shims_dir
 
 if TYPE_CHECKING:
-    from .launch.linux import LinuxLaunch
+    from zluda_runner.launch.linux import LinuxLaunch
 
 MAP_ENV = "ZLUDA_RUNNER_REDIRECT_MAP"
 DEBUG_ENV = "ZLUDA_RUNNER_REDIRECT_DEBUG"
@@ -34,7 +34,7 @@ def redirector_source() -> Path:
 
 def build_redirector(cache_dir: Path) -> Path:
     """The redirector library, compiled into ``<cache>/native`` on first use."""
-    from .native import compile_c  # only needed on the build path
+    from zluda_runner.core.native import compile_c  # only needed on the build path
 
     return compile_c([redirector_source()], LIBRARY_NAME, Path(cache_dir) / "native", args=["-Wall"])
 
@@ -77,7 +77,7 @@ def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
 
 def redirect_launch(cache_dir: Path, mapping: Mapping[str, Path]) -> LinuxLaunch:
     """A :class:`~zluda_runner.launch.linux.LinuxLaunch` that redirects ``mapping`` through LD_AUDIT."""
-    from .launch.linux import LinuxLaunch
+    from zluda_runner.launch.linux import LinuxLaunch
 
     return LinuxLaunch(
         ld_audit=[str(build_redirector(cache_dir))],

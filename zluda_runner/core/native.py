@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import NativeBuildError
+from zluda_runner.core.errors import NativeBuildError
 
 
 def find_cc() -> str:

@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 
-from .ldso import Resolution
+from zluda_runner.loader.glibc import Resolution
 
 # Values of Resolution.via produced here.
 VIA_LOADED = "already-loaded"

@@ -25,9 +25,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SelectionError
-from .manifest import ARCHES, OSES, UNKNOWN, Asset, Manifest, Release, load_manifest, parse_version
-from .serial import JsonMixin
+from zluda_runner.core.errors import SelectionError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.manifest import (
+    ARCHES,
+    OSES,
+    UNKNOWN,
+    Asset,
+    Manifest,
+    Release,
+    load_manifest,
+    parse_version,
+)
 
 
 def host_os() -> str | None:

@@ -16,8 +16,8 @@ gives it a temporary path inside the cache), computing SHA-256 on the fly:
   :class:`RetryPolicy` (counting consecutive failures that made no progress);
 - ``file://`` URLs (a local mirror) are copied with the same hashing.
 
-Any failure removes the output file and raises :class:`~zluda_runner.errors.FetchError`
-(or :class:`~zluda_runner.errors.ChecksumError`) whose message names the URL,
+Any failure removes the output file and raises :class:`~zluda_runner.core.errors.FetchError`
+(or :class:`~zluda_runner.core.errors.ChecksumError`) whose message names the URL,
 what was expected and what happened, and whose hint says what to do.
 
 Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces the scheme and host of an upstream
@@ -46,10 +46,10 @@ import click
 import requests
 import urllib3.exceptions
 
-from . import __version__
-from .errors import CacheError, ChecksumError, FetchError
-from .paths import CACHE_ENV, MIRROR_ENV
-from .serial import JsonMixin
+from zluda_runner import __version__
+from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
+from zluda_runner.core.paths import CACHE_ENV, MIRROR_ENV
+from zluda_runner.core.serial import JsonMixin
 
 CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
 DEFAULT_TIMEOUT = (15.0, 60.0)  # (connect, read) seconds

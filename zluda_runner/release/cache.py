@@ -17,7 +17,7 @@ Layout (``<cache>`` is ``--cache-dir`` / ``$ZLUDA_RUNNER_CACHE`` / the user cach
 without ``.zip`` / ``.tar.gz``, both with characters outside ``[A-Za-z0-9._+-]``
 replaced by ``_``. The unpacked folder mirrors the archive exactly (ZLUDA's
 archives hold a top-level ``zluda/``); the manifest's ``archive_root`` says where
-the libraries are, and :func:`zluda_runner.manifest.resolve_release_root` finds them.
+the libraries are, and :func:`zluda_runner.release.manifest.resolve_release_root` finds them.
 
 Every change is atomic: a download is written and verified in ``tmp/``, unpacked
 there, then renamed into ``downloads/`` and ``releases/`` and only then is the
@@ -51,11 +51,18 @@ from typing import Any, Protocol
 import click
 import filelock
 
-from . import JSON_SCHEMA_VERSION
-from .errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
-from .fetch import AssetLike, RetryPolicy, download, hash_file, mirror_url, normalize_sha256
-from .serial import JsonMixin
-from .unpack import archive_format, archive_stem, safe_extract
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.fetch import (
+    AssetLike,
+    RetryPolicy,
+    download,
+    hash_file,
+    mirror_url,
+    normalize_sha256,
+)
+from zluda_runner.release.unpack import archive_format, archive_stem, safe_extract
 
 MARKER_SUFFIX = ".complete.json"
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._+-]")

@@ -20,10 +20,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from .errors import ManifestError
-from .families import FAMILIES, parse_library_name
-from .paths import MANIFEST_ENV, manifests_dir
-from .serial import JsonMixin
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.families import FAMILIES, parse_library_name
+from zluda_runner.core.paths import MANIFEST_ENV, manifests_dir
+from zluda_runner.core.serial import JsonMixin
 
 SCHEMA_VERSION = 1
 MANIFEST_FILE = "zluda-releases.json"

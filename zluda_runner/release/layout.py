@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PlanError
-from .families import parse_library_name
-from .serial import JsonMixin
+from zluda_runner.core.errors import PlanError
+from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.serial import JsonMixin
 
 # Sub-folders that hold tracers or dumps, not shims to bind.
 _SKIP_DIRS = {"trace", "trace_nvidia", "dump", "dump_nvidia", "zluda_dump", "ComputeCache"}
@@ -134,7 +134,7 @@ def _release_folder(root: Path) -> Path:
 
 
 def _family_by_symbols(path: Path) -> str | None:
-    from .binfmt.elf import read_elf
+    from zluda_runner.binfmt.elf import read_elf
 
     try:
         info = read_elf(path)
@@ -145,7 +145,7 @@ def _family_by_symbols(path: Path) -> str | None:
 
 
 def _family_by_pe_exports(path: Path) -> str | None:
-    from .binfmt.pe import read_pe
+    from zluda_runner.binfmt.pe import read_pe
 
     try:
         info = read_pe(path)

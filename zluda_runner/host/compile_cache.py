@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import JSON_SCHEMA_VERSION
-from .serial import JsonMixin
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.serial import JsonMixin
 
 CACHE_SUBDIRS = (("ZLUDA", "ComputeCache"), ("zluda", "ComputeCache"))
 CACHE_FILE_GLOB = "zluda*.db*"

@@ -34,10 +34,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
-from .errors import BinaryFormatError
-from .ldlog import bound_files, parse_ld_debug
-from .serial import JsonMixin
+from zluda_runner.binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
+from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
 DEBIAN_DEFAULT_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
@@ -625,6 +625,6 @@ def parse_ld_debug_libs(text: str, *, pid: int | None = None) -> dict[str, str]:
     has ``calling init:`` lines, a file that never got initialised (the search failed) is dropped;
     without any (the load failed), a last-tried file that does not exist is dropped.
     Objects loaded by an explicit path (no search) appear keyed by that path. ``pid``: keep one
-    process's lines only (LD_DEBUG prefixes each line with the pid). See ``zluda_runner.ldlog``.
+    process's lines only (LD_DEBUG prefixes each line with the pid). See ``zluda_runner.loader.ldlog``.
     """
     return bound_files(parse_ld_debug(text, pid=pid))

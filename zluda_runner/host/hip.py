@@ -8,7 +8,7 @@ look for the ``gfxNNNN[:features]`` string after the 256-byte ``name`` field, wh
 layouts start with.
 
 HIP can hang or crash on a broken driver, so :func:`query_hip_isolated` runs the query in
-a child interpreter (``python -m zluda_runner.hip``) with a timeout; :func:`query_hip`
+a child interpreter (``python -m zluda_runner.host.hip``) with a timeout; :func:`query_hip`
 is the in-process form.
 """
 
@@ -22,8 +22,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .gfx import normalize_gfx
-from .serial import JsonMixin
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.host.gfx import normalize_gfx
 
 LINUX_LIBRARIES = ("libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so")
 WINDOWS_LIBRARIES = ("amdhip64_7.dll", "amdhip64_6.dll", "amdhip64.dll")
@@ -190,7 +190,7 @@ def query_hip_isolated(
     The child gets ``env`` (default: this process's) without :data:`DEVICE_SELECTION_ENV`, so
     it reports every device with its real gfx.
     """
-    argv = [python or sys.executable, "-m", "zluda_runner.hip", *(library_names or ())]
+    argv = [python or sys.executable, "-m", "zluda_runner.host.hip", *(library_names or ())]
     base = os.environ if env is None else env
     child_env = {k: v for k, v in base.items() if k not in DEVICE_SELECTION_ENV}
     try:

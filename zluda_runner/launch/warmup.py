@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from . import JSON_SCHEMA_VERSION
-from .compile_cache import compile_cache_dirs, inspect_compile_cache
-from .errors import CommandNotFoundError, HostError, LaunchError
-from .serial import JsonMixin
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.errors import CommandNotFoundError, HostError, LaunchError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
 
 HEARTBEAT_S = 10.0
 
@@ -62,7 +62,7 @@ def zluda_run_argv(command: Sequence[str], settings: Any = None) -> list[str]:
 
     The global options the user gave this zluda-run (``--zluda-dir``, ``--release``,
     ``--manifest``, ``--cache-dir``, ``--python``, ``--force``; a
-    :class:`~zluda_runner.settings.Settings`) are handed on, so the child picks the same release.
+    :class:`~zluda_runner.core.settings.Settings`) are handed on, so the child picks the same release.
     """
     argv = [sys.executable, "-m", "zluda_runner"]
     if settings is not None:

@@ -9,7 +9,7 @@ python) is skipped under a fake root unless injected.
 Exit code contract (see :data:`EXIT_OK`, :data:`EXIT_FAILED`): 0 when no check
 failed (warnings allowed; ``strict`` makes warnings count as failures), 3 when at
 least one check failed.  1 stays "the doctor itself could not run" (a
-:class:`~zluda_runner.errors.ZludaRunnerError`) and 2 is click's usage error.
+:class:`~zluda_runner.core.errors.ZludaRunnerError`) and 2 is click's usage error.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from . import JSON_SCHEMA_VERSION
-from .compile_cache import CompileCacheInfo, compile_cache_dirs, inspect_compile_cache
-from .errors import HostError
-from .gfx import (
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.units import format_bytes
+from zluda_runner.host.compile_cache import CompileCacheInfo, compile_cache_dirs, inspect_compile_cache
+from zluda_runner.host.gfx import (
     generation,
     gfx_from_target_version,
     hsa_version_to_gfx,
@@ -40,9 +42,7 @@ from .gfx import (
     normalize_gfx,
     override_for,
 )
-from .hip import HipInfo, format_hip_version, query_hip_isolated
-from .serial import JsonMixin
-from .units import format_bytes
+from zluda_runner.host.hip import HipInfo, format_hip_version, query_hip_isolated
 
 ROOT_ENV = "ZLUDA_RUNNER_ROOT"
 EXIT_OK = 0
@@ -196,7 +196,7 @@ class DoctorOptions:
     run_tools: bool | None = None  # rocminfo / hipconfig; default: not under a fake root
     check_torch: bool | None = None  # default: not under a fake root
     python: str | None = None
-    settings: Any = None  # zluda_runner.settings.Settings, for the release and cache checks
+    settings: Any = None  # zluda_runner.core.settings.Settings, for the release and cache checks
     strict: bool = False
     home: Path | None = None
 
@@ -1000,7 +1000,7 @@ def _check_torch(opts: DoctorOptions) -> Check:
     python = _target_python(opts)
     info: dict[str, Any]
     try:
-        from .target import inspect_python
+        from zluda_runner.target.inspect import inspect_python
     except ImportError:
         return _torch_verdict(python, probe_torch(python))
     try:
@@ -1074,8 +1074,8 @@ def _cuda_major(torch: Check | None) -> int | None:
 
 def _check_release(report: DoctorReport, opts: DoctorOptions, torch: Check | None) -> Check:
     try:
-        from .manifest import load_manifest
-        from .select import select_asset
+        from zluda_runner.release.manifest import load_manifest
+        from zluda_runner.release.selection import select_asset
     except ImportError:
         return Check(
             "release",
@@ -1148,11 +1148,11 @@ def _hip_wanted(manifest: Any, selection: Any, limit: int = 3) -> list[str]:
 def _check_cached_releases(opts: DoctorOptions) -> Check:
     cache_dir = getattr(opts.settings, "cache_dir", None)
     if cache_dir is None:
-        from .paths import default_cache_dir
+        from zluda_runner.core.paths import default_cache_dir
 
         cache_dir = default_cache_dir()
     try:
-        from .cache import list_cache
+        from zluda_runner.release.cache import list_cache
     except ImportError:
         return Check("cached_releases", Status.OK, "Release cache listing is unavailable in this build")
     try:

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import LaunchError, PlanError
-from .plan import ShimPlan
-from .settings import Settings
+from zluda_runner import __version__
+from zluda_runner.core.errors import LaunchError, PlanError
+from zluda_runner.core.settings import Settings
+from zluda_runner.plan.build import ShimPlan
 
 PLAN_CACHE_SUBDIR = "plans"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
@@ -48,7 +48,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
     if settings.python:
         return TargetChoice(settings.python, None)
     if argv:
-        from .target import interpreter_for_command
+        from zluda_runner.target.inspect import interpreter_for_command
 
         python = interpreter_for_command(argv)
         if python:
@@ -68,7 +68,7 @@ def _is_elf(path: Path) -> bool:
 
 
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> Any:
-    from .target import inspect_path, inspect_python
+    from zluda_runner.target.inspect import inspect_path, inspect_python
 
     cache = settings.cache_dir / "inspect"
     if choice.binary:
@@ -88,7 +88,7 @@ class ReleaseSource:
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
     """The host's HIP/ROCm version as "X.Y" (ROCm folder or HIP SDK), or None when none is found."""
-    from .host import HostFs, find_rocm
+    from zluda_runner.doctor import HostFs, find_rocm
 
     rocm = find_rocm(HostFs(), dict(os.environ if env is None else env), sys.platform, None)
     mm = rocm.major_minor if rocm else None
@@ -105,15 +105,15 @@ def release_for(
 ) -> ReleaseSource:
     """The release folder: ``--zluda-dir`` as is, else the manifest's pick for this host and CUDA
     major (HIP version read from the host), fetched into the cache."""
-    from .layout import layout_from_manifest, scan_release_dir
-    from .plan import ReleaseRef
+    from zluda_runner.plan.build import ReleaseRef
+    from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
 
     if settings.zluda_dir is not None:
         layout = scan_release_dir(settings.zluda_dir)
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
-    from .cache import ensure_release
-    from .manifest import load_manifest, resolve_release_root
-    from .select import host_os, select_asset
+    from zluda_runner.release.cache import ensure_release
+    from zluda_runner.release.manifest import load_manifest, resolve_release_root
+    from zluda_runner.release.selection import host_os, select_asset
 
     manifest = load_manifest(settings.manifest)
     hip = host_hip_version() if os_name == host_os() else None
@@ -237,7 +237,7 @@ def prepare_plan(
     trust_on_first_use: bool = False,
 ) -> ShimPlan:
     """Inspect the target the command runs, pick the release, and plan (cached)."""
-    from .plan import make_plan
+    from zluda_runner.plan.build import make_plan
 
     run_env = dict(os.environ if env is None else env)
     cache_file = settings.cache_dir / PLAN_CACHE_SUBDIR / f"{_cache_key(argv, settings, run_env)}.json"
@@ -267,13 +267,13 @@ def prepare_plan(
 
 def linux_launch(plan: ShimPlan, cache_dir: Path) -> Any:
     """The loader set-up for a Linux plan: link folder, redirector, environment (creates files)."""
-    from .launch.linux import LinuxLaunch, prepare_link_dir
+    from zluda_runner.launch.linux import LinuxLaunch, prepare_link_dir
 
     launch = LinuxLaunch(env=dict(plan.env))
     if plan.link_map:
         launch.link_dir = prepare_link_dir(cache_dir, {k: Path(v) for k, v in plan.link_map.items()})
     if plan.audit_library:
-        from .redirect import MAP_ENV, build_redirector, write_redirect_map
+        from zluda_runner.launch.redirect import MAP_ENV, build_redirector, write_redirect_map
 
         if plan.audit_library == "ours":
             launch.ld_audit.append(str(build_redirector(cache_dir)))
@@ -292,7 +292,7 @@ def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | No
         if plan.path_prepend:
             env["PATH"] = os.pathsep.join([*plan.path_prepend, *filter(None, [env.get("PATH")])])
         return env
-    from .launch.linux import compose_env
+    from zluda_runner.launch.linux import compose_env
 
     return compose_env(env, linux_launch(plan, cache_dir))
 
@@ -301,7 +301,7 @@ def torch_lib_of(plan: ShimPlan) -> Path:
     """The torch/lib folder a Windows plan places DLLs into."""
     torch = plan.target.get("torch_path")
     if not torch:
-        from .errors import PlacementError
+        from zluda_runner.core.errors import PlacementError
 
         raise PlacementError("the plan does not say where torch is", hint="re-run with --python PY")
     return Path(torch) / "lib"
@@ -312,7 +312,7 @@ def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> Any:
 
     Re-running is cheap when the placement is intact; drift (pip reinstalled torch) is re-placed.
     """
-    from .launch.windows import Placement, place
+    from zluda_runner.launch.windows import Placement, place
 
     placements = [Placement(Path(p.source), p.dest_name, p.backup_name) for p in plan.placements]
     return place(torch_lib_of(plan), placements, journal_dir)
