@@ -16,7 +16,7 @@ CUBLAS = "libcublas.so.13"
 
 
 def test_profile_to_release(apps, tmp_path: Path) -> None:
-    profile = inspect_path(apps["rpath"], cache_dir=tmp_path / "inspect")
+    profile = inspect_path(apps["rpath"], cache_dir=tmp_path)
     libs = {lib.name: lib for lib in libs_from_profile(profile)}
     assert set(libs) == {CUBLAS, "libcuda.so.1"}  # the driver is always there
     assert libs[CUBLAS].versions == {CUBLAS: ["cublasCreate_v2", "cublasSgemm_v2"]}

@@ -91,7 +91,8 @@ def test_inspect_python_finds_torch_without_importing_it(fake_torch, tmp_path: P
     profile = inspect_python(sys.executable, env=fake_torch.env, cache_dir=tmp_path / "cache")
     _check_fake_cuda_profile(profile, fake_torch)
     assert profile.python and profile.python_version == ".".join(map(str, sys.version_info[:3]))
-    assert str(fake_torch.site_packages) in profile.site_packages or profile.site_packages
+    # torch was found where PYTHONPATH put it, not in the interpreter's own site-packages
+    assert profile.torch is not None and Path(profile.torch.path).resolve() == fake_torch.torch_dir.resolve()
     entries = list((tmp_path / "cache" / "inspect").rglob("*.json"))
     assert entries, "per-file results were not cached"
     again = inspect_python(sys.executable, env=fake_torch.env, cache_dir=tmp_path / "cache")

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": False}
@@ -180,7 +181,7 @@ def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-d
         for name in [n for n, target in mapping.items() if target == driver.shim]:
             del mapping[name]
     env = launch_env(traced_plan, settings.cache_dir)
-    out_dir = settings.cache_dir / "traces"
+    out_dir = CachePaths(settings.cache_dir).traces
     zluda_dir = Path(plan.release.root) if plan.release else None
     report = run_traced(
         argv, env, real_libcuda=Path(driver.shim), out_dir=out_dir, zluda_dir=zluda_dir,

@@ -41,3 +41,72 @@ def manifests_dir() -> Path:
 
 def shims_dir() -> Path:
     return _data_dir("shims")
+
+
+class CachePaths:
+    """Every sub-path of one cache folder, named in one place.
+
+    ``downloads/`` and ``releases/`` hold fetched archives and unpacked releases
+    (``release.cache``), ``inspect/`` per-file binary facts, ``plans/`` cached plans,
+    ``links/`` per-plan link folders, ``redirect-maps/`` the audit redirector's maps,
+    ``native/`` our compiled shims, ``traces/`` trace runs, ``results.db`` the results
+    store, ``manifest/`` an updated release manifest.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"CachePaths({str(self.root)!r})"
+
+    @property
+    def downloads(self) -> Path:
+        return self.root / "downloads"
+
+    @property
+    def releases(self) -> Path:
+        return self.root / "releases"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def locks(self) -> Path:
+        return self.root / "locks"
+
+    @property
+    def trust_file(self) -> Path:
+        return self.root / "trust.json"
+
+    @property
+    def inspect(self) -> Path:
+        return self.root / "inspect"
+
+    @property
+    def plans(self) -> Path:
+        return self.root / "plans"
+
+    @property
+    def links(self) -> Path:
+        return self.root / "links"
+
+    @property
+    def redirect_maps(self) -> Path:
+        return self.root / "redirect-maps"
+
+    @property
+    def native(self) -> Path:
+        return self.root / "native"
+
+    @property
+    def traces(self) -> Path:
+        return self.root / "traces"
+
+    @property
+    def results_db(self) -> Path:
+        return self.root / "results.db"
+
+    @property
+    def manifest_dir(self) -> Path:
+        return self.root / "manifest"

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.serial import JsonMixin
-
-LINKS_SUBDIR = "links"
 
 
 @dataclass
@@ -146,7 +145,7 @@ def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
                 f"release file for {name} is missing: {target}",
                 hint="fetch the release again (zluda-run fetch) or check --zluda-dir",
             )
-    parent = Path(cache_dir) / LINKS_SUBDIR
+    parent = CachePaths(cache_dir).links
     final = parent / link_dir_key(mapping)
     if _link_dir_is_valid(final, mapping):
         return final

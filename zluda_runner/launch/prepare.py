@@ -26,10 +26,10 @@ from typing import Any
 
 from zluda_runner import __version__
 from zluda_runner.core.errors import LaunchError, PlanError
+from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.build import ShimPlan
 
-PLAN_CACHE_SUBDIR = "plans"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
 PLAN_CACHE_FORMAT = 3
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH")
@@ -70,7 +70,7 @@ def _is_elf(path: Path) -> bool:
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> Any:
     from zluda_runner.target.inspect import inspect_path, inspect_python
 
-    cache = settings.cache_dir / "inspect"
+    cache = settings.cache_dir
     if choice.binary:
         return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
     assert choice.python is not None
@@ -240,7 +240,7 @@ def prepare_plan(
     from zluda_runner.plan.build import make_plan
 
     run_env = dict(os.environ if env is None else env)
-    cache_file = settings.cache_dir / PLAN_CACHE_SUBDIR / f"{_cache_key(argv, settings, run_env)}.json"
+    cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import LaunchError
-from zluda_runner.core.paths import shims_dir
+from zluda_runner.core.paths import CachePaths, shims_dir
 
 if TYPE_CHECKING:
     from zluda_runner.launch.linux import LinuxLaunch
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 MAP_ENV = "ZLUDA_RUNNER_REDIRECT_MAP"
 DEBUG_ENV = "ZLUDA_RUNNER_REDIRECT_DEBUG"
 LIBRARY_NAME = "libzluda_runner_redirect.so"
-MAPS_SUBDIR = "redirect-maps"
 
 
 def redirector_source() -> Path:
@@ -36,7 +35,7 @@ def build_redirector(cache_dir: Path) -> Path:
     """The redirector library, compiled into ``<cache>/native`` on first use."""
     from zluda_runner.core.native import compile_c  # only needed on the build path
 
-    return compile_c([redirector_source()], LIBRARY_NAME, Path(cache_dir) / "native", args=["-Wall"])
+    return compile_c([redirector_source()], LIBRARY_NAME, CachePaths(cache_dir).native, args=["-Wall"])
 
 
 def map_text(mapping: Mapping[str, Path]) -> str:
@@ -59,7 +58,7 @@ def map_text(mapping: Mapping[str, Path]) -> str:
 def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
     """``<cache>/redirect-maps/<sha>.tsv`` holding ``mapping`` (written once, atomically)."""
     text = map_text(mapping)
-    folder = Path(cache_dir) / MAPS_SUBDIR
+    folder = CachePaths(cache_dir).redirect_maps
     target = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.tsv"
     if target.is_file():
         return target

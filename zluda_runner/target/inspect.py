@@ -27,6 +27,7 @@ from zluda_runner.binfmt.filecache import cached_read
 from zluda_runner.binfmt.pe import PeInfo, is_pe, read_pe
 from zluda_runner.core.errors import BinaryFormatError, TargetError
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.loader.glibc import LoadedObject, LoaderEnv, LoaderModel, LoadResult, Resolution
 from zluda_runner.loader.windows import DllSearchModel
@@ -491,7 +492,7 @@ class _Readers:
     """ELF/PE readers going through the per-file cache when a cache folder is given."""
 
     def __init__(self, cache_dir: Path | None) -> None:
-        self.cache_dir = cache_dir / "inspect" if cache_dir is not None else None
+        self.cache_dir = CachePaths(cache_dir).inspect if cache_dir is not None else None
         self._memo: dict[tuple[str, str], Any] = {}
 
     def _read(self, path: Path | str, kind: str, reader: Callable[[Path], Any], cls: type) -> Any:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import TraceError
 from zluda_runner.core.native import compile_c
-from zluda_runner.core.paths import shims_dir
+from zluda_runner.core.paths import CachePaths, shims_dir
 from zluda_runner.data.driver_api import driver_api
 
 TRACE_REAL_ENV = "ZLUDA_RUNNER_TRACE_REAL"
@@ -131,7 +131,7 @@ def build_interposer(cache_dir: Path) -> Path:
             hint="on Windows use a ZLUDA release that ships its own trace\\ folder",
         )
     source = shims_dir() / "trace" / "cuda_trace.c"
-    native = Path(cache_dir) / "native"
+    native = CachePaths(cache_dir).native
     asm, header = generate_sources(native / "trace-gen")
     return compile_c(
         [source, asm],

@@ -1,0 +1,112 @@
+"""Run a child process and read what it says: one runner for every helper child.
+
+Children we start to learn something (the target interpreter's facts, the HIP
+query, the doctor's torch probe, tools such as ``rocminfo``) all go through
+:func:`run_child`: argv lists only, stdin closed, bounded time, output capped,
+the child in its own process group so a timeout kills whatever it started.
+Nothing here raises for a child that fails: the result says what happened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_OUTPUT = 4 << 20  # bytes kept of each of stdout / stderr
+
+
+@dataclass(frozen=True)
+class ChildResult:
+    """What a child did: ``returncode`` None when it timed out or could not start."""
+
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    start_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def tail(self, lines: int = 3) -> str:
+        """The last lines of stderr (else stdout), joined: for error messages."""
+        text = (self.stderr or self.stdout).strip()
+        return " / ".join(text.splitlines()[-lines:]) or "no output"
+
+    def describe(self) -> str:
+        """One phrase: how the child ended."""
+        if self.start_error:
+            return f"could not start {self.argv[0]}: {self.start_error}"
+        if self.timed_out:
+            return f"{self.argv[0]} did not finish in time"
+        return f"{self.argv[0]} exited {self.returncode}: {self.tail()}"
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def run_child(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    max_output: int = MAX_OUTPUT,
+) -> ChildResult:
+    """Run ``argv`` to completion (or ``timeout`` seconds) and return its output, decoded leniently."""
+    args = tuple(str(a) for a in argv)
+    try:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except (OSError, ValueError) as exc:
+        return ChildResult(args, None, "", "", start_error=getattr(exc, "strerror", None) or str(exc))
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:  # pragma: no cover - interrupted while waiting
+            _kill_group(proc)
+            proc.wait()
+    return ChildResult(
+        args,
+        None if timed_out else proc.returncode,
+        out[-max_output:].decode("utf-8", "replace"),
+        err[-max_output:].decode("utf-8", "replace"),
+        timed_out=timed_out,
+    )
+
+
+def json_line(text: str, mark: str | None = None) -> Any | None:
+    """The JSON value on the last line starting with ``mark`` (or the last line), else None.
+
+    Children print their answer last: a chatty library may write before it.
+    """
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if mark is not None:
+        lines = [ln[len(mark):] for ln in lines if ln.startswith(mark)]
+    if not lines:
+        return None
+    try:
+        return json.loads(lines[-1])
+    except ValueError:
+        return None
