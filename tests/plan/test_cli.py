@@ -19,7 +19,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.launch.windows import Placement, place
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import ReleaseLayout, scan_release_dir
-from zluda_runner.target.inspect import TargetProfile
+from zluda_runner.target.profile import TargetProfile
 
 CUBLAS = "libcublas.so.13"
 

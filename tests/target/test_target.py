@@ -13,13 +13,9 @@ import pytest
 
 from zluda_runner.core.errors import TargetError
 from zluda_runner.loader.glibc import parse_ld_debug_libs
-from zluda_runner.target.inspect import (
-    TargetProfile,
-    inspect_path,
-    inspect_python,
-    interpreter_for_command,
-    parse_torch_version,
-)
+from zluda_runner.target.inspect import inspect_path, inspect_python
+from zluda_runner.target.interpreter import interpreter_for_command, parse_torch_version
+from zluda_runner.target.profile import TargetProfile
 
 from .conftest import write_version_py
 

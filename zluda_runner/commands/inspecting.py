@@ -10,7 +10,8 @@ import click
 
 from zluda_runner.commands.common import emit_json, pass_settings, want_json
 from zluda_runner.core.settings import Settings
-from zluda_runner.target.inspect import LibraryNeed, TargetProfile, inspect_path, inspect_python
+from zluda_runner.target.inspect import inspect_path, inspect_python
+from zluda_runner.target.profile import LibraryNeed, TargetProfile
 
 
 def _short(path: str | None, base: str | None) -> str:

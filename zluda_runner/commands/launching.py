@@ -299,7 +299,7 @@ def _torch_lib_option(func):  # type: ignore[no-untyped-def]
 def _resolve_torch_lib(settings: Settings, torch_lib: str | None) -> Path:
     if torch_lib:
         return Path(torch_lib)
-    from zluda_runner.target.inspect import probe_interpreter
+    from zluda_runner.target.interpreter import probe_interpreter
 
     facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
     if not facts.torch_path:

@@ -48,7 +48,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
     if settings.python:
         return TargetChoice(settings.python, None)
     if argv:
-        from zluda_runner.target.inspect import interpreter_for_command
+        from zluda_runner.target.interpreter import interpreter_for_command
 
         python = interpreter_for_command(argv)
         if python:

@@ -2,7 +2,7 @@
 whether the loader will really take it.
 
 Pure function of three inputs, so it can be run, printed and tested apart:
-a :class:`~zluda_runner.target.inspect.TargetProfile` (what the build asks the loader
+a :class:`~zluda_runner.target.profile.TargetProfile` (what the build asks the loader
 for, and where the loader takes it from today), a
 :class:`~zluda_runner.release.layout.ReleaseLayout` (what the release offers) and the
 shims' own ELF facts (read with :mod:`zluda_runner.binfmt.elf`).

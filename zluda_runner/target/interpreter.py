@@ -1,0 +1,221 @@
+"""The target interpreter: which Python a command runs, where its torch is (found, never imported)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from zluda_runner.core.child import json_line, run_child
+from zluda_runner.core.errors import TargetError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.target.profile import TorchInfo
+
+PROBE_TIMEOUT_S = 60
+_PROBE_MARK = "ZLUDA_RUNNER_TARGET="
+# Runs in the target interpreter (any Python >= 3.6): locate torch, never import it.
+_PROBE_SCRIPT = r"""
+import json, os, sys
+out = {"executable": sys.executable, "version": sys.version.split()[0], "platform": sys.platform,
+       "exec_prefix": sys.exec_prefix, "machine": None, "site_packages": [], "torch": None,
+       "errors": []}
+try:
+    import platform
+    out["machine"] = platform.machine()
+except Exception as exc:
+    out["errors"].append("platform: %r" % (exc,))
+try:
+    import site, sysconfig
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    if getattr(site, "ENABLE_USER_SITE", False):
+        dirs.append(site.getusersitepackages())
+    for key in ("purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p and p not in dirs:
+            dirs.append(p)
+    out["site_packages"] = dirs
+except Exception as exc:
+    out["errors"].append("site: %r" % (exc,))
+spec = None
+try:
+    import importlib.util
+    spec = importlib.util.find_spec("torch")
+except Exception as exc:
+    out["errors"].append("find_spec: %r" % (exc,))
+if spec is not None:
+    locs = list(spec.submodule_search_locations or [])
+    torch_dir = locs[0] if locs else (os.path.dirname(spec.origin) if spec.origin else None)
+    text = None
+    if torch_dir:
+        vp = os.path.join(torch_dir, "version.py")
+        if os.path.isfile(vp):
+            with open(vp, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+    out["torch"] = {"path": torch_dir, "version_py": text}
+sys.stdout.write("ZLUDA_RUNNER_TARGET=" + json.dumps(out) + "\n")
+"""
+
+_PYTHON_NAME = re.compile(
+    r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:-dbg)?(?:\.exe)?$|^pythonw(?:\.exe)?$", re.IGNORECASE
+)
+
+# --------------------------------------------------------------------------- interpreter
+
+
+def interpreter_for_command(argv: Sequence[str]) -> str | None:
+    """The Python interpreter a workload command runs, or None if it is not a Python command.
+
+    ``python``, ``python3.11``, a path to a venv's python, or a script (found on
+    PATH or by path) whose ``#!`` line names a Python interpreter.
+    """
+    if not argv:
+        return None
+    first = argv[0]
+    exe = _which(first)
+    if _PYTHON_NAME.match(Path(first).name):
+        return exe
+    if exe is None:
+        return None
+    interp = _shebang_interpreter(Path(exe))
+    if interp and _PYTHON_NAME.match(Path(interp).name):
+        return _which(interp)
+    return None
+
+
+def _which(cmd: str) -> str | None:
+    if os.sep in cmd or (os.altsep and os.altsep in cmd):
+        p = Path(cmd).expanduser()
+        return str(p.absolute()) if p.is_file() else None
+    return shutil.which(cmd)
+
+
+def _shebang_interpreter(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if Path(words[0]).name == "env":
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        return rest[0] if rest else None
+    return words[0]
+
+
+@dataclass
+class InterpreterFacts(JsonMixin):
+    executable: str
+    version: str
+    platform: str
+    exec_prefix: str
+    machine: str | None
+    site_packages: list[str]
+    torch_path: str | None
+    torch_version_py: str | None
+    errors: list[str]
+
+
+def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> InterpreterFacts:
+    """Run the locating script with ``python``; :class:`TargetError` if it cannot run."""
+    exe = _which(python) or python
+    proc = run_child([exe, "-c", _PROBE_SCRIPT], timeout=PROBE_TIMEOUT_S, env=env)
+    if proc.start_error is not None:
+        raise TargetError(
+            f"the interpreter {python} does not run: {proc.start_error}",
+            hint="pass --python with the path of the Python that runs your workload "
+            "(e.g. .venv/bin/python)",
+        )
+    if proc.timed_out:
+        raise TargetError(
+            f"the interpreter {python} did not answer within {PROBE_TIMEOUT_S} s",
+            hint="check that it starts (run it with -c pass) or pass another --python",
+        )
+    data = json_line(proc.stdout, _PROBE_MARK)
+    if proc.returncode != 0 or not isinstance(data, dict):
+        raise TargetError(
+            f"the interpreter {python} does not run (exit {proc.returncode}): {proc.tail()}",
+            hint="pass --python with a working Python interpreter (3.8 or newer) that has torch installed",
+        )
+    torch = data.get("torch") or {}
+    return InterpreterFacts(
+        executable=data.get("executable") or exe,
+        version=data.get("version", "?"),
+        platform=data.get("platform", "?"),
+        exec_prefix=data.get("exec_prefix", ""),
+        machine=data.get("machine"),
+        site_packages=list(data.get("site_packages") or []),
+        torch_path=torch.get("path"),
+        torch_version_py=torch.get("version_py"),
+        errors=list(data.get("errors") or []),
+    )
+
+
+# --------------------------------------------------------------------------- torch/version.py
+
+
+def parse_torch_version(text: str, *, where: str = "torch/version.py") -> dict[str, str | None]:
+    """Top-level constant assignments of ``torch/version.py`` (parsed, never executed)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise TargetError(f"{where} cannot be parsed: {exc}",
+                          hint="the torch install is damaged; reinstall it") from exc
+    found: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if (isinstance(target, ast.Name) and isinstance(value, ast.Constant)
+                and (value.value is None or isinstance(value.value, str))):
+            found[target.id] = value.value
+    return found
+
+
+def torch_info(torch_dir: Path, version_text: str | None = None) -> TorchInfo:
+    if version_text is None:
+        vp = torch_dir / "version.py"
+        try:
+            version_text = vp.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise TargetError(
+                f"{torch_dir} has no readable version.py",
+                hint="the torch install is damaged or not a torch package; reinstall torch",
+            ) from exc
+    fields = parse_torch_version(version_text, where=str(torch_dir / "version.py"))
+    return TorchInfo(
+        version=fields.get("__version__"),
+        cuda=fields.get("cuda"),
+        hip=fields.get("hip"),
+        path=str(torch_dir),
+        git_version=fields.get("git_version"),
+    )
+
+
+def check_cuda_build(info: TorchInfo, where: str) -> None:
+    """:class:`TargetError` unless this torch is a CUDA build (ZLUDA has nothing to do otherwise)."""
+    if info.hip:
+        raise TargetError(
+            f"torch {info.version} at {where} is a ROCm build (HIP {info.hip}): it runs on AMD GPUs "
+            "natively and needs no ZLUDA",
+            hint="run it directly; to compare it with a CUDA build under ZLUDA use "
+            "`zluda-run ab --b-python <rocm python> -- <script>`",
+        )
+    if not info.cuda:
+        raise TargetError(
+            f"torch {info.version} at {where} is a CPU-only build: there is nothing for ZLUDA to run",
+            hint="install a CUDA build of torch in this interpreter (PyPI's Linux wheels are CUDA builds; "
+            "on Windows use https://download.pytorch.org/whl/cu118), or pass --python for one that has it",
+        )
+
+

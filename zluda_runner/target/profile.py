@@ -1,0 +1,107 @@
+"""The target profile: what a CUDA build needs, under which names, found where."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zluda_runner.core.serial import JsonMixin
+
+PROFILE_SCHEMA = 1
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class TorchInfo(JsonMixin):
+    version: str | None
+    cuda: str | None
+    hip: str | None
+    path: str | None
+    git_version: str | None = None
+
+
+@dataclass
+class Resolved(JsonMixin):
+    """Where the loader takes a library from: ``via`` is the rule, ``via_object`` whose rule."""
+
+    path: str | None
+    via: str
+    via_object: str | None = None
+    rule: str = ""
+    tried: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Reach(JsonMixin):
+    """How one requesting object reaches a library on its own (ignoring what is already loaded)."""
+
+    requester: str
+    path: str | None
+    via: str
+    via_object: str | None
+    rule: str
+
+
+@dataclass
+class LibraryNeed(JsonMixin):
+    """One CUDA library name the build asks for."""
+
+    name: str
+    family: str
+    major: int | None
+    requested_by: list[str] = field(default_factory=list)
+    versions_required: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    resolved: Resolved | None = None
+    reach: list[Reach] = field(default_factory=list)
+
+
+@dataclass
+class DlopenNeed(JsonMixin):
+    """A library opened at run time by name (not in any import table)."""
+
+    name: str
+    family: str
+    opened_by: list[str]
+    reason: str
+    resolved: Resolved | None = None
+
+
+@dataclass
+class ObjectInfo(JsonMixin):
+    path: str
+    format: str  # "elf" | "pe"
+    soname: str | None = None
+    needed: list[str] = field(default_factory=list)
+    rpath: list[str] = field(default_factory=list)
+    runpath: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TargetProfile(JsonMixin):
+    """What a CUDA build needs, under which names, found where."""
+
+    schema: int = PROFILE_SCHEMA
+    python: str | None = None
+    python_version: str | None = None
+    os: str = "linux"
+    site_packages: list[str] = field(default_factory=list)
+    torch: TorchInfo | None = None
+    build: str = "none"  # "cuda" | "rocm" | "cpu" | "none"
+    cuda_version: str | None = None
+    cuda_major: int | None = None
+    roots: list[str] = field(default_factory=list)
+    libraries: list[LibraryNeed] = field(default_factory=list)
+    objects: list[ObjectInfo] = field(default_factory=list)
+    dlopened: list[DlopenNeed] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def library(self, name: str) -> LibraryNeed | None:
+        return next((lib for lib in self.libraries if lib.name == name), None)
+
+    def by_family(self) -> dict[str, list[LibraryNeed]]:
+        out: dict[str, list[LibraryNeed]] = {}
+        for lib in self.libraries:
+            out.setdefault(lib.family, []).append(lib)
+        return out
+
+
