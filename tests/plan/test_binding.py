@@ -13,7 +13,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
 from zluda_runner.launch.prepare import expected_bindings, launch_env, prepare_plan
 from zluda_runner.launch.verify import verify_bindings
-from zluda_runner.plan.build import MECH_LD_AUDIT, MECH_LD_LIBRARY_PATH
+from zluda_runner.plan.model import MECH_LD_AUDIT, MECH_LD_LIBRARY_PATH
 
 CUBLAS = "libcublas.so.13"
 # Stand-in variant -> the verdict the plan must give for libcublas.so.13.

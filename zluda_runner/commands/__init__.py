@@ -23,15 +23,15 @@ COMMAND_MODULES: dict[str, str] = {
     "inspect": "inspecting",
     "run": "launching",
     "plan": "launching",
-    "restore": "launching",
-    "status": "launching",
+    "restore": "placing",
+    "status": "placing",
     "probe": "probing",
     "trace-report": "probing",
     "doctor": "hosting",
     "warmup": "hosting",
     "ab": "hosting",
 }
-MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "probing", "hosting")
+MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "placing", "probing", "hosting")
 
 
 def load_module(name: str) -> ModuleType:

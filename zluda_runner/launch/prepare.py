@@ -28,7 +28,7 @@ from zluda_runner import __version__
 from zluda_runner.core.errors import LaunchError, PlanError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.build import ShimPlan
+from zluda_runner.plan.model import ShimPlan
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
 PLAN_CACHE_FORMAT = 3
@@ -105,7 +105,7 @@ def release_for(
 ) -> ReleaseSource:
     """The release folder: ``--zluda-dir`` as is, else the manifest's pick for this host and CUDA
     major (HIP version read from the host), fetched into the cache."""
-    from zluda_runner.plan.build import ReleaseRef
+    from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
 
     if settings.zluda_dir is not None:

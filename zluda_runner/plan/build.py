@@ -19,229 +19,44 @@ The mechanism is chosen per need from the loader model, not by habit:
 * on Windows the math DLLs are placed into torch/lib under the needed names
   (journalled, reversible) and the driver (``nvcuda.dll``) is found on PATH.
 """
-
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import PlanError
-from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.layout import ReleaseLayout, ShimFile
-
-OK, WARN, FATAL = "ok", "warn", "fatal"
-_SEVERITY = {OK: 0, WARN: 1, FATAL: 2}
-
-REPLACE, KEEP, MISSING = "replace", "keep", "missing"
-
-# NVIDIA's own library keeps working on top of ZLUDA's driver (it only calls the runtime/driver API
-# or compiles on the CPU); nothing to replace.
-KEEP_FAMILIES = {
-    "cudart", "curand", "cusolver", "cusolverMg", "nvrtc", "nvrtc-builtins", "nvjitlink",
-    "cupti", "nvtx", "cufile", "nvshmem", "cusparseLt",
-}
-
-# What the workload loses when a release has no stand-in for a family, and how bad that is.
-_MISSING_CONSEQUENCE: dict[str, tuple[str, str]] = {
-    "driver": (FATAL, "no ZLUDA driver library: every CUDA call would go to NVIDIA's driver, which is "
-               "not there on an AMD machine"),
-    "cublas": (FATAL, "matrix multiplies (torch.mm, nn.Linear, attention) would run NVIDIA's cuBLAS "
-               "kernels, which cannot run on an AMD GPU"),
-    "cublasLt": (WARN, "no cuBLASLt stand-in: torch's addmm fast path must be switched off "
-                 "(DISABLE_ADDMM_CUDA_LT=1, set for you)"),
-    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN fail; put "
-              "`torch.backends.cudnn.enabled = False` at the top of the workload"),
-    "cufft": (WARN, "no cuFFT stand-in: torch.fft on the GPU fails"),
-    "cufftw": (WARN, "no cuFFTW stand-in: FFTW-style FFT calls fail"),
-    "cusparse": (WARN, "no cuSPARSE stand-in: sparse tensor ops on the GPU fail"),
-    "nccl": (WARN, "no NCCL stand-in: distributed training with the nccl backend (torchrun) fails; use "
-             "the gloo backend"),
-    "nvml": (WARN, "no NVML stand-in: GPU memory/utilisation queries (torch.cuda.mem_get_info via NVML, "
-             "nvidia-smi style tools) fail or report nothing"),
-}
-
-_ADDMM_LT_ENV = "DISABLE_ADDMM_CUDA_LT"
-
-# What child processes (torchrun workers, subprocesses) inherit from the launch.
-INHERITED_VARIABLES = (
-    "LD_LIBRARY_PATH", "LD_AUDIT", "LD_PRELOAD", "ZLUDA_RUNNER_REDIRECT_MAP", "PATH",
-    _ADDMM_LT_ENV, "ZLUDA_NVRTC_LIB", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-    "HSA_OVERRIDE_GFX_VERSION",
-)
-
-MECH_LD_LIBRARY_PATH = "ld_library_path"
-MECH_LD_AUDIT = "ld_audit"
-MECH_DLL_PLACEMENT = "dll_placement"
-MECH_PATH = "path"
-MECH_NONE = "none"
-
-
-@dataclass
-class Binding(JsonMixin):
-    """One needed library and what the plan does about it."""
-
-    need: str
-    family: str
-    action: str  # replace | keep | missing
-    shim: str | None
-    load_name: str | None
-    mechanism: str
-    verdict: str  # ok | warn | fatal
-    reasons: list[str] = field(default_factory=list)
-    requested_by: list[str] = field(default_factory=list)
-    found_now: str | None = None  # where the loader takes it from without ZLUDA
-    found_now_via: str | None = None
-    problems: list[str] = field(default_factory=list)  # the reasons behind a warn/fatal verdict
-
-
-@dataclass
-class WindowsPlacement(JsonMixin):
-    """A shim copied into torch/lib under the needed name (original kept for restore)."""
-
-    source: str
-    dest_name: str
-    backup_name: str | None = None
-
-
-@dataclass
-class ReleaseRef(JsonMixin):
-    id: str | None
-    version: str | None
-    flavour: str | None
-    asset: str | None
-    root: str
-
-
-@dataclass
-class ShimPlan(JsonMixin):
-    """Everything ``zluda-run`` will do, and why, before it does it."""
-
-    schema: int = JSON_SCHEMA_VERSION
-    release: ReleaseRef | None = None
-    target: dict[str, str | None] = field(default_factory=dict)
-    os: str = "linux"
-    bindings: list[Binding] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    link_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
-    redirect_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
-    audit_library: str | None = None  # "ours" or the release's zluda_ld path
-    path_prepend: list[str] = field(default_factory=list)
-    placements: list[WindowsPlacement] = field(default_factory=list)
-    inherited: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    argv: list[str] = field(default_factory=list)
-
-    @property
-    def verdict(self) -> str:
-        worst = max((_SEVERITY[b.verdict] for b in self.bindings), default=0)
-        return {v: k for k, v in _SEVERITY.items()}[worst]
-
-    @property
-    def fatal(self) -> list[Binding]:
-        return [b for b in self.bindings if b.verdict == FATAL]
-
-    def to_dict(self) -> dict[str, object]:
-        data = super().to_dict()
-        data["verdict"] = self.verdict
-        return data
-
-
-# --------------------------------------------------------------------------- shim checks
-
-
-@dataclass
-class ShimFacts(JsonMixin):
-    """The loader-facing facts of a shim file that the verdicts need."""
-
-    path: str
-    elf_class: int | None
-    machine: str | None
-    soname: str | None
-    version_defs: list[str]
-    exports: list[str]
-    readable: bool = True
-    problem: str | None = None
-    version_base: str | None = None  # the base version definition (named after the SONAME)
-
-
-def read_shim_facts(path: str | Path) -> ShimFacts:
-    """Facts of one shim file (ELF or PE); unreadable files yield ``readable=False``."""
-    p = Path(path)
-    if p.name.lower().endswith(".dll"):
-        from zluda_runner.binfmt.pe import read_pe
-
-        try:
-            pe = read_pe(p)
-        except Exception as exc:  # recorded as a fatal verdict, not raised
-            return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
-        exports = [e for e in pe.exports if isinstance(e, str)]
-        return ShimFacts(str(p), 64 if pe.machine == "AMD64" else 32, pe.machine, None, [], exports)
-    from zluda_runner.binfmt.elf import read_elf
-
-    try:
-        elf = read_elf(p, allow_foreign=True)
-    except Exception as exc:
-        return ShimFacts(str(p), None, None, None, [], [], readable=False, problem=str(exc))
-    defs = list(elf.version_defs)
-    exports = [s.name for s in elf.exports]
-    return ShimFacts(str(p), elf.elf_class, elf.machine, elf.soname, defs, exports,
-                     version_base=elf.version_base)
-
-
-def _check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
-    if not need_versions:
-        return OK, []
-    if not facts.version_defs:
-        return FATAL, [
-            f"the target needs symbol versions {', '.join(need_versions)} from {need}, but the shim "
-            "defines no symbol versions at all: ld.so accepts it at load time, then aborts the process "
-            "at the first versioned binding (check_match assertion)"
-        ]
-    missing = [v for v in need_versions if v not in facts.version_defs]
-    base_only = [v for v in missing if v == facts.version_base]
-    if base_only:
-        # The base definition (VER_FLG_BASE, named after the SONAME) passes ld.so's load-time check,
-        # but no symbol is defined in it: each binding fails when first resolved.
-        return FATAL, [
-            f"version {', '.join(base_only)} is only the shim's base version (its SONAME); no symbol is "
-            f"defined in it (the shim defines {', '.join(facts.version_defs[:6])}): the load passes, then "
-            f"every binding fails with \"undefined symbol: ..., version {base_only[0]}\""
-        ]
-    if missing:
-        return FATAL, [
-            f"version {', '.join(missing)} not defined by the shim (it defines "
-            f"{', '.join(facts.version_defs[:6])}): ld.so stops with \"version `{missing[0]}' not found\""
-        ]
-    return OK, [f"defines the needed version node(s) {', '.join(need_versions)}"]
-
-
-def _check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[str]]:
-    if not symbols:
-        return OK, []
-    exported = set(facts.exports)
-    absent = sorted(s for s in symbols if s not in exported)
-    if not absent:
-        return OK, [f"exports all {len(symbols)} symbol(s) the target imports from it"]
-    shown = ", ".join(absent[:5]) + (" ..." if len(absent) > 5 else "")
-    return WARN, [
-        f"{len(absent)} of {len(symbols)} symbol(s) the target imports are not exported by the shim "
-        f"({shown}): the process dies with 'undefined symbol' when one is first called"
-    ]
-
-
-def _check_machine(facts: ShimFacts, os_name: str) -> tuple[str, list[str]]:
-    if not facts.readable:
-        return FATAL, [f"the shim cannot be read: {facts.problem}"]
-    if os_name == "linux" and (facts.elf_class != 64 or facts.machine != "x86_64"):
-        return FATAL, [f"the shim is {facts.elf_class}-bit {facts.machine}; the target is 64-bit x86_64"]
-    if os_name == "windows" and facts.machine != "AMD64":
-        return FATAL, [f"the shim is built for {facts.machine}; the target is AMD64"]
-    return OK, []
-
 
 # --------------------------------------------------------------------------- matching
+from zluda_runner.plan.model import (
+    ADDMM_LT_ENV,
+    INHERITED_VARIABLES,
+    KEEP,
+    KEEP_FAMILIES,
+    MECH_DLL_PLACEMENT,
+    MECH_LD_AUDIT,
+    MECH_LD_LIBRARY_PATH,
+    MECH_NONE,
+    MECH_PATH,
+    MISSING,
+    MISSING_CONSEQUENCE,
+    OK,
+    REPLACE,
+    SEVERITY,
+    WARN,
+    Binding,
+    ReleaseRef,
+    ShimPlan,
+    WindowsPlacement,
+)
+from zluda_runner.plan.shimfacts import (
+    ShimFacts,
+    check_machine,
+    check_symbols,
+    check_versions,
+    read_shim_facts,
+)
+from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
 
 @dataclass
@@ -445,7 +260,7 @@ def _bind(
                 **base, action=KEEP, shim=None, load_name=need.name, mechanism=MECH_NONE, verdict=OK,
                 reasons=[f"NVIDIA's own {need.name} stays: it runs on top of ZLUDA's driver"],
             )
-        severity, consequence = _MISSING_CONSEQUENCE.get(
+        severity, consequence = MISSING_CONSEQUENCE.get(
             need.family, (WARN, f"calls into {need.family} will go to NVIDIA's library and fail on AMD")
         )
         return Binding(
@@ -469,9 +284,9 @@ def _bind(
         mechanism, mech_why = _mechanism_linux(need)
         reasons.append(mech_why)
     for check in (
-        _check_machine(facts, os_name),
-        _check_versions(need.versions, facts, need.name) if os_name == "linux" else (OK, []),
-        _check_symbols(need.symbols, facts),
+        check_machine(facts, os_name),
+        check_versions(need.versions, facts, need.name) if os_name == "linux" else (OK, []),
+        check_symbols(need.symbols, facts),
     ):
         verdicts.append(check[0])
         reasons.extend(check[1])
@@ -482,7 +297,7 @@ def _bind(
             f"its SONAME is {facts.soname}: fine here, the loader records it under the needed name "
             f"{need.name} (it would NOT satisfy {need.name} if preloaded by path)"
         )
-    verdict = max(verdicts, key=lambda v: _SEVERITY[v], default=OK)
+    verdict = max(verdicts, key=lambda v: SEVERITY[v], default=OK)
     return Binding(
         **base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
         reasons=reasons, problems=[p for p in problems if verdict != OK],
@@ -496,11 +311,11 @@ def _add_environment(
     families_replaced = {b.family for b in plan.bindings if b.action == REPLACE}
     needed_families = {n.family for n in needs}
     if "cublasLt" not in families_replaced and _torch_at_least(torch_version, (2, 4)):
-        plan.env[_ADDMM_LT_ENV] = "1"
+        plan.env[ADDMM_LT_ENV] = "1"
         if "cublasLt" not in needed_families:
             plan.warnings.append(
                 f"torch {torch_version} uses cuBLASLt for addmm; the release has no stand-in, so "
-                f"{_ADDMM_LT_ENV}=1 is set"
+                f"{ADDMM_LT_ENV}=1 is set"
             )
     for b in plan.bindings:
         if b.action != REPLACE or b.shim is None:

@@ -1,0 +1,126 @@
+"""The shim plan's records: bindings, placements, the release it came from, verdict words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.serial import JsonMixin
+
+OK, WARN, FATAL = "ok", "warn", "fatal"
+SEVERITY = {OK: 0, WARN: 1, FATAL: 2}
+
+REPLACE, KEEP, MISSING = "replace", "keep", "missing"
+
+# NVIDIA's own library keeps working on top of ZLUDA's driver (it only calls the runtime/driver API
+# or compiles on the CPU); nothing to replace.
+KEEP_FAMILIES = {
+    "cudart", "curand", "cusolver", "cusolverMg", "nvrtc", "nvrtc-builtins", "nvjitlink",
+    "cupti", "nvtx", "cufile", "nvshmem", "cusparseLt",
+}
+
+# What the workload loses when a release has no stand-in for a family, and how bad that is.
+MISSING_CONSEQUENCE: dict[str, tuple[str, str]] = {
+    "driver": (FATAL, "no ZLUDA driver library: every CUDA call would go to NVIDIA's driver, which is "
+               "not there on an AMD machine"),
+    "cublas": (FATAL, "matrix multiplies (torch.mm, nn.Linear, attention) would run NVIDIA's cuBLAS "
+               "kernels, which cannot run on an AMD GPU"),
+    "cublasLt": (WARN, "no cuBLASLt stand-in: torch's addmm fast path must be switched off "
+                 "(DISABLE_ADDMM_CUDA_LT=1, set for you)"),
+    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN fail; put "
+              "`torch.backends.cudnn.enabled = False` at the top of the workload"),
+    "cufft": (WARN, "no cuFFT stand-in: torch.fft on the GPU fails"),
+    "cufftw": (WARN, "no cuFFTW stand-in: FFTW-style FFT calls fail"),
+    "cusparse": (WARN, "no cuSPARSE stand-in: sparse tensor ops on the GPU fail"),
+    "nccl": (WARN, "no NCCL stand-in: distributed training with the nccl backend (torchrun) fails; use "
+             "the gloo backend"),
+    "nvml": (WARN, "no NVML stand-in: GPU memory/utilisation queries (torch.cuda.mem_get_info via NVML, "
+             "nvidia-smi style tools) fail or report nothing"),
+}
+
+ADDMM_LT_ENV = "DISABLE_ADDMM_CUDA_LT"
+
+# What child processes (torchrun workers, subprocesses) inherit from the launch.
+INHERITED_VARIABLES = (
+    "LD_LIBRARY_PATH", "LD_AUDIT", "LD_PRELOAD", "ZLUDA_RUNNER_REDIRECT_MAP", "PATH",
+    ADDMM_LT_ENV, "ZLUDA_NVRTC_LIB", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+    "HSA_OVERRIDE_GFX_VERSION",
+)
+
+MECH_LD_LIBRARY_PATH = "ld_library_path"
+MECH_LD_AUDIT = "ld_audit"
+MECH_DLL_PLACEMENT = "dll_placement"
+MECH_PATH = "path"
+MECH_NONE = "none"
+
+
+@dataclass
+class Binding(JsonMixin):
+    """One needed library and what the plan does about it."""
+
+    need: str
+    family: str
+    action: str  # replace | keep | missing
+    shim: str | None
+    load_name: str | None
+    mechanism: str
+    verdict: str  # ok | warn | fatal
+    reasons: list[str] = field(default_factory=list)
+    requested_by: list[str] = field(default_factory=list)
+    found_now: str | None = None  # where the loader takes it from without ZLUDA
+    found_now_via: str | None = None
+    problems: list[str] = field(default_factory=list)  # the reasons behind a warn/fatal verdict
+
+
+@dataclass
+class WindowsPlacement(JsonMixin):
+    """A shim copied into torch/lib under the needed name (original kept for restore)."""
+
+    source: str
+    dest_name: str
+    backup_name: str | None = None
+
+
+@dataclass
+class ReleaseRef(JsonMixin):
+    id: str | None
+    version: str | None
+    flavour: str | None
+    asset: str | None
+    root: str
+
+
+@dataclass
+class ShimPlan(JsonMixin):
+    """Everything ``zluda-run`` will do, and why, before it does it."""
+
+    schema: int = JSON_SCHEMA_VERSION
+    release: ReleaseRef | None = None
+    target: dict[str, str | None] = field(default_factory=dict)
+    os: str = "linux"
+    bindings: list[Binding] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    link_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
+    redirect_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
+    audit_library: str | None = None  # "ours" or the release's zluda_ld path
+    path_prepend: list[str] = field(default_factory=list)
+    placements: list[WindowsPlacement] = field(default_factory=list)
+    inherited: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    argv: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        worst = max((SEVERITY[b.verdict] for b in self.bindings), default=0)
+        return {v: k for k, v in SEVERITY.items()}[worst]
+
+    @property
+    def fatal(self) -> list[Binding]:
+        return [b for b in self.bindings if b.verdict == FATAL]
+
+    def to_dict(self) -> dict[str, object]:
+        data = super().to_dict()
+        data["verdict"] = self.verdict
+        return data
+
+
