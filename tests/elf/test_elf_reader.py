@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
 from zluda_runner.binfmt.elf import ElfInfo, ElfSymbol, expand_dst, read_elf
 from zluda_runner.binfmt.filecache import cached_read
 from zluda_runner.core.errors import BinaryFormatError
@@ -119,8 +120,7 @@ def _readelf(*args: str) -> str:
 
 
 def test_real_libcudart_against_readelf(cudart_path: Path) -> None:
-    if shutil.which("readelf") is None:
-        pytest.skip("readelf (binutils) not installed")
+    require(shutil.which("readelf") is not None, "readelf (binutils) not installed")
     info = read_elf(cudart_path)
     dyn = _readelf("-dW", str(cudart_path))
     assert info.soname == re.search(r"\(SONAME\).*\[(.+?)\]", dyn).group(1)  # type: ignore[union-attr]

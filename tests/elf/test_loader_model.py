@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require
 from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.loader.glibc import (
     LoaderEnv,
@@ -215,9 +216,8 @@ def test_wrong_class_candidate_is_skipped_and_non_elf_is_fatal(cc_build, place, 
 
 
 def test_ld_so_cache_and_help_parsing() -> None:
+    require(Path("/etc/ld.so.cache").exists(), "no /etc/ld.so.cache on this machine")
     cache = read_ld_so_cache()
-    if not Path("/etc/ld.so.cache").exists():
-        pytest.skip("no /etc/ld.so.cache on this machine")
     assert "libc.so.6" in cache and Path(cache["libc.so.6"]).exists()
     help_text = (
         "Shared library search path:\n  (libraries located via /etc/ld.so.cache)\n"
@@ -235,8 +235,7 @@ def test_ld_so_cache_and_help_parsing() -> None:
 
 def test_hwcap_subdir_order_matches_the_real_loader(cc_build, place, tmp_path: Path, which_libs) -> None:
     env = LoaderEnv.from_host({})
-    if not env.hwcap_subdirs:
-        pytest.skip("this ld.so reports no hwcap subdirectories")
+    require(bool(env.hwcap_subdirs), "this ld.so reports no hwcap subdirectories")
     exe = place(cc_build(["elf/print_which.c"], "which_app_hw", shared=False,
                          args=[*_link(which_libs["default"])]), "bin/")
     sub = env.hwcap_subdirs[-1]

@@ -199,12 +199,27 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
 
 
 def test_command_table_matches_the_modules() -> None:
-    """Commands load lazily from COMMAND_MODULES: every module's commands must be listed there."""
-    listed: dict[str, set[str]] = {}
-    for name, module in COMMAND_MODULES.items():
-        listed.setdefault(module, set()).add(name)
-    for module, names in listed.items():
-        assert {c.name for c in load_module(module).COMMANDS} == names, module
+    """Commands load lazily from COMMAND_MODULES: every click command defined in any module of
+    zluda_runner.commands is listed there under its own module, and every listed name answers --help."""
+    import pkgutil
+
+    import click
+
+    import zluda_runner.commands as commands_pkg
+
+    defined: dict[str, str] = {}
+    for info in pkgutil.iter_modules(commands_pkg.__path__):
+        module = load_module(info.name)
+        for obj in vars(module).values():
+            exported = obj in getattr(module, "COMMANDS", [])
+            if isinstance(obj, click.Command) and obj.name and exported:
+                defined[obj.name] = info.name
+    assert defined == COMMAND_MODULES
+    runner = CliRunner()
+    for name in COMMAND_MODULES:
+        result = runner.invoke(main_group, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert f" {name} [OPTIONS]" in result.output, (name, result.output)
 
 
 def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) -> None:
