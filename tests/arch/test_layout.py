@@ -1,0 +1,104 @@
+"""The package reads as the pipeline: stages import only stages below them, modules stay small.
+
+Ranks follow the data flow of shared/DESIGN.md: a lower stage never imports a higher one, and
+two different packages of the same rank do not import each other.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "zluda_runner"
+MAX_MODULE_LINES = 600
+MAX_COMMAND_LINES = 800
+
+RANKS = {
+    "core": 0,
+    "data": 0,
+    "ab": 0,  # the in-workload recording API: standard library only
+    "binfmt": 1,
+    "loader": 2,
+    "release": 3,
+    "target": 4,
+    "host": 5,
+    "results": 5,
+    "plan": 6,
+    "launch": 7,
+    "probe": 8,
+    "trace": 8,
+    "report": 9,
+    "abtest": 10,
+    "doctor": 11,
+    "devtools": 12,
+    "commands": 13,
+    "cli": 14,
+    "__main__": 15,
+    "__init__": 0,
+}
+
+
+def _stage(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1] if len(parts) > 2 else parts
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "zluda_runner"}
+
+
+def test_every_stage_has_a_rank() -> None:
+    stages = {_stage(m) for m in _modules()}
+    assert stages <= set(RANKS), f"stages without a rank: {sorted(stages - set(RANKS))}"
+
+
+def test_no_import_runs_upward() -> None:
+    upward = []
+    for module, path in _modules().items():
+        own = _stage(module)
+        for imported in _imports(path):
+            other = _stage(imported)
+            if other == own or other == "__init__":
+                continue
+            if RANKS[other] >= RANKS[own]:
+                upward.append(f"{module} ({own}) imports {imported} ({other})")
+    assert not upward, "imports that run upward or sideways:\n" + "\n".join(sorted(upward))
+
+
+def test_no_relative_imports() -> None:
+    """Absolute imports only, so the layering check above sees every edge."""
+    relative = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                relative.append(f"{module}:{node.lineno}")
+    assert not relative, relative
+
+
+def test_modules_stay_small() -> None:
+    big = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+           if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert not big, f"modules over {MAX_MODULE_LINES} lines: {big}"
+
+
+def test_commands_are_thin() -> None:
+    total = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (PACKAGE / "commands").glob("*.py"))
+    assert total < MAX_COMMAND_LINES, f"commands/ holds {total} lines (limit {MAX_COMMAND_LINES})"
