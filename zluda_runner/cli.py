@@ -6,43 +6,100 @@ word that is not one of our commands (or anything after ``--``) is the workload.
 
 from __future__ import annotations
 
+import difflib
+import json
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from zluda_runner import __version__
+from zluda_runner import JSON_SCHEMA_VERSION, __version__
 from zluda_runner.commands import COMMAND_MODULES, load_command
-from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core import exitcodes
+from zluda_runner.core.arch import require_x86_64
+from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
 from zluda_runner.core.settings import Settings
 
 RUN_COMMAND = "run"
+# Commands that need the x86-64 machine ZLUDA runs on (everything else works anywhere).
+X86_COMMANDS = frozenset({"run", "probe", "warmup", "ab"})
+_SUGGEST_CUTOFF = 0.75
 
 
 class FallthroughGroup(click.Group):
-    """A group whose unknown first word (or ``--``) means: run this command."""
+    """A group whose unknown first word (or ``--``) means: run this command.
+
+    Before ``--`` (or before a run's workload), options are options: a global option
+    given after the command name (``zluda-run plan --zluda-dir R -- python ...``) is
+    moved in front of it, unless the command has an option of that name itself; an
+    unknown option is click's usage error with its "did you mean". A first word that is
+    close to a command name and is no program on PATH is a usage error with a suggestion.
+    """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        # Find where the group's own options end; a "--" there forces `run`.
-        ctx.meta["zluda_forced_run"] = False
+        ctx.meta["zluda_json"] = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+        return super().parse_args(ctx, self._normalise(ctx, list(args)))
+
+    def _normalise(self, ctx: click.Context, args: list[str]) -> list[str]:
+        i = self._skip_own_options(ctx, args, 0)
+        if i >= len(args):
+            return args
+        word = args[i]
+        if word == "--":
+            return [*args[:i], RUN_COMMAND, "--", *args[i + 1 :]]
+        if word not in self.commands and word not in COMMAND_MODULES:
+            self._refuse_typo(ctx, word)
+            return [*args[:i], RUN_COMMAND, "--", *args[i:]]
+        command = self.get_command(ctx, word)
+        if command is None:  # pragma: no cover - COMMAND_MODULES names only real commands
+            return args
+        hoisted, rest = self._hoist_globals(ctx, command, args[i + 1 :])
+        return [*args[:i], *hoisted, word, *rest]
+
+    def _skip_own_options(self, ctx: click.Context, args: list[str], i: int) -> int:
+        while i < len(args) and args[i].startswith("-") and args[i] != "--":
+            opt = self._option_for(ctx, args[i])
+            i += 2 if opt is not None and not opt.is_flag and "=" not in args[i] else 1
+        return i
+
+    def _refuse_typo(self, ctx: click.Context, word: str) -> None:
+        if os.sep in word or shutil.which(word):
+            return
+        close = difflib.get_close_matches(word, self.list_commands(ctx), n=1, cutoff=_SUGGEST_CUTOFF)
+        if close:
+            raise click.UsageError(
+                f"No such command or program {word!r}. Did you mean {close[0]!r}?", ctx
+            )
+
+    def _hoist_globals(
+        self, ctx: click.Context, command: click.Command, tail: list[str]
+    ) -> tuple[list[str], list[str]]:
+        """Split the words after the command name into group options and the command's own words."""
+        passthrough = not command.allow_interspersed_args
+        hoisted: list[str] = []
+        rest: list[str] = []
         i = 0
-        while i < len(args):
-            arg = args[i]
-            if arg == "--":
-                ctx.meta["zluda_forced_run"] = True
-                args = [*args[:i], RUN_COMMAND, "--", *args[i + 1 :]]
+        while i < len(tail):
+            arg = tail[i]
+            if arg == "--" or (passthrough and not arg.startswith("-")):
+                rest.extend(tail[i:])
                 break
-            if not arg.startswith("-"):
-                if arg not in self.commands and arg not in COMMAND_MODULES:
-                    args = [*args[:i], RUN_COMMAND, "--", *args[i:]]
-                break
-            opt = self._option_for(ctx, arg)
-            if opt is not None and not opt.is_flag and "=" not in arg:
-                i += 1  # skip the option's value
+            own = _option_named(command.params, arg)
+            group_opt = None if own is not None else self._option_for(ctx, arg)
+            if group_opt is not None and not group_opt.expose_value:
+                group_opt = None  # --help / --version after a command are the command's
+            opt = own or group_opt
+            out = hoisted if group_opt is not None else rest
+            out.append(arg)
+            if opt is not None and not opt.is_flag and "=" not in arg and i + 1 < len(tail):
+                i += 1
+                out.append(tail[i])
             i += 1
-        return super().parse_args(ctx, args)
+        return hoisted, rest
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         # Commands are imported on first use (a cached `zluda-run CMD` must start fast).
@@ -56,21 +113,34 @@ class FallthroughGroup(click.Group):
         return sorted(set(self.commands) | set(COMMAND_MODULES))
 
     def _option_for(self, ctx: click.Context, arg: str) -> click.Option | None:
-        name = arg.split("=", 1)[0]
-        for param in self.get_params(ctx):
-            if isinstance(param, click.Option) and name in (*param.opts, *param.secondary_opts):
-                return param
-        return None
+        return _option_named(self.get_params(ctx), arg)
 
     def invoke(self, ctx: click.Context) -> Any:
+        if ctx.protected_args and ctx.protected_args[0] in X86_COMMANDS:
+            require_x86_64()
         try:
             return super().invoke(ctx)
         except ZludaRunnerError as exc:
-            _report_error(exc)
+            report_error(exc, as_json=bool(ctx.meta.get("zluda_json")))
             ctx.exit(exc.exit_code)
 
 
-def _report_error(exc: ZludaRunnerError) -> None:
+def _option_named(params: list[click.Parameter], arg: str) -> click.Option | None:
+    """The option among ``params`` that ``arg`` (``--name`` or ``--name=value``) names."""
+    name = arg.split("=", 1)[0]
+    for param in params:
+        if isinstance(param, click.Option) and name in (*param.opts, *param.secondary_opts):
+            return param
+    return None
+
+
+def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
+    """``error:``/``hint:`` lines on stderr; with ``--json`` a JSON object on stdout."""
+    if as_json:
+        payload = {"schema": JSON_SCHEMA_VERSION, "error": exc.message, "hint": exc.hint,
+                   "exit_code": exc.exit_code}
+        click.echo(json.dumps(payload, indent=2))
+        return
     click.echo(f"error: {exc.message}", err=True)
     if exc.hint:
         click.echo(f"hint: {exc.hint}", err=True)
@@ -151,13 +221,30 @@ def main_group(
     ctx.obj = settings
 
 
+def _wants_json(args: list[str]) -> bool:
+    head = args[: args.index("--")] if "--" in args else args
+    return "--json" in head
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point."""
+    """Console entry point: exit codes from :mod:`zluda_runner.core.exitcodes`."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    as_json = _wants_json(args)
     try:
-        main_group.main(args=argv, prog_name="zluda-run", standalone_mode=True)
+        code = main_group.main(args=args, prog_name="zluda-run", standalone_mode=False)
     except ZludaRunnerError as exc:  # raised outside a command's invoke
-        _report_error(exc)
+        report_error(exc, as_json=as_json)
         sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("interrupted", err=True)
+        sys.exit(exitcodes.INTERRUPTED)
+    except click.ClickException as exc:
+        if as_json:
+            report_error(UsageFault(exc.format_message(), exit_code=exc.exit_code), as_json=True)
+        else:
+            exc.show()
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else exitcodes.OK)
 
 
 if __name__ == "__main__":

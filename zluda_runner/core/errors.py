@@ -23,6 +23,20 @@ class ZludaRunnerError(Exception):
         return self.message
 
 
+class UsageFault(ZludaRunnerError):
+    """The command line itself is wrong (click's usage errors, as a JSON-reportable error)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = 2) -> None:
+        super().__init__(message, hint or "see `zluda-run --help` or `zluda-run COMMAND --help`")
+        self.exit_code = exit_code
+
+
+class CheckFailedError(ZludaRunnerError):
+    """A check or comparison failed (a fatal plan verdict, a failed load proof): exit 3."""
+
+    exit_code = 3
+
+
 class ManifestError(ZludaRunnerError):
     """The release manifest is missing, malformed or names nothing usable."""
 

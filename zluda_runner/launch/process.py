@@ -164,17 +164,18 @@ def _wait_forwarding(pid: int, watched: set[signal.Signals], timeout: float | No
         done, status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
             return exit_status(os.waitstatus_to_exitcode(status))
+        info: signal.struct_siginfo | None
         if deadline is None:
             info = signal.sigwaitinfo(watched)
         else:
             remaining = deadline - time.monotonic()
             info = signal.sigtimedwait(watched, max(remaining, 0.0)) if remaining > 0 else None
-            if info is None:
-                _kill_and_reap(pid)
-                raise LaunchError(
-                    f"the command did not finish within {timeout:g} s and was killed",
-                    hint="give it a longer timeout",
-                )
+        if info is None:
+            _kill_and_reap(pid)
+            raise LaunchError(
+                f"the command did not finish within {timeout:g} s and was killed",
+                hint="give it a longer timeout",
+            )
         if info.si_signo == signal.SIGCHLD:
             continue
         if info.si_code == _SI_KERNEL:
