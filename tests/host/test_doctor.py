@@ -9,17 +9,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.doctor import (
-    EXIT_FAILED,
-    EXIT_OK,
-    DoctorOptions,
-    GpuAgent,
-    HostFs,
-    Status,
-    run_doctor,
-    visible_gpus,
-)
+from zluda_runner.core.exitcodes import CHECK_FAILED as EXIT_FAILED
+from zluda_runner.core.exitcodes import OK as EXIT_OK
+from zluda_runner.doctor import DoctorOptions, Status, run_doctor
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.gpus import visible_gpus
 from zluda_runner.host.hip import HipDevice, HipInfo, query_hip_isolated
+from zluda_runner.host.model import GpuAgent
 
 
 def _write(root: Path, rel: str, text: str = "") -> Path:
