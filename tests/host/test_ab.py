@@ -219,11 +219,12 @@ def test_split_command_never_uses_a_shell() -> None:
 
 def test_api_is_inert_without_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ab.AB_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)  # first: a relative write would land here
     assert not ab.enabled()
     ab.record("x", [1.0])
+    ab.record("logits", [[0.5, 1.5]], logits=True)
     with ab.timer("t"):
         pass
-    monkeypatch.chdir(tmp_path)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setenv(ab.AB_DIR_ENV, str(tmp_path / "out"))
     ab.record("x", [1, 2])
