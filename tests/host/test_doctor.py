@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.doctor import (
-    EXIT_FAILED,
-    EXIT_OK,
-    DoctorOptions,
-    GpuAgent,
-    HostFs,
-    Status,
-    run_doctor,
-    visible_gpus,
-)
+from zluda_runner.core.exitcodes import CHECK_FAILED as EXIT_FAILED
+from zluda_runner.core.exitcodes import OK as EXIT_OK
+from zluda_runner.doctor import DoctorOptions, Status, run_doctor
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.gpus import visible_gpus
 from zluda_runner.host.hip import HipDevice, HipInfo, query_hip_isolated
+from zluda_runner.host.model import GpuAgent
 
 
 def _write(root: Path, rel: str, text: str = "") -> Path:
@@ -86,12 +84,25 @@ def test_doctor_on_this_machine_json_and_exit_code() -> None:
     statuses = {c["id"]: c["status"] for c in data["checks"]}
     assert set(statuses.values()) <= {"ok", "warn", "fail"}
     assert all(c["fix"] for c in data["checks"] if c["status"] != "ok")
-    has_fail = "fail" in statuses.values()
-    assert result.exit_code == (EXIT_FAILED if has_fail else EXIT_OK)
+    # the exit code follows the checks' statuses, recomputed here from the JSON
+    assert result.exit_code == (EXIT_FAILED if "fail" in statuses.values() else EXIT_OK)
     assert data["exit_code"] == result.exit_code
-    if not data["facts"]["gpus"]:  # this machine: no GPU -> said so, as a failed check
+    # facts the doctor must agree with, read here independently of it
+    assert data["facts"]["arch"] == platform.machine()
+    assert data["facts"]["os"] == {"win32": "windows", "darwin": "macos"}.get(sys.platform, sys.platform)
+    assert statuses["platform"] == ("ok" if platform.machine() in ("x86_64", "AMD64") else "fail")
+    if sys.platform.startswith("linux") and not Path("/dev/kfd").exists():
+        # no KFD: neither HIP nor the KFD topology nor rocminfo can show a GPU; the doctor must say
+        # so as failed checks, and exit 3
+        assert data["facts"]["gpus"] == []
         assert statuses["gpu"] == "fail"
         assert "No AMD GPU" in next(c["message"] for c in data["checks"] if c["id"] == "gpu")
+        assert statuses["driver"] == "fail"
+        assert {"gpu_arch", "device_order"} <= set(data["skipped"])
+        assert result.exit_code == EXIT_FAILED == 3
+    strict = CliRunner().invoke(main_group, ["doctor", "--strict"])
+    worst = {"fail", "warn"} & set(statuses.values())
+    assert strict.exit_code == (EXIT_FAILED if worst else EXIT_OK), strict.output
 
 
 def test_rocm62_gfx1100_tree_is_ok(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from zluda_runner.abtest.runner import run_ab
+from zluda_runner.abtest.run import run_ab
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import CommandNotFoundError, HostError
 from zluda_runner.core.settings import Settings

@@ -1,29 +1,28 @@
-"""doctor / warmup / ab commands, and ``compile_cache_command`` (attached as ``cache compile``)."""
+"""doctor / warmup / ab commands, and ``compile_cache_command`` (attached as ``cache compile``).
+
+Each command: parse options -> one library call -> one view -> exit code.  The doctor and
+the A/B runner are imported inside their commands: ``zluda-run cache`` loads this module
+(for ``cache compile``) and must not pay for them.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
-from zluda_runner.abtest.runner import (
-    default_side_a,
-    default_side_b,
-    render_html,
-    render_text,
-    run_ab,
-    split_command,
-)
 from zluda_runner.commands.common import emit_json, pass_settings, want_json
-from zluda_runner.core.errors import HostError
 from zluda_runner.core.settings import Settings
-from zluda_runner.core.units import format_bytes
-from zluda_runner.doctor import EXIT_FAILED, ROOT_ENV, DoctorOptions, root_from_env, run_doctor
-from zluda_runner.doctor import render_text as render_doctor
-from zluda_runner.host.compile_cache import clean_compile_cache, inspect_compile_cache
-from zluda_runner.launch.warmup import HEARTBEAT_S, warmup, zluda_run_argv
+from zluda_runner.host.compile_cache import (
+    clean_compile_cache,
+    inspect_compile_cache,
+    render_clean_text,
+)
+from zluda_runner.host.compile_cache import render_text as render_compile_cache
+from zluda_runner.host.fs import ROOT_ENV, root_from_env
+from zluda_runner.launch.warmup import HEARTBEAT_S, heartbeat_text, warmup, workload_argv
+from zluda_runner.launch.warmup import render_text as render_warmup
 
 _WORKLOAD = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 
@@ -49,6 +48,8 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
                3  at least one check failed (with --strict: or warned)
                1  the doctor itself could not run (e.g. --root is not a folder)
     """
+    from zluda_runner.doctor import DoctorOptions, render_text, run_doctor
+
     options = DoctorOptions(
         root=root_from_env(root or ""), settings=settings, strict=strict, python=settings.python
     )
@@ -56,7 +57,7 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
     if want_json(settings, as_json):
         emit_json(report)
     else:
-        click.echo(render_doctor(report))
+        click.echo(render_text(report))
     sys.exit(report.exit_code)
 
 
@@ -89,34 +90,25 @@ def warmup_command(
     the totals; exits with COMMAND's exit code.
     Example: zluda-run warmup -- python examples/infer.py --device cuda
     """
-    workload = list(command[1:] if command and command[0] == "--" else command)
-    if not workload:
-        raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
-    argv = workload if as_is else zluda_run_argv(workload, settings)
+    argv = workload_argv(command, settings, as_is=as_is)
     json_mode = want_json(settings, as_json)
-
-    def beat(elapsed: float, cache_bytes: int, grown: int) -> None:
-        click.echo(
-            f"warmup: still running after {elapsed:.0f} s; compile cache +{format_bytes(max(grown, 0))} "
-            f"so far, now {format_bytes(cache_bytes)} (a first run compiles GPU code, this can take minutes)",
-            err=True,
-        )
-
     stdout = None
     if json_mode:
         try:
             stdout = sys.stderr.fileno()  # keep stdout for the JSON
         except (AttributeError, OSError, ValueError):
             stdout = None
-    report = warmup(argv, dict(os.environ), heartbeat_s=heartbeat, on_heartbeat=beat, stdout=stdout)
+    report = warmup(
+        argv,
+        dict(os.environ),
+        heartbeat_s=heartbeat,
+        on_heartbeat=lambda *beat: click.echo(heartbeat_text(*beat), err=True),
+        stdout=stdout,
+    )
     if json_mode:
         emit_json(report.to_dict())
     else:
-        click.echo(
-            f"warmup: {workload[0]} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
-            f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
-            f"{format_bytes(report.bytes_after)}"
-        )
+        click.echo(render_warmup(report, command[1] if command[0] == "--" else command[0]))
     sys.exit(report.exit_code)
 
 
@@ -155,31 +147,12 @@ def ab_command(
     The script records outputs and timings with `from zluda_runner import ab`;
     exit code 0 when both sides ran and agree, 3 otherwise.
     """
-    args = list(script[1:] if script and script[0] == "--" else script)
-    if a_cmd:
-        a_argv = split_command(a_cmd) + args
-    elif args:
-        a_argv = default_side_a(args, settings=settings)
-    else:
-        raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or --a-cmd")
-    if b_cmd:
-        b_argv = split_command(b_cmd) + args
-    elif b_python and args:
-        b_argv = default_side_b(args, b_python)
-    elif b_python:
-        raise HostError(
-            "--b-python needs a SCRIPT to run", hint="zluda-run ab --b-python PY -- SCRIPT [ARGS]"
-        )
-    else:
-        raise HostError(
-            "nothing to run on side B", hint="give --b-python PY (a native ROCm python) or --b-cmd"
-        )
-    if html_path and not Path(html_path).expanduser().resolve().parent.is_dir():
-        raise HostError(
-            f"cannot write the HTML report to {html_path}: its folder does not exist",
-            hint="give --html a path in an existing folder",
-        )
-    json_mode = want_json(settings, as_json)
+    from zluda_runner.abtest.run import run_ab
+    from zluda_runner.abtest.sides import ab_sides
+    from zluda_runner.abtest.view import html_destination, render_text, write_html
+
+    a_argv, b_argv = ab_sides(script, a_cmd=a_cmd, b_cmd=b_cmd, b_python=b_python, settings=settings)
+    html = html_destination(html_path) if html_path else None
     report = run_ab(
         a_argv,
         b_argv,
@@ -189,20 +162,13 @@ def ab_command(
         atol=atol,
         progress=lambda line: click.echo(line, err=True),
     )
-    if html_path:
-        try:
-            Path(html_path).expanduser().write_text(render_html(report), encoding="utf-8")
-        except OSError as exc:
-            raise HostError(
-                f"cannot write the HTML report to {html_path}: {exc.strerror or exc}",
-                hint="give --html a writable file path",
-            ) from None
-    if json_mode:
+    if html is not None:
+        write_html(report, html)
+    if want_json(settings, as_json):
         emit_json(report)
     else:
         click.echo(render_text(report))
-    ok = report.agree is True and not report.problems
-    sys.exit(0 if ok else EXIT_FAILED)
+    sys.exit(report.exit_code)
 
 
 @click.command("compile")
@@ -212,26 +178,21 @@ def ab_command(
 def compile_cache_command(settings: Settings, clean: bool, as_json: bool) -> None:
     """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
     json_mode = want_json(settings, as_json)
-    if clean:
-        result = clean_compile_cache()
+    if not clean:
+        info = inspect_compile_cache()
         if json_mode:
-            emit_json(result)
+            emit_json(info)
         else:
-            click.echo(f"removed {len(result.removed)} file(s), freed {format_bytes(result.freed_bytes)}")
-            for failure in result.failed:
-                click.echo(f"could not remove {failure}", err=True)
-        if result.failed:
-            sys.exit(1)
+            click.echo(render_compile_cache(info))
         return
-    info = inspect_compile_cache()
+    result = clean_compile_cache()
     if json_mode:
-        emit_json(info)
-        return
-    for folder in info.dirs:
-        click.echo(f"{folder}{'' if folder.is_dir() else ' (absent)'}")
-    for entry in info.files:
-        click.echo(f"  {entry.path.name}  {format_bytes(entry.bytes)}")
-    click.echo(f"total: {info.file_count} file(s), {format_bytes(info.total_bytes)}")
+        emit_json(result)
+    else:
+        click.echo(render_clean_text(result))
+        for failure in result.failed:
+            click.echo(f"could not remove {failure}", err=True)
+    sys.exit(result.exit_code)
 
 
 COMMANDS: list[click.Command] = [doctor_command, warmup_command, ab_command]

@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.units import format_bytes
 
 CACHE_SUBDIRS = (("ZLUDA", "ComputeCache"), ("zluda", "ComputeCache"))
 CACHE_FILE_GLOB = "zluda*.db*"
@@ -113,6 +115,10 @@ class CleanResult(JsonMixin):
     failed: list[str] = field(default_factory=list)
     schema: int = JSON_SCHEMA_VERSION
 
+    @property
+    def exit_code(self) -> int:
+        return exitcodes.ERROR if self.failed else exitcodes.OK
+
 
 def clean_compile_cache(dirs: Iterable[Path] | None = None) -> CleanResult:
     """Delete ZLUDA's compile cache database files (``zluda*.db*``) and nothing else.
@@ -132,3 +138,14 @@ def clean_compile_cache(dirs: Iterable[Path] | None = None) -> CleanResult:
         result.removed.append(entry.path)
         result.freed_bytes += entry.bytes
     return result
+
+
+def render_text(info: CompileCacheInfo) -> str:
+    lines = [f"{folder}{'' if folder.is_dir() else ' (absent)'}" for folder in info.dirs]
+    lines += [f"  {entry.path.name}  {format_bytes(entry.bytes)}" for entry in info.files]
+    lines.append(f"total: {info.file_count} file(s), {format_bytes(info.total_bytes)}")
+    return "\n".join(lines)
+
+
+def render_clean_text(result: CleanResult) -> str:
+    return f"removed {len(result.removed)} file(s), freed {format_bytes(result.freed_bytes)}"

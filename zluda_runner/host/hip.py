@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.gfx import normalize_gfx
 
@@ -83,7 +83,7 @@ def default_library_names() -> tuple[str, ...]:
 
 
 def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
-    from cffi import FFI
+    from cffi import FFI  # type: ignore[import-untyped]
 
     ffi = FFI()
     ffi.cdef(_CDEF)
@@ -193,21 +193,20 @@ def query_hip_isolated(
     argv = [python or sys.executable, "-m", "zluda_runner.host.hip", *(library_names or ())]
     base = os.environ if env is None else env
     child_env = {k: v for k, v in base.items() if k not in DEVICE_SELECTION_ENV}
-    try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=timeout, check=False, env=child_env
-        )
-    except subprocess.TimeoutExpired:
+    result = run_child(argv, timeout=timeout, env=child_env)
+    if result.timed_out:
         return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)")
-    except OSError as exc:
-        return HipInfo(error=f"could not start {argv[0]}: {exc}")
-    if proc.returncode != 0:
-        tail = (proc.stderr or "").strip().splitlines()[-1:] or [""]
-        return HipInfo(error=f"the HIP query process died (exit {proc.returncode}) {tail[0]}".strip())
-    lines = (proc.stdout or "").strip().splitlines()
-    try:  # the answer is the last line: a chatty runtime may print before it
-        return HipInfo.from_json(lines[-1])
-    except (ValueError, TypeError, IndexError) as exc:
+    if result.start_error is not None:
+        return HipInfo(error=f"could not start {argv[0]}: {result.start_error}")
+    if not result.ok:
+        tail = result.stderr.strip().splitlines()[-1:] or [""]
+        return HipInfo(error=f"the HIP query process died (exit {result.returncode}) {tail[0]}".strip())
+    answer = json_line(result.stdout)  # the last line: a chatty runtime may print before it
+    if not isinstance(answer, dict):
+        return HipInfo(error="unreadable answer from the HIP query process")
+    try:
+        return HipInfo.from_dict(answer)
+    except (ValueError, TypeError) as exc:
         return HipInfo(error=f"unreadable answer from the HIP query process: {exc!r}")
 
 

@@ -88,11 +88,9 @@ class ReleaseSource:
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
     """The host's HIP/ROCm version as "X.Y" (ROCm folder or HIP SDK), or None when none is found."""
-    from zluda_runner.doctor import HostFs, find_rocm
+    from zluda_runner.host.rocm import hip_version
 
-    rocm = find_rocm(HostFs(), dict(os.environ if env is None else env), sys.platform, None)
-    mm = rocm.major_minor if rocm else None
-    return f"{mm[0]}.{mm[1]}" if mm else None
+    return hip_version(os.environ if env is None else env, sys.platform)
 
 
 def release_for(

@@ -22,6 +22,8 @@ from typing import IO, Any
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CommandNotFoundError, HostError, LaunchError
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.settings import Settings
+from zluda_runner.core.units import format_bytes
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
 
 HEARTBEAT_S = 10.0
@@ -48,7 +50,7 @@ class WarmupReport(JsonMixin):
     def grew_files(self) -> int:
         return self.files_after - self.files_before
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()
         data.update(grew_bytes=self.grew_bytes, grew_files=self.grew_files)
         return data
@@ -57,7 +59,7 @@ class WarmupReport(JsonMixin):
 Heartbeat = Callable[[float, int, int], None]  # (elapsed seconds, cache bytes now, bytes grown so far)
 
 
-def zluda_run_argv(command: Sequence[str], settings: Any = None) -> list[str]:
+def zluda_run_argv(command: Sequence[str], settings: Settings | None = None) -> list[str]:
     """``<this python> -m zluda_runner [global options] run -- COMMAND``: COMMAND under ZLUDA.
 
     The global options the user gave this zluda-run (``--zluda-dir``, ``--release``,
@@ -78,6 +80,16 @@ def zluda_run_argv(command: Sequence[str], settings: Any = None) -> list[str]:
         if settings.force:
             argv.append("--force")
     return [*argv, "run", "--", *command]
+
+
+def workload_argv(
+    command: Sequence[str], settings: Settings | None = None, *, as_is: bool = False
+) -> list[str]:
+    """What ``zluda-run warmup -- COMMAND`` runs: COMMAND under ZLUDA, or unchanged with ``as_is``."""
+    workload = list(command[1:] if command and command[0] == "--" else command)
+    if not workload:
+        raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
+    return workload if as_is else zluda_run_argv(workload, settings)
 
 
 def warmup(
@@ -137,4 +149,20 @@ def warmup(
         files_before=before.file_count,
         files_after=after.file_count,
         heartbeats=beats,
+    )
+
+
+def heartbeat_text(elapsed: float, cache_bytes: int, grown: int) -> str:
+    return (
+        f"warmup: still running after {elapsed:.0f} s; compile cache +{format_bytes(max(grown, 0))} "
+        f"so far, now {format_bytes(cache_bytes)} (a first run compiles GPU code, this can take minutes)"
+    )
+
+
+def render_text(report: WarmupReport, name: str) -> str:
+    """The totals, for workload ``name`` (what the user typed first)."""
+    return (
+        f"warmup: {name} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
+        f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
+        f"{format_bytes(report.bytes_after)}"
     )

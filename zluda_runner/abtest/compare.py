@@ -1,0 +1,220 @@
+"""Comparing the two sides: outputs (dtype-aware tolerance, argmax agreement for logits),
+timings (median, min, max, the A/B ratio of medians), problems, and the one-line verdict.
+
+Outputs are compared from each side's first run that recorded them; timings pool every
+run's samples.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from zluda_runner.abtest.model import AbReport, Output, OutputComparison, TimingComparison, TimingStats
+
+TIE_MARGIN = 0.03  # medians within 3% are "about the same"
+
+# (rtol, atol) for comparing two *different* backends: looser than torch.testing's
+# same-backend defaults, because BLAS libraries sum in different orders.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-9),
+    "float32": (1e-4, 1e-5),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (5e-2, 1e-2),
+    "complex64": (1e-4, 1e-5),
+    "complex128": (1e-7, 1e-9),
+}
+_FP8 = (1.25e-1, 1e-1)
+
+
+def tolerance_for(dtype: str) -> tuple[float, float]:
+    """(rtol, atol) for a dtype name; (0, 0) -- exact -- for integers and bool."""
+    if dtype in TOLERANCES:
+        return TOLERANCES[dtype]
+    if dtype.startswith("float8"):
+        return _FP8
+    return (0.0, 0.0)
+
+
+def compare_output(
+    a: Output, b: Output, rtol: float | None = None, atol: float | None = None
+) -> OutputComparison:
+    """Compare A against B (B, the native side, is the reference for the relative error)."""
+    cmp = OutputComparison(
+        name=a.name, status="agree", dtype_a=a.dtype, dtype_b=b.dtype, shape_a=a.shape, shape_b=b.shape
+    )
+    if a.shape != b.shape or len(a.values) != len(b.values):
+        cmp.status = "shape_mismatch"
+        return cmp
+    # the looser tolerance of the two dtypes (e.g. float16 on one side, float32 on the other)
+    tol_a, tol_b = tolerance_for(a.dtype), tolerance_for(b.dtype)
+    cmp.rtol = rtol if rtol is not None else max(tol_a[0], tol_b[0])
+    cmp.atol = atol if atol is not None else max(tol_a[1], tol_b[1])
+    max_abs = 0.0
+    max_rel = 0.0
+    mismatched = 0
+    for x, y in zip(a.values, b.values, strict=True):
+        if math.isnan(x) or math.isnan(y):
+            if not (math.isnan(x) and math.isnan(y)):
+                mismatched += 1
+            continue
+        if math.isinf(x) or math.isinf(y):
+            if x != y:
+                mismatched += 1
+            continue
+        diff = abs(x - y)
+        max_abs = max(max_abs, diff)
+        if diff:
+            max_rel = max(max_rel, diff / abs(y) if y else math.inf)
+        if diff > cmp.atol + cmp.rtol * abs(y):
+            mismatched += 1
+    cmp.elements = len(a.values)
+    cmp.mismatched = mismatched
+    cmp.max_abs_error = max_abs
+    cmp.max_rel_error = max_rel if math.isfinite(max_rel) else None  # None: B is 0 where A is not
+    cmp.status = "agree" if mismatched == 0 else "differ"
+    is_logits = a.logits if a.logits is not None else "logit" in a.name.lower()
+    if is_logits and a.shape and a.shape[-1] > 1:
+        cmp.argmax_agreement = argmax_agreement(a.values, b.values, a.shape[-1])
+    return cmp
+
+
+def argmax_agreement(a: Sequence[float], b: Sequence[float], width: int) -> float:
+    """Fraction of rows (last dimension ``width``) whose argmax is the same on both sides."""
+    rows = len(a) // width
+    if rows == 0:
+        return 1.0
+    same = 0
+    for r in range(rows):
+        ra, rb = a[r * width : (r + 1) * width], b[r * width : (r + 1) * width]
+        if max(range(width), key=ra.__getitem__) == max(range(width), key=rb.__getitem__):
+            same += 1
+    return same / rows
+
+
+def timing_stats(samples: Sequence[float]) -> TimingStats | None:
+    if not samples:
+        return None
+    return TimingStats(len(samples), statistics.median(samples), min(samples), max(samples))
+
+
+def _faster(a: TimingStats | None, b: TimingStats | None) -> tuple[float | None, str | None]:
+    if a is None or b is None or b.median_s <= 0:
+        return None, None
+    ratio = a.median_s / b.median_s
+    if abs(ratio - 1.0) <= TIE_MARGIN:
+        return ratio, "same"
+    return ratio, "A" if ratio < 1.0 else "B"
+
+
+def summarise(
+    report: AbReport, first: dict[str, dict[str, Output]], rtol: float | None, atol: float | None
+) -> None:
+    for summary in (report.a, report.b):
+        side_runs = [r for r in report.runs if r.side == summary.label]
+        summary.runs = len(side_runs)
+        summary.failed_runs = sum(1 for r in side_runs if r.exit_code != 0)
+        summary.recorded_nothing = sum(1 for r in side_runs if not r.outputs and not r.timings)
+        summary.wall = timing_stats([r.wall_s for r in side_runs if r.exit_code == 0])
+        if summary.failed_runs:
+            last = next(r for r in reversed(side_runs) if r.exit_code != 0)
+            why = _last_error_line(last.stderr_tail)
+            report.problems.append(
+                f"side {summary.label} failed in {summary.failed_runs}/{summary.runs} run(s) "
+                f"({last.error}){': ' + why if why else ''}"
+            )
+        elif summary.recorded_nothing == summary.runs:
+            report.problems.append(
+                f"side {summary.label} recorded nothing (does the script call ab.record / "
+                "ab.timer? is zluda_runner.ab importable there?)"
+            )
+    names_a, names_b = first["A"], first["B"]
+    for name in sorted(set(names_a) | set(names_b), key=lambda n: (n not in names_a, n)):
+        if name not in names_b:
+            report.outputs.append(
+                OutputComparison(
+                    name=name, status="missing_in_b", dtype_a=names_a[name].dtype, shape_a=names_a[name].shape
+                )
+            )
+        elif name not in names_a:
+            report.outputs.append(
+                OutputComparison(
+                    name=name, status="missing_in_a", dtype_b=names_b[name].dtype, shape_b=names_b[name].shape
+                )
+            )
+        else:
+            report.outputs.append(compare_output(names_a[name], names_b[name], rtol, atol))
+    pooled: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
+    for run in report.runs:
+        for name, samples in run.timings.items():
+            pooled[run.side].setdefault(name, []).extend(samples)
+    for name in sorted(set(pooled["A"]) | set(pooled["B"])):
+        a, b = timing_stats(pooled["A"].get(name, [])), timing_stats(pooled["B"].get(name, []))
+        ratio, faster = _faster(a, b)
+        report.timings.append(TimingComparison(name, a, b, ratio, faster))
+    for cmp in report.outputs:
+        if cmp.status == "shape_mismatch":
+            report.problems.append(f"output {cmp.name!r}: shape {cmp.shape_a} on A vs {cmp.shape_b} on B")
+        elif cmp.status.startswith("missing_in_"):
+            report.problems.append(
+                f"output {cmp.name!r} was recorded only on side "
+                f"{'A' if cmp.status == 'missing_in_b' else 'B'}"
+            )
+    if report.outputs:
+        report.agree = all(c.status == "agree" for c in report.outputs)
+    report.verdict = _verdict(report)
+
+
+def _last_error_line(stderr: str) -> str:
+    """The line that says why: zluda-run's own ``error: ...`` when it refused, else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    own = [line for line in lines if line.startswith("error: ")]
+    return (own or lines or [""])[-1]
+
+
+def _verdict(report: AbReport) -> str:
+    parts: list[str] = []
+    timed = [t for t in report.timings if t.faster is not None and t.a and t.b]
+    # the verdict speaks of the region that takes longest: it dominates what a user waits for
+    basis = max(timed, key=lambda t: t.a.median_s + t.b.median_s, default=None)  # type: ignore[union-attr]
+    if basis is None and report.a.wall and report.b.wall:
+        ratio, faster = _faster(report.a.wall, report.b.wall)
+        basis = TimingComparison("whole run", report.a.wall, report.b.wall, ratio, faster)
+    if basis is not None and basis.a and basis.b and basis.ratio_a_over_b is not None:
+        report.faster = basis.faster
+        a_s, b_s = basis.a.median_s, basis.b.median_s
+        if basis.faster == "same":
+            parts.append(
+                f"A and B take about the same time on {basis.name!r} (median {a_s:.3g} s vs {b_s:.3g} s)"
+            )
+        else:
+            fast, slow = ("A", "B") if basis.faster == "A" else ("B", "A")
+            factor = max(basis.ratio_a_over_b, 1 / basis.ratio_a_over_b)
+            parts.append(
+                f"{fast} is {factor:.2f}x faster than {slow} on {basis.name!r} "
+                f"(median {a_s:.3g} s on A vs {b_s:.3g} s on B)"
+            )
+    else:
+        parts.append("no timing to compare")
+    if report.agree is True:
+        parts.append(f"outputs agree ({len(report.outputs)} compared)")
+    elif report.agree is False:
+        bad = [c for c in report.outputs if c.status != "agree"]
+        worst = bad[0]
+        if worst.status == "differ":
+            parts.append(
+                f"outputs DISAGREE: {worst.name!r} max abs error {worst.max_abs_error:.3g} "
+                f"({worst.mismatched}/{worst.elements} elements outside rtol={worst.rtol:g}, "
+                f"atol={worst.atol:g})"
+            )
+        else:
+            parts.append(f"outputs DISAGREE: {worst.name!r} {worst.status.replace('_', ' ')}")
+    else:
+        parts.append("no outputs to compare")
+    text = "; ".join(parts)
+    if report.problems:
+        text += ". Problems: " + " | ".join(report.problems)
+    return text
+
+

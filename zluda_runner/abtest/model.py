@@ -1,0 +1,97 @@
+"""The A/B comparison's data: recorded outputs, each run, the comparisons, the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core import exitcodes
+from zluda_runner.core.serial import JsonMixin
+
+
+@dataclass
+class Output:
+    name: str
+    dtype: str
+    shape: list[int]
+    values: list[float]
+    logits: bool | None = None
+
+
+@dataclass
+class RunResult(JsonMixin):
+    side: str
+    index: int
+    exit_code: int | None
+    wall_s: float
+    outputs: list[str] = field(default_factory=list)
+    timings: dict[str, list[float]] = field(default_factory=dict)
+    stderr_tail: str = ""
+    error: str | None = None
+
+
+@dataclass
+class TimingStats(JsonMixin):
+    samples: int
+    median_s: float
+    min_s: float
+    max_s: float
+
+
+@dataclass
+class TimingComparison(JsonMixin):
+    name: str
+    a: TimingStats | None
+    b: TimingStats | None
+    ratio_a_over_b: float | None = None
+    faster: str | None = None  # "A", "B", "same" or None when a side has no samples
+
+
+@dataclass
+class OutputComparison(JsonMixin):
+    name: str
+    status: str  # "agree", "differ", "shape_mismatch", "missing_in_a", "missing_in_b"
+    dtype_a: str | None = None
+    dtype_b: str | None = None
+    shape_a: list[int] | None = None
+    shape_b: list[int] | None = None
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    mismatched: int = 0
+    elements: int = 0
+    argmax_agreement: float | None = None
+
+
+@dataclass
+class SideSummary(JsonMixin):
+    label: str
+    argv: list[str]
+    runs: int = 0
+    failed_runs: int = 0
+    recorded_nothing: int = 0
+    wall: TimingStats | None = None
+
+
+@dataclass
+class AbReport(JsonMixin):
+    a: SideSummary
+    b: SideSummary
+    runs: list[RunResult] = field(default_factory=list)
+    outputs: list[OutputComparison] = field(default_factory=list)
+    timings: list[TimingComparison] = field(default_factory=list)
+    agree: bool | None = None
+    faster: str | None = None
+    verdict: str = ""
+    problems: list[str] = field(default_factory=list)
+    schema: int = JSON_SCHEMA_VERSION
+
+    @property
+    def ok(self) -> bool:
+        """Both sides ran, recorded what was compared, and agree."""
+        return self.agree is True and not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return exitcodes.OK if self.ok else exitcodes.CHECK_FAILED

@@ -1,0 +1,173 @@
+"""Running the two sides: A, B, A, B ... each run in its own record folder, with the
+in-workload API (:mod:`zluda_runner.ab`) importable in any interpreter; then reading back
+what each run recorded.  Everything that goes wrong on a side becomes part of the report.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from zluda_runner.ab import AB_DIR_ENV, RECORDS_FILE
+from zluda_runner.abtest.compare import summarise
+from zluda_runner.abtest.model import AbReport, Output, RunResult, SideSummary
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.fsutil import atomic_write_text
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+STDERR_TAIL_CHARS = 2000
+
+Progress = Callable[[str], None]
+
+
+def ab_import_dir(base: Path) -> Path:
+    """A folder to put on PYTHONPATH so ``from zluda_runner import ab`` works in any interpreter.
+
+    It holds a ``zluda_runner`` package with ``ab.py`` and an ``__init__`` that extends its
+    ``__path__`` with any real ``zluda_runner`` on ``sys.path``: the zluda-run process of side A
+    (which also inherits PYTHONPATH) still finds all of its own modules.
+    """
+    pkg = base / "zluda_runner"
+    pkg.mkdir(parents=True, exist_ok=True)
+    # the real package's __init__ follows, so every name it defines is there too
+    init = (
+        "# zluda_runner.ab for a target interpreter (written by zluda-run ab)\n"
+        "from pkgutil import extend_path\n\n"
+        "__path__ = extend_path(__path__, __name__)\n\n"
+        + (_PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8")
+    )
+    atomic_write_text(pkg / "__init__.py", init)
+    atomic_write_text(pkg / "ab.py", (_PACKAGE_DIR / "ab.py").read_text(encoding="utf-8"))
+    return base
+
+
+def run_ab(
+    a_argv: Sequence[str],
+    b_argv: Sequence[str],
+    *,
+    runs: int = 3,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float | None = None,
+    work_dir: Path | None = None,
+    progress: Progress | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> AbReport:
+    """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side."""
+    if runs < 1:
+        raise HostError(f"--runs must be at least 1 (got {runs})", hint="use --runs 3 or more for timings")
+    if timeout is not None and timeout <= 0:
+        raise HostError(
+            f"--timeout must be positive (got {timeout:g})", hint="give seconds, e.g. --timeout 600"
+        )
+    base_env = dict(os.environ if env is None else env)
+    report = AbReport(a=SideSummary("A", list(a_argv)), b=SideSummary("B", list(b_argv)))
+    first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
+    with tempfile.TemporaryDirectory(prefix="zluda-ab-", dir=work_dir) as tmp:
+        import_dir = ab_import_dir(Path(tmp) / "import")
+        pythonpath = os.pathsep.join(p for p in (str(import_dir), base_env.get("PYTHONPATH", "")) if p)
+        for i in range(runs):
+            for side, argv in (("A", a_argv), ("B", b_argv)):
+                out_dir = Path(tmp) / f"{side}-{i + 1}"
+                out_dir.mkdir()
+                run_env = {**base_env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
+                result, outputs = _run_once(side, i + 1, list(argv), run_env, cwd, timeout, out_dir)
+                report.runs.append(result)
+                for name, out in outputs.items():
+                    first_outputs[side].setdefault(name, out)
+                if progress is not None:
+                    state = "ok" if result.error is None else f"FAILED ({result.error})"
+                    progress(f"run {side} {i + 1}/{runs}: {result.wall_s:.2f} s, {state}")
+    summarise(report, first_outputs, rtol, atol)
+    return report
+
+
+def _run_once(
+    side: str,
+    index: int,
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path | None,
+    timeout: float | None,
+    out_dir: Path,
+) -> tuple[RunResult, dict[str, Output]]:
+    start = time.perf_counter()
+    stderr_path = out_dir / "stderr.txt"
+    result = RunResult(side=side, index=index, exit_code=None, wall_s=0.0)
+    try:
+        with open(stderr_path, "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
+            proc = subprocess.run(
+                argv, env=env, cwd=cwd, stdout=out, stderr=err, timeout=timeout, check=False
+            )
+        result.exit_code = proc.returncode
+        if proc.returncode != 0:
+            result.error = f"exit code {proc.returncode}"
+    except FileNotFoundError:
+        result.error = f"command not found: {argv[0]}"
+    except PermissionError:
+        result.error = f"command not executable: {argv[0]}"
+    except subprocess.TimeoutExpired:
+        result.error = f"timed out after {timeout:.0f} s"
+    result.wall_s = time.perf_counter() - start
+    try:
+        result.stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
+    except OSError:
+        result.stderr_tail = ""
+    outputs, timings, problems = read_records(out_dir)
+    result.outputs = list(outputs)
+    result.timings = timings
+    if problems and result.error is None:
+        result.error = "; ".join(problems)
+    return result, outputs
+
+
+def read_records(folder: Path) -> tuple[dict[str, Output], dict[str, list[float]], list[str]]:
+    """Outputs (first record of each name wins) and timing samples written by :mod:`zluda_runner.ab`."""
+    outputs: dict[str, Output] = {}
+    timings: dict[str, list[float]] = {}
+    problems: list[str] = []
+    path = folder / RECORDS_FILE
+    if not path.is_file():
+        return outputs, timings, problems
+    for lineno, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            if entry.get("kind") == "timing":
+                timings.setdefault(str(entry["name"]), []).append(float(entry["seconds"]))
+            elif entry.get("kind") == "output" and entry["name"] not in outputs:
+                outputs[entry["name"]] = _load_output(folder, entry)
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            problems.append(f"unreadable record on line {lineno}: {exc}")
+    return outputs, timings, problems
+
+
+def _load_output(folder: Path, entry: dict[str, Any]) -> Output:
+    if "file" in entry:
+        data = array.array(entry.get("storage", "d"))
+        raw = (folder / Path(entry["file"]).name).read_bytes()
+        data.frombytes(raw)
+        if sys.byteorder != "little":
+            data.byteswap()
+        values = [float(v) for v in data]
+    else:
+        values = [float(v) for v in entry["values"]]
+    return Output(
+        name=entry["name"],
+        dtype=str(entry["dtype"]),
+        shape=[int(s) for s in entry["shape"]],
+        values=values,
+        logits=entry.get("logits"),
+    )
+
+

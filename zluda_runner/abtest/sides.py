@@ -1,0 +1,76 @@
+"""The two commands an A/B comparison runs: A under ZLUDA, B native (or any two commands)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+
+from zluda_runner.core.errors import HostError
+from zluda_runner.core.settings import Settings
+from zluda_runner.launch.warmup import zluda_run_argv
+
+
+def default_side_a(
+    script: Sequence[str], python: str | None = None, settings: Settings | None = None
+) -> list[str]:
+    """``zluda-run [global options] run -- <python> SCRIPT ARGS``: the script under ZLUDA.
+
+    ``python`` (default: ``settings.python``, else this interpreter) runs the script; the
+    global options in ``settings`` (release, ZLUDA folder, cache, ``--force``) are handed on.
+    """
+    interpreter = python or (settings.python if settings else None) or sys.executable
+    return zluda_run_argv([interpreter, *script], settings)
+
+
+def default_side_b(script: Sequence[str], b_python: str) -> list[str]:
+    return [b_python, *script]
+
+
+def split_command(text: str) -> list[str]:
+    """A ``--a-cmd``/``--b-cmd`` string as argv (shlex rules, never a shell)."""
+    try:
+        argv = shlex.split(text, posix=os.name != "nt")
+    except ValueError as exc:
+        raise HostError(f"cannot split command {text!r}: {exc}", hint="check the quotes") from None
+    if not argv:
+        raise HostError("empty command", hint="give --a-cmd/--b-cmd a program to run")
+    return argv
+
+
+
+
+def ab_sides(
+    script: Sequence[str],
+    *,
+    a_cmd: str | None = None,
+    b_cmd: str | None = None,
+    b_python: str | None = None,
+    settings: Settings | None = None,
+) -> tuple[list[str], list[str]]:
+    """Side A and side B argv from ``zluda-run ab``'s options.
+
+    A: ``--a-cmd`` + SCRIPT ARGS, else SCRIPT under ZLUDA (:func:`default_side_a`).
+    B: ``--b-cmd`` + SCRIPT ARGS, else ``--b-python`` SCRIPT ARGS.
+    """
+    args = list(script[1:] if script and script[0] == "--" else script)
+    if a_cmd:
+        a_argv = split_command(a_cmd) + args
+    elif args:
+        a_argv = default_side_a(args, settings=settings)
+    else:
+        raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or --a-cmd")
+    if b_cmd:
+        b_argv = split_command(b_cmd) + args
+    elif b_python and args:
+        b_argv = default_side_b(args, b_python)
+    elif b_python:
+        raise HostError(
+            "--b-python needs a SCRIPT to run", hint="zluda-run ab --b-python PY -- SCRIPT [ARGS]"
+        )
+    else:
+        raise HostError(
+            "nothing to run on side B", hint="give --b-python PY (a native ROCm python) or --b-cmd"
+        )
+    return a_argv, b_argv

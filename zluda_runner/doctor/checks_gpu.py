@@ -1,0 +1,177 @@
+"""Checks of the machine itself: platform, GPUs, gfx target, device order, driver."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from zluda_runner.doctor.model import Check, Status
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.gfx import generation, is_rdna_or_newer
+from zluda_runner.host.hip import format_hip_version
+from zluda_runner.host.model import GpuAgent, HostFacts
+
+
+def check_platform(facts: HostFacts) -> Check:
+    arch = facts.arch.lower()
+    if facts.os == "macos":
+        return Check(
+            "platform",
+            Status.FAIL,
+            f"macOS ({facts.arch}): ZLUDA has no macOS support",
+            "Use Linux or Windows on a machine with an AMD Radeon GPU.",
+        )
+    if facts.os not in ("linux", "windows"):
+        return Check(
+            "platform",
+            Status.FAIL,
+            f"{facts.os} is not a platform ZLUDA is built for",
+            "Use Linux or Windows (x86-64).",
+        )
+    if arch not in ("x86_64", "amd64"):
+        return Check(
+            "platform",
+            Status.FAIL,
+            f"{facts.os} on {facts.arch}: ZLUDA builds are x86-64 only",
+            "Use an x86-64 machine.",
+        )
+    return Check("platform", Status.OK, f"{facts.os} {facts.arch} (kernel/OS {facts.os_version})")
+
+
+def check_gpu(facts: HostFacts, fs: HostFs, platform: str) -> Check:
+    if facts.gpus:
+        labels = "; ".join(g.label() for g in facts.gpus)
+        return Check(
+            "gpu",
+            Status.OK,
+            f"{len(facts.gpus)} AMD GPU(s) via {facts.gpu_source}: {labels}",
+            details={"gpus": [g.to_dict() for g in facts.gpus]},
+        )
+    searched = "; ".join(facts.gpu_search)
+    if platform == "win32":
+        fix = (
+            "Install the current AMD Adrenalin driver and the AMD HIP SDK "
+            "(https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html)."
+        )
+    elif fs.exists("/dev/kfd"):
+        fix = (
+            "/dev/kfd exists but no GPU agent is visible: add your user to the render and video groups "
+            "(sudo usermod -aG render,video $USER, then log in again) and check `rocminfo`."
+        )
+    else:
+        fix = (
+            "Install an AMD GPU with its amdgpu driver and ROCm "
+            "(https://rocm.docs.amd.com/projects/install-on-linux/); in a container pass "
+            "--device=/dev/kfd --device=/dev/dri."
+        )
+    return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix)
+
+
+def check_arch(gpu: GpuAgent) -> Check:
+    if gpu.gfx is None:
+        return Check(
+            "gpu_arch",
+            Status.WARN,
+            f"Could not tell the gfx target of {gpu.name or 'the GPU'}",
+            "Install the HIP runtime (ROCm / HIP SDK) so the doctor can ask it for gcnArchName.",
+        )
+    gen = generation(gpu.gfx)
+    if is_rdna_or_newer(gpu.gfx):
+        return Check(
+            "gpu_arch",
+            Status.OK,
+            f"{gpu.gfx} ({gen}): RDNA1 or newer, supported by the ZLUDA rewrite",
+            details={"gfx": gpu.gfx, "generation": gen},
+        )
+    return Check(
+        "gpu_arch",
+        Status.FAIL,
+        f"{gpu.gfx} ({gen}) is older than RDNA1: the upstream ZLUDA rewrite needs an RX 5000 (RDNA1) "
+        "or newer Radeon",
+        "Use an RX 5000 series or newer GPU; Vega/Polaris/Instinct cards are not ZLUDA targets "
+        "(use a native ROCm build of torch where ROCm supports the card).",
+        details={"gfx": gpu.gfx, "generation": gen},
+    )
+
+
+def check_hidden_gpus(env: Mapping[str, str]) -> Check:
+    names = [v for v in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in env]
+    settings = ", ".join(f"{v}={env[v]!r}" for v in names)
+    return Check(
+        "device_order",
+        Status.FAIL,
+        f"{settings} hides every AMD GPU: HIP and ZLUDA will see no device",
+        f"Unset {' / '.join(names)} or give it a device index that exists (0 is the first GPU).",
+        details={var: env[var] for var in names},
+    )
+
+
+def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str) -> Check:
+    discrete = [g for g in gpus if not g.integrated]
+    if target.integrated and discrete:
+        best = discrete[0]
+        setter = "set" if platform == "win32" else "export"
+        return Check(
+            "device_order",
+            Status.WARN,
+            f"Device {target.index} is the integrated {target.name or target.gfx}; HIP and ZLUDA use it "
+            f"before the discrete {best.name or best.gfx} (device {best.index})",
+            f"{setter} HIP_VISIBLE_DEVICES={best.index} before running (or disable the iGPU in the BIOS).",
+            details={"integrated": target.index, "discrete": best.index},
+        )
+    if target.integrated:
+        return Check(
+            "device_order",
+            Status.OK,
+            f"Only an integrated GPU ({target.label()}): it works, with shared system memory",
+        )
+    return Check(
+        "device_order", Status.OK, f"Device {target.index} ({target.name or target.gfx}) is used first"
+    )
+
+
+def check_driver(facts: HostFacts, fs: HostFs) -> Check:
+    if not fs.is_dir("/sys/module/amdgpu"):
+        return Check(
+            "driver",
+            Status.FAIL,
+            "The amdgpu kernel module is not loaded",
+            "Install the amdgpu driver (in-tree or amdgpu-dkms with firmware) and `sudo modprobe amdgpu`.",
+        )
+    version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
+    facts.driver_version = f"amdgpu {version or '(in-tree)'}"
+    kfd = fs.path("/dev/kfd")
+    if not kfd.exists():
+        return Check(
+            "driver",
+            Status.FAIL,
+            "amdgpu is loaded but /dev/kfd is missing (no compute support)",
+            "Use a kernel built with CONFIG_HSA_AMD; in a container pass --device=/dev/kfd.",
+        )
+    if not os.access(kfd, os.R_OK | os.W_OK):
+        return Check(
+            "driver",
+            Status.FAIL,
+            "/dev/kfd is not readable and writable by this user",
+            "sudo usermod -aG render,video $USER, then log in again.",
+        )
+    return Check(
+        "driver",
+        Status.OK,
+        f"amdgpu {version or '(in-tree)'}; /dev/kfd accessible",
+        details={"amdgpu_version": version or None},
+    )
+
+
+def check_windows_driver(facts: HostFacts) -> Check:
+    registry = next((g.driver_version for g in facts.gpus if g.driver_version), None)
+    hip_driver = format_hip_version(facts.hip.driver_version) if facts.hip is not None else None
+    facts.driver_version = registry or (f"HIP driver {hip_driver}" if hip_driver else None)
+    if facts.driver_version:
+        return Check("driver", Status.OK, f"AMD display driver {facts.driver_version}")
+    return Check(
+        "driver",
+        Status.WARN,
+        "Could not read the AMD display driver version",
+        "Install the current AMD Adrenalin driver (it also provides the HIP runtime, amdhip64_6.dll).",
+    )

@@ -1,0 +1,128 @@
+"""Checks that join the host with the rest of zluda-runner: which manifest release fits this host
+and its torch, which releases are cached, and ZLUDA's compile cache."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from zluda_runner.core.paths import default_cache_dir
+from zluda_runner.core.units import format_bytes
+from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
+from zluda_runner.host.compile_cache import CompileCacheInfo
+from zluda_runner.release.cache import list_cache
+from zluda_runner.release.manifest import Manifest, load_manifest
+from zluda_runner.release.selection import Selection, select_asset
+
+
+def _cuda_major(torch: Check | None) -> int | None:
+    cuda = (torch.details.get("cuda") if torch is not None else None) or ""
+    m = re.match(r"(\d+)", str(cuda))
+    return int(m.group(1)) if m else None
+
+
+def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | None) -> Check:
+    facts = report.facts
+    if facts.os not in ("linux", "windows"):
+        return Check(
+            "release", Status.FAIL, f"No ZLUDA release is built for {facts.os}", "Use Linux or Windows."
+        )
+    rocm = facts.rocm
+    hip = f"{rocm.major_minor[0]}.{rocm.major_minor[1]}" if rocm and rocm.major_minor else None
+    cuda = _cuda_major(torch)
+    settings = opts.settings
+    try:
+        manifest = load_manifest(settings.manifest if settings else None)
+        selection = select_asset(
+            manifest, os=facts.os, hip=hip, cuda=cuda, release=settings.release if settings else None
+        )
+    except Exception as exc:  # ManifestError / SelectionError carry their own hint
+        return Check(
+            "release",
+            Status.WARN,
+            f"Could not choose a release: {getattr(exc, 'message', exc)}",
+            getattr(exc, "hint", None) or "Run `zluda-run releases` to see what exists.",
+        )
+    wanted = f"{facts.os}, HIP {hip or 'any'}, torch CUDA {cuda or 'any'}"
+    chosen = selection.chosen
+    if chosen is None:
+        # what stands in the way on this OS (assets for the other OS are not news)
+        found = {r for rej in selection.rejected for r in rej.reasons if not r.startswith("built for")}
+        reasons = sorted(found, key=lambda r: (not r.startswith("needs "), r))  # HIP mismatches first
+        label = rocm.label if rocm is not None else "ROCm"
+        wants = _hip_wanted(manifest, selection)
+        fix = (
+            f"Install the {label} version a build for your torch wants: {'; '.join(wants)}."
+            if wants
+            else "Install torch built for CUDA 11.8 (fork) or 12.x (rewrite), or pass --zluda-dir."
+        )
+        return Check(
+            "release",
+            Status.WARN,
+            f"No manifest release fits ({wanted}): {'; '.join(reasons[:3])}",
+            fix,
+            {"rejected": [r.to_dict() for r in selection.rejected], "hip_wanted": wants},
+        )
+    return Check(
+        "release",
+        Status.OK,
+        f"Release that fits ({wanted}): {chosen.release_id} / {chosen.asset.name}",
+        details=chosen.summary(),
+    )
+
+
+def _hip_wanted(manifest: Manifest, selection: Selection, limit: int = 3) -> list[str]:
+    """Assets turned down only for the HIP version, one per distinct requirement (manifest order:
+    newest first): ``"HIP SDK 5.7 (fork-3.9.5/ZLUDA-windows-rocm5-amd64.zip)"``."""
+    wants: dict[str, str] = {}
+    for rejection in selection.rejected:
+        if not rejection.reasons or not all(r.startswith("needs ") for r in rejection.reasons):
+            continue
+        release = next((r for r in manifest.releases if r.id == rejection.release_id), None)
+        asset = next((a for a in release.assets if a.name == rejection.asset_name), None) if release else None
+        if asset is not None:
+            wants.setdefault(asset.hip.describe(), f"{rejection.release_id}/{rejection.asset_name}")
+    return [f"{need} ({where})" for need, where in list(wants.items())[:limit]]
+
+
+def check_cached_releases(opts: ResolvedOptions) -> Check:
+    cache_dir = opts.settings.cache_dir if opts.settings else default_cache_dir()
+    try:
+        entries = list_cache(Path(cache_dir))
+    except Exception as exc:  # a broken cache folder is reported, not raised
+        return Check(
+            "cached_releases",
+            Status.WARN,
+            f"Could not list cached releases: {exc}",
+            f"Check the cache folder {cache_dir} (or `zluda-run cache clean`).",
+        )
+    names = [f"{e.release_id}/{e.asset}" for e in entries]
+    details = {"cache_dir": str(cache_dir), "releases": names}
+    if not names:
+        return Check(
+            "cached_releases", Status.OK, f"No ZLUDA release cached yet in {cache_dir}", details=details
+        )
+    return Check(
+        "cached_releases", Status.OK, f"{len(names)} cached release(s): {', '.join(names)}", details=details
+    )
+
+
+def check_compile_cache(info: CompileCacheInfo) -> Check:
+    where = ", ".join(str(d) for d in info.dirs)
+    details = {"dirs": [str(d) for d in info.dirs], "bytes": info.total_bytes, "files": info.file_count}
+    if info.file_count == 0:
+        return Check(
+            "compile_cache",
+            Status.OK,
+            f"ZLUDA compile cache empty ({where}): the first run of a workload compiles "
+            "its GPU code and can take minutes",
+            details=details,
+        )
+    return Check(
+        "compile_cache",
+        Status.OK,
+        f"ZLUDA compile cache: {info.file_count} file(s), {format_bytes(info.total_bytes)} ({where})",
+        details=details,
+    )
+
+

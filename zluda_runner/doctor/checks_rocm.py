@@ -1,0 +1,194 @@
+"""Checks of the HIP runtime, the ROCm / HIP SDK install and the math libraries ZLUDA loads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from zluda_runner.doctor.model import Check, DoctorReport, Status
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.gfx import override_for
+from zluda_runner.host.gpus import effective_gfx, target_gpu
+from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
+from zluda_runner.host.rocm import LibraryDirs, files_for_gfx, library_dirs
+
+
+def check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:
+    hip = facts.hip
+    if hip is not None and hip.library:
+        ver = hip.runtime_version_text or "unknown version"
+        status = Status.OK if not hip.error else Status.WARN
+        return Check(
+            "hip_runtime",
+            status,
+            f"HIP runtime {hip.library} {ver}" + (f": {hip.error}" if hip.error else ""),
+            None if not hip.error else "Check the driver (`dmesg | grep amdgpu`).",
+            details={"runtime_version": hip.runtime_version, "driver_version": hip.driver_version},
+        )
+    found: list[Path] = []
+    if facts.rocm is not None:
+        dirs = library_dirs(facts.rocm)
+        found = fs.glob(dirs.hip_dir, dirs.hip_glob)
+    if found and hip is None:
+        return Check(
+            "hip_runtime",
+            Status.OK,
+            f"HIP runtime library present: {found[0].name}",
+            details={"files": [p.name for p in found]},
+        )
+    why = hip.error if hip is not None and hip.error else "no libamdhip64 / amdhip64 DLL found"
+    if found and facts.rocm is not None:
+        # installed, but the loader does not find it by name -- nor will ZLUDA, which loads it that way
+        where = library_dirs(facts.rocm).hip_dir
+        fix = (
+            f"Add {where} to PATH (the HIP SDK installer normally does)."
+            if facts.os == "windows"
+            else f"echo {where} | sudo tee /etc/ld.so.conf.d/rocm.conf && sudo ldconfig "
+            f"(or add {where} to LD_LIBRARY_PATH)."
+        )
+        return Check(
+            "hip_runtime",
+            Status.FAIL,
+            f"{found[0].name} is installed in {where} but could not be loaded ({why})",
+            fix,
+            details={"files": [p.name for p in found]},
+        )
+    fix = (
+        "Install the AMD HIP SDK (Windows) matching your ZLUDA build."
+        if facts.os == "windows"
+        else "Install the HIP runtime (e.g. `sudo apt install hip-runtime-amd` from the ROCm repository)."
+    )
+    return Check("hip_runtime", Status.FAIL, f"HIP runtime unavailable ({why})", fix)
+
+
+def check_rocm(facts: HostFacts, platform: str) -> Check:
+    rocm = facts.rocm
+    if rocm is None:
+        if platform == "win32":
+            return Check(
+                "rocm",
+                Status.FAIL,
+                "No AMD HIP SDK found (HIP_PATH unset, no Program Files\\AMD\\ROCm)",
+                "Install the HIP SDK: 6.x for ZLUDA-windows-rocm6 / the rewrite, 5.7 for "
+                "ZLUDA-windows-rocm5 builds of the fork.",
+            )
+        return Check(
+            "rocm",
+            Status.FAIL,
+            "No ROCm installation found (/opt/rocm, ROCM_PATH)",
+            "Install ROCm 6.x (https://rocm.docs.amd.com/projects/install-on-linux/).",
+        )
+    label = rocm.label
+    details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source}
+    mm = rocm.major_minor
+    if mm is not None and mm < (5, 7):
+        return Check(
+            "rocm",
+            Status.WARN,
+            f"{label} {rocm.version} at {rocm.path} is older than 5.7",
+            f"Install {label} 6.x (or 5.7 for the fork's rocm5 build).",
+            details,
+        )
+    note = ""
+    if rocm.kind == "hip-sdk" and mm is not None:
+        # the lshqqytiger fork's Windows builds: rocm5 for HIP SDK 5.7, rocm6 for 6.x
+        asset = {5: "ZLUDA-windows-rocm5", 6: "ZLUDA-windows-rocm6"}.get(mm[0])
+        note = f" (fork asset: {asset})" if asset else ""
+    return Check(
+        "rocm",
+        Status.OK,
+        f"{label} {rocm.version or '(version unknown)'} at {rocm.path}{note}",
+        details=details,
+    )
+
+
+def library_checks(report: DoctorReport, fs: HostFs, env: Mapping[str, str], platform: str) -> None:
+    facts = report.facts
+    if facts.rocm is None or not facts.gpus:
+        report.skipped += ["rocblas", "hipblaslt", "miopen"]
+        return
+    dirs = library_dirs(facts.rocm)
+    target = target_gpu(facts.gpus, env)
+    gfx = effective_gfx(target, env, platform) if target is not None else None
+    if target is None or gfx is None:
+        report.skipped += ["rocblas", "hipblaslt"]
+    else:
+        report.checks.append(check_rocblas(fs, dirs, target, gfx, facts.rocm, platform))
+        report.checks.append(check_hipblaslt(fs, dirs, gfx))
+    miopen = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
+    if miopen:
+        report.checks.append(Check("miopen", Status.OK, f"MIOpen present ({miopen[0].name})"))
+    else:
+        report.checks.append(
+            Check(
+                "miopen",
+                Status.WARN,
+                "MIOpen not found: cuDNN calls through ZLUDA will fail",
+                "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
+                "torch.backends.cudnn.enabled = False.",
+            )
+        )
+
+
+def check_rocblas(
+    fs: HostFs, dirs: LibraryDirs, gpu: GpuAgent, gfx: str, rocm: RocmInstall, platform: str
+) -> Check:
+    files = files_for_gfx(fs, dirs.rocblas, gfx, "TensileLibrary")
+    via = f" (via HSA_OVERRIDE_GFX_VERSION, device is {gpu.gfx})" if gfx != gpu.gfx else ""
+    details: dict[str, Any] = {
+        "gfx": gfx,
+        "device_gfx": gpu.gfx,
+        "folder": dirs.rocblas,
+        "files": len(files),
+    }
+    if files:
+        return Check(
+            "rocblas",
+            Status.OK,
+            f"rocBLAS has kernels for {gfx}{via} ({len(files)} TensileLibrary files)",
+            details=details,
+        )
+    label = f"rocBLAS in {rocm.label} {rocm.version or ''}".rstrip()
+    message = f"{label} has no kernels for {gfx}{via}: matrix multiplies will fail"
+    override = override_for(gfx)
+    if override is None:
+        return Check(
+            "rocblas",
+            Status.FAIL,
+            message,
+            f"{gfx} is not a rocBLAS target of this release; install a ROCm/HIP SDK release that "
+            "lists it, or rocBLAS kernels built for it.",
+            details,
+        )
+    stand_in = files_for_gfx(fs, dirs.rocblas, override.stand_in, "TensileLibrary")
+    details["override"] = override.hsa_version
+    if platform == "win32":
+        fix = (
+            f"HSA_OVERRIDE_GFX_VERSION does not apply on Windows: put rocBLAS kernels built for {gfx} "
+            f"into {dirs.rocblas} (community ROCm library packages for {gfx})."
+        )
+    else:
+        have = (
+            f"{override.stand_in} kernels are present"
+            if stand_in
+            else f"{override.stand_in} kernels needed too"
+        )
+        fix = (
+            f"export HSA_OVERRIDE_GFX_VERSION={override.hsa_version} to run {override.stand_in} kernels on "
+            f"{gfx} ({have})."
+        )
+    return Check("rocblas", Status.FAIL, message, fix, details)
+
+
+def check_hipblaslt(fs: HostFs, dirs: LibraryDirs, gfx: str) -> Check:
+    files = files_for_gfx(fs, dirs.hipblaslt, gfx)
+    if files:
+        return Check("hipblaslt", Status.OK, f"hipBLASLt has kernels for {gfx} ({len(files)} files)")
+    return Check(
+        "hipblaslt",
+        Status.WARN,
+        f"hipBLASLt has no kernels for {gfx}: cuBLASLt calls will fail",
+        "Set DISABLE_ADDMM_CUDA_LT=1 so torch does not route addmm/linear through cuBLASLt.",
+        {"gfx": gfx, "folder": dirs.hipblaslt},
+    )

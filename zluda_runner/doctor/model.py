@@ -1,0 +1,118 @@
+"""The doctor's data: options, one check's verdict, the report (JSON first)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import platform as _platform
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core import exitcodes
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.settings import Settings
+from zluda_runner.host.gpus import HipQuery
+from zluda_runner.host.hip import query_hip_isolated
+from zluda_runner.host.model import HostFacts
+
+# Environment variables shown in the report's facts (they change what HIP / ZLUDA / torch do).
+ENV_OF_INTEREST = (
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "HSA_OVERRIDE_GFX_VERSION",
+    "ROCM_PATH",
+    "HIP_PATH",
+    "DISABLE_ADDMM_CUDA_LT",
+    "ZLUDA_NVRTC_LIB",
+    "AMD_LOG_LEVEL",
+)
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass
+class Check(JsonMixin):
+    id: str
+    status: Status
+    message: str
+    fix: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DoctorReport(JsonMixin):
+    facts: HostFacts
+    checks: list[Check] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    exit_code: int = exitcodes.OK
+    schema: int = JSON_SCHEMA_VERSION
+
+    def count(self, status: Status) -> int:
+        return sum(1 for c in self.checks if c.status is status)
+
+    def check(self, check_id: str) -> Check | None:
+        return next((c for c in self.checks if c.id == check_id), None)
+
+
+@dataclass
+class DoctorOptions:
+    """What to look at.  None means "this machine": its root, environment, platform, HIP runtime."""
+
+    root: Path | None = None
+    env: Mapping[str, str] | None = None
+    platform: str | None = None  # sys.platform value
+    machine: str | None = None
+    hip_query: HipQuery | None = None  # default: the real runtime, unless root is set
+    run_tools: bool | None = None  # rocminfo / hipconfig; default: not under a fake root
+    check_torch: bool | None = None  # default: not under a fake root
+    python: str | None = None
+    settings: Settings | None = None  # for the release and cache checks
+    strict: bool = False
+    home: Path | None = None
+
+    def resolved(self) -> ResolvedOptions:
+        fake = self.root is not None
+        env = dict(os.environ) if self.env is None else dict(self.env)
+        hip_query = self.hip_query
+        if hip_query is None and not fake:
+            hip_query = functools.partial(query_hip_isolated, env=env)
+        return ResolvedOptions(
+            root=self.root,
+            env=env,
+            platform=self.platform or sys.platform,
+            machine=self.machine or _platform.machine(),
+            hip_query=hip_query,
+            run_tools=(not fake) if self.run_tools is None else self.run_tools,
+            check_torch=(not fake) if self.check_torch is None else self.check_torch,
+            python=self.python or (self.settings.python if self.settings else None) or sys.executable,
+            settings=self.settings,
+            strict=self.strict,
+            home=self.home,
+        )
+
+
+@dataclass(frozen=True)
+class ResolvedOptions:
+    """:class:`DoctorOptions` with every default filled in."""
+
+    root: Path | None
+    env: dict[str, str]
+    platform: str
+    machine: str
+    hip_query: HipQuery | None
+    run_tools: bool
+    check_torch: bool
+    python: str  # the target interpreter (the torch check)
+    settings: Settings | None
+    strict: bool
+    home: Path | None

@@ -1,0 +1,26 @@
+"""The doctor's report as text: one line per check, its fix under it, then the totals."""
+
+from __future__ import annotations
+
+from zluda_runner.doctor.model import DoctorReport, Status
+
+_MARK = {Status.OK: "ok  ", Status.WARN: "WARN", Status.FAIL: "FAIL"}
+
+
+def render_text(report: DoctorReport) -> str:
+    lines = [
+        f"zluda-run doctor ({report.facts.os} {report.facts.arch}"
+        + (f", root {report.facts.root}" if report.facts.root else "")
+        + ")"
+    ]
+    for check in report.checks:
+        lines.append(f"[{_MARK[check.status]}] {check.id}: {check.message}")
+        if check.fix and check.status is not Status.OK:
+            lines.append(f"       fix: {check.fix}")
+    if report.skipped:
+        lines.append(f"skipped: {', '.join(report.skipped)}")
+    lines.append(
+        f"{report.count(Status.OK)} ok, {report.count(Status.WARN)} warning(s), "
+        f"{report.count(Status.FAIL)} failure(s); exit code {report.exit_code}"
+    )
+    return "\n".join(lines)

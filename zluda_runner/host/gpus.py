@@ -1,0 +1,286 @@
+"""Which AMD GPUs the host has, from four back ends, and which of them HIP will show.
+
+In order of preference: the HIP runtime itself (:mod:`.hip`, in a child), the KFD
+topology in sysfs (Linux), ``rocminfo`` / ``rocm_agent_enumerator`` output, and the
+Windows registry (no gfx there).  :func:`discover_gpus` asks them in that order and
+says what each one answered when none found a GPU.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
+from zluda_runner.host.hip import HipInfo
+from zluda_runner.host.model import GpuAgent, RocmInstall
+from zluda_runner.host.tools import ToolRunner
+
+KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+
+HipQuery = Callable[[], HipInfo]
+
+
+def gpus_from_hip(info: HipInfo) -> list[GpuAgent]:
+    return [
+        GpuAgent(
+            index=d.index,
+            name=d.name,
+            gfx=d.gfx,
+            source="hip",
+            memory_bytes=d.total_memory_bytes,
+            integrated=looks_integrated(d.gfx, d.name),
+        )
+        for d in info.devices
+    ]
+
+
+def _properties(text: str) -> dict[str, int]:
+    props: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            props[parts[0]] = int(parts[1])
+    return props
+
+
+def gpus_from_kfd(fs: HostFs) -> list[GpuAgent]:
+    """GPU agents of the KFD topology, in node order (the order ROCr enumerates them)."""
+    nodes = [p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()]
+    agents: list[GpuAgent] = []
+    for node in sorted(nodes, key=lambda p: int(p.name)):
+        try:
+            props = _properties((node / "properties").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        simd = props.get("simd_count", 0)
+        gfx = gfx_from_target_version(props.get("gfx_target_version", 0))
+        if simd <= 0 or gfx is None:
+            continue  # a CPU node
+        try:
+            name = (node / "name").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            name = ""
+        per_cu = props.get("simd_per_cu", 0)
+        memory = _kfd_local_memory(node)
+        agents.append(
+            GpuAgent(
+                index=len(agents),
+                name=name,
+                gfx=gfx,
+                source="kfd",
+                memory_bytes=memory or None,
+                # an APU's node has no VRAM bank (its memory is carved out of system RAM)
+                integrated=looks_integrated(gfx, None, props.get("cpu_cores_count", 0)) or memory == 0,
+                compute_units=simd // per_cu if per_cu else None,
+            )
+        )
+    return agents
+
+
+def _kfd_local_memory(node: Path) -> int | None:
+    """Size of the node's VRAM banks (heap_type 1 = FB public, 2 = FB private); 0 for an APU,
+    None when the node lists no memory banks at all."""
+    banks = sorted((node / "mem_banks").glob("*/properties"))
+    if not banks:
+        return None
+    total = 0
+    for bank in banks:
+        try:
+            props = _properties(bank.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if props.get("heap_type") in (1, 2):
+            total += props.get("size_in_bytes", 0)
+    return total
+
+
+def parse_rocminfo(text: str) -> list[GpuAgent]:
+    """GPU agents from ``rocminfo`` output (blocks with ``Device Type: GPU``)."""
+    agents: list[GpuAgent] = []
+    for block in re.split(r"\n\*+\s*\nAgent \d+\s*\n\*+", text)[1:]:
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, sep, value = line.strip().partition(":")
+            if sep and key not in fields:
+                fields[key.strip()] = value.strip()
+        if fields.get("Device Type") != "GPU":
+            continue
+        gfx = normalize_gfx(fields.get("Name"))
+        name = fields.get("Marketing Name") or fields.get("Name", "")
+        agents.append(
+            GpuAgent(
+                index=len(agents),
+                name=name,
+                gfx=gfx,
+                source="rocminfo",
+                integrated=looks_integrated(gfx, name),
+            )
+        )
+    return agents
+
+
+def parse_agent_enumerator(text: str) -> list[GpuAgent]:
+    """``rocm_agent_enumerator`` prints one gfx per agent; ``gfx000`` is the CPU."""
+    agents: list[GpuAgent] = []
+    for line in text.split():
+        gfx = normalize_gfx(line)
+        if gfx and gfx != "gfx000":
+            agents.append(
+                GpuAgent(
+                    index=len(agents),
+                    name="",
+                    gfx=gfx,
+                    source="rocm_agent_enumerator",
+                    integrated=looks_integrated(gfx),
+                )
+            )
+    return agents
+
+
+def windows_registry_gpus() -> list[GpuAgent]:  # pragma: no cover - Windows only
+    """AMD display adapters from the Windows registry (no gfx there; HIP is preferred)."""
+    if sys.platform != "win32":
+        return []
+    import winreg
+
+    key_path = r"SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
+    agents: list[GpuAgent] = []
+    try:
+        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, key_path) as cls:
+            for i in range(winreg.QueryInfoKey(cls)[0]):
+                sub = winreg.EnumKey(cls, i)
+                if not sub.isdigit():
+                    continue
+                try:
+                    with winreg.OpenKey(cls, sub) as dev:
+                        provider = str(winreg.QueryValueEx(dev, "ProviderName")[0])
+                        desc = str(winreg.QueryValueEx(dev, "DriverDesc")[0])
+                        try:
+                            memory = int(winreg.QueryValueEx(dev, "HardwareInformation.qwMemorySize")[0])
+                        except OSError:
+                            memory = None
+                        try:
+                            driver = str(winreg.QueryValueEx(dev, "DriverVersion")[0])
+                        except OSError:
+                            driver = None
+                except OSError:
+                    continue
+                if "advanced micro devices" in provider.lower() or "amd" in desc.lower():
+                    agents.append(
+                        GpuAgent(
+                            index=len(agents),
+                            name=desc,
+                            gfx=None,
+                            source="registry",
+                            memory_bytes=memory,
+                            integrated=looks_integrated(None, desc),
+                            driver_version=driver,
+                        )
+                    )
+    except OSError:
+        return []
+    return agents
+
+
+@dataclass
+class GpuDiscovery:
+    """What :func:`discover_gpus` found: the agents, the back end that listed them, HIP's own answer
+    (None when HIP was not asked), and what each back end said when none found a GPU."""
+
+    gpus: list[GpuAgent] = field(default_factory=list)
+    source: str | None = None
+    hip: HipInfo | None = None
+    tried: list[str] = field(default_factory=list)
+
+
+def discover_gpus(
+    fs: HostFs,
+    platform: str,
+    *,
+    hip_query: HipQuery | None,
+    tools: ToolRunner | None,
+    rocm: RocmInstall | None,
+    use_registry: bool,
+) -> GpuDiscovery:
+    """Ask the back ends in order of preference; the first that lists a GPU wins."""
+    found = GpuDiscovery()
+    if hip_query is not None:
+        found.hip = hip_query()
+        if found.hip.devices:
+            found.gpus, found.source = gpus_from_hip(found.hip), "hip"
+            return found
+        found.tried.append(f"HIP: {found.hip.error or 'no devices'}")
+    if platform.startswith("linux"):
+        kfd = gpus_from_kfd(fs)
+        if kfd:
+            found.gpus, found.source = kfd, "kfd"
+            return found
+        found.tried.append("KFD topology: no GPU node")
+    if tools is not None:
+        rocm_bin = f"{rocm.path}/bin" if rocm else None
+        parsers: tuple[tuple[str, Callable[[str], list[GpuAgent]]], ...] = (
+            ("rocminfo", parse_rocminfo),
+            ("rocm_agent_enumerator", parse_agent_enumerator),
+        )
+        for tool, parser in parsers:
+            exe = shutil.which(tool, path=rocm_bin) if rocm_bin else None
+            exe = exe or shutil.which(tool)
+            if exe is None:
+                found.tried.append(f"{tool}: not found")
+                continue
+            out = tools([exe])
+            agents = parser(out) if out else []
+            if agents:
+                found.gpus, found.source = agents, tool
+                return found
+            found.tried.append(f"{tool}: no GPU agent")
+    if platform == "win32" and use_registry:
+        agents = windows_registry_gpus()
+        if agents:
+            found.gpus, found.source = agents, "registry"
+            return found
+        found.tried.append("registry: no AMD display adapter")
+    return found
+
+
+def visible_gpus(gpus: list[GpuAgent], env: Mapping[str, str]) -> list[GpuAgent]:
+    """The devices HIP (and ZLUDA) will show, in order: ``ROCR_VISIBLE_DEVICES`` filters the
+    agents, then ``HIP_VISIBLE_DEVICES`` (or ``CUDA_VISIBLE_DEVICES``) picks among those.
+    Non-numeric entries (UUIDs) are not modelled: such a list leaves the order as it is."""
+    visible = list(gpus)
+    for value in (
+        env.get("ROCR_VISIBLE_DEVICES"),
+        env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES"),
+    ):
+        if not value:  # unset or empty: no selection
+            continue
+        entries = [e.strip() for e in value.split(",") if e.strip()]
+        if not all(e.isdigit() for e in entries):
+            continue
+        picked: list[GpuAgent] = []
+        for e in entries:
+            # HIP stops at the first invalid index
+            if int(e) >= len(visible):
+                break
+            picked.append(visible[int(e)])
+        visible = picked
+    return visible
+
+
+def target_gpu(gpus: list[GpuAgent], env: Mapping[str, str]) -> GpuAgent | None:
+    """The device HIP (and ZLUDA) will use as device 0; None when the settings hide every GPU."""
+    visible = visible_gpus(gpus, env)
+    return visible[0] if visible else None
+
+
+def effective_gfx(gpu: GpuAgent, env: Mapping[str, str], platform: str) -> str | None:
+    override = env.get("HSA_OVERRIDE_GFX_VERSION")
+    if override and platform.startswith("linux"):
+        return hsa_version_to_gfx(override) or gpu.gfx
+    return gpu.gfx

@@ -1,0 +1,69 @@
+"""What the host has, as plain data: GPU agents, the ROCm / HIP SDK install, the gathered facts.
+
+Discovery (:mod:`.gpus`, :mod:`.rocm`, :mod:`.hip`) fills these; the doctor judges them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.units import format_bytes
+from zluda_runner.host.compile_cache import CompileCacheInfo
+from zluda_runner.host.hip import HipInfo
+
+
+@dataclass
+class GpuAgent(JsonMixin):
+    index: int
+    name: str
+    gfx: str | None
+    source: str  # "hip", "kfd", "rocminfo", "rocm_agent_enumerator", "registry"
+    memory_bytes: int | None = None
+    integrated: bool = False
+    compute_units: int | None = None
+    driver_version: str | None = None  # Windows registry only
+
+    def label(self) -> str:
+        bits = [self.gfx or "gfx unknown"]
+        if self.memory_bytes:
+            bits.append(format_bytes(self.memory_bytes))
+        if self.integrated:
+            bits.append("integrated")
+        return f"[{self.index}] {self.name or 'AMD GPU'} ({', '.join(bits)})"
+
+
+@dataclass
+class RocmInstall(JsonMixin):
+    kind: str  # "rocm" (Linux) or "hip-sdk" (Windows)
+    path: Path
+    version: str | None = None
+    version_source: str | None = None
+
+    @property
+    def major_minor(self) -> tuple[int, int] | None:
+        m = re.match(r"(\d+)\.(\d+)", self.version or "")
+        return (int(m.group(1)), int(m.group(2))) if m else None
+
+    @property
+    def label(self) -> str:
+        return "HIP SDK" if self.kind == "hip-sdk" else "ROCm"
+
+
+@dataclass
+class HostFacts(JsonMixin):
+    os: str
+    arch: str
+    os_version: str
+    python: str
+    root: Path | None = None
+    gpus: list[GpuAgent] = field(default_factory=list)
+    gpu_source: str | None = None
+    rocm: RocmInstall | None = None
+    hip: HipInfo | None = None
+    driver_version: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    gpu_search: list[str] = field(default_factory=list)
+    compile_cache: CompileCacheInfo | None = None
