@@ -30,8 +30,9 @@ COMMAND_MODULES: dict[str, str] = {
     "doctor": "hosting",
     "warmup": "hosting",
     "ab": "hosting",
+    "results": "results",
 }
-MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "probing", "hosting")
+MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "probing", "hosting", "results")
 
 
 def load_module(name: str) -> ModuleType:
