@@ -68,11 +68,31 @@ class PgServer:
         if self.run_as:
             shutil.chown(self.root, user="postgres")
             shutil.chown(self.sock, user="postgres")
-        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "--auth=trust", "-U", "postgres",
-                  "--no-sync", "-E", "UTF8")
+        self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "--auth=trust",
+            "-U",
+            "postgres",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        )
         options = f"-k {self.sock} -c listen_addresses='' -c fsync=off"
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "60",
-                  "-l", str(self.root / "server.log"), "start")
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.root / "server.log"),
+            "start",
+        )
 
     def stop(self) -> None:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
@@ -96,7 +116,9 @@ def pg_server() -> Iterator[PgServer]:
     assert bindir is not None
     run_as: list[str] = []
     if os.geteuid() == 0:
-        require(shutil.which("runuser") is not None, "runuser (util-linux) is needed to run initdb as postgres")
+        require(
+            shutil.which("runuser") is not None, "runuser (util-linux) is needed to run initdb as postgres"
+        )
         run_as = ["runuser", "-u", "postgres", "--"]
     root = Path(tempfile.mkdtemp(prefix="zr-pg-"))
     server = PgServer(bindir, root, run_as)

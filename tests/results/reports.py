@@ -49,8 +49,12 @@ def trace_report() -> TraceReport:
         exit_code=0,
         calls=[
             TraceCall("cuInit", 1, {"CUDA_SUCCESS": 1}),
-            TraceCall("cuGetProcAddress_v2", 420, {"CUDA_SUCCESS": 400, "CUDA_ERROR_NOT_FOUND": 20},
-                      FirstFailure("CUDA_ERROR_NOT_FOUND", 500, 7)),
+            TraceCall(
+                "cuGetProcAddress_v2",
+                420,
+                {"CUDA_SUCCESS": 400, "CUDA_ERROR_NOT_FOUND": 20},
+                FirstFailure("CUDA_ERROR_NOT_FOUND", 500, 7),
+            ),
             TraceCall("cuMemAlloc_v2", 12, {"CUDA_SUCCESS": 12}),
         ],
     )
@@ -62,7 +66,9 @@ def ab_report(median_a: float = 1.2, agree: bool = True) -> AbReport:
     return AbReport(
         a=SideSummary("A", ["zluda-run", "python", "infer.py"], runs=5),
         b=SideSummary("B", ["python", "infer.py"], runs=5),
-        outputs=[OutputComparison("logits", "agree" if agree else "differ", max_abs_error=1e-3, elements=1000)],
+        outputs=[
+            OutputComparison("logits", "agree" if agree else "differ", max_abs_error=1e-3, elements=1000)
+        ],
         timings=[TimingComparison("generate", a, b, median_a / 1.0, "B" if median_a > 1.05 else "same")],
         agree=agree,
         faster="B" if median_a > 1.05 else "same",
@@ -75,15 +81,22 @@ def verify_result(home: Path) -> VerifyResult:
         exit_code=0,
         bindings=[
             BindingEvidence("libcuda.so.1", home / "zluda/libcuda.so.1", home / "zluda/libcuda.so.1", True),
-            BindingEvidence("libcublas.so.13", home / "zluda/libcublas.so.13",
-                            home / "venv/nvidia/cu13/lib/libcublas.so.13", False),
+            BindingEvidence(
+                "libcublas.so.13",
+                home / "zluda/libcublas.so.13",
+                home / "venv/nvidia/cu13/lib/libcublas.so.13",
+                False,
+            ),
         ],
     )
 
 
 def doctor_report() -> DoctorReport:
     facts = HostFacts(
-        os="linux", arch="x86_64", os_version="Debian 12", python="3.11",
+        os="linux",
+        arch="x86_64",
+        os_version="Debian 12",
+        python="3.11",
         gpus=[GpuAgent(0, "Radeon RX 7900 XTX", "gfx1100", "kfd")],
         hip=HipInfo(runtime_version=60241134),
         driver_version="6.8.5",

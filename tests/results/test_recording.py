@@ -41,14 +41,17 @@ def torch_cpu() -> ProbeReport:
 
 
 def _record(kind: str, report: object, url: str, tmp_path: Path, **kw: object) -> RunRecord:
-    out = record_report(kind, report, settings=Settings(cache_dir=tmp_path), command=["zluda-run", kind],
-                        db_url=url, **kw)  # type: ignore[arg-type]
+    out = record_report(
+        kind, report, settings=Settings(cache_dir=tmp_path), command=["zluda-run", kind], db_url=url, **kw
+    )  # type: ignore[arg-type]
     assert out.recorded and out.warning is None, out.warning
     with make_store(url).open() as store:
         return store.get_run(out.run_id or "")
 
 
-def test_probe_against_standin_lands_case_by_case(probe_gaps: ProbeReport, store_url: str, tmp_path: Path) -> None:
+def test_probe_against_standin_lands_case_by_case(
+    probe_gaps: ProbeReport, store_url: str, tmp_path: Path
+) -> None:
     run = _record("probe", probe_gaps, store_url, tmp_path, release=reports.FORK, host=reports.HOST)
     assert [i.item for i in run.items] == [c.id for c in probe_gaps.cases]
     assert [i.status for i in run.items] == [c.status for c in probe_gaps.cases]
@@ -74,7 +77,10 @@ def test_torch_ops_on_cpu_land_with_errors(torch_cpu: ProbeReport, store_url: st
 def test_trace_ab_verify_and_doctor_land(store_url: str, tmp_path: Path) -> None:
     trace = _record("trace", reports.trace_report(), store_url, tmp_path)
     assert {i.item: i.numbers["calls"] for i in trace.items} == {
-        "cuInit": 1, "cuGetProcAddress_v2": 420, "cuMemAlloc_v2": 12}
+        "cuInit": 1,
+        "cuGetProcAddress_v2": 420,
+        "cuMemAlloc_v2": 12,
+    }
     assert [i.item for i in trace.items if i.ok is False] == ["cuGetProcAddress_v2"]
 
     ab = _record("ab", reports.ab_report(1.3), store_url, tmp_path)
@@ -85,7 +91,9 @@ def test_trace_ab_verify_and_doctor_land(store_url: str, tmp_path: Path) -> None
     home = Path.home()
     verify = _record("verify-load", reports.verify_result(home), store_url, tmp_path)
     assert [(i.item, i.status, i.ok) for i in verify.items] == [
-        ("libcuda.so.1", "taken", True), ("libcublas.so.13", "not-taken", False)]
+        ("libcuda.so.1", "taken", True),
+        ("libcublas.so.13", "not-taken", False),
+    ]
     assert str(home) not in verify.items[1].detail and verify.items[1].detail.startswith("~/")
 
     doctor = _record("doctor", reports.doctor_report(), store_url, tmp_path)
@@ -96,10 +104,22 @@ def test_trace_ab_verify_and_doctor_land(store_url: str, tmp_path: Path) -> None
 
 def test_same_run_recorded_twice_is_stored_once(store_url: str, tmp_path: Path) -> None:
     report = reports.torch_ops(10, {3})
-    first = record_report("torch-ops", report, settings=Settings(cache_dir=tmp_path), command=[],
-                          db_url=store_url, started_at="2025-01-01T00:00:00.000000Z")
-    again = record_report("torch-ops", report, settings=Settings(cache_dir=tmp_path), command=[],
-                          db_url=store_url, started_at="2025-01-01T00:00:00.000000Z")
+    first = record_report(
+        "torch-ops",
+        report,
+        settings=Settings(cache_dir=tmp_path),
+        command=[],
+        db_url=store_url,
+        started_at="2025-01-01T00:00:00.000000Z",
+    )
+    again = record_report(
+        "torch-ops",
+        report,
+        settings=Settings(cache_dir=tmp_path),
+        command=[],
+        db_url=store_url,
+        started_at="2025-01-01T00:00:00.000000Z",
+    )
     assert first.run_id == again.run_id and not first.duplicate and again.duplicate
     with make_store(store_url).open() as store:
         assert store.count_runs() == 1
@@ -139,8 +159,13 @@ def test_corrupt_sqlite_store_gives_a_warning_not_an_exception(tmp_path: Path) -
 
 
 def test_unreachable_postgres_and_bad_report_give_warnings(tmp_path: Path) -> None:
-    out = record_report("probe", reports.torch_ops(1), settings=Settings(cache_dir=tmp_path), command=[],
-                        db_url=f"postgresql://nobody@/none?host={tmp_path}/nosock")
+    out = record_report(
+        "probe",
+        reports.torch_ops(1),
+        settings=Settings(cache_dir=tmp_path),
+        command=[],
+        db_url=f"postgresql://nobody@/none?host={tmp_path}/nosock",
+    )
     assert not out.recorded and out.warning and "cannot reach" in out.warning
     bad = record_report("probe", object(), settings=Settings(cache_dir=tmp_path), command=[])
     assert not bad.recorded and bad.warning and "to_dict" in bad.warning
@@ -152,7 +177,9 @@ def test_migrations_bring_an_old_store_up_to_date(store_url: str) -> None:
     store = make_store(store_url)
     store._conn = store._connect()
     with store._tx(write=True) as cur:  # a store made by a version that knew migration 1 only
-        store._exec(cur, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+        store._exec(
+            cur, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
         for statement in MIGRATIONS[0]:
             store._exec(cur, statement)
         store._exec(cur, "INSERT INTO schema_version (version, applied_at) VALUES (1, 'then')")

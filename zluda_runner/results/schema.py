@@ -81,7 +81,7 @@ class RunRecord(JsonMixin):
 
 
 def torch_build(target: dict[str, Any] | None) -> str:
-    """``2.4.1+cu118`` (or ``2.4.1+cuda11``) for a torch target, the binary's name for another program, else ``-``."""
+    """``2.4.1+cu118`` (or ``2.4.1+cuda11``) for torch, the binary's name for another program, else ``-``."""
     target = target or {}
     version = target.get("torch_version")
     if version:
