@@ -1,7 +1,8 @@
 """The matrix as one self-contained HTML page: no network, sortable and filterable.
 
 The table is plain HTML (readable with scripts off); a few lines of inline script
-sort on a header click and filter rows by the text typed. Each cell's failing items
+sort on a header click and filter rows by the text typed (or given in the link:
+``matrix.html#filter=gfx1100``). Each cell's failing items
 open in a ``<details>`` drill-down.
 """
 
@@ -21,6 +22,7 @@ th,td{border:1px solid #ccc;padding:.35em .6em;text-align:left;vertical-align:to
 th{background:#f0f0f0;cursor:pointer;user-select:none;white-space:nowrap}
 th.asc::after{content:" \\25B2"} th.desc::after{content:" \\25BC"}
 td.good{background:#d8f0d8} td.fair{background:#fbefc8} td.bad{background:#f6d0d0} td.none{color:#999}
+td:nth-child(-n+3),td:nth-child(8){white-space:nowrap}
 details summary{cursor:pointer;color:#a33}
 ul{margin:.3em 0 0 1em;padding:0} li{font-family:ui-monospace,monospace;font-size:12px}
 .k{color:#666}
@@ -56,6 +58,8 @@ _SCRIPT = """
     document.getElementById('shown').textContent=shown;
   }
   box.addEventListener('input',apply); only.addEventListener('change',apply);
+  var m=/[#&]filter=([^&]*)/.exec(location.hash);  // a link can carry its filter: page.html#filter=gfx1100
+  if (m){ box.value=decodeURIComponent(m[1]); apply(); }
 })();
 """
 
