@@ -7,6 +7,7 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,10 +41,10 @@ def torch_cpu() -> ProbeReport:
     return run_torch_probe(sys.executable, os.environ, device="cpu", timeout=300)
 
 
-def _record(kind: str, report: object, url: str, tmp_path: Path, **kw: object) -> RunRecord:
+def _record(kind: str, report: object, url: str, tmp_path: Path, **kw: Any) -> RunRecord:
     out = record_report(
         kind, report, settings=Settings(cache_dir=tmp_path), command=["zluda-run", kind], db_url=url, **kw
-    )  # type: ignore[arg-type]
+    )
     assert out.recorded and out.warning is None, out.warning
     with make_store(url).open() as store:
         return store.get_run(out.run_id or "")
@@ -61,7 +62,7 @@ def test_probe_against_standin_lands_case_by_case(
     assert run.summary["failed"] == len(failing)
     assert run.host["gfx"] == "gfx1100" and run.release == reports.FORK
     named = next(c for c in probe_gaps.cases if c.result_name)
-    assert named.result_name in next(i.detail for i in run.items if i.item == named.id)
+    assert named.result_name and named.result_name in next(i.detail for i in run.items if i.item == named.id)
 
 
 def test_torch_ops_on_cpu_land_with_errors(torch_cpu: ProbeReport, store_url: str, tmp_path: Path) -> None:
