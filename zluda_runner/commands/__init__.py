@@ -4,7 +4,7 @@ Modules are imported on demand: ``zluda-run python infer.py`` with a cached
 plan must not pay for importing requests, pyelftools or the probe suite
 (benchmarks/launch_overhead.py). ``COMMAND_MODULES`` is therefore the
 authority on which first word is one of our commands; a module that adds a
-command must list it here (tests/plan/test_cli_wiring.py checks the table).
+command must list it here (tests/plan/test_cli.py checks the table against every module).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ COMMAND_MODULES: dict[str, str] = {
     "doctor": "hosting",
     "warmup": "hosting",
     "ab": "hosting",
+    "results": "results",
 }
-MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "placing", "probing", "hosting")
 
 
 def load_module(name: str) -> ModuleType:
@@ -50,13 +50,3 @@ def load_command(name: str) -> click.Command | None:
     if module_name is None:
         return None
     return next((c for c in load_module(module_name).COMMANDS if c.name == name), None)
-
-
-def all_commands() -> list[click.Command]:
-    return [cmd for name in MODULE_ORDER for cmd in load_module(name).COMMANDS]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ALL_COMMANDS":
-        return all_commands()
-    raise AttributeError(name)

@@ -1,0 +1,148 @@
+"""How fast is the results store? Prints figures; asserts nothing.
+
+    python benchmarks/results_store.py [--db URL] [--runs 1000] [--ops 500] [--repeat 5]
+
+Default store: a fresh SQLite file in a temporary folder (``--db postgresql://...`` measures a
+server; give an empty database).
+
+1. record: ``record_report("torch-ops", ...)`` of a 500-op torch probe report (every op with its
+   errors, 3 % mismatching), opening the store each time as a command does; median of ``--repeat``.
+2. matrix: ``build_matrix`` over 1,000 stored runs (a mix of torch-op, probe and A/B runs across
+   6 releases x 4 GPU targets x 3 torch builds), plus rendering it as text and as HTML.
+Goal: under 1 s each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from zluda_runner.abtest.runner import AbReport, OutputComparison, SideSummary, TimingComparison, TimingStats
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
+from zluda_runner.results.backends import make_store
+from zluda_runner.results.matrix import build_matrix, render_text
+from zluda_runner.results.matrix_html import render_html
+from zluda_runner.results.recording import build_run, record_report
+
+RELEASES = ["fork-3.9.4", "fork-3.9.5", "fork-3.9.6", "upstream-v4", "upstream-v5", "upstream-v6"]
+GFX = ["gfx1030", "gfx1100", "gfx1101", "gfx1201"]
+TORCH = [("2.4.1+cu118", 11), ("2.7.0+cu126", 12), ("2.14.1+cu130", 13)]
+
+
+def torch_report(ops: int, seed: int) -> ProbeReport:
+    cases = [
+        CaseResult(
+            id=f"op{i:04d}.{('fp16', 'bf16', 'fp32')[i % 3]}",
+            area="torch",
+            title=f"op {i}",
+            status="mismatch" if (i * 7 + seed) % 33 == 0 else "pass",
+            detail="",
+            max_abs_err=1e-4 * (i % 10),
+            max_rel_err=1e-5 * (i % 10),
+            duration_s=0.002,
+        )
+        for i in range(ops)
+    ]
+    report = ProbeReport(kind=KIND_TORCH, target="python", cases=cases)
+    report.summarise()
+    return report
+
+
+def ab_report(seed: int) -> AbReport:
+    a, b = TimingStats(5, 1.0 + seed % 5 / 10, 0.9, 1.6), TimingStats(5, 1.0, 0.9, 1.1)
+    return AbReport(
+        a=SideSummary("A", ["zluda-run", "python", "infer.py"]),
+        b=SideSummary("B", ["python", "infer.py"]),
+        outputs=[OutputComparison("logits", "agree" if seed % 4 else "differ")],
+        timings=[TimingComparison("generate", a, b, a.median_s, "B" if a.median_s > 1.05 else "same")],
+        agree=bool(seed % 4),
+        faster="B",
+    )
+
+
+def fill(url: str, runs: int, ops: int) -> float:
+    started = time.perf_counter()
+    records = []
+    for n in range(runs):
+        version, major = TORCH[n % 3]
+        kind = ("torch-ops", "ab", "torch-ops", "probe")[n % 4]
+        report: object = ab_report(n) if kind == "ab" else torch_report(ops if kind == "torch-ops" else 60, n)
+        records.append(
+            build_run(
+                kind,
+                report,
+                command=["zluda-run", kind],
+                release={"id": RELEASES[n % 6]},
+                target={"torch_version": version, "cuda_major": major},
+                host={"gfx": GFX[(n // 6) % 4]},
+                started_at=f"2025-{1 + n % 12:02d}-01T00:00:{n % 60:02d}.{n:06d}Z",
+            )
+        )
+    with make_store(url).open() as store:
+        for start in range(0, len(records), 100):
+            store.insert_runs(records[start : start + 100])
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="store URL (default: a fresh SQLite file)")
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--ops", type=int, default=500)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(cache_dir=Path(tmp))
+        record_url = args.db or str(Path(tmp) / "record.db")
+        matrix_url = args.db or str(Path(tmp) / "matrix.db")
+        report = torch_report(args.ops, 0)
+        with make_store(record_url).open():
+            pass  # the schema exists, as after the first run on a machine
+        times = []
+        for n in range(args.repeat):
+            t0 = time.perf_counter()
+            out = record_report(
+                "torch-ops",
+                report,
+                settings=settings,
+                command=["zluda-run", "probe", str(n)],
+                db_url=record_url,
+                host={"gfx": "gfx1100"},
+            )
+            times.append(time.perf_counter() - t0)
+            if not out.recorded:
+                raise SystemExit(f"recording failed: {out.warning}")
+        print(
+            f"record a {args.ops}-op torch probe run: median {statistics.median(times) * 1000:.1f} ms "
+            f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}; {args.repeat} runs; goal < 1000 ms)"
+        )
+
+        fill_s = fill(matrix_url, args.runs, args.ops)
+        print(f"store {args.runs} runs (batches of 100): {fill_s:.2f} s")
+        with make_store(matrix_url).open() as store:
+            timings = []
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                matrix = build_matrix(store)
+                t1 = time.perf_counter()
+                text, page = render_text(matrix), render_html(matrix)
+                timings.append((t1 - t0, time.perf_counter() - t1))
+        build = statistics.median(t[0] for t in timings)
+        render = statistics.median(t[1] for t in timings)
+        failing = sum(len(c.failing) for c in matrix.cells)
+        print(
+            f"build the matrix from {matrix.runs} stored runs: median {build * 1000:.1f} ms "
+            f"({len(matrix.cells)} cells, {failing} failing items drilled down; goal < 1000 ms)"
+        )
+        print(
+            f"render it: median {render * 1000:.1f} ms (text {len(text)} chars, HTML {len(page) // 1024} KiB)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""The matrix (terminal and HTML), the per-GPU summaries, and the `zluda-run results` commands."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.results import reports
+from zluda_runner.cli import main_group
+from zluda_runner.core.settings import Settings
+from zluda_runner.results import failed_releases_for_gpu, record_report, summary_for_gpu
+from zluda_runner.results.backends import make_store
+from zluda_runner.results.matrix import build_matrix, render_text
+from zluda_runner.results.matrix_html import render_html
+
+V6 = {"id": "upstream-v6", "asset": "zluda-linux-abc123.tar.gz"}
+TORCH_130 = {"torch_version": "2.14.1+cu130", "cuda_major": 13}
+RDNA2 = {**reports.HOST, "gfx": "gfx1030", "gpu_name": "Radeon RX 6800"}
+
+
+def plant(url: str, tmp_path: Path) -> None:
+    """Two releases x two GPUs x two torch builds, with known failures."""
+    settings = Settings(cache_dir=tmp_path)
+    day = iter(range(1, 100))
+
+    def rec(kind: str, report: object, release: dict, target: dict, host: dict) -> None:
+        out = record_report(
+            kind,
+            report,
+            settings=settings,
+            command=["zluda-run", kind],
+            db_url=url,
+            release=release,
+            target=target,
+            host=host,
+            started_at=f"2025-03-{next(day):02d}T09:00:00.000000Z",
+        )
+        assert out.recorded, out.warning
+
+    fork, t118, rdna3 = reports.FORK, reports.TORCH_118, reports.HOST
+    rec("torch-ops", reports.torch_ops(100, {1, 2, 3, 4, 5}), fork, t118, rdna3)  # older: 95 %
+    rec("torch-ops", reports.torch_ops(100, {7, 8, 9}), fork, t118, rdna3)  # latest: 97 %
+    rec("ab", reports.ab_report(1.2), fork, t118, rdna3)
+    rec("torch-ops", reports.torch_ops(100, set(range(40))), fork, t118, RDNA2)  # 60 %
+    rec("torch-ops", reports.torch_ops(50), V6, TORCH_130, rdna3)  # 100 %
+    rec("ab", reports.ab_report(1.0, agree=False), V6, TORCH_130, rdna3)
+    rec("doctor", reports.doctor_report(), V6, TORCH_130, rdna3)
+
+
+def test_matrix_cells_take_the_latest_run_of_each_kind(tmp_path: Path) -> None:
+    url = str(tmp_path / "s" / "results.db")
+    plant(url, tmp_path)
+    with make_store(url).open() as store:
+        matrix = build_matrix(store)
+    cells = {(c.release, c.gfx, c.torch): c for c in matrix.cells}
+    assert set(cells) == {
+        ("fork-3.9.5", "gfx1100", "2.4.1+cu118"),
+        ("fork-3.9.5", "gfx1030", "2.4.1+cu118"),
+        ("upstream-v6", "gfx1100", "2.14.1+cu130"),
+    }
+    fork = cells[("fork-3.9.5", "gfx1100", "2.4.1+cu118")]
+    assert fork.torch_ops is not None and (fork.torch_ops.passed, fork.torch_ops.total) == (97, 100)
+    assert fork.ab == "agree, B faster" and fork.runs == 3
+    assert [f.item for f in fork.failing] == ["op007.fp16", "op008.fp16", "op009.fp16"]
+    v6 = cells[("upstream-v6", "gfx1100", "2.14.1+cu130")]
+    assert v6.ab == "differ, same speed" and [f.item for f in v6.failing] == ["output:logits"]
+    text = render_text(matrix)
+    assert re.search(r"fork-3\.9\.5\s+gfx1030\s+2\.4\.1\+cu118\s+-\s+60% \(60/100\)", text)
+    assert "7 runs; 2 releases x 2 GPU targets x 2 torch builds" in text
+
+
+def test_matrix_html_is_self_contained_and_escapes(tmp_path: Path) -> None:
+    url = str(tmp_path / "s" / "results.db")
+    plant(url, tmp_path)
+    record_report(
+        "torch-ops",
+        reports.torch_ops(2, {0}, tag="<script>alert(1)</script>"),
+        settings=Settings(cache_dir=tmp_path),
+        command=[],
+        db_url=url,
+        release={"id": "x<b>"},
+    )
+    with make_store(url).open() as store:
+        page = render_html(build_matrix(store))
+    assert page.count("<tr data-failing=") == 4
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page and "x&lt;b&gt;" in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # nothing fetched from a network
+    assert "@import" not in page and "url(" not in page
+    assert 'id="filter"' in page and "<details><summary>3 failing</summary>" in page
+
+
+def test_summary_and_failed_releases_for_a_gpu(tmp_path: Path) -> None:
+    url = str(tmp_path / "s" / "results.db")
+    assert summary_for_gpu("gfx1100", db_url=url) == []  # no store yet: nothing known, nothing created
+    assert not Path(url).exists()
+    plant(url, tmp_path)
+    lines = [s.text() for s in summary_for_gpu("gfx1100", db_url=url)]
+    assert lines == [
+        "upstream-v6 on gfx1100: 1 run, 100% of ops passing",
+        "fork-3.9.5 on gfx1100: 2 runs, 96% of ops passing",
+    ]
+    failed = failed_releases_for_gpu("gfx1030", db_url=url)
+    assert [(f.release, f.kind, f.failed) for f in failed] == [("fork-3.9.5", "torch-ops", 40)]
+    assert failed[0].examples == ["op000.fp16", "op001.fp16", "op002.fp16"]
+    assert {(f.release, f.kind) for f in failed_releases_for_gpu("gfx1100", db_url=url)} == {
+        ("fork-3.9.5", "torch-ops"),
+        ("upstream-v6", "ab"),
+    }
+
+
+def _cli(*args: str, tmp_path: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "cache"), "results", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_results_commands(tmp_path: Path, store_url: str) -> None:
+    plant(store_url, tmp_path)
+    code, out = _cli("--results-db", store_url, "list", "--json", tmp_path=tmp_path)
+    assert code == 0
+    runs = json.loads(out)["runs"]
+    assert len(runs) == 7 and runs[0]["kind"] == "torch-ops"
+    first, second = runs[0]["run_id"], runs[1]["run_id"]
+    code, out = _cli("--results-db", store_url, "diff", first[:8], second[:8], tmp_path=tmp_path)
+    assert code == 0 and "newly failing (3):" in out and "fixed (5):" in out
+    code, out = _cli("--results-db", store_url, "show", second[:10], tmp_path=tmp_path)
+    assert code == 0 and "FAIL op007.fp16" in out
+    html = tmp_path / "m.html"
+    code, out = _cli("--results-db", store_url, "matrix", "--html", str(html), tmp_path=tmp_path)
+    assert code == 0 and "fork-3.9.5" in out and html.read_text().startswith("<!DOCTYPE html>")
+    bundle = tmp_path / "b.jsonl"
+    assert _cli("--results-db", store_url, "export", str(bundle), tmp_path=tmp_path) == (
+        0,
+        f"exported 7 run(s) to {bundle}\n",
+    )
+    code, out = _cli("import", str(bundle), str(bundle), tmp_path=tmp_path)  # into the cache's SQLite
+    assert (code, out) == (0, "imported 7 run(s); 7 already stored\n")
+    assert (tmp_path / "cache" / "results.db").exists()
+
+
+def test_results_command_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "results.db").write_bytes(b"junk" * 1000)
+    code, out = _cli("list", tmp_path=tmp_path)
+    assert code == 1 and "error: the results store" in out and "hint: move it aside" in out
+    assert "Traceback" not in out
+    code, out = _cli("--results-db", "mysql://db/x", "list", tmp_path=tmp_path)
+    assert code == 1 and "unsupported results database URL" in out
+    good = str(tmp_path / "good.db")
+    code, out = _cli("--results-db", good, "show", "zz", tmp_path=tmp_path)
+    assert code == 1 and "is not a run id" in out
+    code, out = _cli("--results-db", good, "show", "abcd", tmp_path=tmp_path)
+    assert code == 1 and "no run abcd" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    code, out = _cli("--results-db", good, "import", str(bad), tmp_path=tmp_path)
+    assert code == 1 and "line 1" in out

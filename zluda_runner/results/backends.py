@@ -1,0 +1,154 @@
+"""The two backends of the results store, and how a URL picks one.
+
+* SQLite (default): ``<cache>/results.db``, WAL mode so readers never block the one
+  writer; a write transaction starts with ``BEGIN IMMEDIATE`` and waits up to
+  ``busy_timeout`` for another process's write, so concurrent recorders queue
+  instead of failing.
+* PostgreSQL: ``postgresql://user@host/db`` (or ``?host=/socket/dir``), through
+  psycopg 3. Migrations take a transaction-level advisory lock.
+
+The URL comes from ``--results-db`` on ``zluda-run results``, else the environment
+variable ``ZLUDA_RUNNER_RESULTS_DB``, else the SQLite file in the cache folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.results.schema import ResultsStoreError
+from zluda_runner.results.store import ResultsStore
+
+RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
+SQLITE_NAME = "results.db"
+BUSY_TIMEOUT_MS = 30_000
+_MIGRATION_LOCK = 0x7A6C7564  # "zlud": the advisory lock id migrations hold on PostgreSQL
+
+
+class SQLiteStore(ResultsStore):
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+    def _connect(self) -> Any:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            if not mode or str(mode[0]).lower() != "wal":
+                raise ResultsStoreError(
+                    f"the results store {self.path} could not switch to WAL mode (got {mode and mode[0]})",
+                    "put the cache folder on a local file system (--cache-dir / ZLUDA_RUNNER_CACHE)",
+                )
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except Exception:
+            conn.close()
+            raise
+        return conn
+
+    def _begin_write(self, cur: Any) -> None:
+        cur.execute("BEGIN IMMEDIATE")
+
+    def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
+        if isinstance(exc, ResultsStoreError):
+            return exc
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return ResultsStoreError(
+                f"the results store {self.path} stayed locked by another process ({exc})",
+                "another zluda-run is writing to it; try again when it finishes",
+            )
+        if isinstance(exc, sqlite3.DatabaseError | OSError):
+            return ResultsStoreError(
+                f"the results store {self.path} is unusable: {exc}",
+                f"move it aside (mv {self.path} {self.path}.bad) and a fresh store is made on the next run",
+            )
+        return None
+
+
+class PostgresStore(ResultsStore):
+    dialect = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(redact_url(url))
+        self.url = url
+
+    def _connect(self) -> Any:
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - psycopg is a dependency
+            raise ResultsStoreError(
+                "PostgreSQL support needs psycopg 3", "pip install 'psycopg[binary]'"
+            ) from exc
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+
+    def _begin_write(self, cur: Any) -> None:
+        cur.execute("BEGIN")
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", "%s")
+
+    def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
+        if isinstance(exc, ResultsStoreError):
+            return exc
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover
+            return None
+        if isinstance(exc, psycopg.OperationalError):
+            return ResultsStoreError(
+                f"cannot reach the results database {self.location}: {str(exc).strip()}",
+                "check the URL given to --results-db / ZLUDA_RUNNER_RESULTS_DB and that the server runs",
+            )
+        if isinstance(exc, psycopg.Error):
+            return ResultsStoreError(
+                f"the results database {self.location} refused a request: {str(exc).strip()}",
+                "check that the database user may create tables there",
+            )
+        return None
+
+
+def redact_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def store_url(settings: Settings | None = None, db_url: str | None = None) -> str:
+    """Where results go: the explicit URL, else the environment, else the cache's SQLite file."""
+    url = db_url or os.environ.get(RESULTS_DB_ENV) or ""
+    if url:
+        return url
+    cache = settings.cache_dir if settings is not None else Settings().cache_dir
+    return str(Path(cache) / SQLITE_NAME)
+
+
+def make_store(url: str) -> ResultsStore:
+    """A store object for ``url`` (not yet connected)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(url)
+    if url.startswith("sqlite:///"):
+        return SQLiteStore(Path(url[len("sqlite:///") - 1 :]))
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", url):
+        raise ResultsStoreError(
+            f"unsupported results database URL {redact_url(url)!r}",
+            "use postgresql://user@host/db, sqlite:///path/results.db, or a plain file path",
+        )
+    return SQLiteStore(Path(url).expanduser())
+
+
+def open_store(
+    settings: Settings | None = None, db_url: str | None = None, *, create: bool = True
+) -> ResultsStore | None:
+    """Connect to the results store (migrating it). With ``create=False`` a missing SQLite file gives None."""
+    store = make_store(store_url(settings, db_url))
+    if not create and isinstance(store, SQLiteStore) and not store.path.exists():
+        return None
+    return store.open()

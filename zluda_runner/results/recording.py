@@ -1,0 +1,118 @@
+"""Recording a run: the one entry point the commands call after they have their report.
+
+    outcome = record_report("probe", report, settings=settings, command=sys.argv[1:])
+    if outcome.warning:
+        click.echo(f"warning: {outcome.warning}", err=True)
+
+:func:`record_report` never raises: a locked, corrupt or unreachable store, or a
+report it cannot read, comes back as ``outcome.warning`` and the run's own result
+stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.results.backends import make_store, redact_url, store_url
+from zluda_runner.results.convert import as_dict, report_items
+from zluda_runner.results.fingerprint import Scrubber, fingerprint
+from zluda_runner.results.schema import MAX_ARGV, RunRecord, content_id, summarise
+from zluda_runner.results.store import ResultsStore, now_iso
+
+_MAX_KEYS = 32
+
+
+@dataclass
+class RecordOutcome:
+    recorded: bool
+    run_id: str | None = None
+    duplicate: bool = False  # the same run was already stored
+    warning: str | None = None
+    location: str = ""
+
+
+def _small_dict(value: dict[str, Any] | None, scrubber: Scrubber) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    kept = {
+        str(k): v
+        for k, v in list(value.items())[:_MAX_KEYS]
+        if v is None or isinstance(v, str | int | float | bool)
+    }
+    return scrubber(kept)  # type: ignore[no-any-return]
+
+
+def build_run(
+    kind: str,
+    report: object,
+    *,
+    command: list[str],
+    release: dict[str, Any] | None = None,
+    target: dict[str, Any] | None = None,
+    host: dict[str, Any] | None = None,
+    started_at: str | None = None,
+    scrubber: Scrubber | None = None,
+) -> RunRecord:
+    """The record of one run, scrubbed and with its content id (raises ResultsStoreError)."""
+    scrubber = scrubber or Scrubber()
+    items, extra = report_items(kind, report, scrubber)
+    doctor_facts = None
+    if kind == "doctor":
+        facts = as_dict(report).get("facts")
+        doctor_facts = facts if isinstance(facts, dict) else None
+    summary: dict[str, Any] = {**summarise(items), **extra}
+    run = RunRecord(
+        kind=kind,
+        started_at=started_at or now_iso(),
+        host=fingerprint(host, doctor_facts),
+        release=_small_dict(release, scrubber),
+        target=_small_dict(target, scrubber),
+        command=[scrubber.text(str(word)) for word in command[:MAX_ARGV]],
+        summary=scrubber(summary),
+        items=items,
+    )
+    run.run_id = content_id(run)
+    return run
+
+
+def record_report(
+    kind: str,
+    report: object,
+    *,
+    settings: Settings,
+    command: list[str],
+    release: dict[str, Any] | None = None,
+    target: dict[str, Any] | None = None,
+    db_url: str | None = None,
+    host: dict[str, Any] | None = None,
+    started_at: str | None = None,
+    store: ResultsStore | None = None,
+) -> RecordOutcome:
+    """Store one run's report; never raises (problems come back as ``warning``).
+
+    ``kind``: probe, torch-ops, trace, ab, verify-load or doctor. ``release``: e.g.
+    ``{"id": "fork-3.9.5", "asset": "...zip", "sha256": "..."}``. ``target``: e.g.
+    ``{"torch_version": "2.4.1+cu118", "cuda_major": 11}`` or ``{"binary": "app"}``.
+    ``host``: what the caller knows of the host (flat fingerprint keys, or doctor facts).
+    ``store``: an open store to reuse (else the one ``db_url``/settings name is opened).
+    """
+    location = ""
+    try:
+        url = db_url or store_url(settings)
+        location = redact_url(url)
+        run = build_run(
+            kind, report, command=command, release=release, target=target, host=host, started_at=started_at
+        )
+        if store is not None:
+            added = store.insert_run(run)
+        else:
+            with make_store(url).open() as opened:
+                added = opened.insert_run(run)
+        return RecordOutcome(True, run.run_id, duplicate=not added, location=location)
+    except Exception as exc:  # recording must never fail the run it records
+        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        hint = getattr(exc, "hint", None)
+        warning = f"results not recorded: {message}" + (f" (hint: {hint})" if hint else "")
+        return RecordOutcome(False, warning=warning, location=location)

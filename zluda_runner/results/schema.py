@@ -1,0 +1,152 @@
+"""The results store's records and its schema, with ordered migrations.
+
+One schema serves SQLite and PostgreSQL: plain ``TEXT``/``INTEGER``/``DOUBLE PRECISION``
+columns, JSON kept as text, timestamps as ISO-8601 UTC strings (they sort as text).
+A migration is a list of statements; ``schema_version`` holds one row per applied
+migration, and a store applies the missing ones in order, inside one transaction that
+holds the backend's write lock (so two processes opening a fresh store at once do not
+both migrate it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.serial import JsonMixin
+
+# Kinds of run we record, and the item each row stands for.
+KINDS = ("probe", "torch-ops", "trace", "ab", "verify-load", "doctor")
+
+# Bounds on what a run may hold (records built here, and bundles read from elsewhere).
+MAX_ITEMS_PER_RUN = 100_000
+MAX_TEXT = 4_000  # one detail / one argv word
+MAX_NAME = 512  # an item's name
+MAX_ARGV = 256  # words of a command kept
+
+
+class ResultsStoreError(ZludaRunnerError):
+    """The results store cannot be opened, read or written."""
+
+
+@dataclass
+class ItemRecord(JsonMixin):
+    """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check.
+
+    ``ok`` is True (counts as passing), False (counts as failing) or None (neither:
+    skipped, unavailable, a timing, a warning).
+    """
+
+    item: str
+    status: str
+    ok: bool | None = None
+    detail: str = ""
+    numbers: dict[str, float | None] = field(default_factory=dict)
+
+
+@dataclass
+class RunRecord(JsonMixin):
+    """One recorded run; ``run_id`` is the SHA-256 of everything else (see :func:`content_id`)."""
+
+    kind: str
+    started_at: str
+    host: dict[str, Any] = field(default_factory=dict)
+    release: dict[str, Any] | None = None
+    target: dict[str, Any] | None = None
+    command: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+    items: list[ItemRecord] = field(default_factory=list)
+    run_id: str = ""
+
+    # --- derived values the store keeps in columns, for queries -------------------------
+    @property
+    def gfx(self) -> str:
+        return str(self.host.get("gfx") or "unknown")
+
+    @property
+    def release_id(self) -> str:
+        return str((self.release or {}).get("id") or "none")
+
+    @property
+    def torch_build(self) -> str:
+        return torch_build(self.target)
+
+    def content(self) -> dict[str, Any]:
+        data = self.to_dict()
+        data.pop("run_id", None)
+        return data
+
+
+def torch_build(target: dict[str, Any] | None) -> str:
+    """``2.4.1+cu118`` (or ``2.4.1+cuda11``) for torch, the binary's name for another program, else ``-``."""
+    target = target or {}
+    version = target.get("torch_version")
+    if version:
+        major = target.get("cuda_major")
+        if "+" in str(version) or major is None:
+            return str(version)
+        return f"{version}+cuda{major}"
+    binary = target.get("binary")
+    return str(binary) if binary else "-"
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def content_id(run: RunRecord) -> str:
+    """The stable id of a run: the same run recorded or imported twice has one id."""
+    return hashlib.sha256(canonical_json(run.content()).encode("utf-8")).hexdigest()
+
+
+def summarise(items: list[ItemRecord]) -> dict[str, int]:
+    passed = sum(1 for i in items if i.ok is True)
+    failed = sum(1 for i in items if i.ok is False)
+    return {"passed": passed, "failed": failed, "total": passed + failed, "items": len(items)}
+
+
+# --- migrations ---------------------------------------------------------------------------
+# Never edit a released migration: append a new one. Each is portable SQL.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (  # 1: runs and their items
+        """CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            recorded_at TEXT NOT NULL,
+            host_json TEXT NOT NULL,
+            release_json TEXT,
+            target_json TEXT,
+            command_json TEXT NOT NULL,
+            summary_json TEXT NOT NULL,
+            gfx TEXT NOT NULL,
+            release_id TEXT NOT NULL,
+            torch_build TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            failed INTEGER NOT NULL,
+            verdict TEXT
+        )""",
+        """CREATE TABLE items (
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            item TEXT NOT NULL,
+            status TEXT NOT NULL,
+            ok INTEGER,
+            detail TEXT NOT NULL,
+            numbers_json TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        )""",
+    ),
+    (  # 2: indexes for the matrix and the per-GPU queries
+        "CREATE INDEX runs_by_gfx ON runs (gfx, release_id)",
+        "CREATE INDEX runs_by_time ON runs (started_at)",
+        "CREATE INDEX items_failing ON items (run_id, ok)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+)

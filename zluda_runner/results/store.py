@@ -1,0 +1,337 @@
+"""The results store: one class over SQLite or PostgreSQL, same schema, same migrations.
+
+Backends differ only in how they connect, their parameter marker, how a write
+transaction takes its lock, and which exceptions they raise; everything else
+(migrations, inserts, queries) is written once here.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+from zluda_runner.results.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    VERSION_TABLE,
+    ItemRecord,
+    ResultsStoreError,
+    RunRecord,
+)
+
+RUN_COLUMNS = (
+    "run_id, kind, started_at, host_json, release_json, target_json, command_json, summary_json,"
+    " gfx, release_id, torch_build, passed, failed, verdict"
+)
+_HEX = re.compile(r"^[0-9a-f]{4,64}$")
+_IN_CHUNK = 500  # ids per IN (...) list
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _loads(text: str | None, what: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ResultsStoreError(
+            f"the results store holds an unreadable {what} ({exc})",
+            "the store was changed by something else; export what you can and start a fresh one",
+        ) from exc
+
+
+class ResultsStore(abc.ABC):
+    """A connection to one results store. Use as a context manager, or call :meth:`close`."""
+
+    dialect = "?"
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self._conn: Any = None
+
+    # --- what a backend provides ----------------------------------------------------------
+    @abc.abstractmethod
+    def _connect(self) -> Any: ...
+
+    @abc.abstractmethod
+    def _begin_write(self, cur: Any) -> None: ...
+
+    @abc.abstractmethod
+    def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
+        """A clear ResultsStoreError for a driver error, or None when ``exc`` is not one."""
+
+    def _sql(self, sql: str) -> str:
+        return sql
+
+    # --- plumbing -------------------------------------------------------------------------
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def open(self) -> ResultsStore:
+        """Connect and bring the schema up to date."""
+        try:
+            self._conn = self._connect()
+            self.migrate()
+        except Exception as exc:
+            self.close()
+            wrapped = self._wrap_error(exc)
+            if wrapped is None:
+                raise
+            raise wrapped from exc
+        return self
+
+    @contextmanager
+    def _tx(self, write: bool) -> Iterator[Any]:
+        if self._conn is None:
+            raise ResultsStoreError("the results store is closed", "open it again")
+        cur = self._conn.cursor()
+        try:
+            if write:
+                self._begin_write(cur)
+            else:
+                cur.execute("BEGIN")
+            yield cur
+            cur.execute("COMMIT")
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # the first error is the one worth reporting
+                cur.execute("ROLLBACK")
+            wrapped = self._wrap_error(exc)
+            if wrapped is None:
+                raise
+            raise wrapped from exc
+        finally:
+            cur.close()
+
+    def _exec(self, cur: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+        cur.execute(self._sql(sql), tuple(params))
+        return cur
+
+    # --- schema ---------------------------------------------------------------------------
+    def _version(self, cur: Any) -> int:
+        row = self._exec(cur, "SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def migrate(self) -> int:
+        """Apply the missing migrations in order; returns the schema version."""
+        with self._tx(write=True) as cur:
+            self._exec(cur, VERSION_TABLE)
+            current = self._version(cur)
+            if current > SCHEMA_VERSION:
+                raise ResultsStoreError(
+                    f"the results store {self.location} has schema version {current}, "
+                    f"newer than this zluda-runner knows ({SCHEMA_VERSION})",
+                    "upgrade zluda-runner, or point --results-db at another store",
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version - 1]:
+                    self._exec(cur, statement)
+                self._exec(
+                    cur,
+                    "INSERT INTO schema_version (version, applied_at) VALUES (?, ?)",
+                    (version, now_iso()),
+                )
+        return SCHEMA_VERSION
+
+    def schema_version(self) -> int:
+        with self._tx(write=False) as cur:
+            return self._version(cur)
+
+    # --- writing --------------------------------------------------------------------------
+    def insert_runs(self, runs: Iterable[RunRecord]) -> tuple[int, int]:
+        """Store runs that are not stored yet, in one transaction; returns (added, already there)."""
+        added = skipped = 0
+        with self._tx(write=True) as cur:
+            for run in runs:
+                if self._insert(cur, run):
+                    added += 1
+                else:
+                    skipped += 1
+        return added, skipped
+
+    def insert_run(self, run: RunRecord) -> bool:
+        return self.insert_runs([run])[0] == 1
+
+    def _insert(self, cur: Any, run: RunRecord) -> bool:
+        summary = run.summary
+        self._exec(
+            cur,
+            f"INSERT INTO runs ({RUN_COLUMNS}, recorded_at) VALUES ({', '.join('?' * 15)})"  # noqa: S608 - only constant columns and '?' marks are formatted in
+            " ON CONFLICT (run_id) DO NOTHING",
+            (
+                run.run_id,
+                run.kind,
+                run.started_at,
+                json.dumps(run.host, sort_keys=True),
+                None if run.release is None else json.dumps(run.release, sort_keys=True),
+                None if run.target is None else json.dumps(run.target, sort_keys=True),
+                json.dumps(run.command),
+                json.dumps(summary, sort_keys=True),
+                run.gfx,
+                run.release_id,
+                run.torch_build,
+                int(summary.get("passed", 0)),
+                int(summary.get("failed", 0)),
+                summary.get("verdict"),
+                now_iso(),
+            ),
+        )
+        if cur.rowcount != 1:
+            return False
+        rows = [
+            (
+                run.run_id,
+                seq,
+                it.item,
+                it.status,
+                None if it.ok is None else int(it.ok),
+                it.detail,
+                json.dumps(it.numbers, sort_keys=True),
+            )
+            for seq, it in enumerate(run.items)
+        ]
+        if rows:
+            cur.executemany(
+                self._sql(
+                    "INSERT INTO items (run_id, seq, item, status, ok, detail, numbers_json)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+                ),
+                rows,
+            )
+        return True
+
+    # --- reading --------------------------------------------------------------------------
+    def _run_from_row(self, row: Sequence[Any]) -> RunRecord:
+        return RunRecord(
+            run_id=row[0],
+            kind=row[1],
+            started_at=row[2],
+            host=_loads(row[3], "host") or {},
+            release=_loads(row[4], "release"),
+            target=_loads(row[5], "target"),
+            command=_loads(row[6], "command") or [],
+            summary=_loads(row[7], "summary") or {},
+        )
+
+    def list_runs(
+        self,
+        *,
+        since: str | None = None,
+        kind: str | None = None,
+        gfx: str | None = None,
+        limit: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs without their items, oldest first."""
+        where, params = [], []
+        for column, value in (("kind", kind), ("gfx", gfx)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            where.append("started_at >= ?")
+            params.append(since)
+        sql = f"SELECT {RUN_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY started_at, run_id"
+        with self._tx(write=False) as cur:
+            rows = self._exec(cur, sql, params).fetchall()
+        runs = [self._run_from_row(r) for r in rows]
+        return runs[-limit:] if limit else runs
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id of the run whose id starts with ``prefix`` (at least 4 hex digits)."""
+        prefix = prefix.strip().lower()
+        if not _HEX.match(prefix):
+            raise ResultsStoreError(
+                f"{prefix!r} is not a run id",
+                "give at least 4 hex digits of an id from `zluda-run results list`",
+            )
+        with self._tx(write=False) as cur:
+            rows = self._exec(
+                cur, "SELECT run_id FROM runs WHERE run_id LIKE ? LIMIT 2", (prefix + "%",)
+            ).fetchall()
+        if not rows:
+            raise ResultsStoreError(
+                f"no run {prefix} in {self.location}", "`zluda-run results list` shows the runs"
+            )
+        if len(rows) > 1:
+            raise ResultsStoreError(f"run id {prefix} is ambiguous", "give more digits of the id")
+        return str(rows[0][0])
+
+    def get_runs(self, run_ids: Sequence[str], *, with_items: bool = True) -> list[RunRecord]:
+        """The given runs (in the given order), with their items."""
+        found: dict[str, RunRecord] = {}
+        with self._tx(write=False) as cur:
+            for chunk in _chunks(run_ids):
+                marks = ", ".join("?" * len(chunk))
+                for row in self._exec(
+                    cur, f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
+                ):
+                    found[row[0]] = self._run_from_row(row)
+                if not with_items:
+                    continue
+                sql = (
+                    "SELECT run_id, item, status, ok, detail, numbers_json FROM items"  # noqa: S608 - only constant columns and '?' marks are formatted in
+                    f" WHERE run_id IN ({marks}) ORDER BY run_id, seq"
+                )
+                for row in self._exec(cur, sql, chunk).fetchall():
+                    found[row[0]].items.append(_item_from_row(row[1:]))
+        return [found[i] for i in run_ids if i in found]
+
+    def get_run(self, prefix: str) -> RunRecord:
+        return self.get_runs([self.resolve_id(prefix)])[0]
+
+    def failing_items(self, run_ids: Sequence[str], per_run: int = 50) -> dict[str, list[ItemRecord]]:
+        """Up to ``per_run`` failing items of each run."""
+        out: dict[str, list[ItemRecord]] = {}
+        with self._tx(write=False) as cur:
+            for chunk in _chunks(run_ids):
+                marks = ", ".join("?" * len(chunk))
+                sql = (
+                    "SELECT run_id, item, status, ok, detail, numbers_json FROM items"  # noqa: S608 - only constant columns and '?' marks are formatted in
+                    f" WHERE ok = 0 AND run_id IN ({marks}) ORDER BY run_id, seq"
+                )
+                for row in self._exec(cur, sql, chunk).fetchall():
+                    bucket = out.setdefault(row[0], [])
+                    if len(bucket) < per_run:
+                        bucket.append(_item_from_row(row[1:]))
+        return out
+
+    def count_runs(self) -> int:
+        with self._tx(write=False) as cur:
+            return int(self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def _item_from_row(row: Sequence[Any]) -> ItemRecord:
+    return ItemRecord(
+        item=row[0],
+        status=row[1],
+        ok=None if row[2] is None else bool(row[2]),
+        detail=row[3],
+        numbers=_loads(row[4], "item") or {},
+    )
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
+    ids = list(ids)
+    for start in range(0, len(ids), _IN_CHUNK):
+        yield ids[start : start + _IN_CHUNK]
