@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
 
 import click
 
