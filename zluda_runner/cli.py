@@ -49,10 +49,12 @@ class FallthroughGroup(click.Group):
         if i >= len(args):
             return args
         word = args[i]
+        ctx.meta["zluda_command"] = RUN_COMMAND if word == "--" else word
         if word == "--":
             return [*args[:i], RUN_COMMAND, "--", *args[i + 1 :]]
         if word not in self.commands and word not in COMMAND_MODULES:
             self._refuse_typo(ctx, word)
+            ctx.meta["zluda_command"] = RUN_COMMAND
             return [*args[:i], RUN_COMMAND, "--", *args[i:]]
         command = self.get_command(ctx, word)
         if command is None:  # pragma: no cover - COMMAND_MODULES names only real commands
@@ -116,7 +118,7 @@ class FallthroughGroup(click.Group):
         return _option_named(self.get_params(ctx), arg)
 
     def invoke(self, ctx: click.Context) -> Any:
-        if ctx.protected_args and ctx.protected_args[0] in X86_COMMANDS:
+        if ctx.meta.get("zluda_command") in X86_COMMANDS:
             require_x86_64()
         try:
             return super().invoke(ctx)

@@ -1,0 +1,90 @@
+"""The terminal view of a target profile (``zluda-run inspect``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from zluda_runner.report.terminal import grid, make_console
+from zluda_runner.target.profile import LibraryNeed, TargetProfile
+
+_OWN_RULES = ("rpath", "runpath", "ld_library_path", "dll-load-dir", "user-dir")
+
+
+def short_path(path: str | None, base: str | None) -> str:
+    """``path`` with the site-packages folder shown as ``<sp>``."""
+    if path is None:
+        return "-"
+    norm = os.path.normpath(path)
+    if base and norm.startswith(base + os.sep):
+        return "<sp>/" + norm[len(base) + 1:]
+    return norm
+
+
+def _requesters(names: list[str], limit: int = 2) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" +{len(names) - limit}" if len(names) > limit else "")
+
+
+def _base_dir(profile: TargetProfile) -> str | None:
+    if profile.torch and profile.torch.path:
+        return os.path.normpath(str(Path(profile.torch.path).parent))
+    return None
+
+
+def _need_row(lib: LibraryNeed, base: str | None) -> list[str]:
+    resolved = lib.resolved
+    return [
+        lib.family,
+        lib.name,
+        _requesters(lib.requested_by),
+        ",".join(lib.versions_required) or "-",
+        str(len(lib.symbols)),
+        resolved.rule if resolved else "?",
+        short_path(resolved.path if resolved else None, base),
+    ]
+
+
+def reach_summary(profile: TargetProfile) -> list[str]:
+    """Per requester and rule, the libraries it reaches that way on its own."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for lib in profile.libraries:
+        for reach in lib.reach:
+            if reach.via in _OWN_RULES:
+                grouped.setdefault((reach.requester, reach.rule), []).append(lib.name)
+    return [f"{req} reaches through {rule.replace(' of ' + req, '')}: {', '.join(names)}"
+            for (req, rule), names in grouped.items()]
+
+
+def print_profile(profile: TargetProfile, console: Console | None = None) -> None:
+    """What the build needs, found where, and how each object reaches its libraries."""
+    out = console or make_console()
+    base = _base_dir(profile)
+    if profile.torch is not None:
+        t = profile.torch
+        build = f"CUDA {profile.cuda_version}" if profile.cuda_version else profile.build
+        out.print(Text(f"torch {t.version} ({build}, {profile.os}) at {t.path}", style="bold"))
+    if profile.python:
+        out.print(f"python {profile.python} ({profile.python_version})")
+    if base:
+        out.print(f"<sp> = {base}")
+    if profile.roots:
+        out.print("loading simulated from: " + ", ".join(short_path(r, base) for r in profile.roots))
+    header = ["family", "needed", "requested by", "versions", "syms", "found by", "path"]
+    rows = [_need_row(lib, base) for lib in profile.libraries]
+    out.print(grid(header, rows, numeric=[4]))
+    if profile.dlopened:
+        rows = [[d.family, d.name, _requesters(d.opened_by, 3), d.resolved.rule if d.resolved else "?",
+                 short_path(d.resolved.path if d.resolved else None, base)] for d in profile.dlopened]
+        out.print(grid(["family", "name", "opened by", "found by", "path"], rows,
+                       title="opened at run time by name (dlopen/LoadLibrary)"))
+    reach = reach_summary(profile)
+    if reach:
+        out.print(Text("how each object reaches its CUDA libraries on its own:", style="bold"))
+        for line in reach:
+            out.print("  " + line)
+    for warning in profile.warnings:
+        out.print(Text(f"warning: {warning}", style="yellow"))
