@@ -64,7 +64,7 @@ def test_redirector_beats_rpath(libs, tmp_path: Path, capfd) -> None:
     result, printed = _run([str(libs["rpath"])], env, {NAME: libs["replacement"]}, capfd)
     assert result.exit_code == 0
     assert printed.out.strip() == "replacement"
-    assert f"redirect {NAME} -> {libs['replacement']}" in printed.err
+    assert f"redirect {NAME} -> {launch.link_dir / NAME}" in printed.err  # the link-folder entry
     [binding] = result.bindings
     assert binding.taken, binding.loader_lines
     assert binding.actual == Path(os.path.realpath(libs["replacement"]))

@@ -388,9 +388,10 @@ class LoaderModel:
         if hit is not None:
             return Resolution(name, hit.path, "already-loaded", hit.path), None
         requested = name
-        name, origname = self._audit(name, loader)
-        if name is None:
+        answered, origname = self._audit(name, loader)
+        if answered is None:
             return Resolution(requested, None, "not-found", None, []), None
+        name = answered
         if "/" in name:
             res = self._try_direct(name, loader)
         elif origname is not None and self.env.redirect_mode == AUDIT_BARE:
