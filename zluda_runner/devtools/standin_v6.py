@@ -106,6 +106,11 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
 """
 
 
+def zluda_ld_source(names: Sequence[str]) -> str:
+    """C source of a path-answering audit library like upstream's zluda_ld, for these CUDA names."""
+    return _ZLUDA_LD.replace("NAMES", " ".join(f'"{n}",' for n in names))
+
+
 def _families(libs: Sequence[StandinLib]) -> dict[str, list[StandinLib]]:
     from zluda_runner.core.families import parse_library_name
 
@@ -193,9 +198,7 @@ def build_v6_release(libs: Sequence[StandinLib], out_dir: Path, rocm_dir: Path, 
         for link in links:
             _link(out, link, file_name)
             written[link] = out / file_name
-    names = sorted(written)
-    ld_src = _write(work / "src" / "v6" / "zluda_ld.c",
-                    _ZLUDA_LD.replace("NAMES", " ".join(f'"{n}",' for n in names)))
+    ld_src = _write(work / "src" / "v6" / "zluda_ld.c", zluda_ld_source(sorted(written)))
     _place(compile_c([ld_src], "libzluda_ld.so", work / "out", args=["-w", "-ldl"], cc=cc),
            out / "libzluda_ld.so")
     _link(out, "zluda_ld", "libzluda_ld.so")

@@ -433,8 +433,8 @@ def _audit_choice(plan: ShimPlan, layout: ReleaseLayout, facts_cache: dict[str, 
     release_ld = os.path.abspath(release_ld)
     ld_dir = os.path.dirname(release_ld)
     for b in plan.bindings:
-        if b.action != REPLACE or b.mechanism != MECH_LD_AUDIT or not b.shim:
-            continue
+        if b.action != REPLACE or b.mechanism != MECH_LD_AUDIT or not b.shim or b.need.endswith(".so"):
+            continue  # (a development name such as libcublas.so is never a DT_NEEDED with version needs)
         if b.shim not in facts_cache:
             facts_cache[b.shim] = facts_reader(b.shim)
         soname = facts_cache[b.shim].soname
