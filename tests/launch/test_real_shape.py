@@ -115,8 +115,9 @@ def test_shims_have_the_rust_cdylib_shape(cc_build, world, tmp_path: Path) -> No
 @pytest.mark.parametrize("zluda_ld", [False, True], ids=["no-zluda_ld", "zluda_ld"])
 @pytest.mark.parametrize("soname", [False, True], ids=["no-soname", "soname"])
 @pytest.mark.parametrize("preload", [True, False], ids=["preloads-by-path", "no-preload"])
-def test_real_shape_imports_cleanly_and_the_log_proves_it(cc_build, world, tmp_path: Path, capfd,
-                                                          soname: bool, zluda_ld: bool, preload: bool) -> None:
+def test_real_shape_imports_cleanly_and_the_log_proves_it(
+    cc_build, world, tmp_path: Path, capfd, soname: bool, zluda_ld: bool, preload: bool,
+) -> None:
     release = _release(cc_build, world, tmp_path / "rel", soname=soname, zluda_ld=zluda_ld)
     cache = tmp_path / "cache"
     env = _clean_env(ROCM_PATH=str(world["rocm"]))
@@ -163,7 +164,8 @@ def test_versioned_only_rocm_is_named(cc_build, world, tmp_path: Path) -> None:
     only.mkdir(parents=True)
     shutil.copy2(world["rocm"] / "lib/libamdhip64.so", only / "libamdhip64.so.6")
     env = _clean_env(LD_LIBRARY_PATH=str(only))
-    plan = prepare_plan([str(world["script"])], Settings(zluda_dir=release, cache_dir=tmp_path / "c"), env=env)
+    settings = Settings(zluda_dir=release, cache_dir=tmp_path / "c")
+    plan = prepare_plan([str(world["script"])], settings, env=env)
     problems = " ".join(p for b in plan.fatal for p in b.problems)
     assert "only the versioned" in problems and str(only / "libamdhip64.so.6") in problems
 
@@ -199,3 +201,27 @@ def test_model_predicts_the_path_answer_abort(cc_build, world, tmp_path: Path) -
     # without the audit the same preload by path leaves libcublas.so.13 to the NVIDIA file: no abort
     plain = LoaderEnv.from_host({**env, "LD_AUDIT": ""})
     assert LoaderModel(plain).load(exe).ok
+
+
+def test_shell_script_with_relative_zluda_dir_gets_absolute_paths(cc_build, world, tmp_path: Path) -> None:
+    """Issue 11 items 7 and 10: a shell-script workload is launched with the full set-up, and every
+    path in its loader environment is absolute although --zluda-dir is relative (the script changes
+    folder before it reads them)."""
+    _release(cc_build, world, tmp_path / "rel", soname=False, zluda_ld=False)
+    script = tmp_path / "show.sh"
+    script.write_text('#!/bin/sh\ncd /\necho "AUDIT=$LD_AUDIT"\necho "LLP=$LD_LIBRARY_PATH"\n'
+                      'echo "MAP=$ZLUDA_RUNNER_REDIRECT_MAP"\n')
+    script.chmod(0o755)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zluda_runner", "--cache-dir", "cache", "--zluda-dir", "rel", "--",
+         str(script)],
+        cwd=tmp_path, env=_clean_env(ROCM_PATH=str(world["rocm"]),
+                                     PYTHONPATH=os.pathsep.join(sys.path)),
+        capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    values = dict(line.split("=", 1) for line in proc.stdout.splitlines())
+    paths = [*values["AUDIT"].split(":"), *values["LLP"].split(":"), values["MAP"]]
+    assert paths and all(os.path.isabs(p) and os.path.exists(p) for p in paths), values
+    mapped = Path(values["MAP"]).read_text()
+    assert all(os.path.isabs(line.split("\t")[1]) for line in mapped.splitlines())
+    assert "libcublas.so.13" in mapped  # not inspected: every name of the release is set up
