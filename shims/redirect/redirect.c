@@ -12,11 +12,19 @@
  * per line; lines starting with '#' and blank lines are skipped.
  * $ZLUDA_RUNNER_REDIRECT_DEBUG=1 logs each redirect to stderr.
  *
- * Rules:
- *  - a bare name ("libcublas.so.13") whose text is in the map is redirected;
- *  - a path ("/x/libcublas.so.13") is redirected by its basename, except when
- *    the requester is itself one of the mapped files (a replacement that
- *    forwards to the original library by path must reach the original);
+ * Rules (issue 10; measured with glibc 2.36, see tests/launch/test_real_shape.py):
+ *  - a bare name ("libcublas.so.13") whose text is in the map is answered
+ *    with the mapped path; ld.so records the bare name too (origname), so
+ *    later version needs on that file name find the object;
+ *  - a path ("/x/nvidia/cu13/lib/libcublas.so.13") whose basename is in the
+ *    map is answered with the BARE name, so the object is loaded (or found
+ *    already loaded) under the needed name even when it has no DT_SONAME;
+ *    kept unchanged when the requester is itself one of the mapped files (a
+ *    replacement that forwards to the original library by path);
+ *  - while ld.so searches for a mapped bare name, every candidate other than
+ *    the mapped path itself is refused (NULL): an RPATH/RUNPATH/ld.so.cache
+ *    copy of the NVIDIA library can never win.  The mapped paths must be the
+ *    entries of the link folder that is first on LD_LIBRARY_PATH;
  *  - anything else is left alone (the name is returned unchanged).
  *
  * The map is read once, in la_version (process start, single-threaded), into
@@ -109,12 +117,6 @@ static void load_map(void) {
     }
 }
 
-static const char *lookup(const char *name) {
-    for (size_t i = 0; i < map_count; i++)
-        if (strcmp(map_names[i], name) == 0) return map_paths[i];
-    return NULL;
-}
-
 static int is_mapped_file(const char *path) {
     if (!path) return 0;
     for (size_t i = 0; i < map_count; i++)
@@ -137,18 +139,28 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie) {
 }
 
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
-    if (flag != LA_SER_ORIG || map_count == 0 || !name) return (char *)name;
+    if (map_count == 0 || !name) return (char *)name;
     const char *slash = strrchr(name, '/');
     const char *base = slash ? slash + 1 : name;
-    const char *target = lookup(base);
-    if (!target || strcmp(target, name) == 0) return (char *)name;
-    if (slash && cookie && *cookie) {
+    size_t i;
+    for (i = 0; i < map_count; i++)
+        if (strcmp(map_names[i], base) == 0) break;
+    if (i == map_count || strcmp(map_paths[i], name) == 0) return (char *)name;
+    if (flag != LA_SER_ORIG) {
+        debug_log("refused candidate:", name, NULL);
+        return NULL; /* only the mapped file may satisfy a mapped name */
+    }
+    if (!slash) {
+        debug_log("redirect", name, map_paths[i]);
+        return (char *)map_paths[i];
+    }
+    if (cookie && *cookie) {
         const struct link_map *requester = (const struct link_map *)*cookie;
         if (is_mapped_file(requester->l_name)) {
             debug_log("kept (requested by a replacement):", name, NULL);
             return (char *)name;
         }
     }
-    debug_log("redirect", name, target);
-    return (char *)target;
+    debug_log("redirect", name, map_names[i]);
+    return (char *)map_names[i];
 }

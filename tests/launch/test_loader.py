@@ -64,12 +64,12 @@ def test_redirector_beats_rpath(libs, tmp_path: Path, capfd) -> None:
     result, printed = _run([str(libs["rpath"])], env, {NAME: libs["replacement"]}, capfd)
     assert result.exit_code == 0
     assert printed.out.strip() == "replacement"
-    assert f"redirect {NAME} -> {libs['replacement']}" in printed.err
+    assert f"redirect {NAME} -> {launch.link_dir / NAME}" in printed.err  # the link-folder entry
     [binding] = result.bindings
     assert binding.taken, binding.loader_lines
     assert binding.actual == Path(os.path.realpath(libs["replacement"]))
     assert binding.pids
-    assert any(str(libs["replacement"]) in line for line in binding.loader_lines)
+    assert any(str(launch.link_dir / NAME) in line for line in binding.loader_lines)
 
 
 def test_redirector_leaves_unmapped_names_alone(libs, tmp_path: Path, capfd) -> None:

@@ -50,9 +50,9 @@ def test_exit_code_and_argv_pass_through(standin_releases, zluda_run, tmp_path: 
 def test_fatal_verdict_refused_unless_forced(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     release = standin_releases["no_versions"]
     refused = zluda_run(_args(tmp_path, release, "--", str(apps["runpath"])))
-    assert refused.returncode == 1
+    assert refused.returncode == 3  # a check failed (core/exitcodes.py)
     assert "predicts this launch will fail" in refused.stderr and CUBLAS in refused.stderr
-    assert "defines no symbol versions" in refused.stderr and "--force" in refused.stderr
+    assert "no symbol-version table at all" in refused.stderr and "--force" in refused.stderr
     assert refused.stdout == ""  # the command never ran
     forced = zluda_run(_args(tmp_path, release, "--force", "--", str(apps["runpath"])))
     assert forced.returncode != 0 and "check_match" in forced.stderr  # it ran, and died as predicted
@@ -78,7 +78,7 @@ def test_plan_json_schema(apps, standin_releases, zluda_run, tmp_path: Path) -> 
 
 def test_plan_fatal_exit_code_and_text(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     proc = zluda_run(_args(tmp_path, standin_releases["other_version"], "plan", "--", str(apps["none"])))
-    assert proc.returncode == 2
+    assert proc.returncode == 3
     assert "FATAL" in proc.stdout and "base version" in proc.stdout and "verdict: fatal" in proc.stdout
 
 

@@ -29,7 +29,7 @@ from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 
 #: bump when ElfInfo's content or meaning changes (invalidates the file cache)
-READER_VERSION = 1
+READER_VERSION = 2
 
 ELF_MAGIC = b"\x7fELF"
 
@@ -99,6 +99,9 @@ class ElfInfo(JsonMixin):
     nodeflib: bool = False
     #: False when the file's symbols were not read (``read_elf(..., symbols=False)``)
     symbols_read: bool = True
+    #: DT_VERSYM present (a ``.gnu.version`` table): glibc then accepts versioned references to
+    #: exports at index 1 (global) even without any DT_VERDEF, the Rust cdylib shape
+    has_versym: bool = False
 
     # Fast JSON paths: the generic JsonMixin walk is ~50x slower on 75k symbols.
     def to_dict(self) -> dict[str, Any]:
@@ -209,6 +212,7 @@ _SHT_GNU_VERDEF, _SHT_GNU_VERNEED, _SHT_GNU_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6
 _PT_LOAD, _PT_DYNAMIC, _PT_INTERP = 1, 2, 3
 _DT_NEEDED, _DT_STRTAB, _DT_STRSZ, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = 1, 5, 10, 14, 15, 29
 _DT_FLAGS_1 = 0x6FFFFFFB
+_DT_VERSYM = 0x6FFFFFF0
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +332,8 @@ def _apply_dynamic(tags: list[tuple[int, int]], mm: mmap.mmap, strtab: tuple[int
             info.runpath.extend(_cstr(mm, strtab, val).split(":"))
         elif tag == _DT_FLAGS_1:
             info.nodeflib = bool(val & _DF_1_NODEFLIB)
+        elif tag == _DT_VERSYM:
+            info.has_versym = True
 
 
 def _read_dynamic_segment(mm: mmap.mmap, segments: list[tuple[int, int, int, int]], fmt: str, size: int,

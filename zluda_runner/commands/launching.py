@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
@@ -103,60 +104,22 @@ def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyp
 
 
 def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+    """--verify-load: what the loader took, in its own words (launch/verify.py decides what it means)."""
     from zluda_runner.launch.prepare import expected_bindings
     from zluda_runner.launch.verify import verify_bindings
 
     result = verify_bindings(argv, env, expected_bindings(plan))
-    _report_verification(result, settings)
-    if verification_failed(result):
-        return 3 if result.exit_code == 0 else result.exit_code
-    return result.exit_code
+    _show_verification(result, settings)
+    return result.command_exit_code()
 
 
-TAKEN, UNUSED, NOT_TAKEN = "taken", "unused", "not-taken"
+def _show_verification(result, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    from zluda_runner.launch.verify import render
 
-
-def binding_state(ev) -> str:  # type: ignore[no-untyped-def]
-    """taken; unused (the workload never asked the loader for it: nothing to prove); not-taken."""
-    if ev.taken:
-        return TAKEN
-    if ev.actual is None and not ev.loader_lines:
-        return UNUSED
-    return NOT_TAKEN
-
-
-def verification_failed(result) -> bool:  # type: ignore[no-untyped-def]
-    """A planned binding the loader resolved to another file (or failed to load) is a failure."""
-    return any(binding_state(ev) == NOT_TAKEN for ev in result.bindings)
-
-
-def verification_dict(result) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    data = result.to_dict()
-    for ev, item in zip(result.bindings, data["bindings"], strict=True):
-        item["state"] = binding_state(ev)
-    data["ok"] = not verification_failed(result)
-    return data
-
-
-def _report_verification(result, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     if settings.json:
-        emit_json({"verify_load": verification_dict(result)})
-        return
-    click.echo("\nloader evidence (LD_DEBUG):", err=True)
-    marks = {TAKEN: "taken", UNUSED: "unused", NOT_TAKEN: "NOT TAKEN"}
-    for ev in result.bindings:
-        state = binding_state(ev)
-        where = ev.actual or "(never requested by this run)"
-        click.echo(f"  {marks[state]:9} {ev.name:24} -> {where}", err=True)
-        if state == NOT_TAKEN:
-            for line in ev.loader_lines[-6:]:
-                click.echo(f"              | {line}", err=True)
-    counts = {s: sum(1 for ev in result.bindings if binding_state(ev) == s) for s in marks}
-    click.echo(
-        f"{counts[TAKEN]} of {len(result.bindings)} planned bindings taken, {counts[UNUSED]} not used by "
-        f"this run, {counts[NOT_TAKEN]} not taken",
-        err=True,
-    )
+        emit_json({"verify_load": result.to_dict()})
+    else:
+        click.echo(render(result), err=True)
 
 
 def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-def]
@@ -243,16 +206,14 @@ def plan_command(
     if want_json(settings, json_flag):
         data = plan.to_dict()
         if verification is not None:
-            data["verify_load"] = verification_dict(verification)
+            data["verify_load"] = verification.to_dict()
         emit_json(data)
     else:
         click.echo(render_plan(plan))
         if verification is not None:
-            _report_verification(verification, settings)
-    if verification is not None and verification_failed(verification):
-        sys.exit(3)
-    if plan.fatal:
-        sys.exit(2)
+            _show_verification(verification, settings)
+    if (verification is not None and verification.failed) or plan.fatal:
+        sys.exit(CHECK_FAILED)
 
 
 def render_plan(plan) -> str:  # type: ignore[no-untyped-def]
@@ -279,9 +240,13 @@ def render_plan(plan) -> str:  # type: ignore[no-untyped-def]
         lines.extend(f"  {k}={v}" for k, v in plan.env.items())
     if plan.link_map:
         lines.append("\nLD_LIBRARY_PATH gets a folder of links: " + ", ".join(sorted(plan.link_map)))
+    if plan.library_path:
+        lines.append("then the folders of the shims' own dependencies: " + ", ".join(plan.library_path))
     if plan.audit_library:
         who = "our redirector" if plan.audit_library == "ours" else plan.audit_library
         lines.append(f"LD_AUDIT: {who} redirects " + ", ".join(sorted(plan.redirect_map)))
+        if plan.audit_why:
+            lines.append(f"  why: {plan.audit_why}")
     if plan.inherited:
         lines.append("child processes (torchrun workers) inherit: " + ", ".join(plan.inherited))
     for w in plan.warnings:

@@ -21,6 +21,7 @@ missing symbols.
     python -m zluda_runner.devtools.standin --profile profile.json --out DIR
     python -m zluda_runner.devtools.standin --spec spec.json --out DIR \\
         [--no-soname libcublas.so.13] [--no-versions libcufft.so.12] [--drop libcublas.so.13:cublasSgemm_v2]
+    python -m zluda_runner.devtools.standin --from-python PY --layout v6 --out R [--rocm-out DIR]
 
 ``spec.json``: ``{"libcublas.so.13": {"soname": "libcublas.so.13", "versions": {"libcublas.so.13":
 ["cublasCreate_v2"]}, "unversioned": []}}``.
@@ -351,6 +352,12 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-versions", action="append", default=[], metavar="NAME")
     parser.add_argument("--drop", action="append", default=[], metavar="NAME:SYMBOL")
     parser.add_argument("--build-dir", metavar="DIR", help="where to compile (default OUT/.build)")
+    parser.add_argument("--layout", choices=("names", "v6"), default="names",
+                        help="names: one file per CUDA name, SONAMEs, version nodes (default); v6: the "
+                        "real upstream v6 tarball (lib<name>.so + CUDA-name links, no SONAME, versym-only "
+                        "exports, unversioned ROCm DT_NEEDED, zluda_ld), see devtools/standin_v6.py")
+    parser.add_argument("--rocm-out", metavar="DIR",
+                        help="v6: where to write the stub ROCm libraries (default OUT-rocm-stubs)")
     return parser.parse_args(argv)
 
 
@@ -374,6 +381,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         name, _, sym = item.partition(":")
         drop.setdefault(name, []).append(sym)
     libs = apply_faults(libs, no_soname=args.no_soname, no_versions=args.no_versions, drop=drop)
+    if args.layout == "v6":
+        from zluda_runner.devtools.standin_v6 import build_v6_release
+
+        out_v6 = Path(args.out)
+        rocm = Path(args.rocm_out) if args.rocm_out else out_v6.parent / f"{out_v6.name}-rocm-stubs"
+        written = build_v6_release(libs, out_v6, rocm,
+                                   build_dir=Path(args.build_dir) if args.build_dir else None)
+        for link, target in sorted(written.items()):
+            print(f"{out_v6 / link} -> {target.name}")
+        print(f"{out_v6 / 'zluda_ld'} -> libzluda_ld.so\nROCm stubs (put on LD_LIBRARY_PATH): {rocm}")
+        return 0
     out = build_release(libs, Path(args.out), build_dir=Path(args.build_dir) if args.build_dir else None)
     for lib in libs:
         vers = ", ".join(f"{v} ({len(s)})" for v, s in lib.versions.items()) or "unversioned"

@@ -62,6 +62,8 @@ def _ours(entries: Iterable[str], variable: str) -> list[str]:
         text = str(entry)
         if not text:
             raise LaunchError(f"an empty entry was planned for {variable}", hint="this is a planner bug")
+        if "/" in text or variable == "LD_LIBRARY_PATH":
+            text = os.path.abspath(text)  # a workload that changes folder must keep the set-up
         if ":" in text or (variable == "LD_PRELOAD" and any(c.isspace() for c in text)):
             raise LaunchError(
                 f"{variable} cannot express the path {text!r} (it contains ':' or a space)",

@@ -31,8 +31,8 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.plan.model import ShimPlan
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
-PLAN_CACHE_FORMAT = 3
-_ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH")
+PLAN_CACHE_FORMAT = 4
+_ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH")
 
 
 @dataclass
@@ -56,6 +56,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
         exe = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
         if exe and Path(exe).is_file() and _is_elf(Path(exe)):
             return TargetChoice(None, str(Path(exe).resolve()))
+        return TargetChoice(None, None)  # a shell script, a launcher: not inspectable
     return TargetChoice(sys.executable, None)
 
 
@@ -71,10 +72,42 @@ def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, s
     from zluda_runner.target.inspect import inspect_path, inspect_python
 
     cache = settings.cache_dir
+    if choice.python is None and choice.binary is None:
+        return None
     if choice.binary:
         return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
     assert choice.python is not None
     return inspect_python(choice.python, cache_dir=cache, env=env)
+
+
+ASSUMED_PREFIX = "could not inspect the target"
+
+
+def _host_os() -> str:
+    from zluda_runner.release.selection import host_os
+
+    return host_os() or "linux"
+
+
+def assumed_target(argv: Sequence[str], layout: Any) -> Any:
+    """A target that could not be inspected (a shell script, a launcher that is neither ELF nor
+    Python): assume it may run any CUDA program or torch, so every library of the release is set up
+    under every name it serves, through the redirector (torch-style path preloads are covered)."""
+    from zluda_runner.target.profile import LibraryNeed, TargetProfile
+
+    libraries: dict[str, LibraryNeed] = {}
+    for shim in layout.shims:
+        for name in shim.load_names:
+            libraries.setdefault(name, LibraryNeed(name=name, family=shim.family, major=shim.cuda_major,
+                                                   requested_by=["(assumed)"]))
+    command = argv[0] if argv else "the command"
+    note = (
+        f"{ASSUMED_PREFIX}: {command} is neither an ELF program nor a Python interpreter (a shell script? "
+        "a launcher?); assumed it runs CUDA programs or torch: every library of the release is set up under "
+        "every name it serves, redirected through LD_AUDIT, and child processes inherit the set-up"
+    )
+    return TargetProfile(os=layout.os, build="unknown", roots=[command], libraries=list(libraries.values()),
+                         warnings=[note])
 
 
 # --------------------------------------------------------------------------- release
@@ -180,7 +213,8 @@ def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) 
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _inputs_of(target: Any, layout: Any, choice: TargetChoice) -> dict[str, list[int] | None]:
+def _inputs_of(target: Any, layout: Any, choice: TargetChoice,
+               extra: Sequence[str] = ()) -> dict[str, list[int] | None]:
     files: set[str] = set()
     for chosen in (choice.python, choice.binary):
         if chosen:
@@ -197,6 +231,9 @@ def _inputs_of(target: Any, layout: Any, choice: TargetChoice) -> dict[str, list
     for shim in layout.shims:
         files.add(shim.path)
     files.add(layout.root)
+    # where the shims' own dependencies (ROCm) are looked for: a new install invalidates the plan
+    files.add("/etc/ld.so.cache")
+    files.update(extra)
     return {f: _stat_id(f) for f in sorted(files)}
 
 
@@ -235,8 +272,6 @@ def prepare_plan(
     trust_on_first_use: bool = False,
 ) -> ShimPlan:
     """Inspect the target the command runs, pick the release, and plan (cached)."""
-    from zluda_runner.plan.build import make_plan
-
     run_env = dict(os.environ if env is None else env)
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
@@ -244,19 +279,31 @@ def prepare_plan(
         if cached is not None:
             cached.argv = list(argv)
             return cached
+    from zluda_runner.plan.build import make_plan
+
     choice = choose_target(argv, settings)
     target = inspect_target(choice, settings, run_env)
-    source = release_for(
-        settings,
-        os_name=target.os,
-        cuda_major=target.cuda_major,
-        cuda_version=target.cuda_version,
-        trust_on_first_use=trust_on_first_use,
-    )
+    if target is None:
+        source = release_for(settings, os_name=_host_os(), cuda_major=None,
+                             trust_on_first_use=trust_on_first_use)
+        target = assumed_target(argv, source.layout)
+    else:
+        source = release_for(
+            settings,
+            os_name=target.os,
+            cuda_major=target.cuda_major,
+            cuda_version=target.cuda_version,
+            trust_on_first_use=trust_on_first_use,
+        )
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
+    plan.warnings.extend(w for w in target.warnings if w.startswith(ASSUMED_PREFIX))
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
-            _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice))
+            from zluda_runner.plan.shimdeps import rocm_dirs
+
+            extra = [*plan.library_path, *rocm_dirs(run_env),
+                     *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]
+            _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
     return plan
 
 
@@ -264,10 +311,16 @@ def prepare_plan(
 
 
 def linux_launch(plan: ShimPlan, cache_dir: Path) -> Any:
-    """The loader set-up for a Linux plan: link folder, redirector, environment (creates files)."""
+    """The loader set-up for a Linux plan: link folder, redirector, environment (creates files).
+
+    Every path handed to the workload is absolute (a child that changes folder keeps the set-up).
+    The redirector's map names the link-folder entries, which is what it accepts (it refuses every
+    other search candidate for a mapped name); the link folder is first on LD_LIBRARY_PATH.
+    """
     from zluda_runner.launch.linux import LinuxLaunch, prepare_link_dir
 
-    launch = LinuxLaunch(env=dict(plan.env))
+    cache_dir = Path(os.path.abspath(cache_dir))
+    launch = LinuxLaunch(env=dict(plan.env), ld_library_path=[os.path.abspath(p) for p in plan.library_path])
     if plan.link_map:
         launch.link_dir = prepare_link_dir(cache_dir, {k: Path(v) for k, v in plan.link_map.items()})
     if plan.audit_library:
@@ -275,10 +328,12 @@ def linux_launch(plan: ShimPlan, cache_dir: Path) -> Any:
 
         if plan.audit_library == "ours":
             launch.ld_audit.append(str(build_redirector(cache_dir)))
-            mapping = {k: Path(v) for k, v in plan.redirect_map.items()}
+            links = launch.link_dir
+            mapping = {k: (links / k if links is not None and k in plan.link_map else Path(v))
+                       for k, v in plan.redirect_map.items()}
             launch.env[MAP_ENV] = str(write_redirect_map(cache_dir, mapping))
         else:
-            launch.ld_audit.append(plan.audit_library)
+            launch.ld_audit.append(os.path.abspath(plan.audit_library))
     return launch
 
 
@@ -317,14 +372,19 @@ def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> Any:
 
 
 def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
+    """A fatal verdict stops the launch before the workload starts (exit 3, a check failed)."""
+    from zluda_runner.core.exitcodes import CHECK_FAILED
+
     fatal = plan.fatal
     if not fatal or force:
         return
     lines = [f"{b.need}: {'; '.join(b.problems or b.reasons[-1:]) or 'fatal'}" for b in fatal]
-    raise PlanError(
+    error = PlanError(
         "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
         hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
     )
+    error.exit_code = CHECK_FAILED
+    raise error
 
 
 def expected_bindings(plan: ShimPlan) -> dict[str, Path]:

@@ -3,6 +3,9 @@
 The redirector answers the loader's searches from a ``name<TAB>/abs/path`` map
 (``$ZLUDA_RUNNER_REDIRECT_MAP``) before DT_RPATH is looked at, which is what
 replaces ``libcublas.so.13`` under PyPI torch (DT_RPATH beats LD_LIBRARY_PATH).
+A path request for a mapped file name (torch's ctypes preloads) is answered with
+the bare name, so ld.so registers the needed name even for a shim without SONAME;
+the mapped paths must be link-folder entries on LD_LIBRARY_PATH.
 It is compiled on first use into ``<cache>/native`` (content-keyed: a later
 launch is a file lookup).
 """
@@ -75,10 +78,15 @@ def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
 
 
 def redirect_launch(cache_dir: Path, mapping: Mapping[str, Path]) -> LinuxLaunch:
-    """A :class:`~zluda_runner.launch.linux.LinuxLaunch` that redirects ``mapping`` through LD_AUDIT."""
-    from zluda_runner.launch.linux import LinuxLaunch
+    """A :class:`~zluda_runner.launch.linux.LinuxLaunch` that redirects ``mapping`` through LD_AUDIT:
+    a link folder (first on LD_LIBRARY_PATH) holding each name, and the redirector's map naming
+    those link-folder entries (the only candidates it accepts for a mapped name)."""
+    from zluda_runner.launch.linux import LinuxLaunch, prepare_link_dir
 
+    cache_dir = Path(os.path.abspath(cache_dir))
+    links = prepare_link_dir(cache_dir, mapping)
     return LinuxLaunch(
+        link_dir=links,
         ld_audit=[str(build_redirector(cache_dir))],
-        env={MAP_ENV: str(write_redirect_map(cache_dir, mapping))},
+        env={MAP_ENV: str(write_redirect_map(cache_dir, {name: links / name for name in mapping}))},
     )

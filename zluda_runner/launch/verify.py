@@ -18,12 +18,17 @@ uses too); this module turns them into evidence per planned binding.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.process import run_process
 from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
@@ -43,17 +48,99 @@ class BindingEvidence(JsonMixin):
     pids: list[int] = field(default_factory=list)  # processes in which the expected file was mapped
 
 
+TAKEN, UNUSED, NOT_TAKEN, UNPROVEN = "taken", "unused", "not-taken", "unproven"
+
+#: what ld.so (and a failing dlopen) prints when a process dies loading its libraries
+_LOADER_FAILURES = re.compile(
+    r"(Inconsistency detected by ld\.so:.*"
+    r"|.*error while loading shared libraries:.*"
+    r"|.*cannot open shared object file.*"
+    r"|.*version `[^']*' not found.*"
+    r"|.*undefined symbol: .*"
+    r"|.*symbol lookup error: .*"
+    r"|.*cannot be preloaded.*)"
+)
+_STDERR_KEPT = 256 * 1024
+
+
 @dataclass
 class VerifyResult(JsonMixin):
+    """The run's exit status, what the loader said when it failed, and the evidence per binding."""
+
     exit_code: int
     bindings: list[BindingEvidence] = field(default_factory=list)
+    loader_errors: list[str] = field(default_factory=list)  # ld.so's own words, from the run's stderr
+    signal: int | None = None  # the run was killed by this signal
+
+    @property
+    def died_loading(self) -> bool:
+        """The process did not get past loading: ld.so (or a dlopen) failed, or a signal killed it."""
+        return bool(self.loader_errors) or self.signal is not None
+
+    def state(self, ev: BindingEvidence) -> str:
+        """taken (only in a run that got past loading); unused (never asked for); unproven (the run
+        died loading); not-taken (the loader took another file)."""
+        if ev.actual is not None and not ev.taken and ev.pids:
+            return NOT_TAKEN
+        if self.died_loading:
+            return UNPROVEN if ev.taken or ev.loader_lines else UNUSED
+        if ev.taken:
+            return TAKEN
+        if ev.actual is None and not ev.loader_lines:
+            return UNUSED
+        return NOT_TAKEN
+
+    @property
+    def failed(self) -> bool:
+        """A died load, or a planned binding the loader resolved to another file, is a failure."""
+        return self.died_loading or any(self.state(ev) == NOT_TAKEN for ev in self.bindings)
 
     @property
     def all_taken(self) -> bool:
-        return all(b.taken for b in self.bindings)
+        return not self.died_loading and all(b.taken for b in self.bindings)
 
     def not_taken(self) -> list[BindingEvidence]:
-        return [b for b in self.bindings if not b.taken]
+        return [b for b in self.bindings if self.state(b) in (NOT_TAKEN, UNPROVEN)]
+
+    def command_exit_code(self) -> int:
+        """3 (a check failed) when the verification failed, else the workload's own exit code."""
+        return CHECK_FAILED if self.failed else self.exit_code
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        for ev, item in zip(self.bindings, data["bindings"], strict=True):
+            item["state"] = self.state(ev)
+        data["ok"] = not self.failed
+        return data
+
+
+def loader_errors_in(stderr: str) -> list[str]:
+    """ld.so's failure lines in a run's stderr (deduplicated, in order)."""
+    found = [m.group(0).strip() for m in _LOADER_FAILURES.finditer(stderr)]
+    return list(dict.fromkeys(found))
+
+
+def render(result: VerifyResult) -> str:
+    """The evidence as text: one line per binding, the loader's own words when it failed."""
+    marks = {TAKEN: "taken", UNUSED: "unused", NOT_TAKEN: "NOT TAKEN", UNPROVEN: "unproven"}
+    lines = ["", "loader evidence (LD_DEBUG):"]
+    if result.died_loading:
+        why = f"killed by signal {result.signal}" if result.signal is not None else "the loader failed"
+        lines.append(f"  the run did not get past loading ({why}, exit {result.exit_code}):")
+        lines.extend(f"  | {line}" for line in result.loader_errors[:8])
+    for ev in result.bindings:
+        state = result.state(ev)
+        where = ev.actual or "(never requested by this run)"
+        lines.append(f"  {marks[state]:9} {ev.name:24} -> {where}")
+        if state == NOT_TAKEN:
+            lines.extend(f"              | {line}" for line in ev.loader_lines[-6:])
+    counts = {s: sum(1 for ev in result.bindings if result.state(ev) == s) for s in marks}
+    lines.append(
+        f"{counts[TAKEN]} of {len(result.bindings)} planned bindings taken, {counts[UNUSED]} not used by "
+        f"this run, {counts[NOT_TAKEN]} not taken, {counts[UNPROVEN]} unproven"
+        + (": VERIFICATION FAILED" if result.failed else "")
+    )
+    return "\n".join(lines)
 
 
 def _real(path: str | Path) -> str:
@@ -94,6 +181,38 @@ def _dedupe(lines: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
+def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> tuple[int, str]:
+    """Run with the workload's stderr still reaching ours, keeping its tail to read ld.so's messages."""
+    read_fd, write_fd = os.pipe()
+    saved = os.dup(2)
+    kept = bytearray()
+
+    def pump() -> None:
+        while chunk := os.read(read_fd, 65536):
+            os.write(saved, chunk)
+            kept.extend(chunk)
+            if len(kept) > _STDERR_KEPT:
+                del kept[: len(kept) - _STDERR_KEPT]
+
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    try:
+        sys.stderr.flush()
+        os.dup2(write_fd, 2)
+        try:
+            exit_code = run_process(argv, env, timeout=timeout)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(write_fd)
+        thread.join(timeout=5)  # a daemon the workload left behind may hold the pipe: do not wait on it
+    finally:
+        if not thread.is_alive():
+            os.close(read_fd)
+        os.close(saved)
+    return exit_code, kept.decode("utf-8", "replace")
+
+
 def verify_bindings(
     argv: Sequence[str],
     env: Mapping[str, str],
@@ -111,12 +230,14 @@ def verify_bindings(
         run_env = dict(env)
         run_env["LD_DEBUG"] = LD_DEBUG_VALUE
         run_env["LD_DEBUG_OUTPUT"] = str(log_dir / LOG_PREFIX)
-        exit_code = run_process(argv, run_env, timeout=timeout)
+        exit_code, stderr = _run_teeing_stderr(argv, run_env, timeout)
         logs = read_ld_debug_logs(log_dir)
         if keep_logs is not None:
             Path(keep_logs).mkdir(parents=True, exist_ok=True)
             for path in log_dir.iterdir():
                 shutil.copy2(path, Path(keep_logs) / path.name)
-        return VerifyResult(exit_code, evidence_for(logs, expected))
+        # run_process reports a signal N as 128+N, as a shell does
+        signal = exit_code - 128 if 128 < exit_code < 128 + 65 else None
+        return VerifyResult(exit_code, evidence_for(logs, expected), loader_errors_in(stderr), signal)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)

@@ -27,9 +27,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
-import struct
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,18 +34,32 @@ from pathlib import Path
 from zluda_runner.binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.loader.hostinfo import (  # noqa: F401 - re-exported
+    LD_SO_CACHE,
+    interpreter_search_info,
+    parse_ld_so_help,
+    read_ld_so_cache,
+)
 from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
 DEBIAN_DEFAULT_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
 FEDORA_DEFAULT_DIRS = ["/lib64", "/usr/lib64"]
-LD_SO_CACHE = "/etc/ld.so.cache"
 LD_SO_PRELOAD = "/etc/ld.so.preload"
 
 VIA_VALUES = (
     "already-loaded", "preload", "direct", "rpath", "ld_library_path", "runpath", "ld.so.cache", "default",
-    "not-found", "invalid-elf",
+    "audit", "not-found", "invalid-elf",
 )
+
+#: How a redirecting LD_AUDIT library's ``la_objsearch`` answers a mapped name (glibc 2.36, measured):
+#: ``path``: every request (bare or path) with the mapped path: upstream ZLUDA's ``zluda_ld``;
+#: ``bare``: a bare name with the mapped path, a path with the bare name, other candidates refused:
+#: ours (shims/redirect/redirect.c). The object is registered under the names ld.so opened it by.
+AUDIT_PATH, AUDIT_BARE = "path", "bare"
+AUDIT_MODES = (AUDIT_PATH, AUDIT_BARE)
+ABORT_NEEDED = ("Inconsistency detected by ld.so: dl-version.c: 204: _dl_check_map_versions: "
+                "Assertion `needed != NULL' failed!")
 
 
 @dataclass
@@ -60,6 +71,9 @@ class LoaderEnv(JsonMixin):
     preload: list[str] = field(default_factory=list)
     #: LD_AUDIT libraries; recorded only: their la_objsearch can redirect any lookup
     audit: list[str] = field(default_factory=list)
+    #: a redirecting audit library's map (file name -> path) and how it answers (see AUDIT_MODES)
+    redirect: dict[str, str] = field(default_factory=dict)
+    redirect_mode: str | None = None
     #: ld.so.cache entries for this machine's x86-64 libraries: name -> path
     ldcache: dict[str, str] = field(default_factory=dict)
     default_dirs: list[str] = field(default_factory=lambda: list(FEDORA_DEFAULT_DIRS))
@@ -77,7 +91,7 @@ class LoaderEnv(JsonMixin):
         """This machine's loader setup: environment variables, ld.so.cache, the interpreter's search path."""
         environ = os.environ if env is None else env
         interp = interpreter or DEFAULT_INTERPRETER
-        default_dirs, hwcaps = _interpreter_search_info(interp)
+        default_dirs, hwcaps = interpreter_search_info(interp)
         if not default_dirs:
             debian = os.path.isdir(DEBIAN_DEFAULT_DIRS[0])
             default_dirs = list(DEBIAN_DEFAULT_DIRS if debian else FEDORA_DEFAULT_DIRS)
@@ -107,104 +121,6 @@ def split_search_path(value: str) -> list[str]:
 def split_preload(value: str) -> list[str]:
     """LD_PRELOAD and /etc/ld.so.preload are split on whitespace and ':'."""
     return [p for p in re.split(r"[:\s]+", value) if p]
-
-
-def _interpreter_search_info(interp: str) -> tuple[list[str], list[str]]:
-    """(system search dirs, hwcap subdirs) as ``ld.so --help`` prints them (glibc >= 2.33)."""
-    if not os.access(interp, os.X_OK):
-        return [], []
-    try:
-        proc = subprocess.run([interp, "--help"], capture_output=True, text=True, timeout=10, check=False)
-        out = proc.stdout
-    except (OSError, subprocess.SubprocessError):
-        return [], []
-    return parse_ld_so_help(out)
-
-
-def parse_ld_so_help(text: str) -> tuple[list[str], list[str]]:
-    """Parse ``ld.so --help``: (system search dirs, hwcap subdirs in search order)."""
-    dirs: list[str] = []
-    hwcaps: list[str] = []
-    legacy: list[str] = []
-    section = ""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("Subdirectories of glibc-hwcaps"):
-            section = "hwcaps"
-            continue
-        if stripped.startswith("Legacy HWCAP subdirectories"):
-            section = "legacy"
-            continue
-        if not stripped or not line.startswith("  "):
-            if stripped and not line.startswith(" "):
-                section = "" if not stripped.startswith("Shared library search path") else "dirs"
-            continue
-        if section == "dirs" and stripped.endswith("(system search path)"):
-            dirs.append(stripped.removesuffix("(system search path)").strip())
-        elif section == "hwcaps" and "searched)" in stripped:
-            hwcaps.append("glibc-hwcaps/" + stripped.split()[0])
-        elif section == "legacy" and "searched)" in stripped:
-            legacy.append(stripped.split()[0])
-    # glibc puts "tls" outermost and enumerates every subset, largest first
-    if "tls" in legacy:
-        legacy = ["tls"] + [c for c in legacy if c != "tls"]
-    n = len(legacy)
-    for mask in range((1 << n) - 1, 0, -1):
-        hwcaps.append("/".join(legacy[i] for i in range(n) if mask & (1 << (n - 1 - i))))
-    return dirs, hwcaps
-
-
-_CACHE_NEW_MAGIC = b"glibc-ld.so.cache1.1"
-_FLAG_X8664_LIBC6 = 0x0303
-_HWCAP_EXTENSION = 1 << 62
-
-
-def read_ld_so_cache(path: str = LD_SO_CACHE) -> dict[str, str]:
-    """x86-64 entries of ld.so.cache (glibc's new format), name -> path; ``ldconfig -p`` as fallback."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return {}
-    start = data.find(_CACHE_NEW_MAGIC)
-    if start >= 0:
-        try:
-            return _parse_new_cache(data, start)
-        except (struct.error, ValueError):
-            pass
-    return _ldconfig_p()
-
-
-def _parse_new_cache(data: bytes, start: int) -> dict[str, str]:
-    nlibs, _len_strings = struct.unpack_from("<II", data, start + 20)
-    entries_at = start + 48
-    out: dict[str, str] = {}
-
-    def cstr(off: int) -> str:
-        at = start + off
-        end = data.index(b"\0", at)
-        return data[at:end].decode("utf-8", "replace")
-
-    for i in range(nlibs):
-        flags, key, value, _osv, hwcap = struct.unpack_from("<iIIIQ", data, entries_at + 24 * i)
-        if flags != _FLAG_X8664_LIBC6 or hwcap & _HWCAP_EXTENSION:
-            continue
-        out.setdefault(cstr(key), cstr(value))
-    return out
-
-
-def _ldconfig_p() -> dict[str, str]:
-    exe = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None)
-    if exe is None:
-        return {}
-    try:
-        out = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=10, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    found: dict[str, str] = {}
-    for m in re.finditer(r"^\s+(\S+) \(([^)]*)\) => (\S+)$", out, re.MULTILINE):
-        if "x86-64" in m.group(2) and "hwcap" not in m.group(2):
-            found.setdefault(m.group(1), m.group(3))
-    return found
 
 
 # --------------------------------------------------------------------------- results
@@ -243,8 +159,10 @@ class LoadedObject(JsonMixin):
 
 @dataclass
 class VersionCheck(JsonMixin):
-    """One needed version: ok | missing (fatal) | weak-missing (warning) |
-    unversioned-provider (passes at load, the first versioned binding asserts) | provider-missing."""
+    """One needed version: ok | versym-only (no DT_VERDEF, a DT_VERSYM: accepted, the Rust cdylib
+    shape) | missing (fatal) | weak-missing (warning) | unversioned-provider (no DT_VERSYM: passes at
+    load, the first versioned binding asserts in check_match) | provider-missing (no object registered
+    under the needed file name: ld.so aborts, dl-version.c ``needed != NULL``)."""
 
     requester: str
     file: str
@@ -283,7 +201,7 @@ class LoadResult(JsonMixin):
 
     @property
     def version_problems(self) -> list[VersionCheck]:
-        return [c for c in self.version_checks if c.status != "ok"]
+        return [c for c in self.version_checks if c.status not in ("ok", "versym-only")]
 
 
 # --------------------------------------------------------------------------- the model
@@ -469,7 +387,20 @@ class LoaderModel:
         hit = self._match_loaded(name, maps)
         if hit is not None:
             return Resolution(name, hit.path, "already-loaded", hit.path), None
-        res = self._try_direct(name, loader) if "/" in name else self._search(name, loader, main)
+        requested = name
+        answered, origname = self._audit(name, loader)
+        if answered is None:
+            return Resolution(requested, None, "not-found", None, []), None
+        name = answered
+        if "/" in name:
+            res = self._try_direct(name, loader)
+        elif origname is not None and self.env.redirect_mode == AUDIT_BARE:
+            res = self._search_bare_redirect(name)
+        else:
+            res = self._search(name, loader, main)
+        res.name = requested
+        if origname is not None and res.found:
+            res.via = "audit"
         if not res.found or not register:
             return res, None
         assert res.path is not None
@@ -477,13 +408,37 @@ class LoaderModel:
             res.via = "preload"
         file_id = _file_id(res.path)
         same = next((m for m in maps if file_id is not None and m.file_id == file_id), None)
-        if same is not None:  # the same file reached under another name: glibc adds the name
-            same.names.append(name)
+        if same is not None:  # the same file reached again: glibc adds the name it opened it by, only
+            if name not in same.names:
+                same.names.append(name)
             res.path = same.path
             return res, None
-        new = _Map(res.path, self._infos[res.path], kind, loader, _lib_origin(res.path), [name])
+        names = [name] + ([origname] if origname is not None and origname != name else [])
+        new = _Map(res.path, self._infos[res.path], kind, loader, _lib_origin(res.path), names)
         maps.append(new)
         return res, new
+
+    def _audit(self, name: str, loader: _Map | None) -> tuple[str | None, str | None]:
+        """``la_objsearch(name, LA_SER_ORIG)`` of the modelled redirector: (new name, original name when
+        changed). Asked only after no loaded object matched ``name``."""
+        mode, table = self.env.redirect_mode, self.env.redirect
+        base = os.path.basename(name)
+        if mode not in AUDIT_MODES or base not in table or table[base] == name:
+            return name, None
+        if "/" in name and mode == AUDIT_BARE:
+            if loader is not None and loader.path in table.values():
+                return name, None  # a replacement forwarding to the original by path
+            return base, name
+        return table[base], name
+
+    def _search_bare_redirect(self, name: str) -> Resolution:
+        """Our redirector refuses every search candidate but the mapped path (a link-folder entry that
+        must be on LD_LIBRARY_PATH)."""
+        want = self.env.redirect[name]
+        on_path = os.path.dirname(want) in [d.rstrip("/") for d in self.env.ld_library_path]
+        if on_path and self._verify(want) == "ok":
+            return Resolution(name, want, "audit", None, [want])
+        return Resolution(name, None, "not-found", None, [want])
 
     def _expand(self, entry: str, obj: _Map) -> str:
         return expand_dst(entry, obj.origin, lib=self.env.dst_lib, platform=self.env.platform)
@@ -580,39 +535,45 @@ class LoaderModel:
         return Resolution(name, None, "not-found", None, tried)
 
     def _check_versions(self, maps: list[_Map], result: LoadResult) -> None:
-        by_pair = {(r.requester, r.name): r.path for r in result.resolutions if r.found}
-        by_path = {m.path: m for m in maps}
+        """glibc's _dl_check_map_versions: each version need is looked up by its *file name* among the
+        names loaded objects are registered under (find_needed). None: ld.so aborts. A provider with
+        no DT_VERDEF passes; one with no DT_VERSYM either aborts at its first versioned binding."""
+        load_failed = bool(result.errors)  # a missing DT_NEEDED stops ld.so before any version check
         for m in maps:
             for file_name, versions in m.info.version_needs.items():
-                provider_path = by_pair.get((m.path, file_name))
-                provider = by_path.get(provider_path) if provider_path else None
-                if provider is None:
-                    provider = self._match_loaded(file_name, maps)
+                provider = next((p for p in maps if file_name in p.names or file_name == p.path), None)
                 weak = set(m.info.version_needs_weak.get(file_name, ()))
                 defined = set(provider.info.version_defs) if provider else set()
                 if provider is not None and provider.info.version_base:
                     defined.add(provider.info.version_base)
                 for version in versions:
-                    if provider is None:
-                        status = "provider-missing"
-                    elif not defined:
-                        status = "unversioned-provider"
-                    elif version in defined:
-                        status = "ok"
-                    else:
-                        status = "weak-missing" if version in weak else "missing"
+                    status = self._version_status(provider, defined, version, weak)
                     provider_at = provider.path if provider else None
                     check = VersionCheck(m.path, file_name, version, provider_at, status)
                     result.version_checks.append(check)
                     if status == "missing":
                         result.errors.append(
-                            f"{provider.path if provider else file_name}: version `{version}' not found"
-                            f" (required by {m.path})"
+                            f"{provider_at}: version `{version}' not found (required by {m.path})"
                         )
                     elif status == "weak-missing":
                         result.warnings.append(
                             f"weak version `{version}' not found in {file_name} (required by {m.path})"
                         )
+                if provider is None and versions and not load_failed:
+                    result.errors.append(
+                        f"{ABORT_NEEDED} ({m.path} has a version need on {file_name}, and no loaded object "
+                        "is registered under that name)"
+                    )
+
+    @staticmethod
+    def _version_status(provider: _Map | None, defined: set[str], version: str, weak: set[str]) -> str:
+        if provider is None:
+            return "provider-missing"
+        if not defined:
+            return "versym-only" if provider.info.has_versym else "unversioned-provider"
+        if version in defined:
+            return "ok"
+        return "weak-missing" if version in weak else "missing"
 
 
 # --------------------------------------------------------------------------- LD_DEBUG=libs

@@ -21,15 +21,18 @@ The mechanism is chosen per need from the loader model, not by habit:
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from zluda_runner.core.errors import PlanError
 
 # --------------------------------------------------------------------------- matching
 from zluda_runner.plan.model import (
     ADDMM_LT_ENV,
+    FATAL,
     INHERITED_VARIABLES,
     KEEP,
     KEEP_FAMILIES,
@@ -49,6 +52,7 @@ from zluda_runner.plan.model import (
     ShimPlan,
     WindowsPlacement,
 )
+from zluda_runner.plan.shimdeps import ShimDeps, resolve_shim_deps
 from zluda_runner.plan.shimfacts import (
     ShimFacts,
     check_machine,
@@ -137,7 +141,12 @@ def _pick_shim(need: _Need, layout: ReleaseLayout, cuda_major: int | None) -> tu
     return None, f"the release has no {need.family} stand-in"
 
 
-def _mechanism_linux(need: _Need) -> tuple[str, str]:
+def _mechanism_linux(need: _Need, torch_preloads: bool) -> tuple[str, str]:
+    if torch_preloads and need.family not in ("driver", "nvml"):
+        return MECH_LD_AUDIT, (
+            "torch preloads its CUDA libraries by full path (ctypes, from nvidia/*/lib) before "
+            f"libtorch_cuda.so: only an LD_AUDIT redirector answering the path request replaces {need.name}"
+        )
     if need.reaches_by_rpath:
         return MECH_LD_AUDIT, (
             f"{', '.join(need.requested_by) or 'the target'} reaches {need.name} through DT_RPATH, which "
@@ -167,6 +176,37 @@ def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
 
 
 FactsReader = Callable[[str], ShimFacts]
+ImportsReader = Callable[[str], Mapping[str, Sequence[str]]]
+DepsResolver = Callable[[Sequence[str]], ShimDeps]
+
+
+def read_imports(path: str) -> dict[str, list[str]]:
+    """Versioned imports of an object, per DT_NEEDED file; unversioned C imports under ``""``."""
+    from zluda_runner.target.readers import summarize_symbols
+
+    try:
+        summary = summarize_symbols(path)
+    except Exception:  # an unreadable requester adds nothing
+        return {}
+    return {**summary.imports_by_file, "": summary.c_imports}
+
+
+def _recount_needs(needs: Sequence[_Need], replaced_files: set[str], imports_reader: ImportsReader) -> None:
+    """Symbols a need must provide, counted only from requesters that will really be loaded: NVIDIA's
+    libcublas.so.13 is replaced, so its own imports from cuBLASLt do not count against that shim."""
+    for need in needs:
+        kept = [r for r in need.requested_by if os.path.realpath(r) not in replaced_files]
+        if len(kept) == len(need.requested_by) or not need.symbols:
+            continue
+        wanted: dict[str, None] = {}
+        for requester in kept:
+            if requester.endswith("(dlopen)"):
+                continue
+            imports = imports_reader(requester)
+            wanted.update(dict.fromkeys(imports.get(need.name, ())))
+            wanted.update(dict.fromkeys(s for s in imports.get("", ()) if s in need.symbols))
+        need.symbols = [s for s in need.symbols if s in wanted]
+        need.requested_by = kept
 
 
 def make_plan(
@@ -177,6 +217,8 @@ def make_plan(
     argv: Sequence[str] = (),
     facts_reader: FactsReader = read_shim_facts,
     base_env: Mapping[str, str] | None = None,
+    imports_reader: ImportsReader = read_imports,
+    deps_resolver: DepsResolver | None = None,
 ) -> ShimPlan:
     """Plan the shims for ``target`` (a TargetProfile) from ``layout``. Pure: touches no files but reads."""
     build = getattr(target, "build", "none")
@@ -216,14 +258,24 @@ def make_plan(
         # Every CUDA program reaches the driver (cudart dlopens it by bare name).
         driver_name = "nvcuda.dll" if os_name == "windows" else "libcuda.so.1"
         needs.append(_Need(driver_name, "driver", None, ["libcudart (dlopen)"], [], [], None, None, False))
+    replaced_files = {os.path.realpath(n.path) for n in needs
+                      if n.path and _pick_shim(n, layout, cuda_major)[0] is not None}
+    _recount_needs(needs, replaced_files, imports_reader)
+    # torch preloads by path; a target that could not be inspected is assumed to (build "unknown")
+    torch_preloads = os_name == "linux" and (
+        (torch is not None and bool(getattr(target, "python", None))) or build == "unknown")
     needs_audit = False
     for need in needs:
-        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader)
+        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads)
         plan.bindings.append(binding)
         if binding.action == REPLACE and binding.mechanism == MECH_LD_AUDIT:
             needs_audit = True
-    _add_environment(plan, needs, layout, torch_version, base_env or {})
-    _add_loader_setup(plan, layout, needs_audit)
+    env = dict(base_env or {})
+    _add_environment(plan, needs, layout, torch_version, env)
+    if os_name == "linux" and layout.os == "linux":
+        resolver = deps_resolver or (lambda shims: resolve_shim_deps(shims, env))
+        _add_shim_deps(plan, resolver)
+    _add_loader_setup(plan, layout, needs_audit, facts_cache, facts_reader)
     plan.inherited = [v for v in INHERITED_VARIABLES if v in plan.env or _loader_var_used(plan, v)]
     return plan
 
@@ -245,8 +297,9 @@ def _bind(
     os_name: str,
     facts_cache: dict[str, ShimFacts],
     facts_reader: FactsReader,
+    torch_preloads: bool = False,
 ) -> Binding:
-    base = {
+    base: dict[str, Any] = {
         "need": need.name,
         "family": need.family,
         "requested_by": need.requested_by,
@@ -281,7 +334,7 @@ def _bind(
             else f"copied into torch/lib as {need.name} (original kept; `zluda-run restore` undoes it)"
         )
     else:
-        mechanism, mech_why = _mechanism_linux(need)
+        mechanism, mech_why = _mechanism_linux(need, torch_preloads)
         reasons.append(mech_why)
     for check in (
         check_machine(facts, os_name),
@@ -292,10 +345,11 @@ def _bind(
         reasons.extend(check[1])
         if check[0] != OK:
             problems.extend(check[1])
-    if os_name == "linux" and facts.soname and facts.soname != need.name and facts.readable:
+    if os_name == "linux" and facts.readable and facts.soname != need.name:
+        has = f"its SONAME is {facts.soname}" if facts.soname else "it has no SONAME"
         reasons.append(
-            f"its SONAME is {facts.soname}: fine here, the loader records it under the needed name "
-            f"{need.name} (it would NOT satisfy {need.name} if preloaded by path)"
+            f"{has}: ld.so knows it only by the names it is opened under, so the launch opens it under "
+            f"{need.name} (a path request for {need.name} is answered with that bare name)"
         )
     verdict = max(verdicts, key=lambda v: SEVERITY[v], default=OK)
     return Binding(
@@ -351,19 +405,69 @@ def _shim_environment(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
             plan.warnings.append(f"{Path(shim.path).name} for {binding.need} reads {key}: {meaning}")
 
 
-def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool) -> None:
+def _add_shim_deps(plan: ShimPlan, resolver: DepsResolver) -> None:
+    """Every shim's own DT_NEEDED, resolved on this host: missing ones make its bindings fatal."""
+    replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim]
+    deps = resolver([b.shim for b in replaced if b.shim])
+    plan.library_path.extend(d for d in deps.library_path if d not in plan.library_path)
+    for b in replaced:
+        assert b.shim is not None
+        b.reasons.extend(deps.notes.get(b.shim, []))
+        problems = deps.problems.get(b.shim, [])
+        if problems:
+            b.verdict = FATAL
+            b.reasons.extend(problems)
+            b.problems.extend(problems)
+
+
+def _audit_choice(plan: ShimPlan, layout: ReleaseLayout, facts_cache: dict[str, ShimFacts],
+                  facts_reader: FactsReader) -> tuple[str, str]:
+    """The release's ``zluda_ld`` answers every request, by path too, with a path: ld.so then registers
+    a shim first opened by path (torch's ctypes preloads) under that path only, and the next version
+    need on the bare name aborts (dl-version.c ``needed != NULL``), unless the shim's SONAME is the
+    needed name. Ours answers a path request with the bare name. So: the release's only when every
+    redirected shim carries the needed name as its SONAME and sits beside zluda_ld under that name."""
+    release_ld = layout.launchers.get("ld_audit")
+    if not release_ld:
+        return "ours", "the release ships no zluda_ld: our redirector (shims/redirect/redirect.c)"
+    release_ld = os.path.abspath(release_ld)
+    ld_dir = os.path.dirname(release_ld)
+    for b in plan.bindings:
+        if b.action != REPLACE or b.mechanism != MECH_LD_AUDIT or not b.shim or b.need.endswith(".so"):
+            continue  # (a development name such as libcublas.so is never a DT_NEEDED with version needs)
+        if b.shim not in facts_cache:
+            facts_cache[b.shim] = facts_reader(b.shim)
+        soname = facts_cache[b.shim].soname
+        if soname != b.need:
+            has = f"SONAME {soname}" if soname else "no SONAME"
+            return "ours", (
+                f"the release's zluda_ld answers path requests with paths; {Path(b.shim).name} has {has}, so "
+                f"a {b.need} first opened by path (torch preloads by path) would be known by its path only "
+                f"and the next version need on {b.need} aborts ld.so (dl-version.c: needed != NULL). Ours "
+                "answers a path request with the bare name"
+            )
+        if not os.path.exists(os.path.join(ld_dir, b.need)):
+            return "ours", f"the release's zluda_ld redirects to its own folder, which has no {b.need}"
+    return release_ld, (
+        "every redirected shim carries the needed name as its SONAME and sits beside the release's "
+        "zluda_ld: its path answers register the needed name, so the release's own zluda_ld is used"
+    )
+
+
+def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool,
+                      facts_cache: dict[str, ShimFacts], facts_reader: FactsReader) -> None:
     replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim and b.load_name]
     if plan.os == "windows":
         if any(b.mechanism == MECH_PATH for b in replaced):
-            plan.path_prepend.append(layout.root)
+            plan.path_prepend.append(os.path.abspath(layout.root))
         return
     for b in replaced:
         assert b.load_name is not None and b.shim is not None
-        plan.link_map[b.load_name] = b.shim
+        plan.link_map[b.load_name] = os.path.abspath(b.shim)
         # Programs that dlopen the unversioned development name get the same file.
         shim = next((s for s in layout.shims if s.path == b.shim), None)
         for alias in shim.load_names if shim else []:
-            plan.link_map.setdefault(alias, b.shim)
+            plan.link_map.setdefault(alias, os.path.abspath(b.shim))
     if needs_audit:
         plan.redirect_map = dict(plan.link_map)
-        plan.audit_library = layout.launchers.get("ld_audit") or "ours"
+        plan.audit_library, plan.audit_why = _audit_choice(plan, layout, facts_cache, facts_reader)

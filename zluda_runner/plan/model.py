@@ -103,6 +103,8 @@ class ShimPlan(JsonMixin):
     link_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
     redirect_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
     audit_library: str | None = None  # "ours" or the release's zluda_ld path
+    audit_why: str | None = None  # why that audit library (the release's zluda_ld only where it works)
+    library_path: list[str] = field(default_factory=list)  # ROCm folders the shims need, after the links
     path_prepend: list[str] = field(default_factory=list)
     placements: list[WindowsPlacement] = field(default_factory=list)
     inherited: list[str] = field(default_factory=list)

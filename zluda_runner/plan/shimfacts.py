@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.serial import JsonMixin
@@ -25,6 +25,8 @@ class ShimFacts(JsonMixin):
     readable: bool = True
     problem: str | None = None
     version_base: str | None = None  # the base version definition (named after the SONAME)
+    has_versym: bool = False  # a DT_VERSYM (.gnu.version) table: versioned references bind without a VERDEF
+    needed: list[str] = field(default_factory=list)  # its own DT_NEEDED (ROCm)
 
 
 def read_shim_facts(path: str | Path) -> ShimFacts:
@@ -48,17 +50,26 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
     defs = list(elf.version_defs)
     exports = [s.name for s in elf.exports]
     return ShimFacts(str(p), elf.elf_class, elf.machine, elf.soname, defs, exports,
-                     version_base=elf.version_base)
+                     version_base=elf.version_base, has_versym=elf.has_versym, needed=list(elf.needed))
 
 
 def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
+    """glibc 2.36: a provider without DT_VERDEF passes the load-time version check; at binding, an
+    export at index 1 of its DT_VERSYM satisfies a versioned reference. Only a provider with no
+    DT_VERSYM at all aborts (check_match), and one whose DT_VERDEF lacks the node stops the load."""
     if not need_versions:
         return OK, []
     if not facts.version_defs:
+        if facts.has_versym:
+            return OK, [
+                f"the shim defines no version nodes but has a symbol-version table (DT_VERSYM, exports "
+                f"global), the Rust cdylib shape: ld.so accepts the versioned references "
+                f"({', '.join(need_versions)}) to it"
+            ]
         return FATAL, [
-            f"the target needs symbol versions {', '.join(need_versions)} from {need}, but the shim "
-            "defines no symbol versions at all: ld.so accepts it at load time, then aborts the process "
-            "at the first versioned binding (check_match assertion)"
+            f"the target needs symbol versions {', '.join(need_versions)} from {need}, but the shim has no "
+            "symbol-version table at all (no DT_VERSYM): ld.so accepts it at load time, then aborts the "
+            "process at the first versioned binding (dl-lookup.c check_match assertion)"
         ]
     missing = [v for v in need_versions if v not in facts.version_defs]
     base_only = [v for v in missing if v == facts.version_base]
