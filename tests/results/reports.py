@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.abtest.runner import (
+from zluda_runner.abtest.model import (
     AbReport,
     OutputComparison,
     SideSummary,
     TimingComparison,
     TimingStats,
 )
-
-from zluda_runner.doctor import Check, DoctorReport, GpuAgent, HostFacts, Status
+from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.host.hip import HipInfo
+from zluda_runner.host.model import GpuAgent, HostFacts
 from zluda_runner.launch.verify import BindingEvidence, VerifyResult
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.trace.model import FirstFailure, TraceCall, TraceReport

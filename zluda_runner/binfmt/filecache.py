@@ -60,7 +60,7 @@ def cached_read(
     try:
         with open(entry, encoding="utf-8") as fh:
             data = json.load(fh)
-        return cls.from_dict(data)  # type: ignore[attr-defined, no-any-return]
+        return cls.from_dict(data)  # type: ignore[attr-defined]
     except (OSError, ValueError, TypeError, KeyError):
         pass
     value = reader(p)

@@ -20,7 +20,7 @@ from zluda_runner.core.settings import Settings
 _PASSTHROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": False}
 
 
-def _run_options(func):  # type: ignore[no-untyped-def]
+def _run_options(func):
     """Options that may also be given before the command word (``zluda-run --force -- CMD``)."""
     func = click.option("--python", "python_opt", metavar="PY", help="Target interpreter.")(func)
     func = click.option("--force", "force_opt", is_flag=True, help="Run even when a verdict is fatal.")(func)
@@ -93,7 +93,7 @@ def run_command(
     sys.exit(run_process(argv, env))
 
 
-def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+def _injector_argv(plan, argv: list[str]) -> list[str]:
     """``zluda.exe -- CMD``: the release's own Detours injector (nothing is copied into torch/lib)."""
     from zluda_runner.core.errors import LaunchError
     from zluda_runner.launch.windows import zluda_exe_argv
@@ -103,7 +103,7 @@ def _injector_argv(plan, argv: list[str]) -> list[str]:  # type: ignore[no-untyp
     return zluda_exe_argv(Path(plan.release.root), argv)
 
 
-def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+def _verify(plan, argv, env, settings: Settings) -> int:
     """--verify-load: what the loader took, in its own words (launch/verify.py decides what it means)."""
     from zluda_runner.launch.prepare import expected_bindings
     from zluda_runner.launch.verify import verify_bindings
@@ -113,7 +113,7 @@ def _verify(plan, argv, env, settings: Settings) -> int:  # type: ignore[no-unty
     return result.command_exit_code()
 
 
-def _show_verification(result, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+def _show_verification(result, settings: Settings) -> None:
     from zluda_runner.launch.verify import render
 
     if settings.json:
@@ -122,7 +122,7 @@ def _show_verification(result, settings: Settings) -> None:  # type: ignore[no-u
         click.echo(render(result), err=True)
 
 
-def _traced(plan, argv, settings: Settings) -> int:  # type: ignore[no-untyped-def]
+def _traced(plan, argv, settings: Settings) -> int:
     """Run under the call tracer: the release's own (``trace/``) or our interposer over ZLUDA's driver."""
     import copy
     import time
@@ -216,7 +216,7 @@ def plan_command(
         sys.exit(CHECK_FAILED)
 
 
-def render_plan(plan) -> str:  # type: ignore[no-untyped-def]
+def render_plan(plan) -> str:
     """A readable plan: one block per binding, then environment and warnings."""
     rel = plan.release
     lines = []

@@ -12,7 +12,7 @@ from zluda_runner.commands.common import emit_json, pass_settings, want_json
 from zluda_runner.core.settings import Settings
 
 
-def _torch_lib_option(func):  # type: ignore[no-untyped-def]
+def _torch_lib_option(func):
     return click.option(
         "--torch-lib", metavar="DIR", help="The torch/lib folder (default: the target interpreter's)."
     )(func)

@@ -83,7 +83,7 @@ def default_library_names() -> tuple[str, ...]:
 
 
 def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
-    from cffi import FFI  # type: ignore[import-untyped]
+    from cffi import FFI
 
     ffi = FFI()
     ffi.cdef(_CDEF)

@@ -156,4 +156,4 @@ def fingerprint(
         fp.update({k: flat[k] for k in FINGERPRINT_KEYS if flat.get(k) not in (None, "")})
     if "gfx" not in fp and os.environ.get("HSA_OVERRIDE_GFX_VERSION"):
         fp["gfx_override"] = os.environ["HSA_OVERRIDE_GFX_VERSION"]
-    return scrub(fp)  # type: ignore[no-any-return]
+    return scrub(fp)

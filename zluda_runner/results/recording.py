@@ -41,7 +41,7 @@ def _small_dict(value: dict[str, Any] | None, scrubber: Scrubber) -> dict[str, A
         for k, v in list(value.items())[:_MAX_KEYS]
         if v is None or isinstance(v, str | int | float | bool)
     }
-    return scrubber(kept)  # type: ignore[no-any-return]
+    return scrubber(kept)
 
 
 def build_run(
