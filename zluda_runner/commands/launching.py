@@ -200,7 +200,7 @@ def plan_command(
         from zluda_runner.launch.prepare import expected_bindings
         from zluda_runner.launch.verify import verify_bindings
 
-        python = plan.target.get("python") or sys.executable
+        python = plan.target.python or sys.executable
         env = launch_env(plan, settings.cache_dir)
         verification = verify_bindings([python, "-c", "import torch"], env, expected_bindings(plan))
     if want_json(settings, json_flag):
@@ -209,50 +209,13 @@ def plan_command(
             data["verify_load"] = verification.to_dict()
         emit_json(data)
     else:
-        click.echo(render_plan(plan))
+        from zluda_runner.report.plan_view import print_plan
+
+        print_plan(plan)
         if verification is not None:
             _show_verification(verification, settings)
     if (verification is not None and verification.failed) or plan.fatal:
         sys.exit(CHECK_FAILED)
-
-
-def render_plan(plan) -> str:
-    """A readable plan: one block per binding, then environment and warnings."""
-    rel = plan.release
-    lines = []
-    if rel is not None:
-        name = f"{rel.id} ({rel.asset})" if rel.id else "folder given with --zluda-dir"
-        lines.append(f"release: {name}\n  at {rel.root}")
-    tgt = plan.target
-    if tgt.get("torch") or not tgt.get("binary"):
-        lines.append(f"target:  torch {tgt.get('torch')} (CUDA {tgt.get('cuda')}) in {tgt.get('python')}")
-    else:
-        lines.append(f"target:  {tgt.get('binary')}")
-    lines.append("")
-    marks = {"ok": "ok   ", "warn": "WARN ", "fatal": "FATAL"}
-    for b in plan.bindings:
-        shim = Path(b.shim).name if b.shim else "-"
-        lines.append(f"{marks[b.verdict]} {b.action:8} {b.need:26} <- {shim:24} [{b.mechanism}]")
-        for reason in b.reasons:
-            lines.append(f"        - {reason}")
-    if plan.env:
-        lines.append("\nenvironment set for the workload:")
-        lines.extend(f"  {k}={v}" for k, v in plan.env.items())
-    if plan.link_map:
-        lines.append("\nLD_LIBRARY_PATH gets a folder of links: " + ", ".join(sorted(plan.link_map)))
-    if plan.library_path:
-        lines.append("then the folders of the shims' own dependencies: " + ", ".join(plan.library_path))
-    if plan.audit_library:
-        who = "our redirector" if plan.audit_library == "ours" else plan.audit_library
-        lines.append(f"LD_AUDIT: {who} redirects " + ", ".join(sorted(plan.redirect_map)))
-        if plan.audit_why:
-            lines.append(f"  why: {plan.audit_why}")
-    if plan.inherited:
-        lines.append("child processes (torchrun workers) inherit: " + ", ".join(plan.inherited))
-    for w in plan.warnings:
-        lines.append(f"warning: {w}")
-    lines.append(f"\nverdict: {plan.verdict}")
-    return "\n".join(lines)
 
 
 COMMANDS: list[click.Command] = [run_command, plan_command]

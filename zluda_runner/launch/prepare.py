@@ -22,13 +22,19 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zluda_runner import __version__
 from zluda_runner.core.errors import LaunchError, PlanError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.model import ShimPlan
+
+if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch stays fast
+    from zluda_runner.launch.linux import LinuxLaunch
+    from zluda_runner.launch.windows import PlacementResult
+    from zluda_runner.release.layout import ReleaseLayout
+    from zluda_runner.target.profile import TargetProfile
+from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
 PLAN_CACHE_FORMAT = 4
@@ -68,7 +74,7 @@ def _is_elf(path: Path) -> bool:
         return False
 
 
-def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> Any:
+def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
     from zluda_runner.target.inspect import inspect_path, inspect_python
 
     cache = settings.cache_dir
@@ -89,7 +95,7 @@ def _host_os() -> str:
     return host_os() or "linux"
 
 
-def assumed_target(argv: Sequence[str], layout: Any) -> Any:
+def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
     """A target that could not be inspected (a shell script, a launcher that is neither ELF nor
     Python): assume it may run any CUDA program or torch, so every library of the release is set up
     under every name it serves, through the redirector (torch-style path preloads are covered)."""
@@ -115,8 +121,8 @@ def assumed_target(argv: Sequence[str], layout: Any) -> Any:
 
 @dataclass
 class ReleaseSource:
-    layout: Any  # ReleaseLayout
-    ref: Any  # ReleaseRef
+    layout: ReleaseLayout
+    ref: ReleaseRef
 
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
@@ -213,18 +219,18 @@ def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) 
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _inputs_of(target: Any, layout: Any, choice: TargetChoice,
+def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoice,
                extra: Sequence[str] = ()) -> dict[str, list[int] | None]:
     files: set[str] = set()
     for chosen in (choice.python, choice.binary):
         if chosen:
             files.add(os.path.realpath(shutil.which(chosen) or chosen))
-    for obj in getattr(target, "objects", []):
+    for obj in target.objects:
         files.add(obj.path)
-    for lib in getattr(target, "libraries", []):
+    for lib in target.libraries:
         if lib.resolved and lib.resolved.path:
             files.add(lib.resolved.path)
-    torch = getattr(target, "torch", None)
+    torch = target.torch
     if torch and torch.path:
         files.add(str(Path(torch.path) / "version.py"))
         files.add(str(Path(torch.path) / "lib"))
@@ -310,7 +316,7 @@ def prepare_plan(
 # --------------------------------------------------------------------------- apply
 
 
-def linux_launch(plan: ShimPlan, cache_dir: Path) -> Any:
+def linux_launch(plan: ShimPlan, cache_dir: Path) -> LinuxLaunch:
     """The loader set-up for a Linux plan: link folder, redirector, environment (creates files).
 
     Every path handed to the workload is absolute (a child that changes folder keeps the set-up).
@@ -352,7 +358,7 @@ def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | No
 
 def torch_lib_of(plan: ShimPlan) -> Path:
     """The torch/lib folder a Windows plan places DLLs into."""
-    torch = plan.target.get("torch_path")
+    torch = plan.target.torch_path
     if not torch:
         from zluda_runner.core.errors import PlacementError
 
@@ -360,7 +366,7 @@ def torch_lib_of(plan: ShimPlan) -> Path:
     return Path(torch) / "lib"
 
 
-def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> Any:
+def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> PlacementResult:
     """Windows: copy the plan's shims into torch/lib (journalled, atomic, reversible with restore).
 
     Re-running is cheap when the placement is intact; drift (pip reinstalled torch) is re-placed.

@@ -48,6 +48,7 @@ from zluda_runner.plan.model import (
     SEVERITY,
     WARN,
     Binding,
+    PlanTarget,
     ReleaseRef,
     ShimPlan,
     WindowsPlacement,
@@ -61,6 +62,7 @@ from zluda_runner.plan.shimfacts import (
     read_shim_facts,
 )
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
+from zluda_runner.target.profile import TargetProfile
 
 
 @dataclass
@@ -76,11 +78,11 @@ class _Need:
     reaches_by_rpath: bool
 
 
-def _needs_of(target: object) -> list[_Need]:
+def _needs_of(target: TargetProfile) -> list[_Need]:
     needs: list[_Need] = []
-    for lib in getattr(target, "libraries", []):
+    for lib in target.libraries:
         resolved = lib.resolved
-        reaches = [r.via for r in getattr(lib, "reach", [])]
+        reaches = [r.via for r in lib.reach]
         needs.append(
             _Need(
                 name=lib.name,
@@ -95,7 +97,7 @@ def _needs_of(target: object) -> list[_Need]:
             )
         )
     seen = {n.name for n in needs}
-    for dl in getattr(target, "dlopened", []):
+    for dl in target.dlopened:
         if dl.name in seen:
             continue
         resolved = dl.resolved
@@ -210,7 +212,7 @@ def _recount_needs(needs: Sequence[_Need], replaced_files: set[str], imports_rea
 
 
 def make_plan(
-    target: object,
+    target: TargetProfile,
     layout: ReleaseLayout,
     *,
     release: ReleaseRef | None = None,
@@ -221,7 +223,7 @@ def make_plan(
     deps_resolver: DepsResolver | None = None,
 ) -> ShimPlan:
     """Plan the shims for ``target`` (a TargetProfile) from ``layout``. Pure: touches no files but reads."""
-    build = getattr(target, "build", "none")
+    build = target.build
     if build == "rocm":
         raise PlanError(
             "the target is a ROCm build of torch: it runs natively on AMD GPUs and needs no ZLUDA",
@@ -233,20 +235,19 @@ def make_plan(
             hint="install a CUDA build of torch (for the upstream rewrite: CUDA 12/13; for the fork: "
             "CUDA 11.8) in that environment",
         )
-    os_name = getattr(target, "os", "linux")
-    torch = getattr(target, "torch", None)
+    os_name = target.os
+    torch = target.torch
     torch_version = torch.version if torch else None
-    cuda_major = getattr(target, "cuda_major", None)
+    cuda_major = target.cuda_major
     plan = ShimPlan(
         release=release,
-        target={
-            "python": getattr(target, "python", None),
-            "torch": torch_version,
-            "cuda": getattr(target, "cuda_version", None),
-            "torch_path": torch.path if torch else None,
-            "binary": None if getattr(target, "python", None) else next(iter(getattr(target, "roots", [])),
-                                                                        None),
-        },
+        target=PlanTarget(
+            python=target.python,
+            torch=torch_version,
+            cuda=target.cuda_version,
+            torch_path=torch.path if torch else None,
+            binary=None if target.python else next(iter(target.roots), None),
+        ),
         os=os_name,
         argv=list(argv),
     )
@@ -263,7 +264,7 @@ def make_plan(
     _recount_needs(needs, replaced_files, imports_reader)
     # torch preloads by path; a target that could not be inspected is assumed to (build "unknown")
     torch_preloads = os_name == "linux" and (
-        (torch is not None and bool(getattr(target, "python", None))) or build == "unknown")
+        (torch is not None and bool(target.python)) or build == "unknown")
     needs_audit = False
     for need in needs:
         binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads)
@@ -397,7 +398,7 @@ def _shim_environment(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
     """Variables a shim needs. The manifest says what each must hold (prose); the value is computed
     here: the only kind known is "the path of the original NVIDIA library, saved beside the shim"
     (the fork's nvrtc reads ZLUDA_NVRTC_LIB). Anything else is left to the user, with a warning."""
-    torch_path = plan.target.get("torch_path")
+    torch_path = plan.target.torch_path
     for key, meaning in shim.needs_env.items():
         if shim.original_saved_as and torch_path and plan.os == "windows":
             plan.env.setdefault(key, str(Path(torch_path) / "lib" / shim.original_saved_as))

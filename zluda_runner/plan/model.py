@@ -91,12 +91,23 @@ class ReleaseRef(JsonMixin):
 
 
 @dataclass
+class PlanTarget(JsonMixin):
+    """What the plan was made for: an interpreter's torch, or one binary (or an uninspected command)."""
+
+    python: str | None = None
+    torch: str | None = None  # torch's version
+    cuda: str | None = None  # the CUDA version torch was built for
+    torch_path: str | None = None
+    binary: str | None = None
+
+
+@dataclass
 class ShimPlan(JsonMixin):
     """Everything ``zluda-run`` will do, and why, before it does it."""
 
     schema: int = JSON_SCHEMA_VERSION
     release: ReleaseRef | None = None
-    target: dict[str, str | None] = field(default_factory=dict)
+    target: PlanTarget = field(default_factory=PlanTarget)
     os: str = "linux"
     bindings: list[Binding] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)

@@ -1,0 +1,65 @@
+"""The terminal view of a shim plan (``zluda-run plan``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from zluda_runner.plan.model import ShimPlan
+from zluda_runner.report.terminal import make_console
+
+_MARK = {"ok": ("ok   ", "green"), "warn": ("WARN ", "yellow"), "fatal": ("FATAL", "bold red")}
+
+
+def plan_lines(plan: ShimPlan) -> list[Text]:
+    """One block per binding, then environment, loader set-up, warnings and the verdict."""
+    lines: list[Text] = []
+    rel = plan.release
+    if rel is not None:
+        name = f"{rel.id} ({rel.asset})" if rel.id else "folder given with --zluda-dir"
+        lines += [Text(f"release: {name}"), Text(f"  at {rel.root}")]
+    tgt = plan.target
+    if tgt.torch or not tgt.binary:
+        lines.append(Text(f"target:  torch {tgt.torch} (CUDA {tgt.cuda}) in {tgt.python}"))
+    else:
+        lines.append(Text(f"target:  {tgt.binary}"))
+    lines.append(Text(""))
+    for b in plan.bindings:
+        mark, style = _MARK[b.verdict]
+        shim = Path(b.shim).name if b.shim else "-"
+        line = Text(mark, style=style)
+        line.append(f" {b.action:8} {b.need:26} <- {shim:24} [{b.mechanism}]")
+        lines.append(line)
+        lines += [Text(f"        - {reason}") for reason in b.reasons]
+    if plan.env:
+        lines.append(Text("\nenvironment set for the workload:"))
+        lines += [Text(f"  {k}={v}") for k, v in plan.env.items()]
+    if plan.link_map:
+        lines.append(Text("\nLD_LIBRARY_PATH gets a folder of links: " + ", ".join(sorted(plan.link_map))))
+    if plan.library_path:
+        lines.append(Text("then the folders of the shims' own dependencies: " + ", ".join(plan.library_path)))
+    if plan.audit_library:
+        who = "our redirector" if plan.audit_library == "ours" else plan.audit_library
+        lines.append(Text(f"LD_AUDIT: {who} redirects " + ", ".join(sorted(plan.redirect_map))))
+        if plan.audit_why:
+            lines.append(Text(f"  why: {plan.audit_why}"))
+    if plan.inherited:
+        lines.append(Text("child processes (torchrun workers) inherit: " + ", ".join(plan.inherited)))
+    lines += [Text(f"warning: {w}", style="yellow") for w in plan.warnings]
+    verdict = Text("\nverdict: ")
+    verdict.append(plan.verdict, style=_MARK[plan.verdict][1])
+    lines.append(verdict)
+    return lines
+
+
+def render_plan(plan: ShimPlan) -> str:
+    """The plan as plain text."""
+    return "\n".join(line.plain for line in plan_lines(plan))
+
+
+def print_plan(plan: ShimPlan, console: Console | None = None) -> None:
+    out = console or make_console()
+    for line in plan_lines(plan):
+        out.print(line)
