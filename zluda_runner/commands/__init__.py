@@ -18,6 +18,7 @@ import click
 # command name -> module in this package that defines it.
 COMMAND_MODULES: dict[str, str] = {
     "releases": "releases",
+    "manifest": "manifests",
     "fetch": "fetching",
     "cache": "fetching",
     "inspect": "inspecting",
@@ -31,7 +32,9 @@ COMMAND_MODULES: dict[str, str] = {
     "warmup": "hosting",
     "ab": "hosting",
 }
-MODULE_ORDER = ("releases", "fetching", "inspecting", "launching", "placing", "probing", "hosting")
+MODULE_ORDER = (
+    "releases", "manifests", "fetching", "inspecting", "launching", "placing", "probing", "hosting",
+)
 
 
 def load_module(name: str) -> ModuleType:
