@@ -76,7 +76,8 @@ def test_fork_linux_tarball_layout_and_pytorch_caveat(m: Manifest) -> None:
     lin = m.find("fork-3.9.5").asset("ZLUDA-linux-amd64.tar.gz")
     assert lin.archive_root == "zluda"
     paths = {f.path for f in lin.files}
-    assert {"libcublasLt.so.11", "libcudnn.so.9", "libnccl.so.2", "libnvrtc.so.11", "libcufftw.so.10"} <= paths
+    wanted = {"libcublasLt.so.11", "libcudnn.so.9", "libnccl.so.2", "libnvrtc.so.11", "libcufftw.so.10"}
+    assert wanted <= paths
     assert {launcher.path for launcher in lin.launchers} == {"dump", "dump_nvidia"}
     assert lin.hip.accepts("6.2") and not lin.hip.accepts("5.7")
     assert any("#473" in c and "Linux" in c for c in m.find("fork-3.9.5").caveats)
@@ -108,7 +109,8 @@ def test_upstream_v6_file_lists(m: Manifest) -> None:
     assert {"ptxas", "zluda_precompile"} <= set(lin.other_files)
     win = rel.asset("zluda-windows-3fe1206.zip")
     wnames = {f.path for f in win.files}
-    assert {"cublas64_11.dll", "cublasLt64_11.dll", "cufft64_10.dll", "cusparse64_11.dll", "cudnn64_8.dll"} <= wnames
+    wanted = {"cublas64_11.dll", "cublasLt64_11.dll", "cufft64_10.dll", "cusparse64_11.dll", "cudnn64_8.dll"}
+    assert wanted <= wnames
     assert {"ptxas.exe", "zluda_precompile.exe"} <= set(win.other_files)
 
 
@@ -138,7 +140,8 @@ def test_upstream_v3_windows_is_driver_only_and_has_no_dump_nvidia(m: Manifest) 
     assert rel.asset("zluda-3-windows.zip").hip.kind == "driver"
     lin = rel.asset("zluda-3-linux.tar.gz")
     assert {launcher.path for launcher in lin.launchers} == {"dump"}
-    assert {"libcudnn.so.7", "libcudnn.so.8", "libcublas.so.10", "libcublas.so.11"} <= {f.path for f in lin.files}
+    paths = {f.path for f in lin.files}
+    assert {"libcudnn.so.7", "libcudnn.so.8", "libcublas.so.10", "libcublas.so.11"} <= paths
 
 
 def test_hash_pins_are_counted_and_attributed(m: Manifest) -> None:
