@@ -372,7 +372,8 @@ def _parse_asset(data: Any, where: str, release: Release, source: str) -> Asset:
     ]
     provenance = parse_provenance(c.get("provenance"), c.where, source, ASSET_FACTS)
     if sha is None and provenance["sha256"].kind != UNVERIFIED:
-        c.fail("provenance", "sha256 is \"unknown\", so its provenance must be 'unverified'")
+        # an entry copied from a pinned one with its hash blanked: the hash is what is unknown
+        provenance["sha256"] = Fact(kind=UNVERIFIED, note="sha256 is \"unknown\" in this manifest")
     if sha is not None and provenance["sha256"].kind == UNVERIFIED:
         c.fail("provenance", "a pinned sha256 needs a source (whoever pins it)")
     asset = Asset(
