@@ -316,3 +316,31 @@ def test_windows_hip_sdk_7_is_not_called_a_rocm6_fork_sdk(tmp_path: Path) -> Non
     rocm = report.check("rocm")
     assert "HIP SDK 7.1" in rocm.message and "fork asset" not in rocm.message  # newest of the two
     assert report.check("driver").status is Status.WARN  # no GPU, no HIP: no driver version to read
+
+
+def test_doctor_mentions_a_release_that_failed_on_this_gpu_before(tmp_path: Path) -> None:
+    """The results store feeds the doctor: a torch-op run with failures on gfx1100 is named."""
+    from tests.results import reports
+    from zluda_runner.core.settings import Settings
+    from zluda_runner.results.recording import record_report
+
+    settings = Settings(cache_dir=tmp_path / "cache")
+    outcome = record_report("torch-ops", reports.torch_ops(10, failing={3}), settings=settings,
+                            command=["probe", "--torch"], release=reports.FORK, host=reports.HOST)
+    assert outcome.warning is None
+    root = tmp_path / "root"
+    rocm62_tree(root, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    report = _doctor(root, settings=settings)
+    history = next(c for c in report.checks if c.id == "history")
+    assert history.status is Status.WARN
+    assert "fork-3.9.5 failed 1 torch-ops item(s) on gfx1100" in history.message
+    assert "results list --gfx gfx1100" in (history.fix or "")
+
+
+def test_doctor_says_nothing_of_history_without_a_store(tmp_path: Path) -> None:
+    from zluda_runner.core.settings import Settings
+
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    report = _doctor(tmp_path, settings=Settings(cache_dir=tmp_path / "cache"))
+    assert "history" not in {c.id for c in report.checks}
+    assert not (tmp_path / "cache" / "results.db").exists()

@@ -165,10 +165,10 @@ def test_not_json_is_rejected_with_position(tmp_path: Path) -> None:
 
 def test_wrong_schema_version_and_missing_file(good: Doc, tmp_path: Path) -> None:
     doc = copy.deepcopy(good)
-    doc["schema_version"] = 2
-    path = tmp_path / "v2.json"
+    doc["schema_version"] = 1
+    path = tmp_path / "v1.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ManifestError, match=r"field 'schema_version' must be 1"):
+    with pytest.raises(ManifestError, match=r"field 'schema_version' must be 2"):
         load_manifest(path)
     with pytest.raises(ManifestError, match="manifest not found"):
         load_manifest(tmp_path / "absent.json")

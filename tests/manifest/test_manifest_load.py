@@ -26,7 +26,7 @@ def manifest() -> Manifest:
 
 
 def test_packaged_manifest_has_the_releases_the_issue_names(manifest: Manifest) -> None:
-    assert manifest.schema_version == 1
+    assert manifest.schema_version == 2
     ids = set(manifest.ids)
     assert {"upstream-v3", "upstream-v4", "upstream-v5", "upstream-v6"} <= ids
     assert {"fork-3.9.5", "fork-3.9.6"} <= ids
@@ -121,18 +121,28 @@ def test_resolve_release_root_tolerates_layouts(manifest: Manifest, tmp_path: Pa
 
 def test_parse_manifest_accepts_a_minimal_valid_document() -> None:
     doc = {
-        "schema_version": 1,
+        "schema_version": 2,
         "manifest_version": 3,
+        "updated": "2026-01",
+        "published_by": "a test",
         "releases": [
             {
                 "id": "upstream-v9", "flavour": "upstream", "version": "9", "tag": "v9",
                 "repo": "vosen/ZLUDA",
+                "provenance": {k: {"kind": "unverified", "note": "test"}
+                               for k in ("date", "prerelease", "gpu_generations")},
                 "assets": [
                     {
                         "name": "zluda-linux-abc.tar.gz",
                         "url": "https://github.com/vosen/ZLUDA/releases/download/v9/zluda-linux-abc.tar.gz",
                         "os": "linux", "arch": "x86_64", "format": "tar.gz", "sha256": "A" * 64,
                         "size": None, "hip": {"kind": "runtime", "min": "6.0"}, "cuda_majors": [12],
+                        "provenance": {
+                            **{k: {"kind": "unverified", "note": "test"}
+                               for k in ("name", "size", "hip", "cuda_majors", "files", "launchers")},
+                            "sha256": {"kind": "third-party pin", "independent": 1, "sources": [
+                                {"kind": "third-party pin", "ref": "someone/project:pins.txt@" + "0" * 40}]},
+                        },
                     }
                 ],
             }

@@ -42,9 +42,15 @@ def test_windows_hip62_cuda11_picks_fork_rocm6(manifest: Manifest) -> None:
     assert any("needs HIP SDK 5.7, you have 6.2" in x for x in rocm5)
     linux = reasons[("fork-3.9.5", "ZLUDA-linux-amd64.tar.gz")]
     assert any("built for linux, not windows" in x for x in linux)
-    assert any("CUDA 11" in x for x in reasons[("upstream-v6", "zluda-windows-3fe1206.zip")])
+    # v6 serves CUDA 11 too, but PyTorch on Windows needs the TheRock SDK (docs/src/hip_sdk.md)
+    v6 = reasons[("upstream-v6", "zluda-windows-3fe1206.zip")]
+    assert v6 and "needs more than your HIP for PyTorch" in v6[0]
     nightly = reasons[("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip")]
-    assert nightly and "nightly" in nightly[0] and "fits" in nightly[0]
+    assert nightly == ["a nightly build: offered only with --channel preview"]
+    preview = select_asset(manifest, os="windows", hip="6.2", cuda=11, channel="preview")
+    reasons = {(r.release_id, r.asset_name): r.reasons for r in preview.rejected}
+    nightly = reasons[("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip")]
+    assert nightly and nightly[0].startswith("fits, but fork-3.9.5/ZLUDA-windows-rocm6-amd64.zip")
 
 
 def test_windows_hip57_cuda11_picks_fork_rocm5(manifest: Manifest) -> None:

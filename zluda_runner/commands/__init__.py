@@ -17,6 +17,7 @@ import click
 # command name -> module in this package that defines it.
 COMMAND_MODULES: dict[str, str] = {
     "releases": "releases",
+    "manifest": "manifests",
     "fetch": "fetching",
     "cache": "fetching",
     "inspect": "inspecting",

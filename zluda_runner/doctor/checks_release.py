@@ -11,7 +11,7 @@ from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
 from zluda_runner.release.cache import list_cache
-from zluda_runner.release.manifest import Manifest, load_manifest
+from zluda_runner.release.manifest import Manifest, load_current_manifest
 from zluda_runner.release.selection import Selection, select_asset
 
 
@@ -32,7 +32,8 @@ def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | No
     cuda = _cuda_major(torch)
     settings = opts.settings
     try:
-        manifest = load_manifest(settings.manifest if settings else None)
+        manifest = load_current_manifest(settings.manifest if settings else None,
+                                         settings.cache_dir if settings else None)
         selection = select_asset(
             manifest, os=facts.os, hip=hip, cuda=cuda, release=settings.release if settings else None
         )
@@ -126,3 +127,25 @@ def check_compile_cache(info: CompileCacheInfo) -> Check:
     )
 
 
+
+
+def check_history(gfx: str | None, opts: ResolvedOptions) -> Check | None:
+    """What the results store knows for this GPU target: releases that failed here before."""
+    if not gfx:
+        return None
+    from zluda_runner.results.queries import failed_releases_for_gpu, summary_for_gpu
+    from zluda_runner.results.schema import ResultsStoreError
+
+    try:
+        failed = failed_releases_for_gpu(gfx, settings=opts.settings)
+        known = summary_for_gpu(gfx, settings=opts.settings)
+    except ResultsStoreError as exc:
+        return Check("history", Status.WARN, f"The results store could not be read: {exc.message}",
+                     exc.hint or "Check --results-db, or move the results.db file aside.")
+    if not failed and not known:
+        return None
+    lines = [s.text() for s in known] + [f"failed before: {f.text()}" for f in failed]
+    status = Status.WARN if failed else Status.OK
+    fix = f"See `zluda-run results list --gfx {gfx}` and `zluda-run results show ID`." if failed else None
+    return Check("history", status, f"Recorded runs on {gfx}: " + "; ".join(lines), fix,
+                 {"failed": [f.to_dict() for f in failed], "known": [s.to_dict() for s in known]})

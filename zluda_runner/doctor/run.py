@@ -23,7 +23,12 @@ from zluda_runner.doctor.checks_gpu import (
     check_platform,
     check_windows_driver,
 )
-from zluda_runner.doctor.checks_release import check_cached_releases, check_compile_cache, check_release
+from zluda_runner.doctor.checks_release import (
+    check_cached_releases,
+    check_compile_cache,
+    check_history,
+    check_release,
+)
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
 from zluda_runner.doctor.checks_torch import check_torch
 from zluda_runner.doctor.model import ENV_OF_INTEREST, Check, DoctorOptions, DoctorReport, Status
@@ -91,6 +96,9 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         report.skipped.append("torch")
     report.checks.append(check_release(report, opts, torch))
     report.checks.append(check_cached_releases(opts))
+    history = check_history(target.gfx if target is not None else None, opts)
+    if history is not None:
+        report.checks.append(history)
     dirs = [fs.path(d) for d in compile_cache_dirs(opts.platform, env, opts.home)]
     facts.compile_cache = inspect_compile_cache(dirs)
     report.checks.append(check_compile_cache(facts.compile_cache))

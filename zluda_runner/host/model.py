@@ -37,7 +37,7 @@ class GpuAgent(JsonMixin):
 
 @dataclass
 class RocmInstall(JsonMixin):
-    kind: str  # "rocm" (Linux) or "hip-sdk" (Windows)
+    kind: str  # "rocm" (a ROCm folder), "hip-sdk" (Windows) or "distribution" (a distro's package)
     path: Path
     version: str | None = None
     version_source: str | None = None
@@ -49,7 +49,7 @@ class RocmInstall(JsonMixin):
 
     @property
     def label(self) -> str:
-        return "HIP SDK" if self.kind == "hip-sdk" else "ROCm"
+        return {"hip-sdk": "HIP SDK", "distribution": "distribution HIP"}.get(self.kind, "ROCm")
 
 
 @dataclass

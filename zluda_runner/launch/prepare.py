@@ -126,10 +126,10 @@ class ReleaseSource:
 
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
-    """The host's HIP/ROCm version as "X.Y" (ROCm folder or HIP SDK), or None when none is found."""
-    from zluda_runner.host.rocm import hip_version
+    """The host's HIP/ROCm version as "X.Y" (ROCm folder, HIP SDK or distribution package), or None."""
+    from zluda_runner.host.hipversion import host_hip_version as find_version
 
-    return hip_version(os.environ if env is None else env, sys.platform)
+    return find_version(env=env)
 
 
 def release_for(
@@ -149,10 +149,10 @@ def release_for(
         layout = scan_release_dir(settings.zluda_dir)
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
     from zluda_runner.release.cache import ensure_release
-    from zluda_runner.release.manifest import load_manifest, resolve_release_root
+    from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
     from zluda_runner.release.selection import host_os, select_asset
 
-    manifest = load_manifest(settings.manifest)
+    manifest = load_current_manifest(settings.manifest, settings.cache_dir)
     hip = host_hip_version() if os_name == host_os() else None
     selection = select_asset(manifest, os=os_name, hip=hip, cuda=cuda_major, release=settings.release)
     if selection.chosen is None:

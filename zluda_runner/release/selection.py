@@ -1,21 +1,27 @@
 """Pick the ZLUDA asset that fits a host and a target, and say why every other one does not.
 
 An asset *fits* when it is built for the requested OS and architecture, its HIP
-requirement accepts the requested HIP version (or cannot be judged), and it can
-serve torch built for the requested CUDA major. Among the assets that fit, the
-preference order is, criterion by criterion (the first difference decides):
+requirement accepts the requested HIP version (or cannot be judged), it can serve torch
+built for the requested CUDA major, and its channel is offered (nightly and preview builds
+only with ``channel="preview"``). Among the assets that fit, the preference order is,
+criterion by criterion (the first difference decides):
 
 1. HIP match: with ``hip`` given, an asset built for that HIP version (known bounds
    that accept it) beats one that only needs the AMD driver's HIP runtime, which beats
    one whose HIP requirement is unknown.
-2. Stable before nightly, releases before pre-releases.
-3. Confirmed asset names before names the manifest could not confirm.
-4. Known SHA-256 before unknown (a known hash can be verified without trust-on-first-use).
-5. Newer version first (within the manifest, versions compare numerically; "unknown" last).
-6. Manifest order (earlier entry wins).
+2. PyTorch works with that HIP as it is (for a torch target): an asset whose publisher
+   says PyTorch needs something more (upstream v6 on Windows: AMD's TheRock SDK) ranks lower.
+3. Better-sourced HIP requirement: publisher or maintainer statement > third-party pins
+   or usage > inferred / unverified (see :class:`~zluda_runner.release.model.Fact`).
+4. Stable before nightly/preview.
+5. Confirmed asset name before names no source confirms.
+6. Known SHA-256 before unknown; more independent pins first.
+7. Newer version first ("unknown" last).
+8. Manifest order (earlier entry wins).
 
-So Windows + HIP SDK 6.2 + torch cu118 picks the fork's ``ZLUDA-windows-rocm6-amd64.zip``
-(the rewrite cannot serve CUDA 11 torch, and the rocm5 build needs HIP SDK 5.7).
+The choice carries notes that say when it rests on a weak fact. So Windows + HIP SDK 6.4 +
+torch cu118 picks fork 3.9.5's rocm6 zip: 3.9.6's generic zip needs HIP SDK 7 (its maintainer,
+lshqqytiger/ZLUDA#134 and #137), and upstream v6 needs the TheRock SDK for PyTorch.
 """
 
 from __future__ import annotations
@@ -27,16 +33,19 @@ from pathlib import Path
 
 from zluda_runner.core.errors import SelectionError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.manifest import (
+from zluda_runner.release.manifest import load_manifest
+from zluda_runner.release.model import (
     ARCHES,
     OSES,
     UNKNOWN,
     Asset,
+    Fact,
     Manifest,
     Release,
-    load_manifest,
     parse_version,
 )
+
+CHANNEL_CHOICES = ("stable", "preview")
 
 
 def host_os() -> str | None:
@@ -60,6 +69,12 @@ class Choice(JsonMixin):
     def release_id(self) -> str:
         return self.release.id
 
+    def evidence(self) -> dict[str, str]:
+        """Each sourced fact of the asset and the release -> its kind (``third-party pin (3 independent)``).
+        """
+        facts = {**{f"release.{k}": v for k, v in self.release.provenance.items()}, **self.asset.provenance}
+        return {name: fact.label() for name, fact in facts.items()}
+
     def summary(self) -> dict[str, object]:
         """A compact JSON view: the release's identity and caveats plus the chosen asset."""
         return {
@@ -67,9 +82,12 @@ class Choice(JsonMixin):
             "flavour": self.release.flavour,
             "version": self.release.version,
             "tag": self.release.tag,
+            "date": self.release.date,
+            "prerelease": self.release.prerelease,
             "caveats": self.release.caveats,
             "asset": self.asset.to_dict(),
             "hash_known": self.asset.hash_known,
+            "evidence": self.evidence(),
             "notes": self.notes,
         }
 
@@ -91,29 +109,70 @@ class Constraints(JsonMixin):
     hip: str | None
     cuda: int | None
     release: str | None
+    channel: str = "stable"
+    gfx: str | None = None
 
 
 @dataclass
 class Selection(JsonMixin):
+    """The outcome. ``requested`` lists why a requested release (``--release``) does not fit,
+    ``instead`` the asset that would be chosen without that request; ``warnings`` host facts
+    that stand in the way of any release (a GPU that needs another HIP version)."""
+
     constraints: Constraints
     chosen: Choice | None
     rejected: list[Rejection]
+    requested: list[Rejection] = field(default_factory=list)
+    instead: Choice | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def require(self) -> Choice:
         """The choice, or a SelectionError that lists why nothing fits."""
         if self.chosen is not None:
             return self.chosen
         c = self.constraints
-        lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in self.rejected]
-        wanted = f"os={c.os} arch={c.arch} hip={c.hip or 'any'} cuda={c.cuda or 'any'}"
+        first = self.requested or self.rejected
+        lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in first]
+        if self.requested and self.instead is not None:
+            lines.append(f"without --release: {self.instead.release.id}/{self.instead.asset.name} fits")
         raise SelectionError(
-            f"no ZLUDA release in the manifest fits {wanted}:\n  " + "\n  ".join(lines),
+            f"no ZLUDA release in the manifest fits {describe_constraints(c)}:\n  " + "\n  ".join(lines),
             hint="change --hip/--cuda (e.g. install torch built for CUDA 11.8 for the fork), or pass "
             "--zluda-dir with a ZLUDA you built yourself",
         )
 
 
+def describe_constraints(c: Constraints) -> str:
+    text = f"os={c.os} arch={c.arch} hip={c.hip or 'any'} cuda={c.cuda or 'any'} channel={c.channel}"
+    if c.gfx:
+        text += f" gpu={c.gfx}"
+    return text + (f" release={c.release}" if c.release else "")
+
+
+def parse_cuda(value: str | int | None) -> int | None:
+    """torch's CUDA as the user writes it -> its major: ``11``, ``cu118``, ``12.8``, ``cu130``."""
+    if value is None or isinstance(value, int):
+        return value
+    text = value.strip().lower().removeprefix("cu")
+    if text.isdigit() and len(text) >= 3:  # cu118 -> 11.8, cu130 -> 13.0
+        return int(text[:-1])
+    try:
+        return parse_version(text)[0]
+    except ValueError:
+        raise SelectionError(
+            f"CUDA version {value!r} is not one", hint="give torch's CUDA as 11, 12.8 or cu118"
+        ) from None
+
+
 # --------------------------------------------------------------------------- fitting
+
+
+def _weak(fact: Fact, what: str) -> str | None:
+    if not fact.weak:
+        return None
+    refs = f" ({fact.refs(2)})" if fact.sources else ""
+    note = f": {fact.note}" if fact.note else ""
+    return f"{what} rests on a weak source: {fact.label()}{refs}{note}"
 
 
 def _misfits(release: Release, asset: Asset, c: Constraints) -> tuple[list[str], list[str]]:
@@ -124,33 +183,47 @@ def _misfits(release: Release, asset: Asset, c: Constraints) -> tuple[list[str],
         reasons.append(f"built for {asset.os}, not {c.os}")
     if asset.arch != c.arch:
         reasons.append(f"built for {asset.arch}, not {c.arch}")
+    hip_fact = asset.fact("hip")
     verdict = asset.hip.accepts(c.hip) if c.hip else None
     if c.hip:
         if verdict is False:
-            reasons.append(f"needs {asset.hip.describe()}, you have {c.hip}")
+            label = asset.hip.label
+            why = f" ({label})" if label and not label.startswith(asset.hip.describe()) else ""
+            reasons.append(f"needs {asset.hip.describe()}, you have {c.hip}{why} [{hip_fact.cite()}]")
         elif verdict is None:
             notes.append(f"its HIP requirement is unknown ({asset.hip.describe()}); {c.hip} may not work")
         elif asset.hip.kind == "driver":
             notes.append(f"needs no HIP SDK: {asset.hip.describe()}")
-        elif asset.hip.confidence not in ("documented",):
-            need = asset.hip.describe()
-            notes.append(f"its HIP requirement ({need}) is {asset.hip.confidence}, not documented")
+        if verdict is not False and (weak := _weak(hip_fact, "its HIP requirement")):
+            notes.append(weak)
     elif asset.hip.kind != "driver":
-        notes.append(f"HIP not checked (no --hip given): it needs {asset.hip.describe()}")
+        notes.append(f"HIP not checked (no --hip given and none found): it needs {asset.hip.describe()}")
+    if c.cuda is not None and asset.hip.torch_needs:
+        notes.append(f"PyTorch with this build needs {asset.hip.torch_needs}")
     if c.cuda is not None and not asset.serves_cuda(c.cuda):
+        cite = f" [{asset.fact('cuda_majors').cite()}]"
         if not asset.cuda_majors:
-            reasons.append(
-                f"cannot serve torch built for CUDA {c.cuda} (it serves no torch build; see its caveats)"
-            )
+            reasons.append(f"cannot serve torch built for CUDA {c.cuda} (it serves no torch build){cite}")
         else:
             served = ", ".join(str(m) for m in asset.cuda_majors)
-            reasons.append(f"cannot serve torch built for CUDA {c.cuda} (serves {served})")
+            reasons.append(f"cannot serve torch built for CUDA {c.cuda} (serves {served}){cite}")
+    if asset.channel != "stable" and c.channel == "stable":
+        reasons.append(f"a {asset.channel} build: offered only with --channel preview")
     if not asset.name_confirmed:
-        notes.append("the asset name is not confirmed by a source; the download may 404 (use --archive)")
+        notes.append(f"the asset name is not confirmed by a source ({asset.fact('name').note}); the download "
+                     "may 404 (use --archive)")
+    elif weak := _weak(asset.fact("name"), "the asset name"):
+        notes.append(weak)
     if not asset.hash_known:
-        notes.append("SHA-256 unknown: fetching needs --trust-on-first-use or --archive")
+        notes.append("SHA-256 unknown (no source publishes one): fetching needs --trust-on-first-use "
+                     "or --archive")
+    elif weak := _weak(asset.fact("sha256"), "the SHA-256"):
+        notes.append(weak)
     if not asset.files_verified:
-        notes.append("its file list was not verified against the archive")
+        notes.append(f"its file list is {asset.fact('files').label()}, not checked against the archive")
+    stubs = sorted({f.family for f in asset.files if f.stub})
+    if stubs:
+        notes.append("stand-ins that are stubs (calls fail): " + ", ".join(stubs))
     return reasons, notes
 
 
@@ -170,23 +243,33 @@ def _hip_rank(release: Release, asset: Asset, c: Constraints) -> float:
 def _version_rank(release: Release, asset: Asset, c: Constraints) -> float:
     if release.version == UNKNOWN:
         return -1
-    major, *rest = (*parse_version(release.version), 0, 0, 0)
-    return major * 1_000_000 + rest[0] * 1_000 + rest[1]
+    parts = [*parse_version(release.version), 0, 0]
+    return parts[0] * 1_000_000 + parts[1] * 1_000 + parts[2]
+
+
+def _hash_rank(release: Release, asset: Asset, c: Constraints) -> float:
+    if not asset.hash_known:
+        return 0
+    return 1 + (asset.fact("sha256").independent or 0)
 
 
 CRITERIA: list[_Criterion] = [
     ("built for your HIP version", _hip_rank),
-    ("stable build", lambda r, a, c: int(a.channel == "stable") + int(not r.prerelease)),
+    ("PyTorch works on your HIP as is", lambda r, a, c: int(c.cuda is None or not a.hip.torch_needs)),
+    ("better-sourced HIP requirement", lambda r, a, c: a.fact("hip").tier if c.hip else 0),
+    ("stable build", lambda r, a, c: int(a.channel == "stable")),
     ("confirmed asset name", lambda r, a, c: int(a.name_confirmed)),
-    ("known SHA-256", lambda r, a, c: int(a.hash_known)),
+    ("known SHA-256", _hash_rank),
     ("newer version", _version_rank),
 ]
 
 _LOWER_BECAUSE = {
     "built for your HIP version": "is not built for your HIP version specifically",
-    "stable build": "is a nightly/pre-release build",
+    "PyTorch works on your HIP as is": "needs more than your HIP for PyTorch",
+    "better-sourced HIP requirement": "has a less well-sourced HIP requirement",
+    "stable build": "is a nightly/preview build",
     "confirmed asset name": "has an unconfirmed asset name",
-    "known SHA-256": "has no known SHA-256",
+    "known SHA-256": "has a less well-pinned SHA-256",
     "newer version": "is an older version",
 }
 
@@ -202,23 +285,7 @@ def _why_lower(winner: tuple[float, ...], loser: tuple[float, ...]) -> str:
     return "comes later in the manifest"
 
 
-def select_asset(
-    manifest: Manifest | Path | None,
-    *,
-    os: str | None = None,
-    hip: str | None = None,
-    cuda: int | None = None,
-    arch: str = "x86_64",
-    release: str | None = None,
-) -> Selection:
-    """Choose an asset for ``os`` (default: this host), ``hip`` ("6.2"), ``cuda`` (torch's CUDA major).
-
-    ``release`` (id, version or tag) restricts the choice to that release. Never raises
-    for "nothing fits": ``chosen`` is None and every asset has its reasons. ``manifest`` may
-    also be a path or None (the packaged manifest), loaded with :func:`load_manifest`.
-    """
-    if not isinstance(manifest, Manifest):
-        manifest = load_manifest(manifest)
+def _check_inputs(os: str | None, arch: str, hip: str | None, cuda: int | None, channel: str) -> str:
     target_os = os or host_os()
     if target_os is None:
         raise SelectionError(
@@ -229,6 +296,8 @@ def select_asset(
         raise SelectionError(f"unknown OS {target_os!r}", hint=f"use one of: {', '.join(OSES)}")
     if arch not in ARCHES:
         raise SelectionError(f"unknown architecture {arch!r}", hint=f"ZLUDA builds: {', '.join(ARCHES)}")
+    if channel not in CHANNEL_CHOICES:
+        raise SelectionError(f"unknown channel {channel!r}", hint=f"use one of: {', '.join(CHANNEL_CHOICES)}")
     if hip is not None:
         try:
             parse_version(hip)
@@ -240,24 +309,73 @@ def select_asset(
         raise SelectionError(
             f"CUDA major {cuda} is out of range", hint="torch cu118 -> 11, cu126 -> 12, cu130 -> 13"
         )
-    wanted: Release | None = manifest.find(release) if release else None
+    return target_os
 
-    c = Constraints(os=target_os, arch=arch, hip=hip, cuda=cuda, release=wanted.id if wanted else None)
+
+def _gpu_warnings(manifest: Manifest, c: Constraints) -> list[str]:
+    if not c.gfx or not c.hip:
+        return []
+    out = []
+    for rule in manifest.gpu_hip_rules:
+        if rule.applies(c.gfx, c.os) and not rule.accepts(c.hip):
+            out.append(f"{c.gfx} with HIP {c.hip}: {rule.label} [{rule.source.cite()}]")
+    return out
+
+
+def select_asset(
+    manifest: Manifest | Path | None,
+    *,
+    os: str | None = None,
+    hip: str | None = None,
+    cuda: int | None = None,
+    arch: str = "x86_64",
+    release: str | None = None,
+    channel: str = "stable",
+    gfx: str | None = None,
+) -> Selection:
+    """Choose an asset for ``os`` (default: this host), ``hip`` ("6.2"), ``cuda`` (torch's CUDA major).
+
+    ``release`` (id, version or tag) restricts the choice to that release; when it does not
+    fit, ``Selection.requested`` says why first. ``channel="preview"`` also offers nightly and
+    preview builds. ``gfx`` (``gfx1201``) adds the manifest's per-GPU HIP rules as warnings.
+    Never raises for "nothing fits": ``chosen`` is None and every asset has its reasons.
+    ``manifest`` may also be a path or None (the packaged manifest).
+    """
+    if not isinstance(manifest, Manifest):
+        manifest = load_manifest(manifest)
+    target_os = _check_inputs(os, arch, hip, cuda, channel)
+    wanted: Release | None = manifest.find(release) if release else None
+    c = Constraints(os=target_os, arch=arch, hip=hip, cuda=cuda, release=wanted.id if wanted else None,
+                    channel=channel, gfx=gfx)
     rejected: list[Rejection] = []
+    requested: list[Rejection] = []
     fitting: list[tuple[tuple[float, ...], Release, Asset, list[str]]] = []
+    others_fitting: list[tuple[tuple[float, ...], Release, Asset, list[str]]] = []
     order = 0
     for rel in manifest.releases:
         for asset in rel.assets:
             order += 1
             reasons, notes = _misfits(rel, asset, c)
+            key = _rank_key(rel, asset, c, order)
             if wanted is not None and rel.id != wanted.id:
+                if not reasons:
+                    others_fitting.append((key, rel, asset, notes))
                 reasons.insert(0, f"not the requested release '{wanted.id}'")
             if reasons:
-                rejected.append(Rejection(rel.id, asset.name, reasons))
+                rejection = Rejection(rel.id, asset.name, reasons)
+                rejected.append(rejection)
+                if wanted is not None and rel.id == wanted.id:
+                    requested.append(rejection)
             else:
-                fitting.append((_rank_key(rel, asset, c, order), rel, asset, notes))
+                fitting.append((key, rel, asset, notes))
+    warnings = _gpu_warnings(manifest, c)
     if not fitting:
-        return Selection(constraints=c, chosen=None, rejected=rejected)
+        instead = None
+        if others_fitting:
+            others_fitting.sort(key=lambda item: item[0], reverse=True)
+            _, rel, asset, notes = others_fitting[0]
+            instead = Choice(rel, asset, notes)
+        return Selection(c, None, rejected, requested=requested, instead=instead, warnings=warnings)
     fitting.sort(key=lambda item: item[0], reverse=True)
     best_key, best_rel, best_asset, best_notes = fitting[0]
     chosen = Choice(release=best_rel, asset=best_asset, notes=best_notes)
@@ -265,5 +383,4 @@ def select_asset(
         why = _why_lower(best_key, key)
         reason = f"fits, but {best_rel.id}/{best_asset.name} is preferred: this one {why}"
         rejected.append(Rejection(rel.id, asset.name, [reason], fits=True))
-    return Selection(constraints=c, chosen=chosen, rejected=rejected)
-
+    return Selection(c, chosen, rejected, requested=requested, warnings=warnings)

@@ -1,0 +1,207 @@
+"""Bounded manifest reads (issue 11 item 17) and `zluda-run manifest update` against a local server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.release.compat import render_markdown
+from zluda_runner.release.manifest import (
+    MAX_MANIFEST_BYTES,
+    cached_manifest_path,
+    default_manifest_path,
+    load_current_manifest,
+    load_manifest,
+)
+from zluda_runner.release.update import staleness_warning, update_manifest
+
+PACKAGED = default_manifest_path().read_bytes()
+
+
+def _doc(version: int) -> bytes:
+    doc = json.loads(PACKAGED)
+    doc["manifest_version"] = version
+    return json.dumps(doc).encode()
+
+
+# --------------------------------------------------------------------------- bounded reads
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_dev_zero_is_refused_quickly() -> None:
+    with pytest.raises(ManifestError, match="not a regular file"):
+        load_manifest(Path("/dev/zero"))
+    res = CliRunner().invoke(main_group, ["--manifest", "/dev/zero", "releases"])
+    assert res.exit_code == 1 and "not a regular file" in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ManifestError, match="a pipe"):  # would block forever if opened for reading
+        load_manifest(fifo)
+
+
+def test_deep_nesting_and_oversize_and_folder(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ManifestError, match="nests arrays/objects more than"):
+        load_manifest(deep)
+    # brackets inside strings do not count
+    ok = tmp_path / "strings.json"
+    ok.write_text(json.dumps({"x": "[[[[" * 100 + '\\"{'}))
+    with pytest.raises(ManifestError, match="schema_version"):
+        load_manifest(ok)
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (MAX_MANIFEST_BYTES + 1))
+    with pytest.raises(ManifestError, match="more than the"):
+        load_manifest(big)
+    with pytest.raises(ManifestError, match="a folder"):
+        load_manifest(tmp_path)
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ManifestError, match="not UTF-8"):
+        load_manifest(binary)
+
+
+# --------------------------------------------------------------------------- update
+
+
+class _Server:
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.base = ""
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    state = _Server()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = state.files.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _cached(cache: Path) -> bytes | None:
+    path = cached_manifest_path(cache)
+    return path.read_bytes() if path.exists() else None
+
+
+def test_newer_manifest_is_accepted_and_used(server: _Server, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    server.files["/m.json"] = _doc(99)
+    args = ["--cache-dir", str(cache), "manifest", "update", server.base + "/m.json"]
+    res = CliRunner().invoke(main_group, args)
+    assert res.exit_code == 0, res.output
+    assert "replaces version" in res.output
+    assert _cached(cache) == _doc(99)
+    current = load_current_manifest(None, cache)
+    assert current.manifest_version == 99 and current.source == str(cached_manifest_path(cache))
+    assert load_current_manifest(default_manifest_path(), cache).manifest_version != 99  # --manifest wins
+    listing = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "releases"])
+    assert "manifest version 99" in listing.output and f"fetched from {server.base}/m.json" in listing.output
+    # the same version again: nothing to do
+    again = update_manifest(cache, server.base + "/m.json")
+    assert not again.replaced
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"{not json", "not valid JSON"),
+        (json.dumps({"schema_version": 2}).encode(), "field 'manifest_version' is missing"),
+        (b"[" * 50 + b"]" * 50, "nests"),
+        (None, "more than"),  # oversized
+        ("older", "is older"),
+    ],
+    ids=["malformed", "schema", "deep", "oversized", "older"],
+)
+def test_bad_manifest_is_refused_and_nothing_replaced(
+    server: _Server, tmp_path: Path, body: bytes | str | None, problem: str
+) -> None:
+    cache = tmp_path / "cache"
+    server.files["/good.json"] = _doc(50)
+    update_manifest(cache, server.base + "/good.json")
+    before = _cached(cache)
+    if body is None:
+        body = b" " * 2048
+        limit = 1024
+    else:
+        limit = MAX_MANIFEST_BYTES
+    if body == "older":
+        body = _doc(10)
+    assert isinstance(body, bytes)
+    server.files["/bad.json"] = body
+    with pytest.raises(ManifestError, match=problem):
+        update_manifest(cache, server.base + "/bad.json", limit=limit)
+    assert _cached(cache) == before
+    args = ["--cache-dir", str(cache), "manifest", "update", server.base + "/bad.json"]
+    res = CliRunner().invoke(main_group, args)
+    if problem != "more than":
+        assert res.exit_code == 1 and "error:" in res.output and "Traceback" not in res.output
+    assert _cached(cache) == before
+
+
+def test_plain_http_elsewhere_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ManifestError, match="only https://"):
+        update_manifest(tmp_path, "http://example.invalid/m.json")
+    monkeypatch.delenv("ZLUDA_RUNNER_MANIFEST_URL", raising=False)
+    with pytest.raises(ManifestError, match="no manifest URL"):
+        update_manifest(tmp_path, None)
+    assert _cached(tmp_path) is None
+
+
+def test_broken_cached_copy_is_ignored(tmp_path: Path) -> None:
+    path = cached_manifest_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("{broken")
+    assert load_current_manifest(None, tmp_path).source == str(default_manifest_path())
+
+
+def test_staleness_warning_after_90_days() -> None:
+    import datetime as dt
+
+    m = load_manifest()
+    assert m.updated
+    year, month, day = (int(x) for x in m.updated.split("-"))
+    assert staleness_warning(m, dt.date(year, month, day) + dt.timedelta(days=30)) is None
+    warning = staleness_warning(m, dt.date(year, month, day) + dt.timedelta(days=120))
+    assert warning and "120 days old" in warning and "manifest update" in warning
+
+
+# --------------------------------------------------------------------------- compatibility page
+
+
+def test_compatibility_page_is_current() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
+    assert page.read_text(encoding="utf-8") == render_markdown(load_manifest()), (
+        "docs/compatibility.md is stale: run `python -m zluda_runner.release.compat > docs/compatibility.md`"
+    )
+    assert "lshqqytiger/ZLUDA/issues/137" in page.read_text(encoding="utf-8")
+    assert sys.version_info >= (3, 10)

@@ -1,0 +1,379 @@
+"""The release manifest's data model: releases, assets, files, and where every fact comes from.
+
+Every fact that drives a decision (an asset's name, hash, size, HIP requirement, CUDA
+majors, file list and launchers; a release's date, pre-release flag and GPU generations)
+carries a :class:`Fact`: the kind of evidence (:data:`FACT_KINDS`) and the sources that
+give it (a repository path at a commit, or an issue URL). Selection prefers assets whose
+facts rest on stronger evidence and says when a choice rests on a weak one.
+
+Validation lives in :mod:`zluda_runner.release.validation`; loading in
+:mod:`zluda_runner.release.manifest`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.serial import JsonMixin
+
+SCHEMA_VERSION = 2
+
+OSES = ("linux", "windows")
+ARCHES = ("x86_64",)
+FORMATS = ("zip", "tar.gz")
+FLAVOURS = ("upstream", "fork")
+# "stable": a release users are pointed at; "nightly": a hand-uploaded nightly build;
+# "preview": an automatic CI preview (vN-preview.M). Only "stable" is chosen unless
+# the user asks for --channel preview.
+CHANNELS = ("stable", "nightly", "preview")
+HIP_KINDS = ("sdk", "runtime", "driver", "unknown")
+LAUNCHER_KINDS = ("injector", "ld_audit", "redirect_dll", "tracer_dir", "launcher")
+UNKNOWN = "unknown"
+
+# Evidence kinds, strongest first.
+PUBLISHER = "publisher"
+MAINTAINER = "maintainer statement"
+PIN = "third-party pin"
+USAGE = "third-party usage"
+INFERRED = "inferred"
+UNVERIFIED = "unverified"
+FACT_KINDS = (PUBLISHER, MAINTAINER, PIN, USAGE, INFERRED, UNVERIFIED)
+# Evidence tiers for ranking: what the publisher or its maintainer says (2), what other
+# projects pin or use (1), what we derived or could not check (0).
+_TIER = {PUBLISHER: 2, MAINTAINER: 2, PIN: 1, USAGE: 1, INFERRED: 0, UNVERIFIED: 0}
+
+# The facts every asset / release must source.
+ASSET_FACTS = ("name", "sha256", "size", "hip", "cuda_majors", "files", "launchers")
+RELEASE_FACTS = ("date", "prerelease", "gpu_generations")
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"6.2"`` -> ``(6, 2)``; ``"6.x"`` / ``"6"`` -> ``(6,)``. ValueError when not a version."""
+    cleaned = text.strip().lower().removeprefix("v")
+    parts = cleaned.split(".")
+    while parts and parts[-1] in ("x", "*"):
+        parts.pop()
+    if not parts or not all(p.isdigit() for p in parts):
+        raise ValueError(f"not a version: {text!r}")
+    return tuple(int(p) for p in parts)
+
+
+def version_at_least(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
+    """Compare on the common precision: ``(6,)`` is at least ``(6, 2)`` (as far as we can tell)."""
+    k = min(len(have), len(bound))
+    return have[:k] >= bound[:k]
+
+
+def version_at_most(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
+    """``(6, 4)`` is at most ``(6,)`` (any 6.x) and at most ``(6, 4)``, not at most ``(6, 2)``."""
+    k = min(len(have), len(bound))
+    return have[:k] <= bound[:k]
+
+
+def _show_bound(text: str) -> str:
+    return f"{text}.x" if "." not in text else text
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+@dataclass
+class Source(JsonMixin):
+    """One piece of evidence: ``ref`` is ``owner/repo:path@<commit>`` (or ``@unverified``) or an URL."""
+
+    kind: str
+    ref: str
+    says: str = ""
+
+
+@dataclass
+class Fact(JsonMixin):
+    """Where one fact comes from. ``kind`` is the strongest kind among ``sources``.
+
+    ``independent`` counts the unrelated projects that pin a hash or size (third-party pins).
+    """
+
+    kind: str
+    sources: list[Source] = field(default_factory=list)
+    independent: int | None = None
+    note: str = ""
+
+    @property
+    def tier(self) -> int:
+        return _TIER.get(self.kind, 0)
+
+    @property
+    def weak(self) -> bool:
+        """Inferred, unverified, or a single third-party pin/usage."""
+        if self.kind in (PIN, USAGE):
+            return (self.independent or 1) < 2
+        return self.tier == 0
+
+    def label(self) -> str:
+        """``publisher``, ``third-party pin (3 independent)``, ``unverified`` ..."""
+        if self.kind == PIN and self.independent:
+            return f"{PIN} ({self.independent} independent)"
+        return self.kind
+
+    def refs(self, limit: int = 3) -> str:
+        shown = [s.ref for s in self.sources[:limit]]
+        more = len(self.sources) - len(shown)
+        return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+    def cite(self) -> str:
+        """``maintainer statement: https://github.com/.../issues/134, ...``"""
+        refs = self.refs()
+        return f"{self.label()}: {refs}" if refs else self.label()
+
+
+def unverified_fact(note: str = "") -> Fact:
+    return Fact(kind=UNVERIFIED, note=note)
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass
+class HipRequirement(JsonMixin):
+    """Which HIP/ROCm an asset needs. Bounds are inclusive at their own precision ("6" = any 6.x).
+
+    ``kind``: ``sdk`` (Windows HIP SDK), ``runtime`` (ROCm on Linux), ``driver`` (the AMD
+    driver's own HIP runtime is enough: any HIP SDK version, or none, is fine), ``unknown``.
+    ``torch_needs``: what PyTorch additionally needs with this build (upstream v6 on Windows:
+    AMD's TheRock SDK, not the official HIP SDK); empty when nothing beyond the bounds.
+    """
+
+    kind: str
+    min: str | None = None
+    max: str | None = None
+    label: str = ""
+    torch_needs: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.kind == "driver" or (self.kind != UNKNOWN and (self.min or self.max) is not None)
+
+    def describe(self) -> str:
+        if self.kind == "driver":
+            return self.label or "the AMD driver's HIP runtime"
+        prefix = "HIP SDK" if self.kind == "sdk" else "ROCm/HIP"
+        if self.min and self.max:
+            if self.min == self.max:
+                return f"{prefix} {self.min}"
+            return f"{prefix} {self.min} to {_show_bound(self.max)}"
+        if self.min:
+            return f"{prefix} {self.min} or newer"
+        if self.max:
+            return f"{prefix} {_show_bound(self.max)} or older"
+        return self.label or f"{prefix} (version unknown)"
+
+    def short(self) -> str:
+        """A table-width form of :meth:`describe`."""
+        if self.kind == "driver":
+            return "AMD driver (no SDK)"
+        if not self.known:
+            return "unknown"
+        return self.describe()
+
+    def accepts(self, hip: str) -> bool | None:
+        """True/False when the requirement is known; None when it cannot be judged."""
+        if self.kind == "driver":
+            return True
+        if not self.known:
+            return None
+        have = parse_version(hip)
+        if self.min and not version_at_least(have, parse_version(self.min)):
+            return False
+        return not (self.max and not version_at_most(have, parse_version(self.max)))
+
+
+@dataclass
+class ReleaseFile(JsonMixin):
+    """One library inside a release and what it stands in for.
+
+    ``path`` is relative to the release root (the archive minus ``archive_root``).
+    ``cuda_major`` is the CUDA toolkit major of the library it replaces (cufft64_10.dll
+    belongs to CUDA 11, so 11), None for the driver and NVML. ``load_names`` are the
+    names it must be loaded/placed under (the fork's un-renamed ``cublas.dll`` ->
+    ``cublas64_11.dll``). ``needs_env`` maps environment variables to what they must hold;
+    ``original_saved_as`` is where the original NVIDIA library must be kept (fork nvrtc).
+
+    ``stub`` is true when the library only stands in by name: its functions are
+    unimplemented and fail (upstream v6 cuFFT returns CUFFT_NOT_SUPPORTED everywhere).
+    A plan that replaces a library with a stub must say that calls into it will fail;
+    ``stub_reason`` says what fails and ``stub_source`` where that comes from.
+    """
+
+    path: str
+    family: str
+    cuda_major: int | None
+    load_names: list[str]
+    needs_env: dict[str, str] = field(default_factory=dict)
+    original_saved_as: str | None = None
+    requires: list[str] = field(default_factory=list)
+    optional: bool = False
+    stub: bool = False
+    stub_reason: str = ""
+    stub_source: Source | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Launcher(JsonMixin):
+    """A launch means a release ships: ``zluda.exe`` (injector), ``zluda_ld`` (LD_AUDIT), ``trace/``."""
+
+    name: str
+    kind: str
+    path: str
+
+
+@dataclass
+class Asset(JsonMixin):
+    """One downloadable archive of a release. ``sha256 is None`` means the hash is not known.
+
+    ``provenance`` maps each of :data:`ASSET_FACTS` to its :class:`Fact`. ``other_files``
+    names what the archive holds besides library stand-ins (tools such as ``ptxas``).
+    """
+
+    name: str
+    url: str
+    os: str
+    arch: str
+    format: str
+    sha256: str | None
+    size: int | None
+    channel: str = "stable"
+    hip: HipRequirement = field(default_factory=lambda: HipRequirement(UNKNOWN))
+    cuda_majors: list[int] = field(default_factory=list)
+    archive_root: str | None = None
+    files: list[ReleaseFile] = field(default_factory=list)
+    other_files: list[str] = field(default_factory=list)
+    launchers: list[Launcher] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Fact] = field(default_factory=dict)
+
+    @property
+    def hash_known(self) -> bool:
+        return self.sha256 is not None
+
+    def fact(self, name: str) -> Fact:
+        return self.provenance.get(name) or unverified_fact("no source recorded")
+
+    @property
+    def name_confirmed(self) -> bool:
+        return self.fact("name").kind != UNVERIFIED
+
+    @property
+    def files_verified(self) -> bool:
+        """The file list is stated by the publisher or a pin of the archive, not derived or guessed."""
+        return self.fact("files").kind in (PUBLISHER, MAINTAINER, PIN)
+
+    def files_for(self, family: str) -> list[ReleaseFile]:
+        return [f for f in self.files if f.family == family]
+
+    def serves_cuda(self, major: int) -> bool:
+        return major in self.cuda_majors
+
+
+@dataclass
+class Release(JsonMixin):
+    """A ZLUDA release: ``id`` is stable and unique ("upstream-v6", "fork-3.9.5").
+
+    ``prerelease`` is the flag its publisher puts on the GitHub release (the fork's CI marks
+    every release a pre-release); which builds are offered by default is the assets' ``channel``.
+    """
+
+    id: str
+    flavour: str
+    version: str
+    tag: str
+    assets: list[Asset]
+    repo: str = ""
+    date: str | None = None
+    prerelease: bool = False
+    gpu_generations: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Fact] = field(default_factory=dict)
+
+    def fact(self, name: str) -> Fact:
+        return self.provenance.get(name) or unverified_fact("no source recorded")
+
+    def asset(self, name: str) -> Asset:
+        for asset in self.assets:
+            if asset.name == name:
+                return asset
+        raise ManifestError(
+            f"release '{self.id}' has no asset named '{name}'",
+            hint="assets: " + ", ".join(a.name for a in self.assets),
+        )
+
+    def assets_for(self, os: str) -> list[Asset]:
+        return [a for a in self.assets if a.os == os]
+
+
+@dataclass
+class GpuHipRule(JsonMixin):
+    """What HIP/ROCm a GPU generation needs, where a source says: newer gfx targets need a newer
+    HIP (``min``), old ones run only with an older one in practice (``max``)."""
+
+    gfx: list[str]
+    min: str | None = None
+    max: str | None = None
+    os: str | None = None
+    label: str = ""
+    source: Fact = field(default_factory=unverified_fact)
+
+    def applies(self, gfx: str, os: str | None) -> bool:
+        return gfx in self.gfx and (self.os is None or os is None or self.os == os)
+
+    def accepts(self, hip: str) -> bool:
+        have = parse_version(hip)
+        if self.min and not version_at_least(have, parse_version(self.min)):
+            return False
+        return not (self.max and not version_at_most(have, parse_version(self.max)))
+
+
+@dataclass
+class Manifest(JsonMixin):
+    """The whole manifest. ``published_by`` says who wrote this copy; ``source`` where it was read."""
+
+    schema_version: int
+    releases: list[Release]
+    manifest_version: int | str = 0
+    updated: str | None = None
+    published_by: str = ""
+    notes: list[str] = field(default_factory=list)
+    gpu_hip_rules: list[GpuHipRule] = field(default_factory=list)
+    source: str | None = None  # where it was loaded from
+
+    def find(self, key: str) -> Release:
+        """The release whose id, version or tag is ``key`` (ids win over versions over tags)."""
+        wanted = key.strip()
+        for attr in ("id", "version", "tag"):
+            hits = [r for r in self.releases if getattr(r, attr) == wanted]
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                raise ManifestError(
+                    f"'{key}' matches several releases by {attr}: " + ", ".join(r.id for r in hits),
+                    hint="name one by its id: " + ", ".join(r.id for r in hits),
+                )
+        # "v6" for "6", "3.9.5" for "fork-3.9.5" style conveniences
+        loose = [r for r in self.releases if wanted.removeprefix("v") in (r.version, r.id.split("-", 1)[-1])]
+        if len(loose) == 1:
+            return loose[0]
+        names = [r.id for r in self.releases] + [r.tag for r in self.releases]
+        close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.4)
+        hint = ("did you mean: " + ", ".join(close) + "? ") if close else ""
+        hint += "known releases: " + ", ".join(r.id for r in self.releases) + " (see `zluda-run releases`)"
+        raise ManifestError(f"no release '{key}' in the manifest", hint=hint)
+
+    @property
+    def ids(self) -> list[str]:
+        return [r.id for r in self.releases]

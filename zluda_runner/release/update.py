@@ -1,0 +1,184 @@
+"""``zluda-run manifest update``: fetch a newer release manifest without a new package.
+
+The manifest is fetched over TLS (certificates verified; plain ``http://`` only to the
+loopback address, for tests, or when the caller allows it explicitly), read within
+bounds (size, nesting depth, time), validated like any manifest, and accepted only when
+its ``manifest_version`` is newer than the one in use. It then atomically replaces the
+cached copy under :attr:`CachePaths.manifest_dir`; a refused manifest replaces nothing.
+``--manifest`` still wins over the cached copy (:func:`load_current_manifest`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from zluda_runner import __version__
+from zluda_runner.core.errors import FetchError, ManifestError
+from zluda_runner.core.fsutil import atomic_write_bytes, atomic_write_json
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.manifest import (
+    MAX_MANIFEST_BYTES,
+    cached_manifest_path,
+    decode_manifest_bytes,
+    load_current_manifest,
+    read_bounded,
+)
+from zluda_runner.release.model import Manifest
+from zluda_runner.release.validation import parse_manifest
+
+URL_ENV = "ZLUDA_RUNNER_MANIFEST_URL"
+STALE_AFTER_DAYS = 90
+DEFAULT_TIMEOUT = (10.0, 30.0)  # connect, read
+TOTAL_SECONDS = 120.0
+ORIGIN_FILE = "origin.json"
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+@dataclass
+class UpdateResult(JsonMixin):
+    """What ``manifest update`` did: ``replaced`` false when the fetched one was not newer."""
+
+    url: str
+    path: str
+    replaced: bool
+    manifest_version: int
+    previous_version: int
+    updated: str | None
+    message: str
+
+
+def origin_path(cache_dir: Path) -> Path:
+    return cached_manifest_path(cache_dir).parent / ORIGIN_FILE
+
+
+def cached_origin(cache_dir: Path) -> dict[str, str] | None:
+    """``{"url": ..., "fetched": ...}`` of the cached manifest, when ``manifest update`` left one."""
+    try:
+        data = json.loads(read_bounded(origin_path(cache_dir), 64 * 1024, "manifest origin"))
+    except (ManifestError, ValueError):
+        return None
+    if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in ("url", "fetched")):
+        return {"url": data["url"], "fetched": data["fetched"]}
+    return None
+
+
+def _check_url(url: str, allow_http: bool) -> None:
+    parts = urlsplit(url)
+    if parts.scheme == "https" and parts.netloc:
+        return
+    if parts.scheme == "http" and parts.hostname and (parts.hostname in _LOOPBACK or allow_http):
+        return
+    raise ManifestError(
+        f"refusing to fetch a manifest from {url!r}: only https:// URLs are used",
+        hint="give an https:// URL; plain http:// only to 127.0.0.1, or with --allow-http if you trust "
+        "the network",
+    )
+
+
+def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, float], total: float) -> bytes:
+    import requests  # here: listing the manifest must not pay for importing requests
+
+    deadline = time.monotonic() + total
+    try:
+        with requests.get(url, stream=True, timeout=timeout, verify=True,
+                          headers={"User-Agent": f"zluda-runner/{__version__}"}) as resp:
+            _check_url(resp.url, allow_http)  # where redirects ended
+            if resp.status_code != 200:
+                raise FetchError(
+                    f"could not fetch the manifest {url}: HTTP {resp.status_code}",
+                    hint="check the URL; nothing was replaced",
+                )
+            declared = resp.headers.get("Content-Length")
+            if declared and declared.isdigit() and int(declared) > limit:
+                raise ManifestError(
+                    f"the manifest at {url} is {declared} bytes, more than the {limit} a manifest may have",
+                    hint="is the URL right? nothing was replaced",
+                )
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in resp.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > limit:
+                    raise ManifestError(
+                        f"the manifest at {url} is more than {limit} bytes",
+                        hint="is the URL right? nothing was replaced",
+                    )
+                if time.monotonic() > deadline:
+                    raise FetchError(f"fetching the manifest {url} took more than {total:.0f} s",
+                                     hint="try again; nothing was replaced")
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except requests.exceptions.SSLError as exc:
+        raise FetchError(f"TLS verification failed for {url}: {exc}",
+                         hint="the certificate is not trusted; nothing was replaced") from None
+    except requests.exceptions.RequestException as exc:
+        raise FetchError(f"could not fetch the manifest {url}: {exc}",
+                         hint="check the network and the URL; nothing was replaced") from None
+
+
+def update_manifest(
+    cache_dir: Path,
+    url: str | None = None,
+    *,
+    allow_http: bool = False,
+    limit: int = MAX_MANIFEST_BYTES,
+    timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+    total_seconds: float = TOTAL_SECONDS,
+) -> UpdateResult:
+    """Fetch ``url`` (default ``$ZLUDA_RUNNER_MANIFEST_URL``), validate it, and replace the cached
+    manifest when it is newer than the one in use. Raises ManifestError/FetchError, replacing
+    nothing, for a bad URL, a download fault, an oversized, malformed or older manifest."""
+    url = url or os.environ.get(URL_ENV)
+    if not url:
+        raise ManifestError(
+            "no manifest URL given",
+            hint=f"pass the URL of a published zluda-releases.json, or set {URL_ENV}",
+        )
+    _check_url(url, allow_http)
+    data = _download(url, limit, allow_http, timeout, total_seconds)
+    fetched: Manifest = parse_manifest(decode_manifest_bytes(data, url, limit), source=url)
+    current = load_current_manifest(None, cache_dir)
+    new_v, old_v = int(fetched.manifest_version), int(current.manifest_version)
+    target = cached_manifest_path(cache_dir)
+    if new_v < old_v:
+        raise ManifestError(
+            f"the manifest at {url} is older (manifest_version {new_v}) than the one in use ({old_v}, "
+            f"{current.source})",
+            hint="nothing was replaced; an older manifest is never installed over a newer one",
+        )
+    if new_v == old_v:
+        return UpdateResult(url, str(target), False, new_v, old_v, fetched.updated,
+                            f"the manifest in use is already version {old_v}; nothing replaced")
+    atomic_write_bytes(target, data, durable=True)
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    atomic_write_json(origin_path(cache_dir), {"url": url, "fetched": stamp})
+    return UpdateResult(url, str(target), True, new_v, old_v, fetched.updated,
+                        f"manifest version {new_v} (updated {fetched.updated}) replaces version {old_v}")
+
+
+def manifest_age_days(manifest: Manifest, today: dt.date | None = None) -> int | None:
+    """Days since the manifest's ``updated`` date (a month counts from its first day), or None."""
+    text = manifest.updated or ""
+    parts = [int(p) for p in text.split("-") if p.isdigit()]
+    if not parts:
+        return None
+    year, month, day = (*parts, 1, 1)[:3]
+    try:
+        stamp = dt.date(year, month, day)
+    except ValueError:
+        return None
+    return ((today or dt.date.today()) - stamp).days
+
+
+def staleness_warning(manifest: Manifest, today: dt.date | None = None) -> str | None:
+    age = manifest_age_days(manifest, today)
+    if age is None or age <= STALE_AFTER_DAYS:
+        return None
+    return (f"the manifest is {age} days old (updated {manifest.updated}): newer ZLUDA builds may exist; "
+            "run `zluda-run manifest update URL`")

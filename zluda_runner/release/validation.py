@@ -1,0 +1,497 @@
+"""Validate decoded manifest JSON field by field and build the model.
+
+Every fault is a :class:`ManifestError` that names the release, the asset and the
+field (``release 'fork-3.9.5' asset 'X.zip': field 'sha256' must be ...``). Unknown
+fields are rejected everywhere (catches typos such as ``sha265``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.families import FAMILIES, parse_library_name
+from zluda_runner.core.paths import MANIFEST_ENV
+from zluda_runner.release.model import (
+    ARCHES,
+    ASSET_FACTS,
+    CHANNELS,
+    FACT_KINDS,
+    FLAVOURS,
+    FORMATS,
+    HIP_KINDS,
+    INFERRED,
+    LAUNCHER_KINDS,
+    OSES,
+    PIN,
+    RELEASE_FACTS,
+    SCHEMA_VERSION,
+    UNKNOWN,
+    UNVERIFIED,
+    Asset,
+    Fact,
+    GpuHipRule,
+    HipRequirement,
+    Launcher,
+    Manifest,
+    Release,
+    ReleaseFile,
+    Source,
+    parse_version,
+    version_at_most,
+)
+
+_SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
+_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+_ENV_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
+# owner/repo[:path]@<40-hex commit> or @unverified (the commit could not be pinned)
+_REPO_REF_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(:[^@\s]+)?@([0-9a-f]{40}|unverified)$")
+# a public file found in a code index whose repository could not be resolved
+_INDEX_REF_RE = re.compile(r"^code-index:\d+$")
+_MAX_TEXT = 2000
+
+
+class Checker:
+    """Reads one JSON object, remembering where it is for error messages."""
+
+    def __init__(self, data: Any, where: str, source: str) -> None:
+        self.where = where
+        self.source = source
+        if not isinstance(data, dict):
+            self.fail(None, f"must be a JSON object, got {kind_of(data)}")
+        self.data: dict[str, Any] = data
+        self.seen: set[str] = set()
+
+    def fail(self, name: str | None, problem: str) -> None:
+        place = f"{self.where}: field '{name}'" if name else self.where
+        raise ManifestError(
+            f"invalid manifest {self.source}: {place} {problem}",
+            hint=f"fix that field in {self.source}, or drop --manifest / {MANIFEST_ENV} to use the packaged "
+            "manifest (schema: manifests/README.md)",
+        )
+
+    def get(self, name: str, *, required: bool = True, default: Any = None) -> Any:
+        self.seen.add(name)
+        if name not in self.data:
+            if required:
+                self.fail(name, "is missing")
+            return default
+        return self.data[name]
+
+    def string(self, name: str, *, required: bool = True, pattern: re.Pattern[str] | None = None,
+               choices: tuple[str, ...] | None = None, nullable: bool = False, default: str | None = None
+               ) -> Any:
+        if not required and name not in self.data:
+            self.seen.add(name)
+            return default
+        value = self.get(name, required=required, default=default)
+        if value is None and nullable:
+            return value
+        if not isinstance(value, str) or not value.strip():
+            self.fail(name, f"must be a non-empty string, got {kind_of(value)}")
+        if len(value) > _MAX_TEXT:
+            self.fail(name, f"is longer than {_MAX_TEXT} characters")
+        if choices is not None and value not in choices:
+            self.fail(name, f"must be one of {', '.join(choices)} (got {value!r})")
+        if pattern is not None and not pattern.match(value):
+            self.fail(name, f"is malformed: {value!r}")
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.get(name, required=False, default=default)
+        if not isinstance(value, bool):
+            self.fail(name, f"must be true or false, got {kind_of(value)}")
+        return value
+
+    def strings(self, name: str, *, required: bool = False, nonempty: bool = False) -> list[str]:
+        value = self.get(name, required=required, default=[])
+        if not isinstance(value, list) or not all(
+            isinstance(v, str) and v and len(v) <= _MAX_TEXT for v in value
+        ):
+            self.fail(name, f"must be a list of non-empty strings (each at most {_MAX_TEXT} characters)")
+        if nonempty and not value:
+            self.fail(name, "must not be empty")
+        return list(value)
+
+    def objects(self, name: str, *, nonempty: bool) -> list[Any]:
+        value = self.get(name, required=nonempty, default=[])
+        if not isinstance(value, list):
+            self.fail(name, f"must be a list, got {kind_of(value)}")
+        if nonempty and not value:
+            self.fail(name, "must not be empty")
+        return value
+
+    def done(self) -> None:
+        extra = sorted(set(self.data) - self.seen)
+        if extra:
+            self.fail(extra[0], "is not part of the schema (a typo?)")
+
+
+def kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _safe_relative(c: Checker, name: str, value: str) -> None:
+    if "\\" in value:
+        c.fail(name, f"must use '/' separators: {value!r}")
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or ".." in pure.parts or re.match(r"^[A-Za-z]:", value):
+        c.fail(name, f"must be a relative path inside the release: {value!r}")
+
+
+def _check_version_text(c: Checker, name: str, value: str | None) -> None:
+    if value is not None and not _VERSION_RE.match(value):
+        c.fail(name, f"must be a version like 6 or 6.2, got {value!r}")
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def parse_source(data: Any, where: str, source: str) -> Source:
+    c = Checker(data, where, source)
+    kind = c.string("kind", choices=FACT_KINDS)
+    if kind == UNVERIFIED:
+        c.fail("kind", "'unverified' is a fact without sources; give no source instead")
+    ref = c.string("ref")
+    if ref.startswith("https://"):
+        if not urlsplit(ref).netloc:
+            c.fail("ref", f"is not a usable URL: {ref!r}")
+    elif not (_REPO_REF_RE.match(ref) or _INDEX_REF_RE.match(ref)):
+        c.fail("ref", "must be an https:// URL, owner/repo:path@<40-hex commit> (or @unverified), "
+               f"or code-index:<id>, got {ref!r}")
+    result = Source(kind=kind, ref=ref, says=c.string("says", required=False, default="") or "")
+    c.done()
+    return result
+
+
+def parse_fact(data: Any, where: str, source: str) -> Fact:
+    c = Checker(data, where, source)
+    kind = c.string("kind", choices=FACT_KINDS)
+    sources = [
+        parse_source(item, f"{where} source #{i}", source)
+        for i, item in enumerate(c.objects("sources", nonempty=False))
+    ]
+    independent = c.get("independent", required=False)
+    note = c.string("note", required=False, default="") or ""
+    if kind == UNVERIFIED:
+        if not note:
+            c.fail("note", "is required for an unverified fact: say what is not known and why")
+    elif not sources:
+        c.fail("sources", f"must name at least one source for a {kind!r} fact")
+    elif kind != INFERRED and kind not in {s.kind for s in sources}:
+        c.fail("kind", f"is {kind!r}, but no source is of that kind")
+    if independent is not None:
+        if not isinstance(independent, int) or isinstance(independent, bool) or independent < 1:
+            c.fail("independent", f"must be a positive count, got {independent!r}")
+        pins = sum(1 for s in sources if s.kind == PIN)
+        if kind != PIN or independent > pins:
+            c.fail("independent", f"counts independent third-party pins; this fact has {pins}")
+    elif kind == PIN:
+        c.fail("independent", "is required for a third-party pin: how many unrelated projects pin it")
+    c.done()
+    return Fact(kind=kind, sources=sources, independent=independent, note=note)
+
+
+def parse_provenance(data: Any, where: str, source: str, required: tuple[str, ...]) -> dict[str, Fact]:
+    c = Checker(data, f"{where} provenance", source)
+    facts = {name: parse_fact(c.get(name), f"{where} provenance.{name}", source) for name in required}
+    c.done()
+    return facts
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def _parse_hip(data: Any, where: str, source: str) -> HipRequirement:
+    c = Checker(data, f"{where} hip", source)
+    req = HipRequirement(
+        kind=c.string("kind", choices=HIP_KINDS),
+        min=c.string("min", required=False, nullable=True),
+        max=c.string("max", required=False, nullable=True),
+        label=c.string("label", required=False, default="") or "",
+        torch_needs=c.string("torch_needs", required=False, default="") or "",
+    )
+    _check_version_text(c, "min", req.min)
+    _check_version_text(c, "max", req.max)
+    if req.min and req.max:
+        lo, hi = parse_version(req.min), parse_version(req.max)
+        if not version_at_most(lo, hi):
+            c.fail("min", f"{req.min} is above max {req.max}")
+    if req.kind == "driver" and (req.min or req.max):
+        c.fail("kind", "'driver' takes no min/max (the driver brings its own HIP runtime)")
+    c.done()
+    return req
+
+
+def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFile:
+    c = Checker(data, where, source)
+    path = c.string("path")
+    _safe_relative(c, "path", path)
+    family = c.string("family")
+    if family not in FAMILIES:
+        c.fail("family", f"is not a known library family: {family!r} (known: {', '.join(FAMILIES)})")
+    cuda_major = c.get("cuda_major")
+    if cuda_major is not None and (
+        not isinstance(cuda_major, int) or isinstance(cuda_major, bool) or not 1 <= cuda_major <= 99
+    ):
+        c.fail("cuda_major", f"must be a CUDA major number or null, got {cuda_major!r}")
+    load_names = c.strings("load_names", required=True, nonempty=True)
+    for name in load_names:
+        if "/" in name or "\\" in name:
+            c.fail("load_names", f"entries are file names, not paths: {name!r}")
+        parsed = parse_library_name(name)
+        if parsed is None:
+            continue
+        if parsed.os != asset_os:
+            c.fail("load_names", f"{name!r} is a {parsed.os} library name in a {asset_os} asset")
+        if parsed.family != family:
+            c.fail("load_names", f"{name!r} is a {parsed.family} library, but the file's family is {family}")
+    env = c.get("needs_env", required=False, default={})
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and _ENV_RE.match(k) and isinstance(v, str) for k, v in env.items()
+    ):
+        c.fail("needs_env", "must map environment variable names (A-Z, 0-9, _) to descriptions")
+    saved = c.string("original_saved_as", required=False, nullable=True)
+    if saved is not None and ("/" in saved or "\\" in saved or saved in (".", "..")):
+        c.fail("original_saved_as", f"must be a file name, not a path: {saved!r}")
+    stub = c.boolean("stub", False)
+    stub_reason = c.string("stub_reason", required=stub, default="") or ""
+    raw_stub_source = c.get("stub_source", required=stub)
+    stub_source = parse_source(raw_stub_source, f"{where} stub_source", source) if stub else None
+    if not stub and (stub_reason or raw_stub_source is not None):
+        c.fail("stub", "stub_reason / stub_source are only for a file with \"stub\": true")
+    result = ReleaseFile(
+        path=path,
+        family=family,
+        cuda_major=cuda_major,
+        load_names=load_names,
+        needs_env=dict(env),
+        original_saved_as=saved,
+        requires=c.strings("requires"),
+        optional=c.boolean("optional", False),
+        stub=stub,
+        stub_reason=stub_reason,
+        stub_source=stub_source,
+        notes=c.strings("notes"),
+    )
+    c.done()
+    return result
+
+
+def _parse_launcher(data: Any, where: str, source: str) -> Launcher:
+    c = Checker(data, where, source)
+    launcher = Launcher(
+        name=c.string("name"), kind=c.string("kind", choices=LAUNCHER_KINDS), path=c.string("path")
+    )
+    _safe_relative(c, "path", launcher.path)
+    c.done()
+    return launcher
+
+
+def _check_url(c: Checker, url: str, name: str, release: Release) -> None:
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.netloc:
+        c.fail("url", f"must be an https:// URL (mirrors are set with ZLUDA_RUNNER_MIRROR), got {url!r}")
+    if not parts.path.endswith("/" + name):
+        c.fail("url", f"must end with the asset name {name!r}: {url!r}")
+    if parts.netloc.lower() == "github.com":
+        wanted = f"/{release.repo}/releases/download/{release.tag}/{name}"
+        if parts.path.lower() != wanted.lower():
+            c.fail("url", f"must be the release asset of {release.repo} tag {release.tag!r} "
+                   f"(https://github.com{wanted}), got {url!r}")
+
+
+def _parse_asset(data: Any, where: str, release: Release, source: str) -> Asset:
+    c = Checker(data, where, source)
+    name = c.string("name")
+    c.where = f"{where} '{name}'"
+    if "/" in name or "\\" in name:
+        c.fail("name", f"must be a file name, not a path: {name!r}")
+    url = c.string("url")
+    _check_url(c, url, name, release)
+    os_name = c.string("os", choices=OSES)
+    arch = c.string("arch", choices=ARCHES)
+    fmt = c.string("format", choices=FORMATS)
+    if not name.lower().endswith("." + fmt):
+        c.fail("format", f"is {fmt!r} but the asset name {name!r} does not end with .{fmt}")
+    sha = c.get("sha256")
+    if sha == UNKNOWN:
+        sha = None
+    elif not isinstance(sha, str) or not _SHA256_RE.match(sha):
+        c.fail("sha256", f'must be 64 hex digits or "unknown", got {sha!r}')
+    else:
+        sha = sha.lower()
+    size = c.get("size", required=False)
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size <= 0):
+        c.fail("size", f"must be a positive number of bytes or null, got {size!r}")
+    channel = c.string("channel", required=False, choices=CHANNELS, default="stable")
+    hip = _parse_hip(c.get("hip"), c.where, source)
+    if (hip.kind, os_name) in (("sdk", "linux"), ("runtime", "windows")):
+        right = "runtime" if os_name == "linux" else "sdk"
+        c.fail("hip", f"kind {hip.kind!r} does not exist on {os_name} (use {right!r}: the Windows HIP SDK "
+               "is 'sdk', ROCm on Linux is 'runtime')")
+    majors = c.get("cuda_majors")
+    if (
+        not isinstance(majors, list)
+        or not all(isinstance(m, int) and not isinstance(m, bool) and 1 <= m <= 99 for m in majors)
+        or len(set(majors)) != len(majors)
+    ):
+        c.fail("cuda_majors", f"must be a list of distinct CUDA major numbers, got {majors!r}")
+    root = c.get("archive_root", required=False)
+    if root is not None:
+        if not isinstance(root, str):
+            c.fail("archive_root", f"must be a folder name, \"\" (files on top) or null, got {kind_of(root)}")
+        if root:
+            _safe_relative(c, "archive_root", root)
+    files = [
+        _parse_file(item, f"{c.where} file #{i}", os_name, source)
+        for i, item in enumerate(c.objects("files", nonempty=False))
+    ]
+    seen_paths: set[str] = set()
+    for f in files:
+        if f.path in seen_paths:
+            c.fail("files", f"lists {f.path!r} twice")
+        seen_paths.add(f.path)
+    other = c.strings("other_files")
+    for path in other:
+        _safe_relative(c, "other_files", path)
+    launchers = [
+        _parse_launcher(item, f"{c.where} launcher #{i}", source)
+        for i, item in enumerate(c.objects("launchers", nonempty=False))
+    ]
+    provenance = parse_provenance(c.get("provenance"), c.where, source, ASSET_FACTS)
+    if sha is None and provenance["sha256"].kind != UNVERIFIED:
+        # an entry copied from a pinned one with its hash blanked: the hash is what is unknown
+        provenance["sha256"] = Fact(kind=UNVERIFIED, note="sha256 is \"unknown\" in this manifest")
+    if sha is not None and provenance["sha256"].kind == UNVERIFIED:
+        c.fail("provenance", "a pinned sha256 needs a source (whoever pins it)")
+    asset = Asset(
+        name=name,
+        url=url,
+        os=os_name,
+        arch=arch,
+        format=fmt,
+        sha256=sha,
+        size=size,
+        channel=channel,
+        hip=hip,
+        cuda_majors=list(majors),
+        archive_root=root,
+        files=files,
+        other_files=other,
+        launchers=launchers,
+        notes=c.strings("notes"),
+        provenance=provenance,
+    )
+    c.done()
+    return asset
+
+
+def _parse_release(data: Any, index: int, source: str) -> Release:
+    c = Checker(data, f"release #{index}", source)
+    rid = c.string("id", pattern=_ID_RE)
+    c.where = f"release '{rid}'"
+    release = Release(
+        id=rid,
+        flavour=c.string("flavour", choices=FLAVOURS),
+        version=c.string("version"),
+        tag=c.string("tag"),
+        assets=[],
+        repo=c.string("repo", pattern=_REPO_RE),
+        date=c.string("date", required=False, nullable=True, pattern=_DATE_RE),
+        prerelease=c.boolean("prerelease", False),
+        gpu_generations=c.strings("gpu_generations"),
+        caveats=c.strings("caveats"),
+        notes=c.strings("notes"),
+    )
+    if release.version != UNKNOWN and not _VERSION_RE.match(release.version):
+        c.fail("version", f'must look like 3.9.5 or 6, or be "unknown": {release.version!r}')
+    release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS)
+    raw_assets = c.objects("assets", nonempty=True)
+    names: set[str] = set()
+    for i, item in enumerate(raw_assets):
+        asset = _parse_asset(item, f"{c.where} asset #{i}", release, source)
+        if asset.name in names:
+            c.fail("assets", f"lists {asset.name!r} twice")
+        names.add(asset.name)
+        release.assets.append(asset)
+    c.done()
+    return release
+
+
+def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
+    c = Checker(data, f"gpu_hip_rules #{index}", source)
+    gfx = c.strings("gfx", required=True, nonempty=True)
+    for g in gfx:
+        if not _GFX_RE.match(g):
+            c.fail("gfx", f"entries must look like gfx1201, got {g!r}")
+    rule = GpuHipRule(
+        gfx=gfx,
+        min=c.string("min", required=False, nullable=True),
+        max=c.string("max", required=False, nullable=True),
+        os=c.string("os", required=False, nullable=True, choices=OSES),
+        label=c.string("label"),
+        source=parse_fact(c.get("source"), f"gpu_hip_rules #{index} source", source),
+    )
+    _check_version_text(c, "min", rule.min)
+    _check_version_text(c, "max", rule.max)
+    if rule.min is None and rule.max is None:
+        c.fail("min", "or max is required: a rule bounds the HIP version")
+    c.done()
+    return rule
+
+
+def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
+    """Validate already-decoded JSON and build a :class:`Manifest` (ManifestError on any fault)."""
+    c = Checker(data, "top level", source)
+    schema = c.get("schema_version")
+    if schema != SCHEMA_VERSION or isinstance(schema, bool):
+        c.fail("schema_version", f"must be {SCHEMA_VERSION} (the schema this program reads), got {schema!r}")
+    mversion = c.get("manifest_version")
+    if not isinstance(mversion, int) or isinstance(mversion, bool) or mversion < 1:
+        c.fail("manifest_version", f"must be a positive whole number (it only grows), got {mversion!r}")
+    updated = c.string("updated", pattern=_DATE_RE)
+    raw = c.objects("releases", nonempty=True)
+    releases = [_parse_release(item, i, source) for i, item in enumerate(raw)]
+    seen: set[str] = set()
+    for r in releases:
+        if r.id in seen:
+            raise ManifestError(
+                f"invalid manifest {source}: release '{r.id}': field 'id' is used by two releases",
+                hint="every release id must be unique; rename one of them",
+            )
+        seen.add(r.id)
+    tags = [(r.repo, r.tag) for r in releases]
+    for r in releases:
+        if tags.count((r.repo, r.tag)) > 1:
+            raise ManifestError(
+                f"invalid manifest {source}: release '{r.id}': field 'tag' {r.tag!r} of {r.repo} "
+                "appears in two releases",
+                hint="one release per tag; put all its assets under one entry",
+            )
+    manifest = Manifest(
+        schema_version=schema,
+        releases=releases,
+        manifest_version=mversion,
+        updated=updated,
+        published_by=c.string("published_by"),
+        notes=c.strings("notes"),
+        gpu_hip_rules=[
+            _parse_gpu_rule(item, i, source)
+            for i, item in enumerate(c.objects("gpu_hip_rules", nonempty=False))
+        ],
+        source=source,
+    )
+    c.done()
+    return manifest
