@@ -16,8 +16,10 @@ The mechanism is chosen per need from the loader model, not by habit:
   ``libtorch_cuda.so`` -> ``$ORIGIN/../../nvidia/cu13/lib``) cannot be won by
   ``LD_LIBRARY_PATH``: it goes through an ``LD_AUDIT`` redirector
   (``la_objsearch``), the release's own ``zluda_ld`` when it ships one, else ours;
-* on Windows the math DLLs are placed into torch/lib under the needed names
-  (journalled, reversible) and the driver (``nvcuda.dll``) is found on PATH.
+* on Windows (:mod:`zluda_runner.plan.windows`) the DLLs are placed into torch/lib under the
+  needed names (journalled, reversible); the driver is used because torch's own DLL loop
+  loads it first (cudart's search would not find it there, nor on PATH); without that loop,
+  a preload or the release's injector.
 """
 from __future__ import annotations
 
@@ -33,11 +35,9 @@ from zluda_runner.plan.model import (
     INHERITED_VARIABLES,
     KEEP,
     KEEP_FAMILIES,
-    MECH_DLL_PLACEMENT,
     MECH_LD_AUDIT,
     MECH_LD_LIBRARY_PATH,
     MECH_NONE,
-    MECH_PATH,
     MISSING,
     MISSING_CONSEQUENCE,
     OK,
@@ -47,7 +47,6 @@ from zluda_runner.plan.model import (
     Binding,
     ReleaseRef,
     ShimPlan,
-    WindowsPlacement,
 )
 from zluda_runner.plan.shimfacts import (
     ShimFacts,
@@ -55,6 +54,14 @@ from zluda_runner.plan.shimfacts import (
     check_symbols,
     check_versions,
     read_shim_facts,
+)
+from zluda_runner.plan.windows import (
+    WindowsContext,
+    add_windows_placement,
+    verdict_of,
+    windows_context,
+    windows_loader_setup,
+    windows_mechanism,
 )
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
@@ -217,8 +224,9 @@ def make_plan(
         driver_name = "nvcuda.dll" if os_name == "windows" else "libcuda.so.1"
         needs.append(_Need(driver_name, "driver", None, ["libcudart (dlopen)"], [], [], None, None, False))
     needs_audit = False
+    win = windows_context(target, layout) if os_name == "windows" else None
     for need in needs:
-        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader)
+        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, win)
         plan.bindings.append(binding)
         if binding.action == REPLACE and binding.mechanism == MECH_LD_AUDIT:
             needs_audit = True
@@ -245,6 +253,7 @@ def _bind(
     os_name: str,
     facts_cache: dict[str, ShimFacts],
     facts_reader: FactsReader,
+    win: WindowsContext | None = None,
 ) -> Binding:
     base = {
         "need": need.name,
@@ -273,13 +282,12 @@ def _bind(
     reasons = [why]
     verdicts = []
     problems: list[str] = []
-    if os_name == "windows":
-        mechanism = MECH_PATH if need.family in ("driver", "nvml") else MECH_DLL_PLACEMENT
-        reasons.append(
-            "found by the DLL search on PATH (release folder put first)"
-            if mechanism == MECH_PATH
-            else f"copied into torch/lib as {need.name} (original kept; `zluda-run restore` undoes it)"
-        )
+    if os_name == "windows" and win is not None:
+        mechanism, win_reasons, win_problems = windows_mechanism(need.name, need.family, need.requested_by,
+                                                                 win)
+        reasons.extend(win_reasons)
+        verdicts.append(verdict_of(win_problems))
+        problems.extend(win_problems)
     else:
         mechanism, mech_why = _mechanism_linux(need)
         reasons.append(mech_why)
@@ -324,11 +332,8 @@ def _add_environment(
         if shim is None:
             continue
         _shim_environment(plan, b, shim)
-        if shim.original_saved_as and plan.os == "windows":
-            plan.placements.append(WindowsPlacement(b.shim, b.need, shim.original_saved_as))
-            continue
-        if plan.os == "windows" and b.mechanism == MECH_DLL_PLACEMENT:
-            plan.placements.append(WindowsPlacement(b.shim, b.need, None))
+        if plan.os == "windows":
+            add_windows_placement(plan, b, shim)
     if "nccl" in needed_families and "nccl" not in families_replaced:
         plan.warnings.append(
             "the target links NCCL and the release has no stand-in: `torchrun` with the nccl backend "
@@ -354,8 +359,7 @@ def _shim_environment(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
 def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool) -> None:
     replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim and b.load_name]
     if plan.os == "windows":
-        if any(b.mechanism == MECH_PATH for b in replaced):
-            plan.path_prepend.append(layout.root)
+        windows_loader_setup(plan, layout)
         return
     for b in replaced:
         assert b.load_name is not None and b.shim is not None
