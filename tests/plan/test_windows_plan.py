@@ -64,9 +64,12 @@ def windows_setup(mingw_build, tmp_path_factory: pytest.TempPathFactory) -> tupl
 def real_torch_init() -> Path:
     import importlib.util
 
+    from tests.conftest import require
+
     spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        pytest.skip("torch is not installed: its __init__.py is the fixture")
+    require(spec is not None and spec.origin is not None,
+            "torch is not installed: its __init__.py is the fixture")
+    assert spec is not None and spec.origin is not None
     return Path(spec.origin)
 
 
