@@ -185,6 +185,13 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
 @click.option("--trace", is_flag=True, help="Trace every CUDA driver call the workload makes.")
 @click.option("--trace-out", metavar="FILE", callback=_path, help="Where to write the trace report.")
 @click.option("--verify-load", is_flag=True, help="Prove with the loader's own log which files bound.")
+@click.option("--no-record", is_flag=True, help="Do not keep this run's results in the results store.")
+@click.option(
+    "--results-db",
+    metavar="URL",
+    envvar="ZLUDA_RUNNER_RESULTS_DB",
+    help="Results store: postgresql://... or a SQLite file (default: results.db in the cache folder).",
+)
 @click.pass_context
 def main_group(
     ctx: click.Context,
@@ -198,6 +205,8 @@ def main_group(
     trace: bool,
     trace_out: Path | None,
     verify_load: bool,
+    no_record: bool,
+    results_db: str | None,
 ) -> None:
     """Run unmodified CUDA programs on AMD GPUs through ZLUDA, and prove how well they run.
 
@@ -217,6 +226,8 @@ def main_group(
         trace=trace,
         trace_out=trace_out,
         verify_load=verify_load,
+        record=not no_record,
+        results_db=results_db,
     )
     if cache_dir is not None:
         settings.cache_dir = cache_dir

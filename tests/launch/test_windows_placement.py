@@ -1,4 +1,7 @@
-"""DLL placement into a stand-in torch/lib with real PE files: journal, interruption, restore, drift."""
+"""DLL placement into a stand-in torch/lib: journal, interruption, restore, drift, quarantine.
+
+Pure file logic: the files are distinct byte strings (no compiler needed); what Windows' loader does
+with placed DLLs is proven under Wine in tests/windows/."""
 
 from __future__ import annotations
 
@@ -17,9 +20,14 @@ ORIGINALS = ("cublas64_11.dll", "cusparse64_11.dll", "nvrtc64_112_0.dll")
 
 
 @pytest.fixture(scope="module")
-def dlls(mingw_build) -> dict[str, Path]:
+def dlls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("dlls")
+
     def dll(tag: str, name: str) -> Path:
-        return mingw_build(["launch/pe_dll.c"], name, args=[f'-DDLL_TAG="{tag}"'])
+        path = base / tag.replace(" ", "_") / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"MZ" + tag.encode() * 64)
+        return path
 
     built = {f"torch/{n}": dll(f"torch {n}", n) for n in ORIGINALS}
     built["torch2/cublas64_11.dll"] = dll("torch upgraded cublas", "cublas64_11.dll")
@@ -115,9 +123,7 @@ def test_interrupted_placement_detected_then_finished(torch_lib: Path, placement
     assert found is not None
     assert len(found.done) == k and len(found.pending) == 4 - k and not found.changed
     assert windows.status(torch_lib).needs_replace
-    with pytest.raises(PlacementError, match="interrupted"):
-        windows.place(torch_lib, placements)
-    windows.finish(torch_lib)
+    windows.finish(torch_lib, placements)
     assert windows.detect_interrupted(torch_lib) is None
     assert sha(torch_lib / "cusparse64_11.dll") == sha(dlls["zluda/cusparse.dll"])
     assert not windows.status(torch_lib, placements=placements).needs_replace
@@ -131,7 +137,7 @@ def test_interrupted_placement_undone(torch_lib: Path, placements) -> None:
     assert snapshot(torch_lib) == before
     assert windows.detect_interrupted(torch_lib) is None
     with pytest.raises(PlacementError, match="no interrupted placement"):
-        windows.finish(torch_lib)
+        windows.finish(torch_lib, placements)
 
 
 def test_drift_after_pip_reinstall_is_detected_and_replaced(torch_lib: Path, placements, dlls) -> None:
@@ -196,3 +202,184 @@ def test_zluda_exe_argv(tmp_path: Path) -> None:
     assert argv == [str(tmp_path / "ZLUDA.exe"), "--", "python", "infer.py", "--x"]
     with pytest.raises(LaunchError, match=r"no zluda\.exe"):
         windows.zluda_exe_argv(tmp_path / "missing", ["python"])
+
+
+# ------------------------------------------------ issue 11 regressions, antivirus, journal faults
+
+
+@pytest.fixture
+def cli_runner():  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from zluda_runner.cli import main_group
+
+    runner = CliRunner()
+    return lambda args: runner.invoke(main_group, args)
+
+
+def journal_path(torch_lib: Path) -> Path:
+    return torch_lib / windows.JOURNAL_DIRNAME / windows.JOURNAL_FILE
+
+
+def edit_journal(torch_lib: Path, change) -> None:  # type: ignore[no-untyped-def]
+    path = journal_path(torch_lib)
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def test_restore_that_skips_keeps_journal_and_originals_and_force_finishes(torch_lib: Path, placements,
+                                                                           dlls) -> None:
+    """Issue 11 defect 1: a skipped file must not cost the user the saved original."""
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    (torch_lib / "cublas64_11.dll").write_bytes(b"MZ changed by another tool")
+    result = windows.restore(torch_lib)
+    assert result.skipped == ["cublas64_11.dll"]
+    assert journal_path(torch_lib).exists()
+    assert (torch_lib / windows.JOURNAL_DIRNAME / windows.ORIGINALS_DIR / "cublas64_11.dll").exists()
+    windows.restore(torch_lib, force=True)  # finishes: the original is back
+    assert snapshot(torch_lib) == before
+    assert not (torch_lib / windows.JOURNAL_DIRNAME).exists()
+
+
+def test_journal_paths_must_stay_inside_torch_lib_and_the_journal(torch_lib: Path, placements) -> None:
+    """Issue 11 defect 8: names and saved paths from the journal are never trusted as paths."""
+    victim = torch_lib.parent.parent / "VICTIM.txt"
+    victim.write_text("keep me")
+    windows.place(torch_lib, placements)
+    placed = snapshot(torch_lib)
+    edit_journal(torch_lib, lambda d: d["entries"][0].update(name="../../VICTIM.txt"))
+    with pytest.raises(PlacementError, match="damaged") as info:
+        windows.restore(torch_lib, force=True)
+    assert info.value.hint and victim.read_text() == "keep me" and snapshot(torch_lib) == placed
+    edit_journal(torch_lib, lambda d: d["entries"][0].update(name="cublas64_11.dll", saved="/etc/hostname"))
+    with pytest.raises(PlacementError, match="damaged"):
+        windows.restore(torch_lib, force=True)
+    edit_journal(torch_lib, lambda d: d["entries"][0].update(saved="originals/../../../../etc/hostname"))
+    with pytest.raises(PlacementError, match="damaged"):
+        windows.status(torch_lib)
+    assert snapshot(torch_lib) == placed
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda p: p.write_bytes(bytes(range(256)) * 8),  # random bytes
+        lambda p: p.write_text(p.read_text().replace('"name": "cublas64_11.dll"', '"name": null')),
+        lambda p: p.write_text(json.dumps([1, 2])),
+        lambda p: p.write_text(p.read_text().replace('"entries": [', '"entries": [7, ')),
+        lambda p: p.write_text(p.read_text().replace('"size": ', '"size": "x", "was": ', 1)),
+        lambda p: p.write_text("[" * 100000),
+    ],
+    ids=["random-bytes", "null-name", "a-list", "entry-not-object", "size-not-int", "deep-nesting"],
+)
+def test_journal_corruption_is_a_clear_error(torch_lib: Path, placements, corrupt, cli_runner) -> None:
+    """Issue 11 defect 11: never a traceback from restore or status."""
+    windows.place(torch_lib, placements)
+    placed = snapshot(torch_lib)
+    path = journal_path(torch_lib)
+    corrupt(path)
+    for call in (windows.restore, windows.status):
+        with pytest.raises(PlacementError, match=r"journal .* is damaged") as info:
+            call(torch_lib)
+        assert "originals" in (info.value.hint or "")
+    for args in (["restore", "--torch-lib", str(torch_lib)], ["status", "--torch-lib", str(torch_lib)]):
+        result = cli_runner(args)
+        assert result.exit_code == 1 and "Traceback" not in result.output and "damaged" in result.output
+    assert snapshot(torch_lib) == placed
+
+
+def test_restore_removes_temp_files_of_a_killed_placement(torch_lib: Path, placements) -> None:
+    """Issue 11 defect 18: a killed copy leaves a temp file; a successful restore removes it."""
+    before = snapshot(torch_lib)
+    with pytest.raises(Crash):
+        windows.place(torch_lib, placements, after_each=crash_after(1))
+    # what a placement killed inside a copy leaves: the old tag (<= this fix) and fsutil's
+    (torch_lib / ".nvrtc64_112_0.dll.zluda-runner-tmp-4242").write_bytes(b"partial" * 1000)
+    (torch_lib / ".tmp-cusparse64_11.dll.k2j3h4").write_bytes(b"partial")
+    (torch_lib / ".tmp-notours.dll.x").write_bytes(b"a user's file")
+    windows.restore(torch_lib)
+    assert snapshot(torch_lib) == {**before, ".tmp-notours.dll.x": sha(torch_lib / ".tmp-notours.dll.x")}
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_status_advice_on_an_interrupted_placement_holds(torch_lib: Path, placements, dlls, k: int) -> None:
+    """Issue 11 defect 19: what status promises for the next run is what the next run does."""
+    with pytest.raises(Crash):
+        windows.place(torch_lib, placements, after_each=crash_after(k))
+    st = windows.status(torch_lib)
+    assert st.state == "in-progress" and st.needs_replace
+    assert st.next_run == "re-place" and "interrupted" in st.advice
+    result = windows.place(torch_lib, placements)  # the next run: does what status said
+    assert not result.already_placed and any("interrupted" in w for w in result.warnings)
+    assert sha(torch_lib / "cublas64_11.dll") == sha(dlls["zluda/cublas.dll"])
+    assert windows.status(torch_lib, deep=True).next_run == "nothing"
+
+
+def test_status_advice_when_the_next_run_must_refuse(torch_lib: Path, placements) -> None:
+    with pytest.raises(Crash):
+        windows.place(torch_lib, placements, after_each=crash_after(2))
+    shutil.rmtree(torch_lib / windows.JOURNAL_DIRNAME / windows.ORIGINALS_DIR)
+    st = windows.status(torch_lib)
+    assert st.next_run == "refuse" and "reinstall torch" in st.advice
+    with pytest.raises(PlacementError, match="missing or damaged"):
+        windows.place(torch_lib, placements)
+
+
+@pytest.mark.parametrize("how", ["missing", "empty"])
+def test_antivirus_quarantine_named_restored_and_replaced(torch_lib: Path, placements, dlls,
+                                                          how: str) -> None:
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    victim = torch_lib / "cublas64_11.dll"
+    if how == "missing":
+        victim.unlink()
+    else:
+        victim.write_bytes(b"")
+    st = windows.status(torch_lib)
+    assert st.quarantined == ["cublas64_11.dll"] and st.needs_replace and st.next_run == "re-place"
+    assert {f.name: f.state for f in st.files}["cublas64_11.dll"] == how
+    assert "antivirus" in st.drift[0] and "antivirus" in st.advice
+    result = windows.place(torch_lib, placements)  # the next run re-places, with a warning
+    assert "cublas64_11.dll" in result.placed and any("antivirus" in w for w in result.warnings)
+    assert sha(victim) == sha(dlls["zluda/cublas.dll"])
+    victim.unlink()  # quarantined again: restore recovers NVIDIA's file
+    windows.restore(torch_lib)
+    assert snapshot(torch_lib) == before
+
+
+def test_a_journal_with_a_flipped_hash_loses_no_original(torch_lib: Path, placements, dlls) -> None:
+    """Issue 11 defect 1's other cause: one flipped character in the journal's placed hash. The
+    placed file then looks changed: restore leaves it and keeps NVIDIA's original for --force."""
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    edit_journal(torch_lib, lambda d: d["entries"][0]["placed"].update(sha256="0" * 64))
+    assert windows.status(torch_lib, deep=True).next_run == "re-place"
+    assert windows.restore(torch_lib).skipped == ["cublas64_11.dll"]
+    windows.restore(torch_lib, force=True)
+    assert snapshot(torch_lib) == before
+
+
+def test_replacing_after_a_flipped_hash_keeps_nvidia_s_original(torch_lib: Path, placements) -> None:
+    """The next run re-places (status said so); ZLUDA's file is recognised as ours, not adopted."""
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    edit_journal(torch_lib, lambda d: d["entries"][0]["placed"].update(sha256="0" * 64))
+    edit_journal(torch_lib, lambda d: d["entries"][0].update(placed_stat=None))  # force a hash check
+    result = windows.place(torch_lib, placements)
+    assert not result.already_placed and "cublas64_11.dll" in result.restored_first
+    windows.restore(torch_lib)
+    assert snapshot(torch_lib) == before
+
+
+def test_status_cli_exit_codes(torch_lib: Path, placements, cli_runner) -> None:
+    windows.place(torch_lib, placements)
+    assert cli_runner(["status", "--torch-lib", str(torch_lib)]).exit_code == 0
+    (torch_lib / "cusparse64_11.dll").unlink()
+    result = cli_runner(["status", "--torch-lib", str(torch_lib)])
+    assert result.exit_code == 3 and "antivirus" in result.output
+    (torch_lib / "cublas64_11.dll").write_bytes(b"MZ another")
+    result = cli_runner(["restore", "--torch-lib", str(torch_lib)])
+    assert result.exit_code == 3 and "--force" in result.output
+    assert cli_runner(["restore", "--force", "--torch-lib", str(torch_lib)]).exit_code == 0

@@ -181,9 +181,9 @@ def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
     # pip reinstalls torch: the placed DLL is replaced behind our back
     (torch_lib / "cublas64_12.dll").write_bytes(original.read_bytes() + b"reinstalled")
     drift = runner.invoke(main_group, ["status", "--torch-lib", str(torch_lib)])
-    assert drift.exit_code == 1 and "drift detected" in drift.output
+    assert drift.exit_code == 3 and "drift: cublas64_12.dll was replaced" in drift.output
     skipped = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
-    assert skipped.exit_code == 0 and "skipped  cublas64_12.dll" in skipped.output
+    assert skipped.exit_code == 3 and "skipped  cublas64_12.dll" in skipped.output
     assert (torch_lib / "cublas64_12.dll").read_bytes().endswith(b"reinstalled")  # left alone
 
 
@@ -223,18 +223,33 @@ def test_command_table_matches_the_modules() -> None:
 
 
 def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) -> None:
-    """The cached launch path stays light (benchmarks/launch_overhead.py has the figures)."""
+    """The cached launch path stays light (benchmarks/launch_overhead.py has the figures): what is
+    loaded at the moment zluda-run replaces itself with the workload."""
     import subprocess
 
     args = _args(tmp_path, standin_releases["good"], "--", "true")
     code = (
-        "import sys\nfrom zluda_runner.cli import main\n"
-        f"try:\n    main({args!r})\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target.inspect',"
-        " 'zluda_runner.probe')"
-        " if m in sys.modules]\n"
-        "print(heavy)\n"
+        "import os, sys\nfrom zluda_runner.cli import main\n"
+        "def fake_execve(path, argv, env):\n"
+        "    heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target.inspect',"
+        " 'zluda_runner.probe', 'zluda_runner.doctor', 'zluda_runner.abtest', 'rich') if m in sys.modules]\n"
+        "    print(heavy, flush=True)\n"
+        "    os._exit(0)\n"
+        "os.execve = fake_execve\n"
+        f"main({args!r})\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the plan cache
     second = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert second.stdout.strip() == "[]"
+
+
+def test_a_plain_run_becomes_the_workload(standin_releases, tmp_path: Path) -> None:
+    """Nothing follows a plain run, so zluda-run execs the workload: same pid, so killing zluda-run
+    (even with SIGKILL) kills the workload, and signals and exit status are its own."""
+    import subprocess
+
+    args = _args(tmp_path, standin_releases["good"], "--", "sh", "-c", "echo $$; exit 7")
+    proc = subprocess.Popen([sys.executable, "-m", "zluda_runner", *args], stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 7
+    assert int(out.strip().splitlines()[-1]) == proc.pid

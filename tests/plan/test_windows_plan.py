@@ -1,5 +1,6 @@
 """The Windows path end to end on PE fixtures: a cu118 torch tree, the fork's un-renamed DLLs, the plan
-(names, NVRTC backup, ZLUDA_NVRTC_LIB, nvcuda.dll on PATH), placement into torch/lib and exact restore."""
+(names, NVRTC backup, ZLUDA_NVRTC_LIB, nvcuda.dll used because torch's DLL loop loads it), placement
+into torch/lib and exact restore."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.launch.prepare import launch_env, place_for_plan
-from zluda_runner.launch.windows import restore, status
+from zluda_runner.launch.prepare import launch_env
+from zluda_runner.launch.windows import place, placements_of, restore, status, torch_lib_of
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import layout_from_manifest
 from zluda_runner.release.manifest import load_manifest
@@ -44,6 +45,8 @@ def windows_setup(mingw_build, tmp_path_factory: pytest.TempPathFactory) -> tupl
     (site / "torch" / "version.py").write_text(
         "__version__ = '2.3.1+cu118'\ncuda = '11.8'\nhip = None\ngit_version = 'x'\n"
     )
+    # torch's own __init__.py (the same text in every platform's wheel): its Windows DLL loop
+    (site / "torch" / "__init__.py").write_text(real_torch_init().read_text())
     originals = []
     for name, flag in ORIGINALS.items():
         built = mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}", "-DANSWER=42"])
@@ -56,6 +59,18 @@ def windows_setup(mingw_build, tmp_path_factory: pytest.TempPathFactory) -> tupl
     for name, flag in FORK_FILES.items():
         shutil.copy2(mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}"]), root / name)
     return site, root
+
+
+def real_torch_init() -> Path:
+    import importlib.util
+
+    from tests.conftest import require
+
+    spec = importlib.util.find_spec("torch")
+    require(spec is not None and spec.origin is not None,
+            "torch is not installed: its __init__.py is the fixture")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin)
 
 
 def _fork_asset():
@@ -76,7 +91,13 @@ def test_fork_plan_for_a_cu118_torch(windows_setup: tuple[Path, Path], tmp_path:
     assert Path(by_need["cufft64_10.dll"].shim).name == "cufft.dll"
     assert by_need["cudart64_110.dll"].action == "keep"
     driver = by_need["nvcuda.dll"]
-    assert (driver.action, driver.mechanism) == ("replace", "path") and plan.path_prepend == [str(root)]
+    assert (driver.action, driver.mechanism) == ("replace", "dll_placement")
+    assert plan.path_prepend == [str(root)]
+    assert any("torch's DLL loop (torch/__init__.py:" in r for r in driver.reasons)
+    assert any("restricted search" in r for r in driver.reasons)
+    reasons = [r for b in plan.bindings for r in b.reasons]
+    assert not any("found on PATH" in r or "DLL search on PATH" in r for r in reasons)
+    assert {p.dest_name for p in plan.placements} >= {"nvcuda.dll", "cublas64_11.dll"}
     # The fork's nvrtc: torch's original is kept as nvrtc_cuda.dll and named in ZLUDA_NVRTC_LIB.
     assert plan.env["ZLUDA_NVRTC_LIB"] == str(lib / "nvrtc_cuda.dll")
     nvrtc = next(p for p in plan.placements if p.dest_name == "nvrtc64_112_0.dll")
@@ -93,7 +114,7 @@ def test_fork_placement_and_exact_restore(windows_setup: tuple[Path, Path], tmp_
     lib = work / "torch" / "lib"
     before = {p.name: p.read_bytes() for p in lib.iterdir()}
     plan = make_plan(inspect_path(work), layout_from_manifest(root, _fork_asset()))
-    place_for_plan(plan)
+    place(torch_lib_of(plan), placements_of(plan))
     assert (lib / "cublas64_11.dll").read_bytes() == (root / "cublas.dll").read_bytes()
     assert (lib / "cusparse64_11.dll").read_bytes() == (root / "cusparse.dll").read_bytes()
     assert (lib / "nvrtc64_112_0.dll").read_bytes() == (root / "nvrtc.dll").read_bytes()
@@ -101,13 +122,37 @@ def test_fork_placement_and_exact_restore(windows_setup: tuple[Path, Path], tmp_
     assert (lib / "cudart64_110.dll").read_bytes() == before["cudart64_110.dll"]  # kept
     st = status(lib)
     assert st.state == "placed" and not st.drift
-    assert place_for_plan(plan).already_placed  # a second run changes nothing
+    assert place(torch_lib_of(plan), placements_of(plan)).already_placed  # a second run changes nothing
     # pip reinstalls torch: the original cuBLAS is back; status sees it, the next run re-places.
     (lib / "cublas64_11.dll").write_bytes(before["cublas64_11.dll"])
     drift = status(lib).drift
     assert len(drift) == 1 and drift[0].startswith("cublas64_11.dll has its original content")
-    place_for_plan(plan)
+    place(torch_lib_of(plan), placements_of(plan))
     assert (lib / "cublas64_11.dll").read_bytes() == (root / "cublas.dll").read_bytes()
     restore(lib)
     after = {p.name: p.read_bytes() for p in lib.iterdir() if not p.name.startswith(".")}
     assert after == before
+
+
+def test_without_a_dll_loop_the_driver_is_preloaded(windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """An old torch (no loop in __init__.py): placing nvcuda.dll is not enough; the plan preloads it."""
+    site, root = windows_setup
+    work = tmp_path / "site"
+    shutil.copytree(site, work)
+    (work / "torch" / "__init__.py").write_text("import os\n")
+    plan = make_plan(inspect_path(work), layout_from_manifest(root, _fork_asset()))
+    driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
+    assert driver.mechanism == "preload" and driver.verdict == "ok"
+    assert any("placement is not enough" in r for r in driver.reasons)
+    assert "nvcuda.dll" not in {p.dest_name for p in plan.placements}
+    from zluda_runner.launch.windows import prepare_windows_launch
+
+    launch = prepare_windows_launch(plan, ["python", "x.py"], tmp_path / "cache", base_env={})
+    assert launch.preloaded == [str(root / "nvcuda.dll")]
+    assert launch.env["ZLUDA_RUNNER_PRELOAD"].split(";")[0] == str(root / "nvcuda.dll")
+    hook = Path(launch.env["PYTHONPATH"].split(";")[0]) / "sitecustomize.py"
+    assert "LoadLibraryExW" in hook.read_text()
+    assert launch.placement is not None and (work / "torch" / "lib" / "cublas64_11.dll").exists()
+    from zluda_runner.launch.windows import restore
+
+    restore(work / "torch" / "lib")

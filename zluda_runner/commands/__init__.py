@@ -23,6 +23,7 @@ COMMAND_MODULES: dict[str, str] = {
     "inspect": "inspecting",
     "run": "launching",
     "plan": "launching",
+    "place": "placing",
     "restore": "placing",
     "status": "placing",
     "probe": "probing",

@@ -10,6 +10,7 @@ import click
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.serial import to_plain
 from zluda_runner.core.settings import Settings
+from zluda_runner.plan.model import ShimPlan
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
@@ -25,3 +26,30 @@ def emit_json(data: Any) -> None:
 def want_json(settings: Settings, local_flag: bool) -> bool:
     """``--json`` may be given before or after the command name."""
     return settings.json or local_flag
+
+
+def record(kind: str, report: object, settings: Settings, command: list[str], *,
+           release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> None:
+    """Keep a run's report in the results store (unless ``--no-record``); a store problem is a
+    warning on stderr, never a failed run."""
+    if not settings.record:
+        return
+    from zluda_runner.host.quick import quick_facts
+    from zluda_runner.results.recording import record_report
+
+    outcome = record_report(kind, report, settings=settings, command=command, release=release,
+                            target=target, host=quick_facts().fingerprint())
+    if outcome.warning:
+        click.echo(f"warning: {outcome.warning}", err=True)
+
+
+def plan_refs(plan: ShimPlan) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """The release and target of a plan, as the results store records them."""
+    rel = plan.release
+    release = {"id": rel.id or "zluda-dir", "asset": rel.asset} if rel else None
+    major = (plan.target.cuda or "").split(".")[0]
+    target: dict[str, Any] = (
+        {"torch_version": plan.target.torch, "cuda_major": int(major) if major.isdigit() else None}
+        if plan.target.torch else {"binary": plan.target.binary or (plan.argv[0] if plan.argv else None)}
+    )
+    return release, target

@@ -77,6 +77,12 @@ class PlanError(ZludaRunnerError):
     """A shim plan cannot be made, or a verdict is fatal."""
 
 
+class FatalPlanError(PlanError):
+    """A plan verdict is fatal: the launch is refused before the workload starts (exit 3)."""
+
+    exit_code = 3
+
+
 class LaunchError(ZludaRunnerError):
     """The workload could not be started."""
 

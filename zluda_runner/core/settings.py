@@ -26,6 +26,8 @@ class Settings:
     trace: bool = False
     trace_out: Path | None = None
     verify_load: bool = False
+    record: bool = True  # keep probe/trace/ab/verify-load/doctor results in the results store
+    results_db: str | None = None  # postgresql://... or a SQLite file (default: results.db in the cache)
 
     def __post_init__(self) -> None:
         if self.manifest is None and os.environ.get(MANIFEST_ENV):

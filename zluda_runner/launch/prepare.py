@@ -25,13 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zluda_runner import __version__
-from zluda_runner.core.errors import LaunchError, PlanError
+from zluda_runner.core.errors import FatalPlanError, LaunchError, PlanError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch stays fast
     from zluda_runner.launch.linux import LinuxLaunch
-    from zluda_runner.launch.windows import PlacementResult
     from zluda_runner.release.layout import ReleaseLayout
     from zluda_runner.target.profile import TargetProfile
 from zluda_runner.plan.model import ReleaseRef, ShimPlan
@@ -356,41 +355,16 @@ def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | No
     return compose_env(env, linux_launch(plan, cache_dir))
 
 
-def torch_lib_of(plan: ShimPlan) -> Path:
-    """The torch/lib folder a Windows plan places DLLs into."""
-    torch = plan.target.torch_path
-    if not torch:
-        from zluda_runner.core.errors import PlacementError
-
-        raise PlacementError("the plan does not say where torch is", hint="re-run with --python PY")
-    return Path(torch) / "lib"
-
-
-def place_for_plan(plan: ShimPlan, journal_dir: Path | None = None) -> PlacementResult:
-    """Windows: copy the plan's shims into torch/lib (journalled, atomic, reversible with restore).
-
-    Re-running is cheap when the placement is intact; drift (pip reinstalled torch) is re-placed.
-    """
-    from zluda_runner.launch.windows import Placement, place
-
-    placements = [Placement(Path(p.source), p.dest_name, p.backup_name) for p in plan.placements]
-    return place(torch_lib_of(plan), placements, journal_dir)
-
-
 def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
     """A fatal verdict stops the launch before the workload starts (exit 3, a check failed)."""
-    from zluda_runner.core.exitcodes import CHECK_FAILED
-
     fatal = plan.fatal
     if not fatal or force:
         return
     lines = [f"{b.need}: {'; '.join(b.problems or b.reasons[-1:]) or 'fatal'}" for b in fatal]
-    error = PlanError(
+    raise FatalPlanError(
         "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
         hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
     )
-    error.exit_code = CHECK_FAILED
-    raise error
 
 
 def expected_bindings(plan: ShimPlan) -> dict[str, Path]:

@@ -32,6 +32,7 @@ from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.process import run_process
 from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
+from zluda_runner.plan.model import ShimPlan
 
 LD_DEBUG_VALUE = "libs,files"
 
@@ -241,3 +242,12 @@ def verify_bindings(
         return VerifyResult(exit_code, evidence_for(logs, expected), loader_errors_in(stderr), signal)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def verify_torch_import(plan: ShimPlan, cache_dir: Path, *, timeout: float | None = None) -> VerifyResult:
+    """``plan --verify-load``: ``python -c "import torch"`` under the plan, every binding proven."""
+    from zluda_runner.launch.prepare import expected_bindings, launch_env
+
+    python = plan.target.python or sys.executable
+    env = launch_env(plan, cache_dir)
+    return verify_bindings([python, "-c", "import torch"], env, expected_bindings(plan), timeout=timeout)

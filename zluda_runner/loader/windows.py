@@ -16,6 +16,15 @@ In that mode a dependency is looked up:
 ``PATH`` and the current folder are not searched in this mode.  (torch falls
 back to a plain ``LoadLibraryW`` only when the first attempt fails, which is the
 case our model reports as not found.)
+
+The driver is different. NVIDIA's cudart loads ``nvcuda.dll`` at run time in a
+*restricted* search: measured under Wine 8 with the real ``cudart64_110.dll`` and
+``cudart64_12.dll`` from PyPI's win_amd64 wheels, an ``nvcuda.dll`` in the
+application folder is never loaded (``cudaGetDeviceCount`` returns 35), while one
+already loaded under that base name is used. So a driver copied into torch/lib is
+taken only because torch's ``__init__`` loads every ``torch/lib/*.dll`` first (its
+*DLL loop*: :class:`TorchDllLoop`), and a program with no such loop needs an
+injector or a preload (:meth:`DllSearchModel.resolve_restricted`).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 
+from zluda_runner.core.serial import JsonMixin
 from zluda_runner.loader.glibc import Resolution
 
 # Values of Resolution.via produced here.
@@ -36,6 +46,22 @@ VIA_APP_DIR = "app-dir"
 VIA_USER_DIR = "user-dir"
 VIA_SYSTEM32 = "system32"
 VIA_NOT_FOUND = "not-found"
+VIA_TORCH_LOOP = "torch-dll-loop"  # loaded early by torch's __init__, which loads every torch/lib/*.dll
+
+
+@dataclass
+class TorchDllLoop(JsonMixin):
+    """Whether a torch's ``__init__.py`` loads every DLL in torch/lib at import (Windows), and how.
+
+    Read from the target's own ``torch/__init__.py`` (the loop and its flags differ across
+    versions). ``flags``: what ``LoadLibraryExW`` gets (0x1100 =
+    ``LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR``); ``where``:
+    ``__init__.py:LINE`` of the call."""
+
+    present: bool
+    flags: int | None = None
+    where: str | None = None
+    fallback_path: bool = False  # retries a failed DLL with plain LoadLibraryW and torch's folders on PATH
 
 # HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\KnownDLLs on Windows 10/11.
 KNOWN_DLLS = frozenset(
@@ -81,6 +107,7 @@ class DllSearchModel:
     system32: Path | None = None
     extra_system32: frozenset[str] = frozenset()
     loaded: dict[str, str] = field(default_factory=dict)
+    loop_loaded: dict[str, str] = field(default_factory=dict)  # torch/lib DLLs torch's DLL loop loads first
     _listing: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -144,6 +171,27 @@ class DllSearchModel:
             return Resolution(name=name, path=self._system_path(name), via=VIA_SYSTEM32,
                               via_object=None, tried=tried)
         return Resolution(name=name, path=None, via=VIA_NOT_FOUND, via_object=None, tried=tried)
+
+    def resolve_restricted(self, name: str) -> Resolution:
+        """Where cudart's run-time load of ``name`` (the driver) is served from: a module already
+        in the process (loaded before, or by torch's DLL loop), else System32; never the
+        application folder, torch/lib or PATH (measured under Wine, see the module doc)."""
+        lowered = PureWindowsPath(name).name.lower()
+        if lowered in self.loaded:
+            return Resolution(name=name, path=self.loaded[lowered], via=VIA_LOADED, via_object=None, tried=[])
+        if lowered in self.loop_loaded:
+            return Resolution(name=name, path=self.loop_loaded[lowered], via=VIA_TORCH_LOOP,
+                              via_object=None, tried=[])
+        if self.system32 is not None:
+            tried = [str(self.system32 / name)]
+            found = self._find_in(self.system32, name)
+            if found:
+                return Resolution(name=name, path=found, via=VIA_SYSTEM32, via_object=None, tried=tried)
+            return Resolution(name=name, path=None, via=VIA_NOT_FOUND, via_object=None, tried=tried)
+        if lowered in KNOWN_DLLS or lowered in SYSTEM32_DLLS or lowered in self.extra_system32:
+            return Resolution(name=name, path=self._system_path(name), via=VIA_SYSTEM32, via_object=None,
+                              tried=[])
+        return Resolution(name=name, path=None, via=VIA_NOT_FOUND, via_object=None, tried=[])
 
     def _system_path(self, name: str) -> str:
         if self.system32 is not None:

@@ -16,8 +16,10 @@ The mechanism is chosen per need from the loader model, not by habit:
   ``libtorch_cuda.so`` -> ``$ORIGIN/../../nvidia/cu13/lib``) cannot be won by
   ``LD_LIBRARY_PATH``: it goes through an ``LD_AUDIT`` redirector
   (``la_objsearch``), the release's own ``zluda_ld`` when it ships one, else ours;
-* on Windows the math DLLs are placed into torch/lib under the needed names
-  (journalled, reversible) and the driver (``nvcuda.dll``) is found on PATH.
+* on Windows (:mod:`zluda_runner.plan.windows`) the DLLs are placed into torch/lib under the
+  needed names (journalled, reversible); the driver is used because torch's own DLL loop
+  loads it first (cudart's search would not find it there, nor on PATH); without that loop,
+  a preload or the release's injector.
 """
 from __future__ import annotations
 
@@ -36,11 +38,9 @@ from zluda_runner.plan.model import (
     INHERITED_VARIABLES,
     KEEP,
     KEEP_FAMILIES,
-    MECH_DLL_PLACEMENT,
     MECH_LD_AUDIT,
     MECH_LD_LIBRARY_PATH,
     MECH_NONE,
-    MECH_PATH,
     MISSING,
     MISSING_CONSEQUENCE,
     OK,
@@ -51,7 +51,6 @@ from zluda_runner.plan.model import (
     PlanTarget,
     ReleaseRef,
     ShimPlan,
-    WindowsPlacement,
 )
 from zluda_runner.plan.shimdeps import ShimDeps, resolve_shim_deps
 from zluda_runner.plan.shimfacts import (
@@ -60,6 +59,14 @@ from zluda_runner.plan.shimfacts import (
     check_symbols,
     check_versions,
     read_shim_facts,
+)
+from zluda_runner.plan.windows import (
+    WindowsContext,
+    add_windows_placement,
+    verdict_of,
+    windows_context,
+    windows_loader_setup,
+    windows_mechanism,
 )
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 from zluda_runner.target.profile import TargetProfile
@@ -266,8 +273,9 @@ def make_plan(
     torch_preloads = os_name == "linux" and (
         (torch is not None and bool(target.python)) or build == "unknown")
     needs_audit = False
+    win = windows_context(target, layout) if os_name == "windows" else None
     for need in needs:
-        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads)
+        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads, win)
         plan.bindings.append(binding)
         if binding.action == REPLACE and binding.mechanism == MECH_LD_AUDIT:
             needs_audit = True
@@ -299,6 +307,7 @@ def _bind(
     facts_cache: dict[str, ShimFacts],
     facts_reader: FactsReader,
     torch_preloads: bool = False,
+    win: WindowsContext | None = None,
 ) -> Binding:
     base: dict[str, Any] = {
         "need": need.name,
@@ -327,13 +336,12 @@ def _bind(
     reasons = [why]
     verdicts = []
     problems: list[str] = []
-    if os_name == "windows":
-        mechanism = MECH_PATH if need.family in ("driver", "nvml") else MECH_DLL_PLACEMENT
-        reasons.append(
-            "found by the DLL search on PATH (release folder put first)"
-            if mechanism == MECH_PATH
-            else f"copied into torch/lib as {need.name} (original kept; `zluda-run restore` undoes it)"
-        )
+    if os_name == "windows" and win is not None:
+        mechanism, win_reasons, win_problems = windows_mechanism(need.name, need.family, need.requested_by,
+                                                                 win)
+        reasons.extend(win_reasons)
+        verdicts.append(verdict_of(win_problems))
+        problems.extend(win_problems)
     else:
         mechanism, mech_why = _mechanism_linux(need, torch_preloads)
         reasons.append(mech_why)
@@ -379,11 +387,8 @@ def _add_environment(
         if shim is None:
             continue
         _shim_environment(plan, b, shim)
-        if shim.original_saved_as and plan.os == "windows":
-            plan.placements.append(WindowsPlacement(b.shim, b.need, shim.original_saved_as))
-            continue
-        if plan.os == "windows" and b.mechanism == MECH_DLL_PLACEMENT:
-            plan.placements.append(WindowsPlacement(b.shim, b.need, None))
+        if plan.os == "windows":
+            add_windows_placement(plan, b, shim)
     if "nccl" in needed_families and "nccl" not in families_replaced:
         plan.warnings.append(
             "the target links NCCL and the release has no stand-in: `torchrun` with the nccl backend "
@@ -459,8 +464,7 @@ def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool,
                       facts_cache: dict[str, ShimFacts], facts_reader: FactsReader) -> None:
     replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim and b.load_name]
     if plan.os == "windows":
-        if any(b.mechanism == MECH_PATH for b in replaced):
-            plan.path_prepend.append(os.path.abspath(layout.root))
+        windows_loader_setup(plan, layout)
         return
     for b in replaced:
         assert b.load_name is not None and b.shim is not None

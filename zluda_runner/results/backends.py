@@ -19,6 +19,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.schema import ResultsStoreError
 from zluda_runner.results.store import ResultsStore
@@ -123,11 +124,11 @@ def redact_url(url: str) -> str:
 
 def store_url(settings: Settings | None = None, db_url: str | None = None) -> str:
     """Where results go: the explicit URL, else the environment, else the cache's SQLite file."""
-    url = db_url or os.environ.get(RESULTS_DB_ENV) or ""
+    url = db_url or (settings.results_db if settings is not None else None) or os.environ.get(RESULTS_DB_ENV)
     if url:
         return url
     cache = settings.cache_dir if settings is not None else Settings().cache_dir
-    return str(Path(cache) / SQLITE_NAME)
+    return str(CachePaths(cache).results_db)
 
 
 def make_store(url: str) -> ResultsStore:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.families import parse_library_name
-from zluda_runner.loader.windows import DllSearchModel
+from zluda_runner.loader.windows import DllSearchModel, TorchDllLoop
 from zluda_runner.target.collect import DLOPENED_WINDOWS_BY_FAMILY, Collector, reach_of, resolved_of
 from zluda_runner.target.profile import ObjectInfo, TargetProfile
 from zluda_runner.target.readers import Readers
@@ -22,12 +23,37 @@ def _dlls_in(folder: Path) -> list[Path]:
         return []
 
 
+_GLOB_DLLS = re.compile(r"""glob\.glob\(\s*os\.path\.join\(\s*th_dll_path\s*,\s*['"]\*\.dll['"]\s*\)""")
+_LOAD_EX = re.compile(r"LoadLibraryExW\(\s*dll\s*,\s*None\s*,\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
+
+
+def read_torch_dll_loop(torch_dir: Path) -> TorchDllLoop:
+    """Does this torch's ``__init__.py`` load every ``torch/lib/*.dll`` at import? Read, never run."""
+    try:
+        text = (Path(torch_dir) / "__init__.py").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return TorchDllLoop(present=False)
+    glob_call = _GLOB_DLLS.search(text)
+    load = _LOAD_EX.search(text, glob_call.end()) if glob_call else None
+    if glob_call is None or load is None:
+        return TorchDllLoop(present=False)
+    line = text.count("\n", 0, load.start()) + 1
+    return TorchDllLoop(
+        present=True,
+        flags=int(load.group(1), 0),
+        where=f"{Path(torch_dir).name}/__init__.py:{line}",
+        fallback_path=re.search(r"kernel32\.LoadLibraryW\(\s*dll\s*\)", text[load.end():]) is not None,
+    )
+
+
 def fill_windows(profile: TargetProfile, torch_dir: Path, cache_dir: Path | None, *,
                   exec_prefix: Path | None) -> None:
     """torch/lib/*.dll and the CUDA DLLs they reach, resolved by the DLL search torch sets up."""
     profile.os = "windows"
     model = DllSearchModel.for_torch(torch_dir, exec_prefix=exec_prefix)
     roots = _dlls_in(torch_dir / "lib")
+    if read_torch_dll_loop(torch_dir).present:
+        model.loop_loaded = {p.name.lower(): str(p) for p in roots}
     profile.roots = [str(torch_dir / "lib")]
     walk_pe(profile, roots, model, Readers(cache_dir))
 
@@ -68,7 +94,7 @@ def walk_pe(profile: TargetProfile, roots: list[Path], model: DllSearchModel, re
         for opened, reason in DLOPENED_WINDOWS_BY_FAMILY.get(parsed.family if parsed else "", []):
             entry = collector.dlopen(opened, name, reason)
             if entry is not None and entry.resolved is None:
-                entry.resolved = resolved_of(model.resolve(opened, path))
+                entry.resolved = resolved_of(model.resolve_restricted(opened))
     collector.finish()
 
 

@@ -1,0 +1,102 @@
+"""Wine fixtures: a real PE loader, NVIDIA's real cudart from PyPI's win_amd64 wheels, mingw stand-ins.
+
+Prerequisites (`.ci/run` provides each; elsewhere a missing one skips with the reason, in CI it fails):
+Debian's ``wine64``, ``x86_64-w64-mingw32-gcc``, and the wheels ``nvidia-cuda-runtime-cu11`` and
+``nvidia-cuda-runtime-cu12`` for win_amd64 in the folder named by ``ZLUDA_RUNNER_NVIDIA_WHEELS``
+(tests never reach the network; .ci/run downloads them with ``pip download --no-deps --platform
+win_amd64 --only-binary=:all:``). NVIDIA's binaries are never committed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require
+
+WHEELS_ENV = "ZLUDA_RUNNER_NVIDIA_WHEELS"
+DOWNLOAD = ("pip download --no-deps --platform win_amd64 --only-binary=:all: -d DIR "
+            "nvidia-cuda-runtime-cu11 nvidia-cuda-runtime-cu12")
+CUDART = {"cudart64_110.dll": "nvidia_cuda_runtime_cu11-", "cudart64_12.dll": "nvidia_cuda_runtime_cu12-"}
+
+
+def _find_wine() -> str | None:
+    for cand in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+@dataclass
+class Wine:
+    exe: str
+    prefix: Path
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+        return env
+
+    def run(self, argv: Sequence[str | Path], cwd: Path, timeout: float = 120) -> str:
+        """Run a Windows program; its stdout (the report lines), failing loudly on a bad exit."""
+        proc = subprocess.run([self.exe, *map(str, argv)], cwd=cwd, env=self.env(), capture_output=True,
+                              text=True, errors="replace", timeout=timeout)
+        out = proc.stdout.replace("\r\n", "\n")
+        assert proc.returncode == 0, f"wine {argv} -> {proc.returncode}\n{out}\n{proc.stderr[-2000:]}"
+        return out
+
+
+def winpath(path: Path) -> str:
+    """How Wine's default Z: drive names a Linux path."""
+    return "Z:" + str(path.resolve()).replace("/", "\\")
+
+
+@pytest.fixture(scope="session")
+def wine(tmp_path_factory: pytest.TempPathFactory) -> Wine:
+    exe = _find_wine()
+    require(exe is not None, "Wine is not installed (apt-get install -y wine64)")
+    assert exe is not None
+    prefix = tmp_path_factory.mktemp("wineprefix")
+    w = Wine(exe, prefix)
+    subprocess.run([exe, "wineboot", "-i"], env=w.env(), capture_output=True, timeout=300, check=False)
+    require((prefix / "drive_c" / "windows" / "system32").is_dir(), f"wineboot did not set up {prefix}")
+    return w
+
+
+@pytest.fixture(scope="session")
+def nvidia_cudart(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """NVIDIA's real cudart64_110.dll and cudart64_12.dll, extracted from the PyPI wheels."""
+    folder = os.environ.get(WHEELS_ENV)
+    require(bool(folder) and Path(folder or "").is_dir(),
+            f"set {WHEELS_ENV} to a folder holding NVIDIA's win_amd64 wheels ({DOWNLOAD})")
+    wheels = sorted(Path(folder or "").glob("*.whl"))
+    out = tmp_path_factory.mktemp("nvidia")
+    found: dict[str, Path] = {}
+    for dll, prefix in CUDART.items():
+        wheel = next((w for w in wheels if w.name.startswith(prefix) and w.name.endswith("win_amd64.whl")),
+                     None)
+        require(wheel is not None, f"no {prefix}*win_amd64.whl in {folder} ({DOWNLOAD})")
+        assert wheel is not None
+        with zipfile.ZipFile(wheel) as zf:
+            member = next(n for n in zf.namelist() if n.endswith("/" + dll))
+            (out / dll).write_bytes(zf.read(member))
+        found[dll] = out / dll
+    return found
+
+
+@pytest.fixture(scope="session")
+def standin(mingw_build):  # type: ignore[no-untyped-def]
+    """``standin(tag, flag, name)``: a stand-in DLL that reports each call with its tag and own path."""
+
+    def build(tag: str, flag: str, name: str, answer: int = 0) -> Path:
+        args = [f'-DTAG="{tag}"', f"-D{flag}", f"-DANSWER={answer}"]
+        return mingw_build(["windows/standin.c"], name, args=args)
+
+    return build

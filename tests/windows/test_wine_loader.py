@@ -1,0 +1,163 @@
+"""What NVIDIA's real cudart loads, under a real PE loader (Wine), and what our Windows plan does about it.
+
+Each test prints what the Windows programs printed (run with ``-s`` to see it): the stand-ins report
+every call with the path of the module that answered.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import require
+from tests.windows.conftest import Wine, winpath
+from zluda_runner.cli import main_group
+from zluda_runner.launch.windows import zluda_exe_argv
+from zluda_runner.plan.build import make_plan
+from zluda_runner.release.layout import scan_release_dir
+from zluda_runner.target.inspect import inspect_path
+from zluda_runner.target.windows import read_torch_dll_loop
+
+
+def show(title: str, out: str) -> None:
+    print(f"\n--- {title}\n{out.rstrip()}")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("cudart", ["cudart64_12.dll", "cudart64_110.dll"])
+def test_cudart_takes_no_driver_from_the_app_folder_but_an_already_loaded_one(
+    wine: Wine, nvidia_cudart: dict[str, Path], mingw_build, standin, tmp_path: Path, cudart: str
+) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copyfile(nvidia_cudart[cudart], app / cudart)
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), app / "nvcuda.dll")
+    shutil.copyfile(mingw_build(["windows/cudart_client.c"], "cudart_client.exe", shared=False),
+                    app / "client.exe")
+    # the stand-in driver sits in the application folder: cudart does not take it
+    out = wine.run(["client.exe", cudart, "-"], cwd=app)
+    show(f"{cudart}, nvcuda.dll in the app folder", out)
+    assert "cudaGetDeviceCount -> 35" in out and "nvcuda.dll in process: none" in out
+    assert "[standin" not in out
+    # loaded first (as torch's DLL loop or our preload does): cudart uses it
+    out = wine.run(["client.exe", cudart, ".\\nvcuda.dll"], cwd=app)
+    show(f"{cudart}, nvcuda.dll loaded first", out)
+    first_call = "cuGetProcAddress_v2" if cudart == "cudart64_12.dll" else "cuInit"
+    assert f"[standin zluda nvcuda] {first_call}" in out
+    assert f"(module {winpath(app / 'nvcuda.dll')})" in out
+
+
+@pytest.fixture
+def windows_torch(tmp_path: Path, nvidia_cudart: dict[str, Path], mingw_build, standin) -> Path:
+    """A Windows torch (CUDA 12) tree: NVIDIA's real cudart64_12.dll, an "NVIDIA" cuBLAS stand-in
+    (answers 42), a torch_cuda.dll importing both, torch's own __init__.py (its DLL loop)."""
+    import importlib.util
+
+    torch = tmp_path / "site-packages" / "torch"
+    lib = torch / "lib"
+    lib.mkdir(parents=True)
+    spec = importlib.util.find_spec("torch")
+    require(spec is not None and spec.origin is not None,
+            "torch is not installed: its __init__.py (the same in every wheel) is the fixture")
+    assert spec is not None and spec.origin is not None
+    shutil.copyfile(spec.origin, torch / "__init__.py")
+    (torch / "version.py").write_text("__version__ = '2.7.1+cu128'\ncuda = '12.8'\nhip = None\n")
+    shutil.copyfile(nvidia_cudart["cudart64_12.dll"], lib / "cudart64_12.dll")
+    nvidia_cublas = standin("nvidia cublas", "CUBLAS", "cublas64_12.dll", answer=42)
+    shutil.copyfile(nvidia_cublas, lib / "cublas64_12.dll")
+    torch_cuda = mingw_build(["windows/torch_cuda.c", nvidia_cudart["cudart64_12.dll"], nvidia_cublas],
+                             "torch_cuda.dll")
+    shutil.copyfile(torch_cuda, lib / "torch_cuda.dll")
+    return torch
+
+
+@pytest.fixture
+def zluda_release(tmp_path: Path, standin, mingw_build) -> Path:
+    """A ZLUDA-shaped Windows release of stand-ins that report their calls, with an injector."""
+    root = tmp_path / "zluda"
+    root.mkdir()
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), root / "nvcuda.dll")
+    shutil.copyfile(standin("zluda cublas", "CUBLAS", "cublas64_12.dll"), root / "cublas64_12.dll")
+    shutil.copyfile(standin("zluda nvml", "NVML", "nvml.dll"), root / "nvml.dll")
+    injector = mingw_build(["windows/injector.c"], "zluda.exe", shared=False, args=["-municode"])
+    shutil.copyfile(injector, root / "zluda.exe")
+    return root
+
+
+def test_torch_like_client_uses_every_placed_standin_and_restore_is_exact(
+    wine: Wine, windows_torch: Path, zluda_release: Path, mingw_build, tmp_path: Path
+) -> None:
+    lib = windows_torch / "lib"
+    client = mingw_build(["windows/torchlike.c"], "torchlike.exe", shared=False, args=["-municode"])
+    loop = read_torch_dll_loop(windows_torch)
+    assert loop.present and loop.flags == 0x1100
+    run = ["torchlike.exe", winpath(lib), hex(loop.flags)]
+    shutil.copyfile(client, tmp_path / "torchlike.exe")
+    before = snapshot(lib)
+    out = wine.run(run, cwd=tmp_path)
+    show("torch-like client, NVIDIA's files", out)
+    assert "[standin nvidia cublas] cublasCreate_v2" in out and "cudaGetDeviceCount -> 35" in out
+    assert "module nvcuda.dll = none" in out
+
+    runner = CliRunner()
+    base = ["--zluda-dir", str(zluda_release), "--cache-dir", str(tmp_path / "cache")]
+    dry = runner.invoke(main_group, [*base, "place", "--torch-lib", str(lib), "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    plan = json.loads(dry.output)
+    verdicts = {b["need"]: (b["action"], b["mechanism"], b["verdict"]) for b in plan["bindings"]}
+    show("plan --torch-lib (per-DLL verdicts)", "\n".join(f"{k}: {v}" for k, v in verdicts.items()))
+    assert verdicts["nvcuda.dll"] == ("replace", "dll_placement", "ok")
+    assert verdicts["cublas64_12.dll"] == ("replace", "dll_placement", "ok")
+    assert verdicts["cudart64_12.dll"] == ("keep", "none", "ok")
+    placed = runner.invoke(main_group, [*base, "place", "--torch-lib", str(lib)])
+    assert placed.exit_code == 0, placed.output
+
+    out = wine.run(run, cwd=tmp_path)
+    show("torch-like client after `zluda-run place`", out)
+    assert f"module nvcuda.dll = {winpath(lib / 'nvcuda.dll')}" in out
+    assert f"module cublas64_12.dll = {winpath(lib / 'cublas64_12.dll')}" in out
+    assert "[standin zluda cublas] cublasCreate_v2" in out and "[standin nvidia" not in out
+    assert f"[standin zluda nvcuda] cuGetProcAddress_v2 cuInit (module {winpath(lib / 'nvcuda.dll')})" in out
+    assert (lib / "cublas64_12.dll").read_bytes() == (zluda_release / "cublas64_12.dll").read_bytes()
+
+    done = runner.invoke(main_group, ["restore", "--torch-lib", str(lib)])
+    assert done.exit_code == 0, done.output
+    assert snapshot(lib) == before  # NVIDIA's files back, byte for byte; nothing left behind
+    out = wine.run(run, cwd=tmp_path)
+    show("torch-like client after `zluda-run restore`", out)
+    assert "[standin nvidia cublas] cublasCreate_v2" in out and "[standin zluda" not in out
+
+
+def test_plain_cuda_program_placement_is_not_enough_the_injector_is(
+    wine: Wine, nvidia_cudart: dict[str, Path], zluda_release: Path, mingw_build, tmp_path: Path
+) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copyfile(nvidia_cudart["cudart64_12.dll"], app / "cudart64_12.dll")
+    program = mingw_build(["windows/cuda_program.c", nvidia_cudart["cudart64_12.dll"]], "cuda_program.exe",
+                          shared=False)
+    shutil.copyfile(program, app / "cuda_program.exe")
+    plan = make_plan(inspect_path(app / "cuda_program.exe"), scan_release_dir(zluda_release))
+    driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
+    show("plan for a plain CUDA program", f"{driver.need}: {driver.mechanism}\n" + "\n".join(driver.reasons))
+    assert driver.mechanism == "injector" and any("placement is not enough" in r for r in driver.reasons)
+    assert not plan.placements
+    # what the plan rules out: the driver next to the program is not taken
+    shutil.copyfile(zluda_release / "nvcuda.dll", app / "nvcuda.dll")
+    out = wine.run(["cuda_program.exe"], cwd=app)
+    show("plain program, nvcuda.dll placed next to it", out)
+    assert "cudaGetDeviceCount -> 35" in out and "nvcuda.dll in process: none" in out
+    (app / "nvcuda.dll").unlink()
+    # what the plan chose: the release's injector starts it with the driver loaded first
+    argv = zluda_exe_argv(zluda_release, ["cuda_program.exe"])
+    out = wine.run([winpath(Path(argv[0])), *argv[1:]], cwd=app)
+    show("plain program through the injector", out)
+    assert f"nvcuda.dll in process: {winpath(zluda_release / 'nvcuda.dll')}" in out
+    assert "[standin zluda nvcuda] cuGetProcAddress_v2" in out

@@ -1,0 +1,87 @@
+"""A workload run, ready to start: the plan carried out into an argv and an environment.
+
+``prepare_run`` does everything ``zluda-run CMD`` does before the workload starts: the command
+must exist (exit 127/126 first), the plan is made (or read from the plan cache), a fatal verdict
+refuses, and the plan is carried out: the loader set-up on Linux; placement, preload or the
+injector on Windows. ``start`` then runs it: when nothing of ours has to run afterwards (no
+``--verify-load``, no trace) on a POSIX host, this process *becomes* the workload (``exec``): no
+overhead, native signals, and nothing is left running if ``zluda-run`` itself is killed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from zluda_runner.core.errors import CheckFailedError
+from zluda_runner.core.settings import Settings
+from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
+from zluda_runner.launch.process import exec_process, resolve_command, run_process
+from zluda_runner.plan.model import ShimPlan
+
+
+@dataclass
+class PreparedRun:
+    plan: ShimPlan
+    argv: list[str]
+    env: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+
+def host_problems(settings: Settings) -> list[str]:
+    """What the host lacks for a GPU run (no AMD GPU driver, no HIP runtime), in plain words."""
+    from zluda_runner.host.quick import quick_facts
+
+    return quick_facts().problems
+
+
+def check_host(settings: Settings, *, strict: bool) -> list[str]:
+    """The doctor's quick checks before anything is downloaded: warnings, or (``strict``) a refusal."""
+    problems = host_problems(settings)
+    if problems and strict:
+        raise CheckFailedError(
+            "this host cannot run the workload on an AMD GPU: " + "; ".join(problems),
+            hint="`zluda-run doctor` says what to install; without --strict zluda-run goes on "
+            "(torch then sees no GPU)",
+        )
+    return [f"{p}: torch will see no GPU (`zluda-run doctor` says what to fix)" for p in problems]
+
+
+def prepare_run(
+    argv: Sequence[str],
+    settings: Settings,
+    *,
+    injector: bool = False,
+    trust_on_first_use: bool = False,
+    strict: bool = False,
+) -> PreparedRun:
+    args = list(argv)
+    check_argv(args)
+    resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
+    warnings = check_host(settings, strict=strict)
+    plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
+    refuse_if_fatal(plan, settings.force)
+    env = launch_env(plan, settings.cache_dir)
+    if plan.os == "windows":
+        from zluda_runner.launch.windows import prepare_windows_launch
+
+        launch = prepare_windows_launch(plan, args, settings.cache_dir, injector=injector, base_env=env)
+        env.update(launch.env)
+        args = list(launch.argv)
+        warnings += launch.warnings
+    return PreparedRun(plan, args, env, warnings)
+
+
+def start(run: PreparedRun) -> int:
+    """Run the workload to its end and return its exit status; on POSIX, replace this process."""
+    if os.name == "posix" and run.plan.os == "linux":
+        exec_process(run.argv, run.env)  # returns only by raising
+    return run_process(run.argv, run.env)
+
+
+def plan_argv(command: Sequence[str], settings: Settings) -> list[str]:
+    """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter."""
+    argv = [a for a in command if a != "--"]
+    return argv or [settings.python or sys.executable]

@@ -1,0 +1,333 @@
+"""Placing ZLUDA's DLLs into the target's ``torch/lib``, journaled and undoable.
+
+Plain file work (tested on Linux with PE fixtures, and under Wine).
+
+Protocol (each step survives a crash at any point):
+
+1. the journal is written (``in-progress``, fsync'd) *before* any change: per
+   file its original SHA-256 and size (or absent), where the original is saved,
+   and what will be placed (the shim's SHA-256);
+2. per file: the original is copied into ``originals/`` (temp name + rename),
+   then the new content is copied to a temp name in ``torch/lib`` and
+   ``os.replace``'d over the file;
+3. the journal is rewritten as ``placed`` with each file's (size, mtime, inode)
+   so later drift checks need not hash hundreds of MB.
+
+An earlier placement found by the next run is handled by the same rules ``status`` reports
+(:func:`~zluda_runner.launch.windows_restore.advise`): intact, it is kept; drifted, quarantined
+or interrupted, what is ours is first put back from the saved originals (a file pip replaced
+meanwhile becomes the new original), then everything is placed again, with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zluda_runner.core.errors import PlacementError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.launch.windows_journal import (
+    IN_PROGRESS,
+    JOURNAL_FILE,
+    JOURNAL_SCHEMA,
+    ORIGINALS_DIR,
+    PLACED,
+    FileState,
+    Journal,
+    JournalEntry,
+    Placement,
+    check_name,
+    copy_into,
+    file_state,
+    forget,
+    journal_dir_for,
+    lock,
+    read_journal,
+    remove_stale_temps,
+    sources_changed,
+    stat_key,
+    tidy,
+    write_journal,
+)
+from zluda_runner.launch.windows_restore import (
+    NEXT_NOTHING,
+    ST_CHANGED,
+    ST_ORIGINAL,
+    ST_PLACED,
+    RestoreResult,
+    advise,
+    classify,
+    put_back,
+    restore,
+    status_of,
+    to_put_back,
+)
+
+AfterEach = Callable[[str], None]
+
+
+@dataclass
+class PlacementResult(JsonMixin):
+    torch_lib: Path
+    journal: Path
+    placed: list[str] = field(default_factory=list)  # files written by this call
+    already_placed: bool = False  # nothing to do: the placement was intact
+    restored_first: list[str] = field(default_factory=list)  # an older placement undone before re-placing
+    warnings: list[str] = field(default_factory=list)  # what was found and re-placed (quarantine, drift)
+
+
+@dataclass
+class InterruptedPlacement(JsonMixin):
+    journal: Path
+    done: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # neither original nor placed
+
+
+def _validate(torch_lib: Path, placements: Sequence[Placement]) -> None:
+    if not torch_lib.is_dir():
+        raise PlacementError(f"{torch_lib} is not a folder", hint="give the target's torch/lib folder")
+    if not placements:
+        raise PlacementError("nothing to place", hint="this is a planner bug: no placements")
+    names: list[str] = []
+    for p in placements:
+        check_name(p.dest_name, "destination name")
+        names.append(p.dest_name.lower())
+        if p.backup_name is not None:
+            check_name(p.backup_name, "backup name")
+            names.append(p.backup_name.lower())
+        if not Path(p.source).is_file():
+            raise PlacementError(
+                f"release file {p.source} is missing", hint="fetch the release again or check --zluda-dir"
+            )
+    if len(set(names)) != len(names):  # Windows names are case-insensitive
+        raise PlacementError("two placements write the same file name", hint="this is a planner bug")
+
+
+def _entries_for(torch_lib: Path, placements: Sequence[Placement]) -> list[JournalEntry]:
+    entries = []
+    for p in placements:
+        source = Path(os.path.abspath(p.source))
+        shim = file_state(source)
+        assert shim is not None  # checked by _validate
+        st = os.stat(source)
+        original = file_state(torch_lib / p.dest_name)
+        entries.append(
+            JournalEntry(
+                name=p.dest_name, kind="shim", source=str(source), original=original, placed=shim,
+                saved=f"{ORIGINALS_DIR}/{p.dest_name}" if original else None,
+                source_stat=[st.st_size, st.st_mtime_ns],
+            )
+        )
+        if p.backup_name is not None:
+            if original is None:
+                raise PlacementError(
+                    f"{p.dest_name} is not in {torch_lib}: there is nothing to keep as {p.backup_name}",
+                    hint="this release needs torch's own copy of it: reinstall torch, then retry",
+                )
+            before = file_state(torch_lib / p.backup_name)
+            entries.append(
+                JournalEntry(
+                    name=p.backup_name, kind="backup", source=p.dest_name, original=before, placed=original,
+                    saved=f"{ORIGINALS_DIR}/{p.backup_name}" if before else None,
+                )
+            )
+    return entries
+
+
+def _save_original(dest: Path, saved: Path, original: FileState) -> None:
+    if file_state(saved) == original:
+        return
+    copy_into(dest, saved)
+    if file_state(saved) != original:
+        raise PlacementError(
+            f"{dest} changed while it was being saved", hint="retry when nothing else is writing to torch/lib"
+        )
+
+
+def _sources(jdir: Path, journal: Journal, placements: Sequence[Placement]) -> dict[str, Path]:
+    """Entry name -> the file its content comes from: the caller's release file for a shim (never a
+    path read from the journal), the saved original of its owner for a backup."""
+    by_dest = {p.dest_name.lower(): Path(os.path.abspath(p.source)) for p in placements}
+    out: dict[str, Path] = {}
+    for entry in journal.entries:
+        if entry.kind == "shim":
+            source = by_dest.get(entry.name.lower())
+            if source is None:
+                raise PlacementError(f"the placement journal has {entry.name}, which this run does not place",
+                                     hint="run `zluda-run restore`, then run again")
+            out[entry.name] = source
+        else:
+            owner = next(e for e in journal.entries if e.name == entry.source and e.kind == "shim")
+            out[entry.name] = jdir / (owner.saved or f"{ORIGINALS_DIR}/{owner.name}")
+    return out
+
+
+def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path) -> bool:
+    """Bring one file to its placed content. True when something was written."""
+    dest = torch_lib / entry.name
+    current = file_state(dest)
+    state = classify(entry, current)
+    if state == ST_PLACED:
+        return False
+    if state != ST_ORIGINAL and not (current is None and entry.original is None):
+        raise PlacementError(
+            f"{dest} changed while being placed (neither the original nor the shim)",
+            hint="run `zluda-run restore` to put back what can be, then reinstall torch if needed",
+        )
+    if entry.original is not None and entry.saved is not None:
+        _save_original(dest, jdir / entry.saved, entry.original)
+    if file_state(source) != entry.placed:
+        raise PlacementError(
+            f"{source} is not the file recorded in the journal",
+            hint="the release or the saved original changed: run `zluda-run restore`, then run again",
+        )
+    copy_into(source, dest)
+    return True
+
+
+def _apply_all(
+    torch_lib: Path,
+    jdir: Path,
+    journal: Journal,
+    placements: Sequence[Placement],
+    after_each: AfterEach | None,
+) -> tuple[list[str], Path]:
+    sources = _sources(jdir, journal, placements)
+    written = []
+    for entry in journal.entries:
+        if _apply(torch_lib, jdir, entry, sources[entry.name]):
+            written.append(entry.name)
+        if after_each is not None:
+            after_each(entry.name)
+    for entry in journal.entries:
+        entry.placed_stat = stat_key(torch_lib / entry.name)
+    journal.state = PLACED
+    return written, write_journal(jdir, journal)
+
+
+def place(
+    torch_lib: Path,
+    placements: Sequence[Placement],
+    journal_dir: Path | None = None,
+    *,
+    after_each: AfterEach | None = None,
+) -> PlacementResult:
+    """Place ``placements`` into ``torch_lib``, journaled (see the module doc).
+
+    An intact earlier placement of the same files is left as is (``already_placed``); a
+    drifted, quarantined, interrupted or different one is first put back, then placed again
+    (``warnings`` says what was found). ``after_each(name)`` is called after each file (tests
+    use it to simulate a crash).
+    """
+    torch_lib = Path(torch_lib)
+    _validate(torch_lib, placements)
+    jdir = journal_dir_for(torch_lib, journal_dir)
+    try:
+        return _place_locked(torch_lib, placements, jdir, journal_dir, after_each)
+    finally:
+        if not (jdir / JOURNAL_FILE).exists():  # refused before any change: leave no trace
+            tidy(jdir)
+
+
+def _undo_earlier(
+    torch_lib: Path, jdir: Path, journal: Journal, placements: Sequence[Placement]
+) -> tuple[RestoreResult, list[str]]:
+    """Put back what an earlier placement left of ours; the warnings describing what was found."""
+    found = status_of(torch_lib, jdir, journal, deep=True)
+    advise(found, jdir, journal)
+    warnings = []
+    if journal.state == IN_PROGRESS:
+        warnings.append("an earlier placement was interrupted: it was undone and placed again")
+    warnings.extend(f"{line}: placed again" for line in found.drift
+                    if journal.state == PLACED or "quarantined" in line)
+    if found.quarantined:
+        warnings.append("add torch/lib and the ZLUDA folder to your antivirus exclusions, or it will happen "
+                        "again")
+    ours = {}
+    for p in placements:
+        state = file_state(Path(p.source))
+        if state is not None:
+            ours[p.dest_name.lower()] = state.sha256
+    result = RestoreResult(torch_lib)
+    put_back(torch_lib, jdir, to_put_back(torch_lib, journal, ours), result)
+    for entry in journal.entries:
+        if classify(entry, file_state(torch_lib / entry.name)) == ST_CHANGED:
+            result.skipped.append(entry.name)  # the user's new original: adopted
+    remove_stale_temps(torch_lib, [e.name for e in journal.entries])
+    return result, warnings
+
+
+def _place_locked(
+    torch_lib: Path,
+    placements: Sequence[Placement],
+    jdir: Path,
+    journal_dir: Path | None,
+    after_each: AfterEach | None,
+) -> PlacementResult:
+    with lock(jdir):
+        journal = read_journal(torch_lib, journal_dir)
+        restored_first: list[str] = []
+        warnings: list[str] = []
+        if journal is not None:
+            if journal.state == PLACED:
+                current = status_of(torch_lib, jdir, journal, deep=False)
+                advise(current, jdir, journal)
+                if current.next_run == NEXT_NOTHING and not sources_changed(journal, placements):
+                    return PlacementResult(torch_lib, jdir / JOURNAL_FILE, already_placed=True)
+            outcome, warnings = _undo_earlier(torch_lib, jdir, journal, placements)
+            restored_first = [*outcome.restored, *outcome.removed]
+            forget(jdir)
+        entries = _entries_for(torch_lib, placements)
+        journal = Journal(JOURNAL_SCHEMA, IN_PROGRESS, str(torch_lib), entries)
+        write_journal(jdir, journal)  # before any change
+        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each)
+        return PlacementResult(torch_lib, path, written, False, restored_first, warnings)
+
+
+def detect_interrupted(torch_lib: Path, journal_dir: Path | None = None) -> InterruptedPlacement | None:
+    """The interrupted placement in ``torch_lib``, if any: which files are done, pending or changed."""
+    journal = read_journal(torch_lib, journal_dir)
+    if journal is None or journal.state != IN_PROGRESS:
+        return None
+    jdir = journal_dir_for(torch_lib, journal_dir)
+    found = InterruptedPlacement(jdir / JOURNAL_FILE)
+    for entry in journal.entries:
+        state = classify(entry, file_state(Path(torch_lib) / entry.name))
+        if state == ST_PLACED:
+            found.done.append(entry.name)
+        elif state == ST_ORIGINAL or (entry.original is None and state == "missing"):
+            found.pending.append(entry.name)
+        else:
+            found.changed.append(entry.name)
+    return found
+
+
+def finish(
+    torch_lib: Path,
+    placements: Sequence[Placement],
+    journal_dir: Path | None = None,
+    *,
+    after_each: AfterEach | None = None,
+) -> PlacementResult:
+    """Complete an interrupted placement from its journal; the content comes from ``placements``
+    (the release files, checked against the journal's hashes), never from a path in the journal."""
+    torch_lib = Path(torch_lib)
+    jdir = journal_dir_for(torch_lib, journal_dir)
+    with lock(jdir):
+        journal = read_journal(torch_lib, journal_dir)
+        if journal is None or journal.state != IN_PROGRESS:
+            raise PlacementError(
+                f"no interrupted placement in {torch_lib}",
+                hint="nothing to finish; `zluda-run status` shows more",
+            )
+        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each)
+        remove_stale_temps(torch_lib, [e.name for e in journal.entries])
+        return PlacementResult(torch_lib, path, written)
+
+
+def undo(torch_lib: Path, journal_dir: Path | None = None) -> RestoreResult:
+    """Roll back an interrupted (or complete) placement: the same as :func:`restore`."""
+    return restore(torch_lib, journal_dir)

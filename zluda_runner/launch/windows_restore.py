@@ -1,0 +1,290 @@
+"""Undoing a DLL placement exactly, and telling what became of it (pip drift, antivirus quarantine).
+
+Each placed file is in one of five states, read from the file itself:
+
+* ``placed``: the content we put there;
+* ``original``: what was there before (pip reinstalled the same torch);
+* ``changed``: something else (pip upgraded torch, or a hand copy);
+* ``missing`` / ``empty``: gone or truncated to 0 bytes: what antivirus quarantine does to a DLL.
+
+``restore`` puts the original back over ``placed``, ``missing`` and ``empty`` files (nothing of
+the user's is lost by that) and leaves ``changed`` ones alone unless forced; when it leaves
+anything, the journal and every saved original stay, so ``restore --force`` can finish.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zluda_runner.core.errors import PlacementError
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.launch.windows_journal import (
+    IN_PROGRESS,
+    JOURNAL_FILE,
+    ORIGINALS_DIR,
+    PLACED,
+    FileState,
+    Journal,
+    JournalEntry,
+    Placement,
+    copy_into,
+    file_state,
+    forget,
+    journal_dir_for,
+    lock,
+    read_journal,
+    remove_stale_temps,
+    saved_path,
+    sources_changed,
+    stat_key,
+    tidy,
+)
+
+ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original", "changed", "missing", "empty"
+# What the next run does about an existing journal.
+NEXT_NOTHING, NEXT_REPLACE, NEXT_REFUSE = "nothing", "re-place", "refuse"
+
+
+@dataclass
+class RestoreResult(JsonMixin):
+    torch_lib: Path
+    restored: list[str] = field(default_factory=list)  # original put back
+    removed: list[str] = field(default_factory=list)  # placed where nothing was: deleted
+    unchanged: list[str] = field(default_factory=list)  # already the original
+    skipped: list[str] = field(default_factory=list)  # changed since placement (pip?): left alone
+    temp_files_removed: list[str] = field(default_factory=list)  # left by a killed placement
+    complete: bool = True  # False: something was skipped; the journal and originals are kept
+    journal_kept: Path | None = None
+
+
+@dataclass
+class FileStatus(JsonMixin):
+    name: str
+    kind: str
+    state: str  # placed | original | changed | missing | empty
+    placed_sha256: str
+    actual_sha256: str | None
+
+
+@dataclass
+class PlacementStatus(JsonMixin):
+    torch_lib: Path
+    journal: Path | None
+    state: str  # "none" | "in-progress" | "placed"
+    files: list[FileStatus] = field(default_factory=list)
+    drift: list[str] = field(default_factory=list)  # one line per file that is not as placed
+    quarantined: list[str] = field(default_factory=list)  # missing or emptied (antivirus?)
+    needs_replace: bool = False
+    next_run: str = NEXT_NOTHING  # nothing | re-place | refuse
+    advice: str = ""
+
+
+def classify(entry: JournalEntry, current: FileState | None) -> str:
+    if current == entry.placed:
+        return ST_PLACED
+    if current is None:
+        return ST_MISSING
+    if current == entry.original:
+        return ST_ORIGINAL
+    if current.size == 0:
+        return ST_EMPTY
+    return ST_CHANGED
+
+
+_DRIFT_TEXT = {
+    ST_MISSING: "{} is missing: quarantined or deleted (antivirus?)",
+    ST_EMPTY: "{} is empty (0 bytes): quarantined by antivirus?",
+    ST_ORIGINAL: "{} has its original content again (torch reinstalled?)",
+    ST_CHANGED: "{} was replaced by another file (torch upgraded, or by hand)",
+}
+
+
+def drift_text(name: str, state: str) -> str:
+    return _DRIFT_TEXT[state].format(name)
+
+
+def _saved_ok(jdir: Path, entry: JournalEntry) -> bool:
+    """Is ``entry``'s saved original there, intact? (Trivially so when there was no original.)"""
+    if entry.original is None:
+        return True
+    path = saved_path(jdir, entry)
+    return path is not None and file_state(path) == entry.original
+
+
+def damaged_originals(jdir: Path, entries: list[JournalEntry]) -> list[str]:
+    return [e.name for e in entries if not _saved_ok(jdir, e)]
+
+
+def originals_error(jdir: Path, names: list[str]) -> PlacementError:
+    return PlacementError(
+        f"the saved originals of {', '.join(names)} are missing or damaged in {jdir / ORIGINALS_DIR}; "
+        "nothing was changed",
+        hint="reinstall torch to get its own DLLs back (pip install --force-reinstall --no-deps "
+        f"torch==<your version>), then delete {jdir}",
+    )
+
+
+def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: RestoreResult) -> None:
+    """Put each entry's original back (or delete what we added), last placed first.
+
+    Every saved original is checked before anything is changed."""
+    damaged = damaged_originals(jdir, entries)
+    if damaged:
+        raise originals_error(jdir, damaged)
+    for entry in reversed(entries):
+        dest = torch_lib / entry.name
+        saved = saved_path(jdir, entry)
+        if entry.original is None or saved is None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(dest)
+            result.removed.append(entry.name)
+        else:
+            copy_into(saved, dest)
+            result.restored.append(entry.name)
+
+
+def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool) -> RestoreResult:
+    result = RestoreResult(torch_lib)
+    todo: list[JournalEntry] = []
+    for entry in journal.entries:
+        state = classify(entry, file_state(torch_lib / entry.name))
+        if state == ST_ORIGINAL or (state == ST_MISSING and entry.original is None):
+            result.unchanged.append(entry.name)
+        elif state in (ST_PLACED, ST_MISSING, ST_EMPTY) or force:
+            todo.append(entry)
+        else:
+            result.skipped.append(entry.name)
+    put_back(torch_lib, jdir, todo, result)
+    result.complete = not result.skipped
+    return result
+
+
+def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = False) -> RestoreResult:
+    """Put back exactly what was in ``torch_lib`` before placement.
+
+    A file changed since placement (torch upgraded by pip, a hand copy) is left alone and
+    listed in ``skipped``, unless ``force``; then the journal and every saved original are
+    kept (``complete`` is False) so that ``restore --force`` can finish. A complete restore
+    drops the journal, and removes temp files a killed placement left in ``torch_lib``.
+    """
+    torch_lib = Path(torch_lib)
+    jdir = journal_dir_for(torch_lib, journal_dir)
+    if read_journal(torch_lib, journal_dir) is None:
+        raise PlacementError(
+            f"nothing to restore in {torch_lib}: no placement journal at {jdir / JOURNAL_FILE}",
+            hint="zluda-runner never placed DLLs here (or already restored them)",
+        )
+    with lock(jdir):
+        journal = read_journal(torch_lib, journal_dir)
+        if journal is None:  # restored meanwhile by a concurrent call
+            raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
+        result = restore_entries(torch_lib, jdir, journal, force=force)
+        result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
+        if not result.complete:
+            result.journal_kept = jdir / JOURNAL_FILE
+            return result
+        forget(jdir)
+    tidy(jdir)
+    return result
+
+
+# ---------------------------------------------------------------- status / drift
+
+
+def status_of(torch_lib: Path, jdir: Path, journal: Journal, *, deep: bool) -> PlacementStatus:
+    status = PlacementStatus(torch_lib, jdir / JOURNAL_FILE, journal.state)
+    for entry in journal.entries:
+        path = torch_lib / entry.name
+        if not deep and entry.placed_stat is not None and stat_key(path) == entry.placed_stat:
+            status.files.append(FileStatus(entry.name, entry.kind, ST_PLACED, entry.placed.sha256,
+                                           entry.placed.sha256))
+            continue
+        current = file_state(path)
+        state = classify(entry, current)
+        if state != ST_PLACED:
+            status.drift.append(drift_text(entry.name, state))
+        if state in (ST_MISSING, ST_EMPTY):
+            status.quarantined.append(entry.name)
+        status.files.append(FileStatus(entry.name, entry.kind, state, entry.placed.sha256,
+                                       current.sha256 if current else None))
+    return status
+
+
+def to_put_back(torch_lib: Path, journal: Journal, ours: dict[str, str]) -> list[JournalEntry]:
+    """Before placing again: the entries whose file must first get its original back.
+
+    ``placed``, ``missing`` and ``empty`` files are ours (or nothing); a ``changed`` file whose
+    content is what this run would place (``ours``: name -> SHA-256) is ours too. Any other
+    ``changed`` file is the user's new original (pip upgraded torch) and is adopted as such."""
+    todo = []
+    for entry in journal.entries:
+        current = file_state(torch_lib / entry.name)
+        state = classify(entry, current)
+        if state == ST_MISSING and entry.original is None:
+            continue
+        if state in (ST_PLACED, ST_MISSING, ST_EMPTY) or (
+            state == ST_CHANGED and current is not None and ours.get(entry.name.lower()) == current.sha256
+        ):
+            todo.append(entry)
+    return todo
+
+
+def advise(status: PlacementStatus, jdir: Path, journal: Journal) -> None:
+    """What the next run will do about this journal, in ``next_run`` and ``advice``: the same rules
+    :func:`zluda_runner.launch.windows_place.place` follows, so the advice holds."""
+    if journal.state == PLACED and not status.drift:
+        status.next_run, status.advice = NEXT_NOTHING, "intact: nothing to do"
+        return
+    damaged = damaged_originals(jdir, to_put_back(status.torch_lib, journal, {}))
+    if damaged:
+        status.next_run = NEXT_REFUSE
+        status.advice = (
+            f"the next run refuses: the saved originals of {', '.join(damaged)} are missing or damaged; "
+            "reinstall torch (pip install --force-reinstall --no-deps torch==<your version>), then delete "
+            f"{jdir}"
+        )
+        return
+    status.next_run = NEXT_REPLACE
+    if journal.state == IN_PROGRESS:
+        status.advice = ("an earlier placement was interrupted: the next `zluda-run` undoes it and places "
+                         "again; `zluda-run restore` puts the originals back instead")
+    elif status.quarantined:
+        status.advice = (
+            f"{', '.join(status.quarantined)} quarantined or deleted: the next `zluda-run` re-places them "
+            "(add torch/lib and the ZLUDA folder to your antivirus exclusions first); `zluda-run restore` "
+            "puts NVIDIA's originals back"
+        )
+    else:
+        status.advice = "drift: the next `zluda-run` re-places the changed files; `zluda-run restore` undoes"
+
+
+def status(
+    torch_lib: Path,
+    journal_dir: Path | None = None,
+    placements: Sequence[Placement] | None = None,
+    *,
+    deep: bool = False,
+) -> PlacementStatus:
+    """Is the placement intact? Drift (pip reinstalled torch, antivirus) sets ``needs_replace``.
+
+    With ``placements`` (what a run wants now), a different request also needs re-placing.
+    ``deep`` hashes every file instead of trusting (size, mtime, inode).
+    """
+    torch_lib = Path(torch_lib)
+    jdir = journal_dir_for(torch_lib, journal_dir)
+    journal = read_journal(torch_lib, journal_dir)
+    if journal is None:
+        return PlacementStatus(torch_lib, None, "none", needs_replace=bool(placements),
+                               next_run=NEXT_REPLACE if placements else NEXT_NOTHING,
+                               advice="nothing placed here")
+    result = status_of(torch_lib, jdir, journal, deep=deep)
+    advise(result, jdir, journal)
+    changed_request = placements is not None and sources_changed(journal, placements)
+    result.needs_replace = journal.state != PLACED or bool(result.drift) or changed_request
+    if changed_request and result.next_run == NEXT_NOTHING:
+        result.next_run, result.advice = NEXT_REPLACE, "the release changed: the next run places it instead"
+    return result

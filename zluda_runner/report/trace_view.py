@@ -1,0 +1,25 @@
+"""The terminal summary of a trace: the failing calls first, counts, and where the whole report is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from zluda_runner.report.terminal import make_console, print_sections
+from zluda_runner.report.views import trace_sections
+from zluda_runner.trace.model import TraceReport
+
+TERMINAL_ROWS = 15
+
+
+def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None,
+                        console: Console | None = None) -> None:
+    """On stderr (the workload owns stdout): the sections, each table cut to its first rows."""
+    out = console or make_console(stderr=True)
+    more = f"the whole report: {saved_to}" if saved_to else "see --json or --html"
+    print_sections(trace_sections(report), limit=TERMINAL_ROWS, more=more, console=out)
+    if saved_to is not None:
+        out.print(Text(f"trace report: {saved_to}", style="bold"))
+        out.print(f"HTML: zluda-run trace-report {saved_to} --html trace.html")

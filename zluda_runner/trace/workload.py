@@ -1,0 +1,64 @@
+"""``zluda-run --trace -- CMD``: a planned workload run with every driver call recorded.
+
+The tracer must be the ``libcuda.so.1`` the workload finds, so ZLUDA's driver is kept out of the
+plan's links and redirections and the tracer forwards to it: the release's own tracer
+(``trace/``) when it ships one, else our interposer.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from zluda_runner.core.errors import TraceError
+from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.settings import Settings
+from zluda_runner.launch.prepare import launch_env
+from zluda_runner.plan.model import ShimPlan
+from zluda_runner.trace.model import TraceReport
+from zluda_runner.trace.run import run_traced
+
+
+@dataclass
+class TracedRun:
+    report: TraceReport
+    saved_to: Path
+
+    @property
+    def exit_code(self) -> int:
+        """The workload's own exit code (124 when it did not finish)."""
+        return self.report.exit_code if self.report.exit_code is not None else 124
+
+
+def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> TracedRun:
+    driver = next((b for b in plan.bindings if b.family == "driver" and b.shim), None)
+    if driver is None or driver.shim is None or plan.os != "linux":
+        raise TraceError(
+            "tracing needs a Linux plan with a driver library to forward to",
+            hint="see `zluda-run plan -- CMD`: the release must provide libcuda.so.1",
+        )
+    traced_plan = copy.deepcopy(plan)
+    for mapping in (traced_plan.link_map, traced_plan.redirect_map):
+        for name in [n for n, target in mapping.items() if target == driver.shim]:
+            del mapping[name]
+    env = launch_env(traced_plan, settings.cache_dir)
+    out_dir = CachePaths(settings.cache_dir).traces
+    zluda_dir = Path(plan.release.root) if plan.release else None
+    report = run_traced(argv, env, real_libcuda=Path(driver.shim), out_dir=out_dir, zluda_dir=zluda_dir,
+                        cache_dir=settings.cache_dir)
+    target = settings.trace_out or out_dir / f"trace-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    try:
+        atomic_write_text(target, report.to_json())
+    except OSError as exc:
+        fallback = out_dir / target.name
+        atomic_write_text(fallback, report.to_json())  # never lose the report
+        raise TraceError(
+            f"could not write the trace report to {target}: {exc.strerror or exc}; "
+            f"it was saved as {fallback}",
+            hint="pass --trace-out a path in a folder you can write",
+        ) from exc
+    return TracedRun(report, target)
