@@ -24,6 +24,14 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Commands run by tests without --cache-dir (doctor, ab ...) record into a private cache, never
+    the user's ~/.cache."""
+    if not os.environ.get("ZLUDA_RUNNER_CACHE"):
+        os.environ["ZLUDA_RUNNER_CACHE"] = str(tmp_path_factory.mktemp("zluda-runner-cache"))
+
+
 BuildFn = Callable[..., Path]
 
 

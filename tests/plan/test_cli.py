@@ -253,3 +253,20 @@ def test_a_plain_run_becomes_the_workload(standin_releases, tmp_path: Path) -> N
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 7
     assert int(out.strip().splitlines()[-1]) == proc.pid
+
+
+def test_verify_load_runs_are_recorded_unless_no_record(standin_releases, tmp_path: Path) -> None:
+    """--verify-load keeps its evidence in the results store; --no-record keeps nothing."""
+    import subprocess
+
+    def zr(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "zluda_runner", *args], capture_output=True, text=True,
+                              timeout=120)
+
+    base = _args(tmp_path, standin_releases["good"])
+    assert zr(*base, "--no-record", "--verify-load", "--", "sh", "-c", "true").returncode in (0, 3)
+    listed = json.loads(zr("--cache-dir", str(tmp_path / "cache"), "results", "list", "--json").stdout)
+    assert listed["runs"] == []
+    assert zr(*base, "--verify-load", "--", "sh", "-c", "true").returncode in (0, 3)
+    listed = json.loads(zr("--cache-dir", str(tmp_path / "cache"), "results", "list", "--json").stdout)
+    assert [r["kind"] for r in listed["runs"]] == ["verify-load"]

@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, record, want_json
 from zluda_runner.core.settings import Settings
 from zluda_runner.host.compile_cache import (
     clean_compile_cache,
@@ -54,6 +54,8 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
         root=root_from_env(root or ""), settings=settings, strict=strict, python=settings.python
     )
     report = run_doctor(options)
+    if root is None:  # a fake --root describes no real machine: nothing to remember
+        record("doctor", report, settings, ["doctor"])
     if want_json(settings, as_json):
         emit_json(report)
     else:
@@ -162,6 +164,7 @@ def ab_command(
         atol=atol,
         progress=lambda line: click.echo(line, err=True),
     )
+    record("ab", report, settings, ["ab", *script])
     if html is not None:
         write_html(report, html)
     if want_json(settings, as_json):
