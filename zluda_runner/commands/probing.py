@@ -92,7 +92,7 @@ def _write_html(path: Path, text: str) -> None:
 @click.option(
     "--dtypes", default=",".join(DEFAULT_DTYPES), show_default=True, help="--torch: dtypes to compare."
 )
-@click.option("--budget", type=float, default=None, help="--torch: stop after S seconds; the rest is skipped.")
+@click.option("--budget", type=float, default=None, help="--torch: stop after S seconds.")
 @click.option("--samples", type=int, default=1, show_default=True, help="--torch: sample inputs per op.")
 @click.option(
     "--native", is_flag=True,
