@@ -137,6 +137,10 @@ def trace_sections(report: TraceReport) -> list[Section]:
         f"{len(report.proc_address_lookups)} distinct cuGetProcAddress lookups, "
         f"{len(report.export_tables)} export-table requests",
     ]
+    notes = sum(p.message_count for p in report.processes)
+    unknown = sum(p.unknown_count for p in report.processes)
+    if notes or unknown:
+        lines.append(f"{notes} tracer note(s), {unknown} line(s) of no known shape (listed below)")
     lines += [f"warning: {w}" for w in report.warnings]
     call_rows = []
     for c in report.calls:
@@ -146,7 +150,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
                 "function": c.function,
                 "count": c.count,
                 "failed": failed,
-                "status": "fail" if failed else ("missing" if c.missing_in_driver else "pass"),
+                "status": "missing" if c.missing_in_driver else ("fail" if failed else "pass"),
                 "results": c.results,
                 "first_failure": (
                     f"{c.first_failure.result} at call {c.first_failure.call_number}"
@@ -200,6 +204,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
         Table(
             "processes",
             [
+                Column("process", "process"),
                 Column("pid", "pid", True),
                 Column("ppid", "ppid", True),
                 Column("argv", "argv"),
@@ -208,6 +213,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
             ],
             [
                 {
+                    "process": p.label,
                     "pid": p.pid,
                     "ppid": p.ppid,
                     "argv": " ".join(p.argv),
@@ -218,6 +224,21 @@ def trace_sections(report: TraceReport) -> list[Section]:
             ],
         ),
     ]
+    extra = [
+        {"process": p.label, "kind": kind, "text": text}
+        for p in report.processes
+        for kind, texts in (("unknown", p.unknown_lines), ("note", p.messages))
+        for text in texts
+    ]
+    if extra:
+        tables.append(
+            Table(
+                "tracer notes and unrecognised lines",
+                [Column("process", "process"), Column("kind", "kind"), Column("text", "text")],
+                extra,
+                status_key=None,
+            )
+        )
     return [Section("Driver call trace", lines, tables)]
 
 
