@@ -121,3 +121,9 @@ def test_stderr_copy_with_prefixes_reads_the_same() -> None:
         (c.function, c.count, c.nested) for c in b.calls
     ]
     assert b.unknown_count == 0
+
+
+def test_a_table_name_we_do_not_know_is_kept_whole() -> None:
+    proc = parse_log_text("{SOME_TABLE}::fn(version: 1) -> CUDA_SUCCESS\n")
+    assert [c.function for c in proc.calls] == ["{SOME_TABLE}::fn"]
+    assert [t.guid for t in proc.export_tables] == ["{SOME_TABLE}"]

@@ -102,7 +102,7 @@ def _dark_parts(name: str, log_format: str) -> tuple[str, str] | None:
     table, fn = name[1:].split("}::", 1)
     guid = _TABLE_GUIDS.get(table)
     if guid is None:
-        guid = canonical_guid(table, log_format)[1:-1]
+        guid = canonical_guid(table, log_format).strip("{}")  # a GUID, or a table name we do not know
     return "{" + guid + "}", fn
 
 
