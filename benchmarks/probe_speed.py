@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Wall time of the full driver-probe catalogue against the stand-in libcuda (goal: < 10 s).
+"""Probe speed: the full driver catalogue on the stand-in libcuda (goal: under 10 s excluding the
+planted hang) and the OpInfo torch-op probe's ops per second on the CPU. Prints, never asserts.
 
-The stand-in has a planted crash and a planted hang, so this includes two worker restarts
-and one timeout (``--timeout``, default 2 s). Never asserts on time.
+The stand-in with planted gaps costs one worker restart after the planted crash and one timeout
+(``--timeout``, default 2 s) for the planted hang; the gap-free build shows the catalogue alone.
 
-    python benchmarks/probe_speed.py [--timeout 2]
+    python benchmarks/probe_speed.py [--timeout 2] [--no-torch] [--ops PATTERN] [--dtypes float32]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,22 +25,61 @@ from zluda_runner.probe.cases import CATALOGUE
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "probe"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--timeout", type=float, default=2.0)
-    args = parser.parse_args()
+def driver_catalogue(timeout: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        lib = compile_c(
-            [FIXTURES / "standin_cuda.c"], "libcuda.so.1", Path(tmp), args=["-Wl,-soname,libcuda.so.1"]
-        )
-        started = time.perf_counter()
-        report = run_probe(lib, timeout=args.timeout)
-        took = time.perf_counter() - started
-    print(
-        f"{len(CATALOGUE)} cases in {took:.2f} s (timeout {args.timeout:g} s spent once on the planted hang)"
+        for label, flags in (("planted gaps", []), ("no gaps", ["-DSTANDIN_NO_GAPS"])):
+            out = Path(tmp) / label.replace(" ", "-")
+            out.mkdir()
+            lib = compile_c(
+                [FIXTURES / "standin_cuda.c"], "libcuda.so.1", out, args=[*flags, "-Wl,-soname,libcuda.so.1"]
+            )
+            started = time.perf_counter()
+            report = run_probe(lib, timeout=timeout)
+            took = time.perf_counter() - started
+            hangs = len(report.by_status("timeout"))
+            called = {c.function for case in report.cases for c in case.calls}
+            print(
+                f"driver catalogue, stand-in with {label}: {len(CATALOGUE)} cases, {len(called)} distinct "
+                f"functions, {took:.2f} s; excluding {hangs} planted hang(s) at {timeout:g} s: "
+                f"{took - hangs * timeout:.2f} s"
+            )
+            print("  summary:", ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+
+
+def torch_ops(ops: str, dtypes: str) -> None:
+    missing = [m for m in ("torch", "numpy", "expecttest") if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"torch-op probe: skipped ({', '.join(missing)} not installed)")
+        return
+    from zluda_runner.probe.opinfo_probe import run_opinfo_probe
+
+    started = time.perf_counter()
+    report = run_opinfo_probe(
+        sys.executable,
+        os.environ,
+        device="cpu",
+        dtypes=dtypes.split(","),
+        ops=[p for p in ops.split(",") if p],
     )
-    print(f"excluding the hang's timeout: {took - args.timeout:.2f} s")
-    print("summary:", ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+    took = time.perf_counter() - started
+    ran = [c for c in report.cases if c.status not in ("skipped", "unsupported")]
+    print(
+        f"torch-op probe (OpInfo, cpu vs float64, {dtypes}): {len(report.cases)} op x dtype cases, "
+        f"{len(ran)} compared, {took:.1f} s wall incl. interpreter start: {len(ran) / took:.0f} compared/s"
+    )
+    print("  summary:", ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=2.0)
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--ops", default="")
+    parser.add_argument("--dtypes", default="float32,float16,bfloat16")
+    args = parser.parse_args()
+    driver_catalogue(args.timeout)
+    if not args.no_torch:
+        torch_ops(args.ops, args.dtypes)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ RANKS = {
     "release": 3,
     "target": 4,
     "host": 5,
-    "results": 5,
+    "results": 6,
     "plan": 6,
     "launch": 7,
     "probe": 8,

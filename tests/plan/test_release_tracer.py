@@ -14,7 +14,7 @@ import pytest
 
 from zluda_runner.trace import read_trace_dir
 
-CUDART_TABLE_GUID = "{6bd5fb6c-5bf4-e74a-8987-d93912fd9df9}"  # ZLUDA calls it CUDART_INTERFACE
+CUDART_TABLE_GUID = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"  # ZLUDA calls it CUDART_INTERFACE
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,9 @@ def test_release_tracer_logs_are_the_report(cudart_client: Path, release_with_tr
 
     report = json.loads(out.read_text())
     assert report["source"] == "zluda-log" and report["exit_code"] == 0
-    assert len(report["processes"]) == 1 and isinstance(report["processes"][0]["pid"], int)
+    # one process, known by its log folder (upstream names it after the executable, never a pid;
+    # this stand-in tracer names it after its pid, which is then just a name)
+    assert len(report["processes"]) == 1 and report["processes"][0]["name"].isdigit()
     assert report["warnings"] == []
     calls = {c["function"]: c for c in report["calls"]}
 

@@ -10,14 +10,13 @@ from zluda_runner.core.errors import ProbeError
 from zluda_runner.probe import ProbeReport, run_probe
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE
-from zluda_runner.report.views import probe_html, probe_markdown
+from zluda_runner.report.views import _count_rows, probe_html, probe_markdown
 
 EXPECTED = {
     "fail": {"device.uuid", "occupancy.active_blocks", "graph.capture_launch"},
-    "missing": {"memory.managed", "mempool.default"},
+    "missing": {"memory.managed", "mempool.default", "mempool.alloc_async"},
     "crashed": {"event.elapsed_time"},
-    "timeout": {"stream.priority"},
-    "skipped": {"mempool.alloc_async"},
+    "timeout": {"context.stream_priority_range"},
 }
 
 
@@ -48,13 +47,37 @@ def test_failures_carry_code_name_signal_and_calls(report: ProbeReport) -> None:
     # the calls made before the crash are kept, with their results; the fatal one is marked
     assert crashed.calls[-1] == CallRecord("cuEventElapsedTime_v2", None, "crashed")
     assert ("cuEventSynchronize", 0) in [(c.function, c.result) for c in crashed.calls[:-1]]
-    hung = report.case("stream.priority")
+    hung = report.case("context.stream_priority_range")
     assert hung is not None and "cuCtxGetStreamPriorityRange" in hung.detail
     assert hung.calls[-1] == CallRecord("cuCtxGetStreamPriorityRange", None, "timeout")
-    skipped = report.case("mempool.alloc_async")
-    assert skipped is not None and "mempool.default (missing)" in skipped.detail
-    launch = report.case("module.launch_kernel")
+    launch = report.case("launch.kernel")
     assert launch is not None and "cuLaunchKernel" in [c.function for c in launch.calls]
+
+
+def test_catalogue_exercises_150_functions(report: ProbeReport) -> None:
+    called = {c.function for case in report.cases for c in case.calls}
+    assert len(called) >= 150, len(called)
+    # every case that ran (not skipped) recorded what it called
+    assert all(case.calls for case in report.cases if case.status != "skipped")
+
+
+def test_events_fall_back_to_the_default_stream(cc_build) -> None:
+    """Stream creation missing and a crash planted in cuEventCreate: the event cases still reach
+    cuEventCreate (on the NULL stream) and are reported crashed, not skipped."""
+    lib = cc_build(
+        ["probe/standin_cuda.c"],
+        "libcuda.so.1",
+        args=["-DSTANDIN_NO_STREAMS", "-DSTANDIN_CRASH_EVENT_CREATE", "-Wl,-soname,libcuda.so.1"],
+    )
+    ids = ["stream.create_destroy", "event.record_sync", "memory.async_copy", "stream.sync_query"]
+    rep = run_probe(lib, timeout=5.0, case_ids=ids)
+    got = {c.id: c for c in rep.cases}
+    assert got["stream.create_destroy"].status == "missing"
+    event = got["event.record_sync"]
+    assert event.status == "crashed" and event.calls[-1] == CallRecord("cuEventCreate", None, "crashed")
+    copy = got["memory.async_copy"]
+    assert copy.status == "pass" and "default (NULL) stream" in copy.detail
+    assert got["stream.sync_query"].status == "skipped"  # it is about created streams
 
 
 def test_symbol_coverage_counts_exports(report: ProbeReport) -> None:
@@ -69,13 +92,18 @@ def test_report_round_trips_and_renders(report: ProbeReport) -> None:
     again = ProbeReport.from_json(report.to_json())
     assert again.summary == report.summary and again.cases[0].calls == report.cases[0].calls
     md = probe_markdown(report)
-    assert "| event.elapsed_time | event | crashed |" in md
+    assert "| event.elapsed_time | event | crashed | cuEventElapsedTime_v2 -> crashed |" in md
+    assert "| device.uuid | device | fail | cuDeviceGetUuid_v2 -> CUDA_ERROR_INVALID_DEVICE |" in md
     page = probe_html(report)
     assert page.startswith("<!DOCTYPE html>") and "<script>" in page and "<style>" in page
     # coloured by status, one filter box per status, nothing fetched from elsewhere
     assert '<tr class="bad" data-status="crashed">' in page
     assert '<tr class="warn" data-status="timeout">' in page
-    assert '<tr class="ok" data-status="pass">' in page and '<tr class="muted" data-status="skipped">' in page
+    assert '<tr class="ok" data-status="pass">' in page
+    # per area: how many passed, failed, were missing
+    assert "<h3>by area</h3>" in page and "<h3>problems (fail / missing / crashed / timeout)</h3>" in page
+    areas = {row["area"]: row for row in _count_rows(report, "area")}
+    assert areas["mempool"]["missing"] == 2 and areas["device"]["fail"] == 1 and areas["device"]["pass"] > 5
     assert '<input type="checkbox" value="missing" checked>' in page and 'type="search"' in page
     assert "http" not in page.replace('lang="en"', "") and " src=" not in page
 

@@ -57,9 +57,11 @@ def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
             str(page),
         ],
     )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # a case failed
     data = json.loads(result.stdout)
     assert data["schema"] == 1 and [c["status"] for c in data["cases"]] == ["pass", "fail"]
+    clean = CliRunner().invoke(main_group, ["probe", "--libcuda", str(standin), "--case", "init.cuInit"])
+    assert clean.exit_code == 0, clean.output
     assert "<table" in page.read_text()
     blocked = tmp_path / "a-file"
     blocked.write_text("")
@@ -68,6 +70,29 @@ def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
         ["probe", "--libcuda", str(standin), "--case", "init.cuInit", "--html", str(blocked / "x.html")],
     )
     assert bad.exit_code == 1 and "cannot write the HTML report" in bad.output and "hint:" in bad.output
+
+
+def test_probe_json_lists_150_functions_and_exits_3(standin: Path) -> None:
+    result = CliRunner().invoke(main_group, ["probe", "--libcuda", str(standin), "--json", "--timeout", "2"])
+    assert result.exit_code == 3, result.output
+    data = json.loads(result.stdout)
+    called = {call["function"] for case in data["cases"] for call in case["calls"]}
+    assert len(called) >= 150, len(called)
+
+
+def test_torch_op_probe_command_on_cpu() -> None:
+    import importlib.util
+
+    for module in ("torch", "numpy", "expecttest"):
+        require(importlib.util.find_spec(module) is not None, f"{module} not installed")
+    args = ["probe", "--torch", "--device", "cpu", "--ops", "add,mul", "--dtypes", "float32", "--json"]
+    result = CliRunner().invoke(main_group, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [(c["id"], c["status"], c["area"]) for c in data["cases"]] == [
+        ("add@float32", "pass", "binary"),
+        ("mul@float32", "pass", "binary"),
+    ]
 
 
 def test_probe_command_without_libcuda(tmp_path: Path, monkeypatch) -> None:

@@ -8,17 +8,18 @@ from zluda_runner.trace import find_zluda_tracer, read_trace_dir
 from zluda_runner.trace.counts import NO_COUNTS_WARNING, parse_count_text, read_count_dir
 from zluda_runner.trace.zluda_log import parse_log_text, read_log_dir
 
-LOG = """\
+CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"
+LOG = f"""\
 cuInit(flags: 0) -> CUDA_SUCCESS
 cuGetProcAddress_v2(symbol: "cuMemAlloc", pfn: 0x7f00, cudaVersion: 3020, flags: 0) -> CUDA_SUCCESS
 cuGetProcAddress(symbol: "cuMemAllocManaged", pfn: 0x8, cudaVersion: 6000, flags: 0) -> CUDA_ERROR_NOT_FOUND
-cuGetExportTable(ppExportTable: 0x7f10, pExportTableId: {CUDART_INTERFACE}) -> CUDA_SUCCESS
-{CUDART_INTERFACE}::get_module_from_cubin(result: 0x7f18, fatbinc_wrapper: 0x7f20) -> CUDA_SUCCESS
+cuGetExportTable(ppExportTable: 0x7f10, pExportTableId: {CUDART}) -> CUDA_SUCCESS
+{{CUDART_INTERFACE}}::get_module_from_cubin(result: 0x7f18, fatbinc_wrapper: 0x7f20) -> CUDA_SUCCESS
     cuModuleLoadData(module: 0x7f28, image: 0x7f30) -> CUDA_ERROR_NOT_SUPPORTED
         cuCtxGetCurrent(pctx: 0x7f38) -> CUDA_SUCCESS
 cuMemAlloc_v2(dptr: 0x7f40, bytesize: 16) -> CUDA_SUCCESS
 cuMemAlloc_v2(dptr: 0x7f48, bytesize: 1099511627776) -> CUDA_ERROR_OUT_OF_MEMORY
-[ZLUDA_DUMP] cuCtxSynchronize() -> 801
+[ZLUDA_TRACE] cuCtxSynchronize() -> 801
 """
 
 
@@ -34,7 +35,9 @@ def test_zluda_log_format() -> None:
     assert calls["cuCtxSynchronize"].results == {"CUDA_ERROR_NOT_SUPPORTED": 1}
     lookups = {(x.symbol, x.version, x.found) for x in proc.proc_address_lookups}
     assert lookups == {("cuMemAlloc", 3020, True), ("cuMemAllocManaged", 6000, False)}
-    assert [(t.guid, t.found) for t in proc.export_tables] == [("{CUDART_INTERFACE}", True)]
+    assert [(t.guid, t.found) for t in proc.export_tables] == [
+        ("{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}", True)
+    ]
     assert not proc.warnings
 
 
@@ -47,14 +50,21 @@ def test_log_dir_per_process_and_half_written(tmp_path: Path) -> None:
     )
     (tmp_path / "python_1250" / "log.txt").mkdir(parents=True)  # unreadable: a folder
     procs = read_log_dir(tmp_path)
-    assert [p.pid for p in procs] == [1234, 1240, 1250]
+    # folder names are the executable's (no plain "python" here: the digits are part of the name)
+    assert [(p.name, p.pid, p.instance) for p in procs] == [
+        ("python_1234", None, 0),
+        ("python_1240", None, 0),
+        ("python_1250", None, 0),
+    ]
     assert procs[0].complete and not procs[1].complete and not procs[2].complete
     assert any("mid-line" in w for w in procs[1].warnings)
     assert procs[2].calls == [] and procs[2].warnings[0].startswith("cannot read")
     report = read_trace_dir(tmp_path)
     assert report.source == "zluda-log" and report.call("cuInit").count == 2  # type: ignore[union-attr]
-    assert len(report.processes) == 3 and any(w.startswith("pid 1250: cannot read") for w in report.warnings)
-    assert any(w.startswith("pid 1240:") for w in report.warnings)
+    assert len(report.processes) == 3 and any(
+        w.startswith("python_1250: cannot read") for w in report.warnings
+    )
+    assert any(w.startswith("python_1240:") for w in report.warnings)
 
 
 COUNTS = """\

@@ -11,7 +11,8 @@ import click
 from zluda_runner.commands.common import emit_json, pass_settings, want_json
 from zluda_runner.core.errors import ProbeError, TraceError
 from zluda_runner.core.settings import Settings
-from zluda_runner.probe.model import CaseResult, ProbeReport
+from zluda_runner.probe.model import UNAVAILABLE, CaseResult, ProbeReport
+from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES, DEFAULT_OP_TIMEOUT, run_opinfo_probe
 from zluda_runner.probe.runner import DEFAULT_TIMEOUT, run_probe
 from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
 from zluda_runner.report.views import probe_html, probe_markdown, trace_html, trace_markdown
@@ -19,6 +20,7 @@ from zluda_runner.trace.model import TraceReport
 from zluda_runner.trace.run import read_trace_dir
 
 LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
+EXIT_PROBLEMS = 3  # a case failed, crashed, hung or was missing (torch: mismatch or error too)
 
 
 def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
@@ -78,9 +80,20 @@ def _write_html(path: Path, text: str) -> None:
 @click.option(
     "--html", "html_file", type=click.Path(path_type=Path), help="Also write a self-contained HTML page."
 )
-@click.option("--timeout", type=float, default=None, help="Seconds per case (torch: for the whole run).")
+@click.option(
+    "--timeout", type=float, default=None, help="Seconds per case (torch: per op; --quick: whole run)."
+)
 @click.option("--case", "case_ids", multiple=True, help="Run only this case (repeatable).")
-@click.option("--device", default="cuda", hidden=True, help="torch device (tests use cpu).")
+@click.option(
+    "--device", default="cuda", help="torch device; cpu compares CPU results with float64 (a self-check)."
+)
+@click.option("--quick", is_flag=True, help="--torch: the 12 hand-written smoke ops instead of OpInfo.")
+@click.option("--ops", "op_patterns", default="", help="--torch: op ids to run, comma-separated globs.")
+@click.option(
+    "--dtypes", default=",".join(DEFAULT_DTYPES), show_default=True, help="--torch: dtypes to compare."
+)
+@click.option("--budget", type=float, default=None, help="--torch: stop after S seconds.")
+@click.option("--samples", type=int, default=1, show_default=True, help="--torch: sample inputs per op.")
 @click.option(
     "--native", is_flag=True,
     help="--torch without ZLUDA: the interpreter as it is (a baseline on NVIDIA or native ROCm).",
@@ -98,8 +111,16 @@ def probe_command(
     device: str,
     native: bool,
     trust_on_first_use: bool,
+    quick: bool,
+    op_patterns: str,
+    dtypes: str,
+    budget: float | None,
+    samples: int,
 ) -> None:
-    """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case."""
+    """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case.
+
+    Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
+    missing (torch: an op mismatched or raised), 1 when the probe itself could not run."""
     quiet = want_json(settings, as_json)
     report: ProbeReport
     if torch_level:
@@ -108,7 +129,20 @@ def probe_command(
             env = dict(os.environ)
         else:
             env = zluda_env_for(python, settings, trust_on_first_use=trust_on_first_use)
-        report = run_torch_probe(python, env, device=device, timeout=timeout or DEFAULT_TORCH_TIMEOUT)
+        if quick:
+            report = run_torch_probe(python, env, device=device, timeout=timeout or DEFAULT_TORCH_TIMEOUT)
+        else:
+            report = run_opinfo_probe(
+                python,
+                env,
+                device=device,
+                dtypes=[d.strip() for d in dtypes.split(",") if d.strip()],
+                ops=[p.strip() for p in op_patterns.split(",") if p.strip()],
+                samples=samples,
+                budget=budget,
+                op_timeout=timeout or DEFAULT_OP_TIMEOUT,
+                progress=None if quiet else _progress,
+            )
     else:
         target = libcuda if libcuda is not None else find_probe_libcuda(
             settings, trust_on_first_use=trust_on_first_use
@@ -125,6 +159,10 @@ def probe_command(
         emit_json(report)
     else:
         click.echo(probe_markdown(report))
+        if report.load is not None and report.load.status == UNAVAILABLE and "OpInfo" in report.load.detail:
+            click.echo("hint: pip install numpy expecttest in that interpreter, or use --quick", err=True)
+    if report.has_problems:
+        sys.exit(EXIT_PROBLEMS)
 
 
 def load_trace(path: Path) -> TraceReport:

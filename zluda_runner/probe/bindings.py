@@ -10,115 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import cffi
+import cffi  # type: ignore[import-untyped]
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.data.driver_api import result_name
+from zluda_runner.probe.signatures import FUNCTIONS, TYPES
 
-TYPES = """
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef unsigned long long cuuint64_t;
-typedef struct { char bytes[16]; } CUuuid;
-typedef void *CUcontext; typedef void *CUmodule; typedef void *CUfunction; typedef void *CUstream;
-typedef void *CUevent; typedef void *CUgraph; typedef void *CUgraphExec; typedef void *CUmemoryPool;
-"""
-
-# (name used by cuGetProcAddress, exported symbol, version it stands for, C parameter list)
-FUNCTIONS: list[tuple[str, str, int, str]] = [
-    ("cuInit", "cuInit", 2000, "unsigned int"),
-    ("cuDriverGetVersion", "cuDriverGetVersion", 2020, "int *"),
-    ("cuGetErrorName", "cuGetErrorName", 6000, "CUresult, const char **"),
-    ("cuGetErrorString", "cuGetErrorString", 6000, "CUresult, const char **"),
-    ("cuDeviceGetCount", "cuDeviceGetCount", 2000, "int *"),
-    ("cuDeviceGet", "cuDeviceGet", 2000, "CUdevice *, int"),
-    ("cuDeviceGetName", "cuDeviceGetName", 2000, "char *, int, CUdevice"),
-    ("cuDeviceGetAttribute", "cuDeviceGetAttribute", 2000, "int *, int, CUdevice"),
-    ("cuDeviceGetUuid", "cuDeviceGetUuid_v2", 11040, "CUuuid *, CUdevice"),
-    ("cuDeviceTotalMem", "cuDeviceTotalMem_v2", 3020, "size_t *, CUdevice"),
-    ("cuDeviceCanAccessPeer", "cuDeviceCanAccessPeer", 4000, "int *, CUdevice, CUdevice"),
-    ("cuDeviceGetDefaultMemPool", "cuDeviceGetDefaultMemPool", 11020, "CUmemoryPool *, CUdevice"),
-    ("cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRetain", 7000, "CUcontext *, CUdevice"),
-    ("cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", 11000, "CUdevice"),
-    ("cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxGetState", 7000, "CUdevice, unsigned int *, int *"),
-    ("cuCtxSetCurrent", "cuCtxSetCurrent", 4000, "CUcontext"),
-    ("cuCtxGetCurrent", "cuCtxGetCurrent", 4000, "CUcontext *"),
-    ("cuCtxCreate", "cuCtxCreate_v2", 3020, "CUcontext *, unsigned int, CUdevice"),
-    ("cuCtxDestroy", "cuCtxDestroy_v2", 4000, "CUcontext"),
-    ("cuCtxPushCurrent", "cuCtxPushCurrent_v2", 4000, "CUcontext"),
-    ("cuCtxPopCurrent", "cuCtxPopCurrent_v2", 4000, "CUcontext *"),
-    ("cuCtxSynchronize", "cuCtxSynchronize", 2000, ""),
-    ("cuCtxGetDevice", "cuCtxGetDevice", 2000, "CUdevice *"),
-    ("cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", 5050, "int *, int *"),
-    ("cuMemGetInfo", "cuMemGetInfo_v2", 3020, "size_t *, size_t *"),
-    ("cuMemAlloc", "cuMemAlloc_v2", 3020, "CUdeviceptr *, size_t"),
-    ("cuMemFree", "cuMemFree_v2", 3020, "CUdeviceptr"),
-    ("cuMemGetAddressRange", "cuMemGetAddressRange_v2", 3020, "CUdeviceptr *, size_t *, CUdeviceptr"),
-    ("cuMemAllocManaged", "cuMemAllocManaged", 6000, "CUdeviceptr *, size_t, unsigned int"),
-    ("cuMemcpyHtoD", "cuMemcpyHtoD_v2", 3020, "CUdeviceptr, const void *, size_t"),
-    ("cuMemcpyDtoH", "cuMemcpyDtoH_v2", 3020, "void *, CUdeviceptr, size_t"),
-    ("cuMemcpyDtoD", "cuMemcpyDtoD_v2", 3020, "CUdeviceptr, CUdeviceptr, size_t"),
-    ("cuMemcpyHtoDAsync", "cuMemcpyHtoDAsync_v2", 3020, "CUdeviceptr, const void *, size_t, CUstream"),
-    ("cuMemcpyDtoHAsync", "cuMemcpyDtoHAsync_v2", 3020, "void *, CUdeviceptr, size_t, CUstream"),
-    ("cuMemsetD8", "cuMemsetD8_v2", 3020, "CUdeviceptr, unsigned char, size_t"),
-    ("cuMemsetD32", "cuMemsetD32_v2", 3020, "CUdeviceptr, unsigned int, size_t"),
-    ("cuMemAllocHost", "cuMemAllocHost_v2", 3020, "void **, size_t"),
-    ("cuMemFreeHost", "cuMemFreeHost", 2000, "void *"),
-    ("cuMemHostRegister", "cuMemHostRegister_v2", 6050, "void *, size_t, unsigned int"),
-    ("cuMemHostUnregister", "cuMemHostUnregister", 4000, "void *"),
-    ("cuMemAllocAsync", "cuMemAllocAsync", 11020, "CUdeviceptr *, size_t, CUstream"),
-    ("cuMemFreeAsync", "cuMemFreeAsync", 11020, "CUdeviceptr, CUstream"),
-    ("cuStreamCreate", "cuStreamCreate", 2000, "CUstream *, unsigned int"),
-    ("cuStreamCreateWithPriority", "cuStreamCreateWithPriority", 5050, "CUstream *, unsigned int, int"),
-    ("cuStreamDestroy", "cuStreamDestroy_v2", 4000, "CUstream"),
-    ("cuStreamSynchronize", "cuStreamSynchronize", 2000, "CUstream"),
-    ("cuStreamQuery", "cuStreamQuery", 2000, "CUstream"),
-    ("cuStreamBeginCapture", "cuStreamBeginCapture_v2", 10010, "CUstream, int"),
-    ("cuStreamEndCapture", "cuStreamEndCapture", 10000, "CUstream, CUgraph *"),
-    (
-        "cuGraphInstantiateWithFlags",
-        "cuGraphInstantiateWithFlags",
-        11040,
-        "CUgraphExec *, CUgraph, unsigned long long",
-    ),
-    ("cuGraphLaunch", "cuGraphLaunch", 10000, "CUgraphExec, CUstream"),
-    ("cuGraphExecDestroy", "cuGraphExecDestroy", 10000, "CUgraphExec"),
-    ("cuGraphDestroy", "cuGraphDestroy", 10000, "CUgraph"),
-    ("cuEventCreate", "cuEventCreate", 2000, "CUevent *, unsigned int"),
-    ("cuEventRecord", "cuEventRecord", 2000, "CUevent, CUstream"),
-    ("cuEventSynchronize", "cuEventSynchronize", 2000, "CUevent"),
-    ("cuEventQuery", "cuEventQuery", 2000, "CUevent"),
-    ("cuEventDestroy", "cuEventDestroy_v2", 4000, "CUevent"),
-    ("cuEventElapsedTime", "cuEventElapsedTime_v2", 12080, "float *, CUevent, CUevent"),
-    ("cuModuleLoadData", "cuModuleLoadData", 2000, "CUmodule *, const void *"),
-    ("cuModuleUnload", "cuModuleUnload", 2000, "CUmodule"),
-    ("cuModuleGetFunction", "cuModuleGetFunction", 2000, "CUfunction *, CUmodule, const char *"),
-    ("cuFuncGetAttribute", "cuFuncGetAttribute", 2020, "int *, int, CUfunction"),
-    (
-        "cuLaunchKernel",
-        "cuLaunchKernel",
-        4000,
-        "CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, "
-        "unsigned int, CUstream, void **, void **",
-    ),
-    (
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-        6050,
-        "int *, CUfunction, int, size_t",
-    ),
-    (
-        "cuOccupancyMaxPotentialBlockSize",
-        "cuOccupancyMaxPotentialBlockSize",
-        6050,
-        "int *, int *, CUfunction, void *, size_t, int",
-    ),
-]
 LOOKUP_FUNCTIONS = """
-CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, int *);
 CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
-"""
+"""  # cuGetProcAddress_v2 is declared with the probed functions
 _BY_NAME = {f[0]: f for f in FUNCTIONS}
 
 

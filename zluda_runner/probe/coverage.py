@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from zluda_runner.data.driver_api import driver_api
 from zluda_runner.probe.model import SymbolCoverage
@@ -17,7 +18,7 @@ def exported_functions(path: Path) -> set[str]:
 
         with open(path, "rb") as fh:
             elf = ELFFile(fh)
-            dynsym = elf.get_section_by_name(".dynsym")
+            dynsym: Any = elf.get_section_by_name(".dynsym")
             if dynsym is None:
                 return set()
             return {
@@ -28,7 +29,7 @@ def exported_functions(path: Path) -> set[str]:
                 and s["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC")
             }
     if magic[:2] == b"MZ":
-        import pefile
+        import pefile  # type: ignore[import-untyped]
 
         pe = pefile.PE(str(path), fast_load=True)
         pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]])

@@ -10,7 +10,9 @@ from zluda_runner.probe.bindings import CallRecord
 PROBE_SCHEMA = 1
 PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED = "pass", "fail", "missing", "crashed", "timeout", "skipped"
 MISMATCH, ERROR, UNAVAILABLE = "mismatch", "error", "unavailable"  # torch-level probe
-STATUSES = (PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED, MISMATCH, ERROR, UNAVAILABLE)
+UNSUPPORTED = "unsupported"  # torch op: the dtype is not among those the op declares for the device
+STATUSES = (PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED, MISMATCH, ERROR, UNAVAILABLE, UNSUPPORTED)
+PROBLEMS = (FAIL, MISSING, CRASHED, TIMEOUT, MISMATCH, ERROR)  # any of these: exit code 3
 KIND_DRIVER, KIND_TORCH = "driver", "torch"
 
 
@@ -28,6 +30,7 @@ class CaseResult(JsonMixin):
     duration_s: float = 0.0
     max_abs_err: float | None = None
     max_rel_err: float | None = None
+    dtype: str = ""
 
 
 @dataclass
@@ -68,6 +71,13 @@ class ProbeReport(JsonMixin):
         for case in self.cases:
             counts[case.status] = counts.get(case.status, 0) + 1
         self.summary = {s: counts[s] for s in STATUSES if s in counts}
+
+    @property
+    def has_problems(self) -> bool:
+        """A case failed, crashed, hung, was missing, or a torch op mismatched / errored."""
+        return any(c.status in PROBLEMS for c in self.cases) or (
+            self.load is not None and self.load.status not in (PASS,)
+        )
 
     def by_status(self, status: str) -> list[str]:
         return [c.id for c in self.cases if c.status == status]

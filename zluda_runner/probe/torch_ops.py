@@ -197,8 +197,14 @@ def main(argv=None):
     try:
         run(args.device, skip=set(filter(None, args.skip.split(","))))
     except ImportError as exc:
-        _emit("info", torch=None, device=args.device, available=False, reason=f"cannot import torch: {exc}",
-              ops=[])
+        _emit(
+            "info",
+            torch=None,
+            device=args.device,
+            available=False,
+            reason=f"cannot import torch: {exc}",
+            ops=[],
+        )
     _emit("end")
     return 0
 

@@ -17,8 +17,8 @@ import time
 from typing import Any
 
 from zluda_runner.probe.bindings import CallFailed, Driver, MissingFunction, make_ffi, symbol_of
-from zluda_runner.probe.cases import CASES_BY_ID, CheckFailed, Setup
-from zluda_runner.probe.model import FAIL, MISSING, PASS
+from zluda_runner.probe.cases import CASES_BY_ID, CheckFailed, NotApplicable, Setup
+from zluda_runner.probe.model import FAIL, MISSING, PASS, SKIPPED
 
 
 def _emit(out: Any, **event: Any) -> None:
@@ -31,8 +31,11 @@ def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
     first_call = len(driver.calls)
     started = time.perf_counter()
     result: dict[str, Any] = {"id": case_id, "status": PASS, "detail": ""}
+    setup.notes = []
     try:
         result["detail"] = case.run(setup) or ""
+    except NotApplicable as exc:
+        result.update(status=SKIPPED, detail=f"not applicable here: {exc}")
     except MissingFunction as exc:
         result.update(status=MISSING, detail=str(exc))
     except CallFailed as exc:
@@ -41,6 +44,8 @@ def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
         result.update(status=FAIL, detail=f"wrong result: {exc}")
     except Exception as exc:  # a probe case must never take the worker down
         result.update(status=FAIL, detail=f"probe error: {type(exc).__name__}: {exc}")
+    if setup.notes:
+        result["detail"] = "; ".join(filter(None, [result["detail"], *setup.notes]))
     result["duration_s"] = time.perf_counter() - started
     result["calls"] = [c.to_dict() for c in driver.calls[first_call:]]
     return result

@@ -35,10 +35,11 @@ document.querySelectorAll('table.report').forEach(function(t){
     rows.forEach(function(r){body.appendChild(r)});});});
   function apply(){var q=box.querySelector('input').value.toLowerCase();
     var on={};box.querySelectorAll('input[type=checkbox]').forEach(function(c){on[c.value]=c.checked});
+    var sel=box.querySelector('select.group'), g=sel?sel.value:'';
     rows.forEach(function(r){var s=r.dataset.status;
-      var show=(!s||on[s]!==false)&&r.textContent.toLowerCase().indexOf(q)>=0;
+      var show=(!s||on[s]!==false)&&r.textContent.toLowerCase().indexOf(q)>=0&&(!g||r.dataset.group===g);
       r.style.display=show?'':'none'});}
-  box.querySelectorAll('input').forEach(function(i){i.addEventListener('input',apply)});
+  box.querySelectorAll('input,select').forEach(function(i){i.addEventListener('input',apply)});
 });
 """
 
@@ -59,7 +60,15 @@ def table_html(table: Table) -> str:
     checks = "".join(
         f'<label><input type="checkbox" value="{_e(s)}" checked> {_e(s)}</label>' for s in statuses
     )
-    parts.append(f'<div class="tools"><input type="search" placeholder="filter rows">{checks}</div>')
+    groups = sorted({str(r.get(table.group_key, "")) for r in table.rows}) if table.group_key else []
+    select = (
+        '<select class="group"><option value="">all</option>'
+        + "".join(f'<option value="{_e(g)}">{_e(g)}</option>' for g in groups)
+        + "</select>"
+        if groups
+        else ""
+    )
+    parts.append(f'<div class="tools"><input type="search" placeholder="filter rows">{select}{checks}</div>')
     head = "".join(f'<th class="{"num" if c.numeric else ""}">{_e(c.label)}</th>' for c in table.columns)
     body = []
     for row in table.rows:
@@ -73,7 +82,8 @@ def table_html(table: Table) -> str:
             )
             sort_value = f' data-v="{_e(value)}"' if c.numeric and value is not None else ""
             cells.append(f'<td class="{classes}"{sort_value}>{_e(cell_text(value))}</td>')
-        body.append(f'<tr class="{css}" data-status="{_e(status)}">{"".join(cells)}</tr>')
+        group = f' data-group="{_e(row.get(table.group_key, ""))}"' if table.group_key else ""
+        body.append(f'<tr class="{css}" data-status="{_e(status)}"{group}>{"".join(cells)}</tr>')
     parts.append(
         f'<table class="report"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )

@@ -18,6 +18,7 @@ STATUS_CLASSES = {
     "missing": "warn",
     "timeout": "warn",
     "unavailable": "warn",
+    "unsupported": "muted",
     "slower": "warn",
     "skipped": "muted",
     "n/a": "muted",
@@ -38,6 +39,7 @@ class Table:
     rows: list[dict[str, Any]] = field(default_factory=list)
     status_key: str | None = "status"
     note: str = ""
+    group_key: str | None = None  # HTML: a drop-down that shows one group (e.g. op family) at a time
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zluda_runner.probe.model import KIND_TORCH, ProbeReport
+from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.report.html import render_html
 from zluda_runner.report.markdown import render_markdown
 from zluda_runner.report.table import Column, Section, Table
@@ -13,6 +13,87 @@ def _calls_text(calls: list) -> str:
     return "; ".join(f"{c.function} -> {c.result_name or c.result}" for c in calls)
 
 
+_COUNTED = ("pass", "fail", "missing", "crashed", "timeout", "skipped", "mismatch", "error", "unsupported")
+
+
+def _count_rows(report: ProbeReport, key: str) -> list[dict[str, object]]:
+    """Per area (driver) or op family (torch): how many cases ended in each status."""
+    groups: dict[str, dict[str, object]] = {}
+    for c in report.cases:
+        group = getattr(c, key) or "-"
+        row = groups.setdefault(group, {key: group, "total": 0})
+        row[c.status] = int(row.get(c.status, 0)) + 1  # type: ignore[call-overload]
+        row["total"] = int(row["total"]) + 1  # type: ignore[call-overload]
+    return list(groups.values())
+
+
+def _failing_call(case: CaseResult) -> str:
+    """The call that decided a case's fate: the last one that did not return CUDA_SUCCESS."""
+    for call in reversed(case.calls):
+        if call.result != 0:
+            return f"{call.function} -> {call.result_name or call.result}"
+    return ""
+
+
+def _driver_tables(report: ProbeReport) -> list[Table]:
+    present = [s for s in _COUNTED if any(c.status == s for c in report.cases)]
+    by_area = Table(
+        "by area",
+        [Column("area", "area"), Column("total", "cases", True)] + [Column(s, s, True) for s in present],
+        _count_rows(report, "area"),
+        status_key=None,
+    )
+    problems, rows = [], []
+    for c in report.cases:
+        row = c.to_dict()
+        row["result"] = f"{c.result_code} {c.result_name}" if c.result_code is not None else (c.signal or "")
+        row["calls"] = _calls_text(c.calls)
+        row["failing_call"] = _failing_call(c) if c.status != "pass" else ""
+        rows.append(row)
+        if c.status not in ("pass", "skipped"):
+            problems.append(row)
+    columns = [
+        Column("id", "case"),
+        Column("area", "area"),
+        Column("status", "status"),
+        Column("failing_call", "failing call"),
+        Column("detail", "detail"),
+    ]
+    return [
+        by_area,
+        Table("problems (fail / missing / crashed / timeout)", columns, problems),
+        Table(
+            "cases", [*columns[:4], Column("result", "result"), columns[4], Column("calls", "calls")], rows
+        ),
+    ]
+
+
+def _torch_tables(report: ProbeReport) -> list[Table]:
+    present = [s for s in _COUNTED if any(c.status == s for c in report.cases)]
+    by_family = Table(
+        "by op family",
+        [Column("area", "family"), Column("total", "ops x dtypes", True)]
+        + [Column(s, s, True) for s in present],
+        _count_rows(report, "area"),
+        status_key=None,
+    )
+    ops = Table(
+        "ops",
+        [
+            Column("op", "op"),
+            Column("area", "family"),
+            Column("dtype", "dtype"),
+            Column("status", "status"),
+            Column("max_abs_err", "max abs err", True),
+            Column("max_rel_err", "max rel err", True),
+            Column("detail", "detail"),
+        ],
+        [{**c.to_dict(), "op": c.title.split(" (")[0], "dtype": c.dtype} for c in report.cases],
+        group_key="area",
+    )
+    return [by_family, ops]
+
+
 def probe_sections(report: ProbeReport) -> list[Section]:
     lines = [f"target: {report.target}"]
     if report.load is not None and report.load.status != "pass":
@@ -20,36 +101,12 @@ def probe_sections(report: ProbeReport) -> list[Section]:
     lines += [f"{k}: {v}" for k, v in report.environment.items()]
     if report.summary:
         lines.append("summary: " + ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+    if report.kind != KIND_TORCH:
+        called = {c.function for case in report.cases for c in case.calls}
+        lines.append(f"{len(called)} distinct driver functions called")
     lines.append(f"took {report.duration_s:.1f} s")
     lines += [f"warning: {w}" for w in report.warnings]
-    if report.kind == KIND_TORCH:
-        columns = [
-            Column("id", "op"),
-            Column("area", "area"),
-            Column("status", "status"),
-            Column("max_abs_err", "max abs err", True),
-            Column("max_rel_err", "max rel err", True),
-            Column("detail", "detail"),
-        ]
-        rows = [c.to_dict() for c in report.cases]
-    else:
-        columns = [
-            Column("id", "case"),
-            Column("area", "area"),
-            Column("status", "status"),
-            Column("result", "result"),
-            Column("detail", "detail"),
-            Column("calls", "calls"),
-        ]
-        rows = []
-        for c in report.cases:
-            row = c.to_dict()
-            row["result"] = (
-                f"{c.result_code} {c.result_name}" if c.result_code is not None else (c.signal or "")
-            )
-            row["calls"] = _calls_text(c.calls)
-            rows.append(row)
-    tables = [Table("cases" if report.kind != KIND_TORCH else "ops", columns, rows)]
+    tables = _torch_tables(report) if report.kind == KIND_TORCH else _driver_tables(report)
     cov = report.coverage
     if cov is not None:
         if cov.error:
@@ -80,6 +137,10 @@ def trace_sections(report: TraceReport) -> list[Section]:
         f"{len(report.proc_address_lookups)} distinct cuGetProcAddress lookups, "
         f"{len(report.export_tables)} export-table requests",
     ]
+    notes = sum(p.message_count for p in report.processes)
+    unknown = sum(p.unknown_count for p in report.processes)
+    if notes or unknown:
+        lines.append(f"{notes} tracer note(s), {unknown} line(s) of no known shape (listed below)")
     lines += [f"warning: {w}" for w in report.warnings]
     call_rows = []
     for c in report.calls:
@@ -89,7 +150,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
                 "function": c.function,
                 "count": c.count,
                 "failed": failed,
-                "status": "fail" if failed else ("missing" if c.missing_in_driver else "pass"),
+                "status": "missing" if c.missing_in_driver else ("fail" if failed else "pass"),
                 "results": c.results,
                 "first_failure": (
                     f"{c.first_failure.result} at call {c.first_failure.call_number}"
@@ -143,6 +204,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
         Table(
             "processes",
             [
+                Column("process", "process"),
                 Column("pid", "pid", True),
                 Column("ppid", "ppid", True),
                 Column("argv", "argv"),
@@ -151,6 +213,7 @@ def trace_sections(report: TraceReport) -> list[Section]:
             ],
             [
                 {
+                    "process": p.label,
                     "pid": p.pid,
                     "ppid": p.ppid,
                     "argv": " ".join(p.argv),
@@ -161,6 +224,21 @@ def trace_sections(report: TraceReport) -> list[Section]:
             ],
         ),
     ]
+    extra = [
+        {"process": p.label, "kind": kind, "text": text}
+        for p in report.processes
+        for kind, texts in (("unknown", p.unknown_lines), ("note", p.messages))
+        for text in texts
+    ]
+    if extra:
+        tables.append(
+            Table(
+                "tracer notes and unrecognised lines",
+                [Column("process", "process"), Column("kind", "kind"), Column("text", "text")],
+                extra,
+                status_key=None,
+            )
+        )
     return [Section("Driver call trace", lines, tables)]
 
 

@@ -86,20 +86,20 @@ def parse_count_text(text: str, file: str = "") -> TraceProcess:
                 slots[int(slot)] = call
                 proc.calls.append(call)
             elif kind == "result":
-                slot, code, count = (int(a) for a in args[:3])
-                owner = slots.get(slot)
+                result_slot, code, times = (int(a) for a in args[:3])
+                owner = slots.get(result_slot)
                 if owner is None:
-                    raise ValueError(f"result for unknown slot {slot}")
+                    raise ValueError(f"result for unknown slot {result_slot}")
                 name = result_name(code)
-                owner.results[name] = owner.results.get(name, 0) + count
+                owner.results[name] = owner.results.get(name, 0) + times
             elif kind == "lookup":
-                symbol, version, flags, found, count = args[:5]
+                symbol, version, flags, found, looked_up = args[:5]
                 proc.proc_address_lookups.append(
-                    ProcAddressLookup(_text(symbol), int(version), int(flags), found == "1", int(count))
+                    ProcAddressLookup(_text(symbol), int(version), int(flags), found == "1", int(looked_up))
                 )
             elif kind == "export_table":
-                guid, found, count = args[:3]
-                proc.export_tables.append(ExportTableRequest(format_guid(guid), found == "1", int(count)))
+                guid, found, requested = args[:3]
+                proc.export_tables.append(ExportTableRequest(format_guid(guid), found == "1", int(requested)))
             elif kind == "end":
                 ended = True
             elif kind == "started":

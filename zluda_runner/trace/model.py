@@ -13,6 +13,20 @@ from zluda_runner.core.serial import JsonMixin
 TRACE_SCHEMA = 1
 SOURCE_ZLUDA_LOG = "zluda-log"
 SOURCE_INTERPOSER = "interposer"
+_NEUTRAL = ("UNKNOWN", "NULL")  # no status: the tracer never saw one, or a pointer result
+
+
+def is_failure(result: str) -> bool:
+    """Whether a logged result is a failure: ``CUDA_ERROR_*``, a library's non-success status,
+    a negative status number. Success names (``*_SUCCESS``, ``()``, ``0``), pointers and
+    ``UNKNOWN`` (the tracer never saw a result) are not."""
+    if result in _NEUTRAL or result == "()" or result.endswith("_SUCCESS") or result == "NVAPI_OK":
+        return False
+    if result.startswith("0x"):
+        return False
+    if result.lstrip("-").isdigit():
+        return result.startswith("-")
+    return True
 
 
 @dataclass
@@ -33,7 +47,7 @@ class TraceCall(JsonMixin):
 
     @property
     def failures(self) -> int:
-        return sum(n for name, n in self.results.items() if name != "CUDA_SUCCESS")
+        return sum(n for name, n in self.results.items() if is_failure(name))
 
 
 @dataclass
@@ -64,6 +78,19 @@ class TraceProcess(JsonMixin):
     proc_address_lookups: list[ProcAddressLookup] = field(default_factory=list)
     export_tables: list[ExportTableRequest] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    name: str = ""  # ZLUDA logs: the folder, named after the executable (<exe>, <exe>_1, ...)
+    executable: str = ""
+    instance: int | None = None  # 0 for <exe>, N for <exe>_N: the order the tracer made them in
+    log_format: str = ""  # zluda-trace (upstream rewrite) | zluda-dump (ZLUDA 3 / the fork)
+    lines: int = 0
+    messages: list[str] = field(default_factory=list)  # the tracer's own notes, first ones
+    message_count: int = 0
+    unknown_lines: list[str] = field(default_factory=list)  # neither a call nor a note, first ones
+    unknown_count: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.name or (f"pid {self.pid}" if self.pid is not None else "?")
 
 
 @dataclass
@@ -146,7 +173,7 @@ def merge_processes(
     """One report: every process listed, and their calls, lookups and GUIDs merged."""
     all_warnings = list(warnings or [])
     for proc in processes:
-        all_warnings += [f"pid {proc.pid}: {w}" for w in proc.warnings]
+        all_warnings += [f"{proc.label}: {w}" for w in proc.warnings]
     return TraceReport(
         source=source,
         command=list(command or []),

@@ -1,0 +1,248 @@
+"""Run the OpInfo torch-op probe (``torch_opinfo.py``) in the target interpreter, crash-isolated.
+
+The interpreter reports each (op, dtype) as it starts and ends. If it dies during one, that one
+is ``crashed`` (with the signal); if one runs past ``op_timeout`` the interpreter is killed and
+it is ``timeout``; either way a fresh interpreter resumes after it (the ids already reported are
+passed in a file). When ``budget`` seconds are spent, what was not reached is ``skipped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from zluda_runner.core.errors import ProbeError
+from zluda_runner.probe.model import (
+    CRASHED,
+    ERROR,
+    FAIL,
+    KIND_TORCH,
+    PASS,
+    SKIPPED,
+    TIMEOUT,
+    UNAVAILABLE,
+    CaseResult,
+    LoadResult,
+    ProbeReport,
+)
+from zluda_runner.probe.runner import _signal_name
+
+SCRIPT = Path(__file__).resolve().parent / "torch_opinfo.py"
+MARKER = b"ZLUDA_RUNNER_TORCH_PROBE "
+DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
+DEFAULT_OP_TIMEOUT = 300.0  # a first kernel compile through ZLUDA can take minutes
+STARTUP_TIMEOUT = 600.0  # importing torch and building the OpInfo database
+MAX_LINE = 1 << 20  # an event line longer than this is not ours
+MAX_RESTARTS = 200
+Progress = Callable[[CaseResult], None]
+
+
+def _result(event: dict[str, Any]) -> CaseResult:
+    case_id = str(event["id"])
+    return CaseResult(
+        id=case_id,
+        area=str(event.get("area", "")),
+        title=f"{event.get('op', case_id)} ({event.get('dtype', '')})",
+        status=str(event.get("status", ERROR)),
+        detail=str(event.get("detail", ""))[:2000],
+        max_abs_err=event.get("max_abs_err"),
+        max_rel_err=event.get("max_rel_err"),
+        duration_s=float(event.get("duration_s", 0.0)),
+        dtype=str(event.get("dtype", "")),
+    )
+
+
+def _op_and_dtype(case_id: str) -> tuple[str, str]:
+    op, _, dtype = case_id.rpartition("@")
+    return op, dtype
+
+
+class _Interpreter:
+    """One run of the script: events read line by line, with a deadline per read."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str]) -> None:
+        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        try:
+            self.proc = subprocess.Popen(argv, env=dict(env), stdout=subprocess.PIPE, stderr=self.errors)
+        except (FileNotFoundError, PermissionError) as exc:
+            self.errors.close()
+            raise ProbeError(
+                f"target interpreter {argv[0]} cannot be run: {exc}",
+                hint="pass --python with the interpreter that runs the workload",
+            ) from exc
+        assert self.proc.stdout is not None
+        self.out: IO[bytes] = self.proc.stdout
+        self.buffer = b""
+
+    def event(self, deadline: float) -> dict[str, Any] | None:
+        """The next event; ``{"event": "eof"}`` when the process is gone; None at the deadline."""
+        while True:
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                if line.startswith(MARKER):
+                    with contextlib.suppress(ValueError):
+                        event = json.loads(line[len(MARKER) :])
+                        if isinstance(event, dict):
+                            return event
+            if len(self.buffer) > MAX_LINE:
+                self.buffer = b""  # output of the op itself, not an event
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.out], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self.out.fileno(), 65536)
+            if not chunk:
+                return {"event": "eof"}
+            self.buffer += chunk
+
+    def tail(self, limit: int = 600) -> str:
+        self.errors.seek(0, os.SEEK_END)
+        size = self.errors.tell()
+        self.errors.seek(max(0, size - limit))
+        return self.errors.read().decode(errors="replace").strip()
+
+    def finish(self, kill: bool = False) -> int | None:
+        if kill and self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.out.close()
+        self.errors.close()
+        return rc
+
+
+def run_opinfo_probe(
+    python: str,
+    env: Mapping[str, str],
+    *,
+    device: str = "cuda",
+    dtypes: Sequence[str] = DEFAULT_DTYPES,
+    ops: Sequence[str] = (),
+    samples: int = 1,
+    budget: float | None = None,
+    op_timeout: float = DEFAULT_OP_TIMEOUT,
+    progress: Progress | None = None,
+) -> ProbeReport:
+    """Each OpInfo op (matching ``ops`` patterns) x dtype on ``device`` against the CPU reference."""
+    bad = [d for d in dtypes if d not in ("float32", "float16", "bfloat16", "float64")]
+    if bad or not dtypes:
+        raise ProbeError(
+            f"unsupported dtype(s) for the op probe: {', '.join(bad) or '(none)'}",
+            hint="pass --dtypes with any of float32, float16, bfloat16, float64",
+        )
+    report = ProbeReport(kind=KIND_TORCH, target=python)
+    started = time.monotonic()
+    end_by = started + budget if budget else None
+    done: dict[str, CaseResult] = {}
+    planned: list[str] | None = None
+    areas: dict[str, str] = {}
+    restarts = 0
+    with tempfile.TemporaryDirectory(prefix="zr-opinfo-") as tmp:
+        done_file = Path(tmp) / "done.txt"
+        while True:
+            done_file.write_text("".join(f"{i}\n" for i in done), encoding="utf-8")
+            argv = [python, str(SCRIPT), "--device", device, "--dtypes", ",".join(dtypes)]
+            argv += ["--ops", ",".join(ops), "--samples", str(samples), "--done-file", str(done_file)]
+            proc = _Interpreter(argv, env)
+            running: str | None = None
+            running_since = time.monotonic()
+            outcome = "eof"
+            started_up = False  # this interpreter has said "info" (imports and database done)
+            while True:
+                if running is not None:
+                    limit = running_since + op_timeout
+                else:
+                    limit = time.monotonic() + (op_timeout if started_up else STARTUP_TIMEOUT)
+                if end_by is not None:
+                    limit = min(limit, end_by)
+                event = proc.event(limit)
+                if event is None:
+                    outcome = "budget" if end_by is not None and time.monotonic() >= end_by else "timeout"
+                    break
+                kind = event.get("event")
+                if kind == "info":
+                    started_up = True
+                if kind == "info" and planned is None:
+                    planned = [str(i) for i in event.get("ops", [])]
+                    areas = {str(k): str(v) for k, v in (event.get("areas") or {}).items()}
+                    report.environment = {
+                        k: str(event[k])
+                        for k in ("torch", "device", "device_name", "cuda_build")
+                        if event.get(k)
+                    }
+                    if not event.get("available"):
+                        report.load = LoadResult(UNAVAILABLE, f"in {python}: {event.get('reason', '')}")
+                        outcome = "unavailable"
+                        break
+                    report.load = LoadResult(PASS, "")
+                elif kind == "begin":
+                    running, running_since = str(event.get("id")), time.monotonic()
+                elif kind == "op" and "id" in event:
+                    result = _result(event)
+                    done[result.id] = result
+                    running = None
+                    if progress is not None:
+                        progress(result)
+                elif kind in ("end", "eof"):
+                    outcome = str(kind)
+                    break
+            tail = proc.tail()
+            rc = proc.finish(kill=outcome in ("timeout", "budget", "unavailable"))
+            if planned is None:  # died or hung before saying what it would run
+                if outcome == "timeout":
+                    report.load = LoadResult(
+                        TIMEOUT, f"the op probe did not start within {STARTUP_TIMEOUT:g} s"
+                    )
+                elif outcome != "budget":
+                    sig = _signal_name(rc)
+                    what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
+                    report.load = LoadResult(CRASHED if sig else FAIL, f"the op probe {what}: {tail}")
+                break
+            if outcome in ("end", "unavailable", "budget") or running is None:
+                if outcome == "eof" and running is None and len(done) < len(planned):
+                    report.warnings.append(f"the op probe stopped between ops (exit {rc}): {tail[-300:]}")
+                break
+            op, dtype = _op_and_dtype(running)
+            if outcome == "timeout":
+                status, sig, detail = TIMEOUT, None, f"still running after {op_timeout:g} s"
+            else:
+                sig = _signal_name(rc)
+                status = CRASHED
+                detail = (
+                    f"the interpreter was {'killed by ' + sig if sig else f'exited with {rc}'} during this op"
+                )
+                detail += f": {tail[-500:]}" if tail else ""
+            crash = CaseResult(running, areas.get(running, ""), f"{op} ({dtype})", status, detail, signal=sig)
+            crash.dtype = dtype
+            done[running] = crash
+            if progress is not None:
+                progress(crash)
+            restarts += 1
+            if restarts > MAX_RESTARTS:
+                report.warnings.append(f"gave up after {MAX_RESTARTS} interpreter restarts")
+                break
+    why = "not run: the time budget ran out" if end_by is not None else "not run"
+    for case_id in planned or []:
+        if case_id in done:
+            report.cases.append(done[case_id])
+            continue
+        op, dtype = _op_and_dtype(case_id)
+        report.cases.append(
+            CaseResult(case_id, areas.get(case_id, ""), f"{op} ({dtype})", SKIPPED, why, dtype=dtype)
+        )
+    report.duration_s = time.monotonic() - started
+    report.summarise()
+    return report
