@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import cffi  # type: ignore[import-untyped]
+import cffi
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.data.driver_api import result_name

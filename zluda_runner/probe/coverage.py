@@ -29,7 +29,7 @@ def exported_functions(path: Path) -> set[str]:
                 and s["st_info"]["type"] in ("STT_FUNC", "STT_GNU_IFUNC")
             }
     if magic[:2] == b"MZ":
-        import pefile  # type: ignore[import-untyped]
+        import pefile
 
         pe = pefile.PE(str(path), fast_load=True)
         pe.parse_data_directories(directories=[pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]])

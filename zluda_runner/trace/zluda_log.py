@@ -226,7 +226,7 @@ def parse_log_lines(
     lines: Iterable[str], *, file: str = "", name: str = "", log_format: str | None = None
 ) -> TraceProcess:
     lines = list(lines) if log_format is None else lines
-    fmt = log_format or detect_format(lines)  # type: ignore[arg-type]
+    fmt = log_format or detect_format(lines)
     parser = _Parser(TraceProcess(pid=None, source=SOURCE_ZLUDA_LOG, file=file, name=name, log_format=fmt))
     for raw in lines:
         parser.line(raw)
@@ -276,7 +276,7 @@ def read_log_dir(log_dir: Path) -> list[TraceProcess]:
     processes = []
     for log in logs:
         folder = log.parent.name if log.parent != log_dir else ""
-        exe, instance = process_identity(folder, siblings) if folder else ("", None)  # type: ignore[assignment]
+        exe, instance = process_identity(folder, siblings) if folder else ("", None)
         warnings: list[str] = []
         try:
             lines, ended = _read_lines(log, warnings)
