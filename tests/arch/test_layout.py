@@ -27,7 +27,7 @@ RANKS = {
     "launch": 7,
     "probe": 8,
     "trace": 8,
-    "report": 9,
+    "report": 12,
     "abtest": 10,
     "doctor": 11,
     "devtools": 12,

@@ -17,10 +17,10 @@ from zluda_runner.abtest.compare import compare_output, summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, SideSummary
 from zluda_runner.abtest.run import ab_import_dir, read_records, run_ab
 from zluda_runner.abtest.sides import default_side_a, split_command
-from zluda_runner.abtest.view import render_html
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.settings import Settings
+from zluda_runner.report.ab_view import render_html
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import require
 from zluda_runner.core.errors import ProbeError
 from zluda_runner.probe.opinfo_probe import run_opinfo_probe
-from zluda_runner.report.views import probe_html
+from zluda_runner.report.probe_sections import probe_html
 
 # Loaded by the probe's interpreter (PYTHONPATH) before the OpInfo database is built, so the
 # database picks up the patched functions: logaddexp answers wrong in float32, hypot kills the

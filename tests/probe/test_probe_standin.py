@@ -10,7 +10,7 @@ from zluda_runner.core.errors import ProbeError
 from zluda_runner.probe import ProbeReport, run_probe
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE
-from zluda_runner.report.views import _count_rows, probe_html, probe_markdown
+from zluda_runner.report.probe_sections import _count_rows, probe_html, probe_markdown
 
 EXPECTED = {
     "fail": {"device.uuid", "occupancy.active_blocks", "graph.capture_launch"},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from zluda_runner.report.views import trace_html, trace_markdown
+from zluda_runner.report.trace_sections import trace_html, trace_markdown
 from zluda_runner.trace import read_trace_dir
 from zluda_runner.trace.zluda_log import canonical_guid, parse_log_text, read_log_dir
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -53,3 +54,8 @@ def plan_refs(plan: ShimPlan) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         if plan.target.torch else {"binary": plan.target.binary or (plan.argv[0] if plan.argv else None)}
     )
     return release, target
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (versioned).")
+html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
+                           help="Also write a self-contained HTML page to FILE.")

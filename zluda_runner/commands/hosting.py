@@ -48,7 +48,8 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
                3  at least one check failed (with --strict: or warned)
                1  the doctor itself could not run (e.g. --root is not a folder)
     """
-    from zluda_runner.doctor import DoctorOptions, render_text, run_doctor
+    from zluda_runner.doctor import DoctorOptions, run_doctor
+    from zluda_runner.report.doctor_view import render_text
 
     options = DoctorOptions(
         root=root_from_env(root or ""), settings=settings, strict=strict, python=settings.python
@@ -151,7 +152,7 @@ def ab_command(
     """
     from zluda_runner.abtest.run import run_ab
     from zluda_runner.abtest.sides import ab_sides
-    from zluda_runner.abtest.view import html_destination, render_text, write_html
+    from zluda_runner.report.ab_view import html_destination, render_text, write_html
 
     a_argv, b_argv = ab_sides(script, a_cmd=a_cmd, b_cmd=b_cmd, b_python=b_python, settings=settings)
     html = html_destination(html_path) if html_path else None

@@ -155,9 +155,9 @@ def diff_command(settings: Settings, run_a: str, run_b: str, as_json: bool) -> N
 @pass_settings
 def matrix_command(settings: Settings, html_path: Path | None, since: str | None, as_json: bool) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
+    from zluda_runner.report.matrix_html import render_html
     from zluda_runner.results.bundle import check_since
     from zluda_runner.results.matrix import build_matrix, render_text
-    from zluda_runner.results.matrix_html import render_html
 
     with _store(settings) as store:
         matrix = build_matrix(store, since=check_since(since))

@@ -10,6 +10,5 @@ from __future__ import annotations
 
 from zluda_runner.doctor.model import Check, DoctorOptions, DoctorReport, Status
 from zluda_runner.doctor.run import run_doctor
-from zluda_runner.doctor.view import render_text
 
-__all__ = ["Check", "DoctorOptions", "DoctorReport", "Status", "render_text", "run_doctor"]
+__all__ = ["Check", "DoctorOptions", "DoctorReport", "Status", "run_doctor"]

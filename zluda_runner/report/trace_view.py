@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from zluda_runner.report.terminal import make_console, print_sections
-from zluda_runner.report.views import trace_sections
+from zluda_runner.report.trace_sections import trace_sections
 from zluda_runner.trace.model import TraceReport
 
 TERMINAL_ROWS = 15

@@ -148,3 +148,27 @@ def env_without_tracing(env: Mapping[str, str]) -> dict[str, str]:
 
 
 __all__ = ["env_without_tracing", "find_zluda_tracer", "read_trace_dir", "run_traced"]
+
+
+MAX_REPORT_BYTES = 256 << 20
+
+
+def load_trace(path: Path) -> TraceReport:
+    """A saved TraceReport (the JSON ``--trace-out`` wrote) or a folder of raw trace logs."""
+    path = Path(path)
+    if path.is_dir():
+        return read_trace_dir(path)
+    try:
+        if not path.is_file():
+            raise TraceError(f"{path} is not a trace report file or folder",
+                             hint="pass the file written by --trace-out, or the raw trace folder")
+        if path.stat().st_size > MAX_REPORT_BYTES:
+            raise TraceError(f"{path} is larger than any trace report ({path.stat().st_size} bytes)",
+                             hint="pass the file written by --trace-out")
+        return TraceReport.from_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise TraceError(f"{path} does not exist",
+                         hint="pass a trace JSON file or a raw trace folder") from exc
+    except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
+        raise TraceError(f"{path} is not a trace report: {exc}",
+                         hint="pass the file written by --trace-out, or the raw trace folder") from exc

@@ -1,0 +1,88 @@
+"""``zluda-run probe``: which driver (or which torch ops) to probe, under which environment.
+
+The driver probe takes ``--libcuda``, else ZLUDA's driver from ``--zluda-dir`` (not its ``trace/``
+copy), else the driver of the manifest release that fits this host. The torch-level probe runs in
+the target interpreter under the planned launch (``--native``/``--device cpu``: as it is), over
+PyTorch's own OpInfo database, or the hand-written smoke set with ``quick``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zluda_runner.core.errors import ProbeError
+from zluda_runner.core.settings import Settings
+from zluda_runner.probe.model import CaseResult, ProbeReport
+from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES, DEFAULT_OP_TIMEOUT, run_opinfo_probe
+from zluda_runner.probe.runner import DEFAULT_TIMEOUT, run_probe
+from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
+
+LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
+
+
+@dataclass
+class ProbeRequest:
+    libcuda: Path | None = None
+    torch: bool = False
+    device: str = "cuda"
+    native: bool = False
+    quick: bool = False
+    ops: list[str] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=lambda: list(DEFAULT_DTYPES))
+    budget: float | None = None
+    samples: int = 1
+    timeout: float | None = None
+    case_ids: list[str] = field(default_factory=list)
+    trust_on_first_use: bool = False
+
+
+def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
+    """ZLUDA's driver: from ``--zluda-dir`` (its ``trace/`` copy's parent), else the fitting release."""
+    if settings.zluda_dir is not None and settings.zluda_dir.name in ("trace", "trace_nvidia"):
+        parent = settings.zluda_dir.parent
+        for name in LIBCUDA_NAMES:
+            if (parent / name).is_file():
+                return parent / name
+    from zluda_runner.launch.prepare import release_for
+    from zluda_runner.release.selection import host_os
+
+    source = release_for(settings, os_name=host_os() or sys.platform, cuda_major=None,
+                         trust_on_first_use=trust_on_first_use)
+    drivers = [s for s in source.layout.for_family("driver") if not s.path.lower().endswith(".dll")]
+    if not drivers:
+        raise ProbeError(f"no libcuda.so.1 in {source.layout.root}",
+                         hint="point --zluda-dir at an unpacked Linux ZLUDA, or pass --libcuda PATH")
+    return Path(drivers[0].path)
+
+
+def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
+    """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
+    from zluda_runner.launch.prepare import launch_env, prepare_plan, refuse_if_fatal
+
+    plan = prepare_plan([python], settings, trust_on_first_use=trust_on_first_use)
+    refuse_if_fatal(plan, settings.force)
+    return launch_env(plan, settings.cache_dir)
+
+
+def run_requested_probe(request: ProbeRequest, settings: Settings,
+                        progress: Callable[[CaseResult], None] | None = None) -> ProbeReport:
+    if not request.torch:
+        trust = request.trust_on_first_use
+        libcuda = request.libcuda or find_probe_libcuda(settings, trust_on_first_use=trust)
+        return run_probe(libcuda.absolute(), timeout=request.timeout or DEFAULT_TIMEOUT,
+                         case_ids=request.case_ids or None, progress=progress)
+    python = settings.python or sys.executable
+    if request.native or request.device == "cpu":
+        env = dict(os.environ)
+    else:
+        env = zluda_env_for(python, settings, trust_on_first_use=request.trust_on_first_use)
+    if request.quick:
+        return run_torch_probe(python, env, device=request.device,
+                               timeout=request.timeout or DEFAULT_TORCH_TIMEOUT)
+    return run_opinfo_probe(python, env, device=request.device, dtypes=request.dtypes, ops=request.ops,
+                            samples=request.samples, budget=request.budget,
+                            op_timeout=request.timeout or DEFAULT_OP_TIMEOUT, progress=progress)

@@ -1,0 +1,30 @@
+"""Writing a report file the user asked for (``--html FILE``): checked first, written atomically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.fsutil import atomic_write_text
+
+
+class ReportFileError(ZludaRunnerError):
+    """A report file cannot be written where the user asked."""
+
+
+def destination(path: str | Path) -> Path:
+    """Where ``--html`` will write, checked before anything runs: its folder must exist."""
+    dest = Path(path).expanduser()
+    if not dest.absolute().parent.is_dir():
+        raise ReportFileError(f"cannot write the HTML report to {path}: its folder does not exist",
+                              hint="give --html a path in an existing folder")
+    return dest
+
+
+def write_report(path: Path, text: str) -> Path:
+    try:
+        atomic_write_text(path, text)
+    except OSError as exc:
+        raise ReportFileError(f"cannot write the HTML report to {path}: {exc.strerror or exc}",
+                              hint="give --html a writable file path") from None
+    return path
