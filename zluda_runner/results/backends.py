@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,23 @@ from zluda_runner.results.store import ResultsStore
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
 SQLITE_NAME = "results.db"
 BUSY_TIMEOUT_MS = 30_000
+WAL_SWITCH_TRIES = 60  # about 25 s of waiting in all
 _MIGRATION_LOCK = 0x7A6C7564  # "zlud": the advisory lock id migrations hold on PostgreSQL
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> Any:
+    """``PRAGMA journal_mode = WAL``, retried: on a fresh file, two processes switching at once get
+    SQLITE_BUSY at once (SQLite does not wait in its busy handler there), so wait here, bounded."""
+    delay = 0.01
+    for _ in range(WAL_SWITCH_TRIES):
+        try:
+            return conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+    return conn.execute("PRAGMA journal_mode = WAL").fetchone()
 
 
 class SQLiteStore(ResultsStore):
@@ -42,7 +59,7 @@ class SQLiteStore(ResultsStore):
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = _switch_to_wal(conn)
             if not mode or str(mode[0]).lower() != "wal":
                 raise ResultsStoreError(
                     f"the results store {self.path} could not switch to WAL mode (got {mode and mode[0]})",
