@@ -6,181 +6,106 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, json_option, pass_settings, want_json
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import RESULTS_DB_ENV, open_store
-from zluda_runner.results.schema import KINDS, ResultsStoreError, RunRecord
+from zluda_runner.results.schema import KINDS
 from zluda_runner.results.store import ResultsStore
 
-_DB_KEY = "zluda_runner.results_db"
+_since = click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
 
 
 def _store(settings: Settings) -> ResultsStore:
-    url = click.get_current_context().meta.get(_DB_KEY)
-    store = open_store(settings, url)
+    store = open_store(settings, click.get_current_context().meta.get("zluda_runner.results_db"))
     assert store is not None  # create=True always opens
     return store
 
 
-def _run_line(run: RunRecord) -> str:
-    s = run.summary
-    counts = (
-        f"{s.get('passed', 0)}/{s.get('total', 0)} passing"
-        if s.get("total")
-        else f"{s.get('items', 0)} items"
-    )
-    if run.kind == "ab" and s.get("verdict"):
-        counts = str(s["verdict"])
-    return (
-        f"{run.run_id[:12]}  {run.started_at[:19].replace('T', ' ')}  {run.kind:11} {run.release_id:18} "
-        f"{run.gfx:9} {run.torch_build:14} {counts}"
-    )
-
-
 @click.group("results")
-@click.option(
-    "--results-db",
-    "results_db",
-    metavar="URL",
-    envvar=RESULTS_DB_ENV,
-    help="postgresql://user@host/db or a SQLite file (default: results.db in the cache folder).",
-)
+@click.option("--results-db", metavar="URL", envvar=RESULTS_DB_ENV,
+              help="postgresql://user@host/db or a SQLite file (default: results.db in the cache folder).")
 @click.pass_context
 def results_group(ctx: click.Context, results_db: str | None) -> None:
     """The runs recorded so far: list, compare, the compatibility matrix, sharing."""
-    ctx.meta[_DB_KEY] = results_db
+    ctx.meta["zluda_runner.results_db"] = results_db
 
 
 @results_group.command("list")
 @click.option("--kind", type=click.Choice(KINDS), help="Only runs of this kind.")
 @click.option("--gfx", metavar="GFX", help="Only runs on this GPU target (e.g. gfx1100).")
-@click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
-@click.option(
-    "--limit", type=click.IntRange(1), default=50, show_default=True, help="The most recent N runs."
-)
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_since
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="The latest N runs.")
+@json_option
 @pass_settings
-def list_command(
-    settings: Settings, kind: str | None, gfx: str | None, since: str | None, limit: int, as_json: bool
-) -> None:
+def list_command(settings: Settings, kind: str | None, gfx: str | None, since: str | None, limit: int,
+                 as_json: bool) -> None:
     """The recorded runs, oldest first."""
+    from zluda_runner.report.results_view import render_runs
     from zluda_runner.results.bundle import check_since
 
     with _store(settings) as store:
         runs = store.list_runs(kind=kind, gfx=gfx, since=check_since(since), limit=limit)
-        location = store.location
     if want_json(settings, as_json):
-        emit_json(
-            {
-                "store": location,
-                "runs": [{k: v for k, v in r.to_dict().items() if k != "items"} for r in runs],
-            }
-        )
-        return
-    if not runs:
-        click.echo(f"no runs recorded in {location}")
-        return
-    for run in runs:
-        click.echo(_run_line(run))
+        emit_json({"store": store.location, "runs": [r.to_dict() | {"items": None} for r in runs]})
+    else:
+        click.echo(render_runs(runs, store.location))
 
 
 @results_group.command("show")
 @click.argument("run_id")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @pass_settings
 def show_command(settings: Settings, run_id: str, as_json: bool) -> None:
     """One run with all its items (RUN_ID: at least 4 hex digits of its id)."""
+    from zluda_runner.report.results_view import render_run
+
     with _store(settings) as store:
         run = store.get_run(run_id)
-    if want_json(settings, as_json):
-        emit_json({"run": run.to_dict()})
-        return
-    click.echo(_run_line(run))
-    host = ", ".join(f"{k}={v}" for k, v in sorted(run.host.items()))
-    click.echo(f"host: {host}")
-    if run.release:
-        click.echo("release: " + ", ".join(f"{k}={v}" for k, v in sorted(run.release.items())))
-    if run.target:
-        click.echo("target: " + ", ".join(f"{k}={v}" for k, v in sorted(run.target.items())))
-    click.echo("command: " + " ".join(run.command))
-    for item in run.items:
-        mark = {True: "ok  ", False: "FAIL", None: "    "}[item.ok]
-        numbers = " ".join(f"{k}={v:.4g}" for k, v in sorted(item.numbers.items()) if v is not None)
-        click.echo(f"  {mark} {item.item:40} {item.status:10} {item.detail} {numbers}".rstrip())
+    emit_json({"run": run.to_dict()}) if want_json(settings, as_json) else click.echo(render_run(run))
 
 
 @results_group.command("diff")
 @click.argument("run_a")
 @click.argument("run_b")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@json_option
 @pass_settings
 def diff_command(settings: Settings, run_a: str, run_b: str, as_json: bool) -> None:
     """What changed from RUN_A to RUN_B: newly failing items, fixed ones, speed changes."""
+    from zluda_runner.report.results_view import render_diff
     from zluda_runner.results.queries import diff_runs
 
     with _store(settings) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     diff = diff_runs(a, b)
-    if want_json(settings, as_json):
-        emit_json(diff)
-        return
-    click.echo(
-        f"{a.run_id[:12]} ({a.kind}, {a.started_at[:10]}) -> {b.run_id[:12]} ({b.kind}, {b.started_at[:10]})"
-    )
-    for title, changes in (
-        ("newly failing", diff.newly_failing),
-        ("fixed", diff.fixed),
-        ("status changed", diff.changed),
-        ("only in B", diff.added),
-        ("only in A", diff.removed),
-    ):
-        if changes:
-            click.echo(f"{title} ({len(changes)}):")
-            for c in changes:
-                click.echo(f"  {c.item}: {c.before or '-'} -> {c.after or '-'} {c.detail}".rstrip())
-    for s in diff.speed:
-        click.echo(
-            f"speed: {s.item} side {s.side}: {s.before_s:.4g} s -> {s.after_s:.4g} s ({s.change:+.0%})"
-        )
-    if not (diff.newly_failing or diff.fixed or diff.changed or diff.added or diff.removed or diff.speed):
-        click.echo("no changes")
+    emit_json(diff) if want_json(settings, as_json) else click.echo(render_diff(a, b, diff))
 
 
 @results_group.command("matrix")
-@click.option(
-    "--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the HTML view."
-)
-@click.option("--since", metavar="DATE", help="Only runs started on or after DATE.")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write HTML.")
+@_since
+@json_option
 @pass_settings
 def matrix_command(settings: Settings, html_path: Path | None, since: str | None, as_json: bool) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
+    from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.matrix_html import render_html
+    from zluda_runner.report.results_view import render_matrix
     from zluda_runner.results.bundle import check_since
-    from zluda_runner.results.matrix import build_matrix, render_text
+    from zluda_runner.results.matrix import build_matrix
 
+    html = destination(html_path) if html_path else None
     with _store(settings) as store:
         matrix = build_matrix(store, since=check_since(since))
-    if html_path is not None:
-        try:
-            html_path.parent.mkdir(parents=True, exist_ok=True)
-            html_path.write_text(render_html(matrix), encoding="utf-8")
-        except OSError as exc:
-            raise ResultsStoreError(
-                f"cannot write {html_path}: {exc.strerror or exc}",
-                "pass --html a path in a folder you can write to",
-            ) from exc
-    if want_json(settings, as_json):
-        emit_json(matrix)
-        return
-    click.echo(render_text(matrix))
-    if html_path is not None:
-        click.echo(f"HTML: {html_path}")
+    if html is not None:
+        write_report(html, render_html(matrix))
+    emit_json(matrix) if want_json(settings, as_json) else click.echo(render_matrix(matrix))
+    if html is not None and not want_json(settings, as_json):
+        click.echo(f"HTML: {html}")
 
 
 @results_group.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
+@_since
 @pass_settings
 def export_command(settings: Settings, file: Path, since: str | None) -> None:
     """Write the runs to FILE, a bundle to share (JSON lines; nothing personal)."""

@@ -111,38 +111,3 @@ def build_matrix(store: ResultsStore, *, since: str | None = None) -> Matrix:
                     Failing(kind, i.item, i.status, i.detail) for i in failing.get(latest_run.run_id, [])
                 ]
     return Matrix(sorted(cells.values(), key=lambda c: (c.release, c.gfx, c.torch)), len(runs))
-
-
-def render_text(matrix: Matrix, width: int = 100) -> str:
-    """The terminal summary: one line per cell, then the first failing items."""
-    if not matrix.cells:
-        return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
-    head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
-    rows = [
-        (
-            c.release,
-            c.gfx,
-            c.torch,
-            c.probe.text() if c.probe else "-",
-            c.torch_ops.text() if c.torch_ops else "-",
-            c.ab or "-",
-            str(c.runs),
-        )
-        for c in matrix.cells
-    ]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    shown = [c for c in matrix.cells if c.failing]
-    if shown:
-        lines.append("")
-        lines.append("failing (latest run of each kind):")
-        for c in shown:
-            names = ", ".join(f.item for f in c.failing[:6]) + (" …" if len(c.failing) > 6 else "")
-            lines.append(f"  {c.release} / {c.gfx} / {c.torch}: {names}"[:width])
-    lines.append("")
-    lines.append(
-        f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "
-        f"{len(matrix.torch_builds)} torch builds"
-    )
-    return "\n".join(lines)

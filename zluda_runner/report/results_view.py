@@ -1,0 +1,88 @@
+"""Terminal views of the results store: a run per line, one run in full, a diff, the matrix."""
+
+from __future__ import annotations
+
+from zluda_runner.results.matrix import Matrix
+from zluda_runner.results.queries import RunDiff
+from zluda_runner.results.schema import RunRecord
+
+
+def run_line(run: RunRecord) -> str:
+    s = run.summary
+    total = s.get("total")
+    counts = f"{s.get('passed', 0)}/{total} passing" if total else f"{s.get('items', 0)} items"
+    if run.kind == "ab" and s.get("verdict"):
+        counts = str(s["verdict"])
+    return (
+        f"{run.run_id[:12]}  {run.started_at[:19].replace('T', ' ')}  {run.kind:11} {run.release_id:18} "
+        f"{run.gfx:9} {run.torch_build:14} {counts}"
+    )
+
+
+def render_runs(runs: list[RunRecord], location: str) -> str:
+    return "\n".join(run_line(r) for r in runs) if runs else f"no runs recorded in {location}"
+
+
+def render_run(run: RunRecord) -> str:
+    lines = [run_line(run), "host: " + ", ".join(f"{k}={v}" for k, v in sorted(run.host.items()))]
+    for label, data in (("release", run.release), ("target", run.target)):
+        if data:
+            lines.append(f"{label}: " + ", ".join(f"{k}={v}" for k, v in sorted(data.items())))
+    lines.append("command: " + " ".join(run.command))
+    for item in run.items:
+        mark = {True: "ok  ", False: "FAIL", None: "    "}[item.ok]
+        numbers = " ".join(f"{k}={v:.4g}" for k, v in sorted(item.numbers.items()) if v is not None)
+        lines.append(f"  {mark} {item.item:40} {item.status:10} {item.detail} {numbers}".rstrip())
+    return "\n".join(lines)
+
+
+def render_diff(a: RunRecord, b: RunRecord, diff: RunDiff) -> str:
+    lines = [f"{a.run_id[:12]} ({a.kind}, {a.started_at[:10]}) -> "
+             f"{b.run_id[:12]} ({b.kind}, {b.started_at[:10]})"]
+    groups = (("newly failing", diff.newly_failing), ("fixed", diff.fixed), ("status changed", diff.changed),
+              ("only in B", diff.added), ("only in A", diff.removed))
+    for title, changes in groups:
+        if changes:
+            lines.append(f"{title} ({len(changes)}):")
+            lines += [f"  {c.item}: {c.before or '-'} -> {c.after or '-'} {c.detail}".rstrip()
+                      for c in changes]
+    lines += [f"speed: {s.item} side {s.side}: {s.before_s:.4g} s -> {s.after_s:.4g} s ({s.change:+.0%})"
+              for s in diff.speed]
+    if len(lines) == 1:
+        lines.append("no changes")
+    return "\n".join(lines)
+
+
+def render_matrix(matrix: Matrix, width: int = 100) -> str:
+    """The terminal summary: one line per cell, then the first failing items."""
+    if not matrix.cells:
+        return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
+    head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
+    rows = [
+        (
+            c.release,
+            c.gfx,
+            c.torch,
+            c.probe.text() if c.probe else "-",
+            c.torch_ops.text() if c.torch_ops else "-",
+            c.ab or "-",
+            str(c.runs),
+        )
+        for c in matrix.cells
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    shown = [c for c in matrix.cells if c.failing]
+    if shown:
+        lines.append("")
+        lines.append("failing (latest run of each kind):")
+        for c in shown:
+            names = ", ".join(f.item for f in c.failing[:6]) + (" …" if len(c.failing) > 6 else "")
+            lines.append(f"  {c.release} / {c.gfx} / {c.torch}: {names}"[:width])
+    lines.append("")
+    lines.append(
+        f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "
+        f"{len(matrix.torch_builds)} torch builds"
+    )
+    return "\n".join(lines)
