@@ -25,8 +25,8 @@ from zluda_runner.abtest.runner import AbReport, OutputComparison, SideSummary, 
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.report.matrix_html import render_html
-from zluda_runner.results.backends import make_store
 from zluda_runner.report.results_view import render_matrix as render_text
+from zluda_runner.results.backends import make_store
 from zluda_runner.results.matrix import build_matrix
 from zluda_runner.results.recording import build_run, record_report
 

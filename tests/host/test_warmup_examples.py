@@ -171,3 +171,16 @@ def test_matmul_check_example_on_cpu() -> None:
     assert proc.stdout.count(" ok") == 4 and "all dtypes within bounds" in proc.stdout
     no_gpu = _run(str(EXAMPLES / "matmul_check.py"), "--device", "cuda", "--size", "8")
     assert no_gpu.returncode == 2 and "no CUDA device" in no_gpu.stderr
+
+
+def test_warmup_reports_zluda_runs_own_failure_not_the_workloads(tmp_path: Path) -> None:
+    """The release and plan are prepared before the workload starts: their failure is zluda-run's
+    own error (message, hint, exit 1), never "python exited 1"."""
+    result = CliRunner().invoke(
+        main_group,
+        ["--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(tmp_path / "missing"), "warmup", "--",
+         "sh", "-c", "exit 0"],
+    )
+    assert result.exit_code == 1
+    assert "error:" in result.output and "hint:" in result.output
+    assert "exited" not in result.output and str(tmp_path / "missing") in result.output

@@ -18,7 +18,7 @@ pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
 def emit_json(data: Any) -> None:
     """Print ``data`` as schema-versioned JSON on stdout."""
-    payload = to_plain(data)
+    payload = to_plain(data.to_dict() if hasattr(data, "to_dict") else data)
     if isinstance(payload, dict) and "schema" not in payload:
         payload = {"schema": JSON_SCHEMA_VERSION, **payload}
     click.echo(json.dumps(payload, indent=2))

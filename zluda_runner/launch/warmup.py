@@ -4,9 +4,9 @@ ZLUDA compiles every PTX module to AMD code on first use; a big model's first ru
 spend minutes there with no output.  The heartbeat (elapsed time, cache growth so far)
 shows it is working, and the report says how much the cache grew.
 
-The workload runs under ZLUDA through ``zluda-run run -- CMD`` (:func:`zluda_run_argv`,
-which ``zluda-run ab`` uses for its side A too); :func:`warmup` itself runs the argv it
-is given.
+``zluda-run warmup`` prepares the run itself (release, plan: their errors are zluda-run's
+own, never blamed on the workload) and hands :func:`warmup` the workload's argv and
+environment. :func:`zluda_run_argv` is how ``zluda-run ab`` runs its side A.
 """
 
 from __future__ import annotations
@@ -80,16 +80,6 @@ def zluda_run_argv(command: Sequence[str], settings: Settings | None = None) -> 
         if settings.force:
             argv.append("--force")
     return [*argv, "run", "--", *command]
-
-
-def workload_argv(
-    command: Sequence[str], settings: Settings | None = None, *, as_is: bool = False
-) -> list[str]:
-    """What ``zluda-run warmup -- COMMAND`` runs: COMMAND under ZLUDA, or unchanged with ``as_is``."""
-    workload = list(command[1:] if command and command[0] == "--" else command)
-    if not workload:
-        raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
-    return workload if as_is else zluda_run_argv(workload, settings)
 
 
 def warmup(
@@ -166,3 +156,11 @@ def render_text(report: WarmupReport, name: str) -> str:
         f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
         f"{format_bytes(report.bytes_after)}"
     )
+
+
+def stderr_fd() -> int | None:
+    """Our stderr's file descriptor (the workload's stdout with ``--json``), or None when it has none."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
