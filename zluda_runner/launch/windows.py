@@ -14,12 +14,13 @@ host (a wheel, a mounted drive, a test fixture).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zluda_runner.core.errors import LaunchError, PlacementError
+from zluda_runner.core.settings import Settings
 from zluda_runner.launch.windows_journal import (
     IN_PROGRESS,
     JOURNAL_DIRNAME,
@@ -132,7 +133,7 @@ def prepare_windows_launch(
 
 def plan_for_torch_lib(
     torch_lib: Path,
-    settings: Any,
+    settings: Settings,
     *,
     argv: Sequence[str] = (),
     trust_on_first_use: bool = False,
@@ -156,3 +157,21 @@ def plan_for_torch_lib(
     source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
                          cuda_version=profile.cuda_version, trust_on_first_use=trust_on_first_use)
     return make_plan(profile, source.layout, release=source.ref, argv=argv)
+
+
+def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
+    """The torch/lib folder ``restore``/``status`` work on: ``--torch-lib``, else the target
+    interpreter's. A path that is not a folder is an error (nothing is reported about nothing)."""
+    if torch_lib is None:
+        from zluda_runner.target.interpreter import probe_interpreter
+
+        facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
+        if not facts.torch_path:
+            raise PlacementError(f"no torch in {facts.executable}: nothing placed there to check",
+                                 hint="pass --torch-lib DIR or --python PY")
+        torch_lib = Path(facts.torch_path) / "lib"
+    folder = Path(torch_lib)
+    if not folder.is_dir():
+        raise PlacementError(f"{folder} is not a folder",
+                             hint="pass --torch-lib the torch/lib folder of the target")
+    return folder

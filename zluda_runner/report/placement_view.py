@@ -1,0 +1,31 @@
+"""Terminal views of Windows DLL placement: what was placed, restored, and the state of torch/lib."""
+
+from __future__ import annotations
+
+from zluda_runner.launch.windows_place import PlacementResult
+from zluda_runner.launch.windows_restore import PlacementStatus, RestoreResult
+
+
+def render_placement(result: PlacementResult | None) -> str:
+    if result is None:
+        return "nothing to place: this plan loads ZLUDA by preload or injector (see `--dry-run`)"
+    lines = [f"already placed in {result.torch_lib}"] if result.already_placed else []
+    return "\n".join(lines + [f"placed   {name}" for name in result.placed])
+
+
+def render_restore(result: RestoreResult) -> str:
+    lines = [f"restored {name}" for name in result.restored]
+    lines += [f"removed  {name} (was not there before)" for name in result.removed]
+    lines += [f"skipped  {name} (changed since placement; `zluda-run restore --force` puts the original "
+              "back)" for name in result.skipped]
+    lines += [f"removed  {name} (left by an interrupted placement)" for name in result.temp_files_removed]
+    if result.journal_kept:
+        lines.append(f"the journal and saved originals are kept in {result.journal_kept.parent}")
+    return "\n".join(lines) or "nothing to restore"
+
+
+def render_status(st: PlacementStatus) -> str:
+    lines = [f"state: {st.state} ({st.torch_lib})"]
+    lines += [f"  {f.state:9} {f.name}" for f in st.files]
+    lines += [f"drift: {line}" for line in st.drift]
+    return "\n".join([*lines, st.advice] if st.advice else lines)
