@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -103,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompt", default="ZLUDA runs CUDA on AMD. ")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
-        print(
-            "error: --device cuda but torch sees no CUDA device (run it through zluda-run)", file=sys.stderr
-        )
+        release = os.environ.get("ZLUDA_RUNNER_RELEASE")
+        why = (f"it runs through zluda-run (ZLUDA {release}), so the GPU or its HIP runtime is missing: "
+               "`zluda-run doctor` says what to fix" if release else "run it through zluda-run")
+        print(f"error: --device cuda but torch sees no CUDA device ({why})", file=sys.stderr)
         return 2
     if args.dim % args.heads:
         parser.error("--dim must be a multiple of --heads")

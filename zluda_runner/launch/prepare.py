@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch 
     from zluda_runner.target.profile import TargetProfile
 from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
+RELEASE_ENV = "ZLUDA_RUNNER_RELEASE"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
 PLAN_CACHE_FORMAT = 4
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH")
@@ -343,8 +344,11 @@ def linux_launch(plan: ShimPlan, cache_dir: Path) -> LinuxLaunch:
 
 
 def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The full environment the workload gets under ``plan``."""
+    """The full environment the workload gets under ``plan`` (``ZLUDA_RUNNER_RELEASE`` names the release,
+    so a workload can tell it runs through zluda-run)."""
     env = dict(os.environ if base_env is None else base_env)
+    if plan.release is not None:
+        env[RELEASE_ENV] = plan.release.id or plan.release.root
     if plan.os == "windows":
         env.update(plan.env)
         if plan.path_prepend:
