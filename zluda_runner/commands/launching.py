@@ -125,7 +125,8 @@ def plan_command(settings: Settings, python_opt: str | None, force_opt: bool, ve
 
         plan = plan_for_torch_lib(Path(torch_lib), settings, argv=argv, trust_on_first_use=trust_on_first_use)
     else:
-        plan = prepare_plan(argv, settings, use_cache=not no_cache, trust_on_first_use=trust_on_first_use)
+        plan = prepare_plan(argv, settings, use_cache=not no_cache, trust_on_first_use=trust_on_first_use,
+                            download=False)
     verification = None
     if settings.verify_load and plan.os == "linux":
         from zluda_runner.launch.verify import verify_torch_import

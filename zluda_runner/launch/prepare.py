@@ -123,6 +123,7 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
 class ReleaseSource:
     layout: ReleaseLayout
     ref: ReleaseRef
+    not_downloaded: str | None = None  # the note a plan from the manifest alone carries
 
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
@@ -139,16 +140,18 @@ def release_for(
     cuda_major: int | None,
     cuda_version: str | None = None,
     trust_on_first_use: bool = False,
+    download: bool = True,
 ) -> ReleaseSource:
     """The release folder: ``--zluda-dir`` as is, else the manifest's pick for this host and CUDA
-    major (HIP version read from the host), fetched into the cache."""
+    major (HIP version read from the host), fetched into the cache. ``download=False`` (``plan``):
+    a release not in the cache is described by the manifest alone, and nothing is downloaded."""
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
 
     if settings.zluda_dir is not None:
         layout = scan_release_dir(settings.zluda_dir)
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
-    from zluda_runner.release.cache import ensure_release
+    from zluda_runner.release.cache import cached_release_dir, ensure_release
     from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
     from zluda_runner.release.selection import host_os, select_asset
 
@@ -165,6 +168,12 @@ def release_for(
             "a self-built ZLUDA can be used with --zluda-dir DIR",
         )
     release, asset = selection.chosen.release, selection.chosen.asset
+    if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
+        from zluda_runner.release.provisional import download_note, provisional_layout
+
+        root = CachePaths(settings.cache_dir).releases / release.id / "(not downloaded)"
+        ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
+        return ReleaseSource(provisional_layout(root, asset), ref, download_note(release.id, asset))
     unpacked = ensure_release(release, asset, settings.cache_dir, trust_on_first_use=trust_on_first_use)
     root = resolve_release_root(unpacked, asset)
     layout = layout_from_manifest(root, asset)
@@ -276,8 +285,10 @@ def prepare_plan(
     env: Mapping[str, str] | None = None,
     use_cache: bool = True,
     trust_on_first_use: bool = False,
+    download: bool = True,
 ) -> ShimPlan:
-    """Inspect the target the command runs, pick the release, and plan (cached)."""
+    """Inspect the target the command runs, pick the release, and plan (cached). ``download=False``
+    (``zluda-run plan``) never downloads: an uncached release is planned from the manifest."""
     run_env = dict(os.environ if env is None else env)
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
@@ -291,7 +302,7 @@ def prepare_plan(
     target = inspect_target(choice, settings, run_env)
     if target is None:
         source = release_for(settings, os_name=_host_os(), cuda_major=None,
-                             trust_on_first_use=trust_on_first_use)
+                             trust_on_first_use=trust_on_first_use, download=download)
         target = assumed_target(argv, source.layout)
     else:
         source = release_for(
@@ -300,7 +311,10 @@ def prepare_plan(
             cuda_major=target.cuda_major,
             cuda_version=target.cuda_version,
             trust_on_first_use=trust_on_first_use,
+            download=download,
         )
+    if source.not_downloaded is not None:
+        return _provisional_plan(target, source, argv, run_env)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     plan.warnings.extend(w for w in target.warnings if w.startswith(ASSUMED_PREFIX))
     if use_cache:
@@ -310,6 +324,24 @@ def prepare_plan(
             extra = [*plan.library_path, *rocm_dirs(run_env),
                      *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
+    return plan
+
+
+def _provisional_plan(target: TargetProfile, source: ReleaseSource, argv: Sequence[str],
+                      env: Mapping[str, str]) -> ShimPlan:
+    """A plan from the manifest alone (never cached: the files it describes do not exist yet)."""
+    from zluda_runner.plan.build import make_plan
+    from zluda_runner.plan.shimdeps import ShimDeps, resolve_shim_deps
+    from zluda_runner.plan.shimfacts import provisional_facts
+
+    def deps(shims: Sequence[str]) -> ShimDeps:
+        return resolve_shim_deps([s for s in shims if os.path.exists(s)], env)
+
+    plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=env,
+                     facts_reader=provisional_facts, deps_resolver=deps)
+    plan.provisional = True
+    plan.warnings.insert(0, source.not_downloaded or "")
+    plan.warnings.extend(w for w in target.warnings if w.startswith(ASSUMED_PREFIX))
     return plan
 
 

@@ -360,6 +360,12 @@ def _bind(
             f"{has}: ld.so knows it only by the names it is opened under, so the launch opens it under "
             f"{need.name} (a path request for {need.name} is answered with that bare name)"
         )
+    if shim.stub:
+        stub = (f"the release's {Path(shim.path).name} stands in by name only: {shim.stub}; "
+                f"calls into {need.name} fail at run time")
+        verdicts.append(WARN)
+        reasons.append(stub)
+        problems.append(stub)
     verdict = max(verdicts, key=lambda v: SEVERITY[v], default=OK)
     return Binding(
         **base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,

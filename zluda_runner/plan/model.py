@@ -121,6 +121,7 @@ class ShimPlan(JsonMixin):
     inherited: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
+    provisional: bool = False  # made from the manifest alone: the release is not downloaded yet
 
     @property
     def verdict(self) -> str:

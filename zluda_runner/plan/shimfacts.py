@@ -27,6 +27,19 @@ class ShimFacts(JsonMixin):
     version_base: str | None = None  # the base version definition (named after the SONAME)
     has_versym: bool = False  # a DT_VERSYM (.gnu.version) table: versioned references bind without a VERDEF
     needed: list[str] = field(default_factory=list)  # its own DT_NEEDED (ROCm)
+    provisional: bool = False  # the file is not downloaded yet: nothing about it is known
+
+
+PROVISIONAL = ("not downloaded yet: its class, SONAME, symbol versions, exports and dependencies are "
+               "checked once it is (`zluda-run run` or `zluda-run fetch`)")
+
+
+def provisional_facts(path: str | Path) -> ShimFacts:
+    """:func:`read_shim_facts` for a release that may not be downloaded: a missing file is provisional."""
+    if Path(path).exists():
+        return read_shim_facts(path)
+    return ShimFacts(str(path), None, None, None, [], [], readable=False, problem=PROVISIONAL,
+                     provisional=True)
 
 
 def read_shim_facts(path: str | Path) -> ShimFacts:
@@ -54,10 +67,12 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
 
 
 def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
-    """glibc 2.36: a provider without DT_VERDEF passes the load-time version check; at binding, an
+    """A provisional shim (not downloaded) is checked later: OK here, its machine check says so.
+
+    glibc 2.36: a provider without DT_VERDEF passes the load-time version check; at binding, an
     export at index 1 of its DT_VERSYM satisfies a versioned reference. Only a provider with no
     DT_VERSYM at all aborts (check_match), and one whose DT_VERDEF lacks the node stops the load."""
-    if not need_versions:
+    if facts.provisional or not need_versions:
         return OK, []
     if not facts.version_defs:
         if facts.has_versym:
@@ -90,7 +105,7 @@ def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) ->
 
 
 def check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[str]]:
-    if not symbols:
+    if facts.provisional or not symbols:
         return OK, []
     exported = set(facts.exports)
     absent = sorted(s for s in symbols if s not in exported)
@@ -104,6 +119,8 @@ def check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[s
 
 
 def check_machine(facts: ShimFacts, os_name: str) -> tuple[str, list[str]]:
+    if facts.provisional:
+        return WARN, [f"provisional: {facts.problem}"]
     if not facts.readable:
         return FATAL, [f"the shim cannot be read: {facts.problem}"]
     if os_name == "linux" and (facts.elf_class != 64 or facts.machine != "x86_64"):

@@ -81,6 +81,7 @@ class ShimFile(JsonMixin):
     recognised_by: str  # "manifest" | "name" | "symbols"
     needs_env: dict[str, str] = field(default_factory=dict)
     original_saved_as: str | None = None
+    stub: str | None = None  # a stand-in by name only: what fails, and the source that says so
 
 
 @dataclass
@@ -251,6 +252,7 @@ def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
                 recognised_by="manifest",
                 needs_env=dict(getattr(f, "needs_env", {}) or {}),
                 original_saved_as=getattr(f, "original_saved_as", None),
+                stub=stub_text(f),
             )
         )
     if missing or not shims:
@@ -271,3 +273,12 @@ def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
         launchers=launchers,
         tracer_dir=_tracer_dir(root),
     )
+
+
+def stub_text(f: object) -> str | None:
+    """For a manifest file that only stands in by name: what fails, with the source that says so."""
+    if not getattr(f, "stub", False):
+        return None
+    reason = getattr(f, "stub_reason", "") or "its functions are unimplemented"
+    source = getattr(f, "stub_source", None)
+    return f"{reason} ({source.kind}: {source.ref})" if source is not None else reason
