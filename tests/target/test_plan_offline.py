@@ -49,3 +49,20 @@ def test_a_stub_cufft_is_named_in_the_plan(fake_torch, tmp_path: Path) -> None:
     assert cufft["action"] == "replace" and cufft["verdict"] == "warn"
     stub = next(p for p in cufft["problems"] if "stands in by name only" in p)
     assert "FFTs fail" in stub and "zluda_fft/src/lib.rs" in stub
+
+
+def test_a_requested_release_that_does_not_fit_says_why_first(fake_torch, tmp_path: Path) -> None:
+    """`--release fork-3.9.5` for torch built for CUDA 13: the fork serves CUDA 11 only, said first."""
+    env = dict(fake_torch.env, ZLUDA_RUNNER_MIRROR="http://127.0.0.1:9")
+    env.pop("ZLUDA_RUNNER_MANIFEST", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zluda_runner", "--cache-dir", str(tmp_path / "c"), "--release", "fork-3.9.5",
+         "plan", "--", sys.executable, "-c", "pass"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith("error: the requested release fork-3.9.5 does not fit")
+    assert "cannot serve torch built for CUDA 13 (serves 11)" in first
+    assert "built for windows" not in first  # assets for another OS are not news
+    assert "without --release, upstream-v6/" in first

@@ -159,11 +159,20 @@ def release_for(
     hip = host_hip_version() if os_name == host_os() else None
     selection = select_asset(manifest, os=os_name, hip=hip, cuda=cuda_major, release=settings.release)
     if selection.chosen is None:
+        cuda = cuda_version or cuda_major or "?"
+        wanted = f"({os_name}, HIP {hip or 'unknown'}, torch built for CUDA {cuda})"
+        if selection.requested:  # --release X: why X does not fit comes first (assets for this OS)
+            here = [r for r in selection.requested if not any(x.startswith("built for") for x in r.reasons)]
+            why = "; ".join(f"{r.asset_name}: {', '.join(r.reasons)}" for r in here or selection.requested)
+            instead = (f"; without --release, {selection.instead.release.id}/{selection.instead.asset.name} "
+                       "fits" if selection.instead is not None else "")
+            raise PlanError(f"the requested release {settings.release} does not fit this target {wanted}: "
+                            f"{why}{instead}",
+                            hint="drop --release to take the release that fits, or see `zluda-run releases`")
         near = [r for r in selection.rejected if r.fits] or selection.rejected
         reasons = "; ".join(f"{r.release_id}/{r.asset_name}: {', '.join(r.reasons)}" for r in near[:4])
         raise PlanError(
-            f"no ZLUDA release in the manifest fits this target ({os_name}, HIP {hip or 'unknown'}, "
-            f"torch built for CUDA {cuda_version or cuda_major or 'unknown'}); closest: {reasons}",
+            f"no ZLUDA release in the manifest fits this target {wanted}; closest: {reasons}",
             hint="see `zluda-run releases --cuda N` for every release and why it does not fit; "
             "a self-built ZLUDA can be used with --zluda-dir DIR",
         )
