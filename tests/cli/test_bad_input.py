@@ -109,3 +109,9 @@ def test_errors_are_json_with_json(args: list[str], tmp_path: Path) -> None:
     assert proc.returncode in ALLOWED
     data = json.loads(proc.stdout)
     assert data["error"] and data["hint"] and data["exit_code"] == proc.returncode
+
+
+def test_trace_report_of_a_folder_without_a_trace_is_an_error(tmp_path: Path) -> None:
+    proc = _zluda_run(["trace-report", str(tmp_path)], tmp_path)
+    assert proc.returncode == exitcodes.ERROR
+    assert "holds no trace" in proc.stderr and "hint:" in proc.stderr

@@ -157,7 +157,12 @@ def load_trace(path: Path) -> TraceReport:
     """A saved TraceReport (the JSON ``--trace-out`` wrote) or a folder of raw trace logs."""
     path = Path(path)
     if path.is_dir():
-        return read_trace_dir(path)
+        report = read_trace_dir(path)
+        if not report.processes:
+            raise TraceError(f"{path} holds no trace: no ZLUDA tracer log folders and no count files",
+                             hint="pass the folder a traced run left (its report names it), or the JSON "
+                             "file --trace-out wrote")
+        return report
     try:
         if not path.is_file():
             raise TraceError(f"{path} is not a trace report file or folder",
