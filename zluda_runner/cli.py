@@ -161,8 +161,10 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
 @click.option(
     "--zluda-dir",
     metavar="DIR",
+    envvar="ZLUDA_RUNNER_ZLUDA_DIR",
     callback=_path,
-    help="Use an already unpacked or self-built ZLUDA instead of a manifest release.",
+    help="Use an already unpacked or self-built ZLUDA instead of a manifest release "
+    "(env ZLUDA_RUNNER_ZLUDA_DIR).",
 )
 @click.option("--release", metavar="VERSION", help="Pick this manifest release (id, version or tag).")
 @click.option(
