@@ -1,0 +1,83 @@
+"""The CLI cannot silently do the wrong thing: options are options, typos are caught, the host is
+checked first, output is plain when piped (issue: a CLI that tells the truth). Through the real
+console script in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _base(tmp_path: Path, release: Path) -> list[str]:
+    return ["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release)]
+
+
+def test_a_misspelt_option_after_the_command_is_a_usage_error(standin_releases, zluda_run, tmp_path) -> None:
+    for cmd in (["plan", "--verfy-load", "--", "sh", "-c", "true"],
+                ["run", "--verfy-load", "--", "sh", "-c", "true"]):
+        proc = zluda_run([*_base(tmp_path, standin_releases["good"]), *cmd])
+        assert proc.returncode == 2, proc.stderr
+        assert "No such option '--verfy-load'. Did you mean '--verify-load'?" in proc.stderr
+
+
+def test_global_options_work_after_the_command_name(standin_releases, zluda_run, tmp_path) -> None:
+    release = standin_releases["good"]
+    proc = zluda_run(["--cache-dir", str(tmp_path / "c"), "plan", "--zluda-dir", str(release), "--json",
+                      "--", "sh", "-c", "true"])
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert Path(plan["release"]["root"]).resolve() == release.resolve()
+    assert plan["target"]["binary"] and "sh" in Path(plan["target"]["binary"]).name
+
+
+def test_a_misspelt_command_is_caught_not_run(zluda_run) -> None:
+    proc = zluda_run(["relases"])
+    assert proc.returncode == 2
+    assert "Did you mean 'releases'?" in proc.stderr
+    # a real program whose name is close to a command is still the workload
+    ok = zluda_run(["--json", "tru", "x"])  # not on PATH: a typo of nothing, so it is a workload
+    assert ok.returncode == 127
+
+
+def test_the_host_is_checked_before_anything_else(standin_releases, zluda_run, tmp_path) -> None:
+    """No AMD GPU on this machine: a warning that names what is missing and points to the doctor;
+    --strict stops there with exit 3 and never starts the workload."""
+    if Path("/dev/kfd").exists():
+        pytest.skip("this machine has an AMD GPU driver")
+    marker = tmp_path / "ran"
+    argv = [*_base(tmp_path, standin_releases["good"]), "--", "sh", "-c", f"touch {marker}"]
+    proc = zluda_run(argv)
+    assert proc.returncode == 0 and marker.exists()
+    assert "warning: no AMD GPU driver (/dev/kfd is missing)" in proc.stderr
+    assert "zluda-run doctor" in proc.stderr
+    marker.unlink()
+    strict = zluda_run([*_base(tmp_path, standin_releases["good"]), "run", "--strict", "--", "sh", "-c",
+                        f"touch {marker}"])
+    assert strict.returncode == 3 and not marker.exists()
+    assert "error: this host cannot run the workload on an AMD GPU" in strict.stderr
+
+
+def test_piped_output_is_plain_and_colour_follows_the_terminal(standin_releases, zluda_run, tmp_path) -> None:
+    argv = [*_base(tmp_path, standin_releases["good"]), "plan", "--", "sh", "-c", "true"]
+    piped = zluda_run(argv)
+    assert piped.returncode == 0 and "\x1b[" not in piped.stdout
+    forced = zluda_run(argv, env={**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"})
+    assert "\x1b[" in forced.stdout  # a terminal gets colour
+    no_color = zluda_run(argv, env={**os.environ, "FORCE_COLOR": "1", "NO_COLOR": "1", "COLUMNS": "120"})
+    assert "\x1b[3" not in no_color.stdout  # ...unless NO_COLOR is set
+
+
+def test_json_errors_carry_the_exit_code(zluda_run, tmp_path) -> None:
+    proc = zluda_run(["--json", "--zluda-dir", str(tmp_path / "missing"), "plan", "--", "sh", "-c", "true"])
+    data = json.loads(proc.stdout)
+    assert proc.returncode == data["exit_code"] == 1 and data["error"] and data["hint"]
+
+
+def test_cpython_interpreter_is_the_default_target(zluda_run) -> None:
+    """`zluda-run inspect` with no argument inspects this interpreter: a CPU torch here, said plainly."""
+    proc = zluda_run(["inspect", "--python", sys.executable])
+    assert proc.returncode == 1 and "CPU-only build" in proc.stderr and "Traceback" not in proc.stderr
