@@ -40,12 +40,6 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
     plat = platform or sys.platform
     fs = HostFs(root)
     facts = QuickFacts()
-    hip = find_host_hip(root, environ, plat)
-    if hip is not None:
-        facts.hip_version, facts.hip_kind = hip.major_minor, hip.kind
-    else:
-        facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
-                              "library folders)" if plat != "win32" else "no AMD HIP SDK found")
     if plat.startswith("linux"):
         gpus = gpus_from_kfd(fs)
         gpu = target_gpu(gpus, environ) if gpus else None
@@ -58,4 +52,10 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
         version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
         if gpu is not None:
             facts.driver_version = f"amdgpu {version or '(in-tree)'}"
+    hip = find_host_hip(root, environ, plat)
+    if hip is not None:
+        facts.hip_version, facts.hip_kind = hip.major_minor, hip.kind
+    else:
+        facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
+                              "library folders)" if plat != "win32" else "no AMD HIP SDK found")
     return facts

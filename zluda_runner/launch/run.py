@@ -46,7 +46,9 @@ def check_host(settings: Settings, *, strict: bool) -> list[str]:
             hint="`zluda-run doctor` says what to install; without --strict zluda-run goes on "
             "(torch then sees no GPU)",
         )
-    return [f"{p}: torch will see no GPU (`zluda-run doctor` says what to fix)" for p in problems]
+    if not problems:
+        return []
+    return ["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"]
 
 
 def prepare_run(

@@ -1,0 +1,34 @@
+"""The run path's cheap look at the host (host/quick.py), on fake root trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.host.test_doctor import rocm62_tree
+from zluda_runner.host.quick import quick_facts
+
+
+def test_a_rocm_host_with_a_gpu_has_no_problems_and_a_fingerprint(tmp_path: Path) -> None:
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    (tmp_path / "dev").mkdir(exist_ok=True)
+    (tmp_path / "dev" / "kfd").touch()
+    facts = quick_facts(env={}, root=tmp_path, platform="linux")
+    assert facts.problems == []
+    assert facts.gfx == "gfx1100" and facts.hip_version == "6.2" and facts.hip_kind == "rocm"
+    assert facts.fingerprint()["gfx"] == "gfx1100"
+
+
+def test_nothing_installed_names_both_problems_gpu_first(tmp_path: Path) -> None:
+    facts = quick_facts(env={}, root=tmp_path, platform="linux")
+    assert facts.problems[0] == "no AMD GPU driver (/dev/kfd is missing)"
+    assert facts.problems[1].startswith("no HIP/ROCm runtime found")
+    assert facts.gfx is None and facts.hip_version is None
+
+
+def test_a_distribution_hip_package_is_found(tmp_path: Path) -> None:
+    lib = tmp_path / "usr" / "lib" / "x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / "libamdhip64.so.5.2.21153").touch()
+    (lib / "libamdhip64.so.5").symlink_to("libamdhip64.so.5.2.21153")
+    facts = quick_facts(env={}, root=tmp_path, platform="linux")
+    assert facts.hip_version == "5.2" and facts.hip_kind == "distribution"
