@@ -137,7 +137,9 @@ def _serve(state: AssetServer, context: ssl.SSLContext | None = None) -> Iterato
         server.socket = context.wrap_socket(server.socket, server_side=True)
         scheme = "https"
     state.base = f"{scheme}://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever polls for shutdown every poll_interval (0.5 s by default): every test paid that at
+    # teardown; 0.02 s makes the fetch tests' teardown ~25x cheaper.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield state
