@@ -379,3 +379,84 @@ def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):
     download(url, tmp_path / "x", expected_sha256=kit.sha256(payload), progress=True, label="x.tar.gz")
     err = capsys.readouterr().err
     assert "fetching x.tar.gz" in err and "(100%)" in err
+
+
+# --------------------------------------------------------------------------- bounded downloads
+
+_BOUNDED_DOWNLOAD = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))  # no file over 4 MiB may be written
+resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
+from zluda_runner.core.errors import ChecksumError
+from zluda_runner.release.fetch import Limits, RetryPolicy, download
+url, dest, size = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+try:
+    download(url, dest, expected_size=int(size) if size != "-" else None, progress=False,
+             retry=RetryPolicy(attempts=1), limits=Limits(max_bytes=2 << 20))
+except ChecksumError as exc:
+    print("STOPPED", exc.message)
+    print("LEFT", dest.exists())
+else:
+    print("DOWNLOADED")
+"""
+
+
+@pytest.mark.parametrize(
+    ("size", "words"),
+    [("174", "the manifest's size of 174 bytes"), ("-", "no release archive exceeds")],
+    ids=["manifest-size", "no-size-known"],
+)
+def test_unsized_stream_stops_at_the_bound(tmp_path, server, size, words):
+    """A server streaming 64 MiB with no Content-Length for an asset of 174 bytes (or of unknown
+    size: the cap, 2 MiB here) is cut off at the bound; in a child that may not write a file over
+    4 MiB (RLIMIT_FSIZE) the download ends with a clear error and leaves nothing."""
+    url = server.add("/endless.tar.gz", b"\x1f\x8b" + b"z" * 172)
+    server.unsized["/endless.tar.gz"] = 64 << 20
+    dest = tmp_path / "endless.tar.gz"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _BOUNDED_DOWNLOAD, url, str(dest), size],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
+    assert words in done.stdout and url in done.stdout
+    assert "LEFT False" in done.stdout and not dest.exists()
+
+
+def test_announced_size_other_than_the_manifest_is_refused_before_the_body(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    with pytest.raises(ChecksumError) as info:
+        download(url, tmp_path / "x", expected_size=len(payload) - 1, progress=False)
+    assert f"announces {len(payload)} bytes" in info.value.message
+    assert str(len(payload) - 1) in info.value.message
+    assert not (tmp_path / "x").exists()
+
+
+class SteppingClock:
+    """A clock that moves ``step`` seconds each time it is read: the pace check sees a trickle of
+    one byte per read as one byte every ``step`` seconds, without the test waiting."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_trickling_server_hits_the_pace_floor(tmp_path, server, kit, payload):
+    """1 byte every 5 s reset the read time-out each time and kept a fetch alive for 330 s: now each
+    minute must bring 4 KiB/s on average. (Each read here is one byte; the clock says 5 s passed.)"""
+    from zluda_runner.release.fetch import Limits, TransferError
+
+    url = server.add("/slow.tar.gz", payload)
+    server.trickle = 0.002
+    clock = SteppingClock(5.0)
+    with pytest.raises(TransferError) as info:
+        download(url, tmp_path / "slow", expected_sha256=kit.sha256(payload), progress=False,
+                 retry=RetryPolicy(attempts=1), limits=Limits(clock=clock))
+    assert "bytes/s" in info.value.message and url in info.value.message
+    assert "retry" in info.value.hint
+    assert clock.now < 200  # it gave up within a few simulated minutes
+    assert not (tmp_path / "slow").exists()
