@@ -436,6 +436,7 @@ def _one_request(
             filled = 0
             try:
                 while filled < len(buf):  # one socket read at a time, so the pace is checked as bytes come
+                    want = len(buf) - filled
                     n = read_some(view[filled:])
                     if not n:
                         eof = True
@@ -444,6 +445,8 @@ def _one_request(
                     if writer.written + filled > limit:
                         raise ctx.too_big(writer.written + filled, limit, why)
                     pace.advance(n, writer.written + filled)
+                    if n < want:  # the socket is drained for now: hand what came to the file
+                        break
             except (
                 urllib3.exceptions.HTTPError,
                 requests.exceptions.RequestException,
