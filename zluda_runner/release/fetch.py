@@ -35,8 +35,7 @@ hashed and continued with ``Range``), and an interruption (Ctrl-C) or a
 network failure keeps what arrived, for the next call to resume
 (:class:`TransferError`); bytes that fail a size or hash check never stay.
 
-Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces the scheme and host of an upstream
-URL and keeps its path (see :func:`mirror_url`).
+Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces an upstream URL's scheme and host (:func:`mirror_url`).
 """
 
 from __future__ import annotations
@@ -427,9 +426,7 @@ def _one_request(
             raise ctx.too_big(total, limit, why)
         if isinstance(tick, Progress) and tick.total is None and total is not None:
             tick.total = total
-        received = 0
-        read_some = _body_reader(resp)
-        eof = False
+        received, read_some, eof = 0, _body_reader(resp), False
         while not eof:
             buf = writer.buffer()
             view = memoryview(buf)
