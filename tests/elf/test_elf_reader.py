@@ -156,3 +156,134 @@ def test_real_libcudart_against_readelf(cudart_path: Path) -> None:
         version = version.split(" ")[0].lstrip("@")
         if version:
             assert any(i[0] == name and i[1] == version and i[2] in info.needed for i in imports), row
+
+
+# --------------------------------------------------------------------------- hostile files
+#
+# An adversarial pass found that a 96 KB ELF whose version needs all share one chain of
+# entries took 35 s and 2.5 GB in `inspect`, and a 250 KB one ran out of memory. These files
+# are crafted the same way (a hostile input is by nature ours to write); each is read in a child
+# process under RLIMIT_CPU / RLIMIT_AS, so a reader that walks them unbounded is killed there
+# instead of passing slowly.
+
+_SHT_STRTAB, _SHT_DYNAMIC, _SHT_DYNSYM, _SHT_VERDEF, _SHT_VERNEED = 3, 6, 11, 0x6FFFFFFD, 0x6FFFFFFE
+
+
+def _elf64(sections: list[tuple[int, bytes, int, int]]) -> bytes:
+    """A 64-bit x86-64 ET_DYN file holding ``sections``: (sh_type, data, sh_link, sh_info) each,
+    after the null section; no program headers."""
+    import struct
+
+    body = bytearray()
+    placed = []
+    for sh_type, data, link, inf in sections:
+        while len(body) % 8:
+            body.append(0)
+        placed.append((sh_type, 64 + len(body), len(data), link, inf))
+        body += data
+    while len(body) % 8:
+        body.append(0)
+    shoff = 64 + len(body)
+    ident = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9)
+    header = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 56, 0, 64,
+                                 len(sections) + 1, 0)
+    shdrs = bytes(64) + b"".join(
+        struct.pack("<IIQQQQIIQQ", 0, sh_type, 0, 0, off, size, link, inf, 1, 0)
+        for sh_type, off, size, link, inf in placed
+    )
+    return header + bytes(body) + shdrs
+
+
+def _shared_verneed_chain(needs: int = 5000, aux: int = 5000) -> bytes:
+    """``needs`` version-need entries (16 bytes each) whose aux pointers all lead to one chain of
+    ``aux`` entries: needs x aux names for a file of (needs + aux) * 16 bytes."""
+    import struct
+
+    strtab = b"\0libx.so\0V1\0"
+    table = bytearray()
+    aux_start = needs * 16
+    for i in range(needs):
+        table += struct.pack("<HHIII", 1, aux, 1, aux_start - i * 16, 16 if i < needs - 1 else 0)
+    for j in range(aux):
+        table += struct.pack("<IHHII", 0, 0, 2, 9, 16 if j < aux - 1 else 0)
+    return _elf64([(_SHT_STRTAB, strtab, 0, 0), (_SHT_VERNEED, bytes(table), 1, needs)])
+
+
+def _suffix_names(length: int = 150_000, count: int = 6000) -> bytes:
+    """``count`` exported symbols whose names start one byte apart in one ``length``-byte string:
+    every name is a different suffix, so decoding them all costs count x length bytes."""
+    import struct
+
+    strtab = b"\0" + b"A" * length + b"\0"
+    syms = bytes(24) + b"".join(struct.pack("<IBBHQQ", 1 + i, 0x12, 0, 1, 0, 0) for i in range(count))
+    return _elf64([(_SHT_STRTAB, strtab, 0, 0), (_SHT_DYNSYM, syms, 1, 1)])
+
+
+def _long_needed(length: int = 100_000, count: int = 10_000) -> bytes:
+    """``count`` DT_NEEDED entries naming the same ``length``-byte string."""
+    import struct
+
+    strtab = b"\0" + b"l" * length + b"\0"
+    dyn = b"".join(struct.pack("<qQ", 1, 1) for _ in range(count)) + bytes(16)
+    return _elf64([(_SHT_STRTAB, strtab, 0, 0), (_SHT_DYNAMIC, dyn, 1, 0)])
+
+
+def _overlapping_verdef(size: int = 90_000) -> bytes:
+    """Version definitions whose vd_next is 1: each entry overlaps the previous one."""
+    import struct
+
+    strtab = b"\0V\0"
+    table = bytearray(size)
+    for off in range(0, size - 28, 1):
+        struct.pack_into("<H", table, off, 1)
+    for off in range(0, size - 28, 28):
+        struct.pack_into("<HHHHIII", table, off, 1, 0, 2, 1, 0, 20, 1)
+        struct.pack_into("<II", table, off + 20, 1, 0)
+    return _elf64([(_SHT_STRTAB, strtab, 0, 0), (_SHT_VERDEF, bytes(table), 1, size)])
+
+
+_BOUNDED_READ = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20))
+resource.setrlimit(resource.RLIMIT_CPU, (8, 8))
+from zluda_runner.binfmt.elf import read_elf
+from zluda_runner.core.errors import BinaryFormatError
+try:
+    read_elf(sys.argv[1])
+except BinaryFormatError as exc:
+    print("REFUSED", exc.message)
+    print("HINT", exc.hint)
+else:
+    print("READ")
+"""
+
+
+@pytest.mark.parametrize(
+    "build",
+    [_shared_verneed_chain, _suffix_names, _long_needed, _overlapping_verdef],
+    ids=["verneed-shared-aux-chain", "dynsym-suffix-names", "needed-long-names", "verdef-overlapping"],
+)
+def test_hostile_tables_are_refused_within_bounds(tmp_path: Path, build: Callable[[], bytes]) -> None:
+    import os
+    import sys
+
+    hostile = tmp_path / "libhostile.so"
+    hostile.write_bytes(build())
+    assert hostile.stat().st_size < 300_000
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _BOUNDED_READ, str(hostile)], capture_output=True,
+                          text=True, env=env, timeout=300)
+    # killed by RLIMIT_CPU (SIGXCPU) or MemoryError under RLIMIT_AS: the walk was not bounded
+    assert done.returncode == 0, f"rc {done.returncode}: {done.stderr[-2000:]}"
+    assert done.stdout.startswith("REFUSED"), done.stdout
+    assert str(hostile) in done.stdout and "corrupt" in done.stdout
+    assert "HINT" in done.stdout
+
+
+def test_well_formed_files_stay_readable_after_the_bounds(libfoo: Path,
+                                                          cc_build: Callable[..., Path]) -> None:
+    """The bounds refuse only what no linker writes: real version needs/defs still read in full."""
+    user = read_elf(cc_build(["elf/uses_foo.c"], "u_bounds", shared=False,
+                             args=[f"-L{libfoo.parent}", "-l:libfoo.so.1"]))
+    assert "libfoo.so.1" in user.version_needs and user.version_needs["libc.so.6"]
+    assert read_elf(libfoo).version_defs == ["FOO_1.0", "FOO_2.0"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -94,8 +95,14 @@ def test_hand_downloaded_archive_found_by_name(setup, monkeypatch):
     bad = tmp_path / "dl" / "zluda-linux-test.tar.gz"
     bad.parent.mkdir()
     bad.write_bytes(payload[:-10])
-    res = run("fetch", "v6", "--archive", str(bad), "--trust-on-first-use")  # cached already: no-op
-    assert res.exit_code == 0
+    # cached already: the same file is said to be so, another one is not silently ignored
+    res = run("fetch", "v6", "--archive", str(hand))
+    assert res.exit_code == 0 and "already installed from an identical archive" in res.stderr
+    res = run("fetch", "v6", "--archive", str(bad), "--trust-on-first-use")
+    assert res.exit_code == 1 and "already installed" in res.stderr and str(bad) in res.stderr
+    assert "--reinstall" in res.stderr
+    res = run("fetch", "v6", "--archive", str(hand), "--reinstall", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["action"] == "installed-from-archive"
     run("cache", "clean")
     res = run("fetch", "v6", "--archive", str(bad))
     assert res.exit_code == 1 and "sha256" in res.stderr and str(bad) in res.stderr
@@ -138,3 +145,73 @@ def test_clean_all_leaves_a_release_being_fetched_alone(setup):
     assert not (layout.releases / "upstream-v6").exists()
     res = run("cache", "clean")  # lock released: now it goes
     assert res.exit_code == 0 and not work.exists()
+
+
+def test_cache_path_json(setup):
+    run, cache, _payload, _ = setup
+    assert run("fetch", "v6", "--os", "linux").exit_code == 0
+    res = run("cache", "path", "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["paths"] == [str(cache)]
+    data = json.loads(run("cache", "path", "upstream-v6", "--json").stdout)
+    assert data["release"] == "upstream-v6"
+    assert data["paths"] == [str(cache / "releases" / "upstream-v6" / "zluda-linux-test")]
+
+
+def test_fetch_reports_a_tampered_cache_and_reinstall_repairs_it(setup):
+    run, _cache, _payload, _ = setup
+    folder = Path(run("fetch", "v6", "--os", "linux").stdout.strip())
+    lib = folder / "libcuda.so.1"
+    size = lib.stat().st_size
+    with lib.open("r+b") as fh:  # same size, same inode: only a full check sees it
+        fh.write(b"EVIL")
+    res = run("fetch", "v6", "--os", "linux")
+    assert res.exit_code == 1 and "changed after it was installed" in res.stderr
+    assert "zluda-run fetch upstream-v6 --reinstall" in res.stderr and "Traceback" not in res.stderr
+    res = run("--json", "fetch", "v6", "--os", "linux", "--reinstall")
+    assert res.exit_code == 0, res.output
+    assert lib.read_bytes()[:4] == b"\x7fELF" and lib.stat().st_size == size
+    assert json.loads(run("--json", "fetch", "v6", "--os", "linux").stdout)["action"] == "cached"
+
+
+def test_ctrl_c_during_fetch_exits_130_and_the_next_fetch_resumes(tmp_path, server, kit):
+    """A real SIGINT to a real `zluda-run fetch` mid-body: exit 130, the partial kept, then Range."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    payload = kit.tar_gz([*kit.ZLUDA_LIKE, ("file", "zluda/blob.bin", os.urandom(300_000))])
+    packaged = json.loads(default_manifest_path().read_text())
+    template = next(r for r in packaged["releases"] if r["id"] == "upstream-v6")
+    asset = copy.deepcopy(next(a for a in template["assets"] if a["os"] == "linux"))
+    asset.update(name="zluda-linux-test.tar.gz", url=f"{BASE}/v6/zluda-linux-test.tar.gz",
+                 sha256=kit.sha256(payload), size=len(payload))
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({**packaged, "releases": [{**template, "assets": [asset]}]}))
+    path = "/m/vosen/ZLUDA/releases/download/v6/zluda-linux-test.tar.gz"
+    server.add(path, payload)
+    server.pause_after = 100_000
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "ZLUDA_RUNNER_MIRROR": server.url("/m")}
+    argv = [sys.executable, "-m", "zluda_runner.cli", "--manifest", str(manifest), "--cache-dir", str(cache),
+            "fetch", "upstream-v6", "--os", "linux"]
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.paused.wait(timeout=60), "the fetch never reached the server"
+    partial = cache / "downloads" / "upstream-v6" / "zluda-linux-test.tar.gz.part"
+    for _ in range(500):  # until the first 100 kB are on disk (not a timing assertion: a wait)
+        if partial.is_file() and partial.stat().st_size == 100_000:
+            break
+        threading.Event().wait(0.02)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, (out, err)
+    assert "interrupted; 100000 bytes of zluda-linux-test.tar.gz are kept" in err and "Traceback" not in err
+    assert partial.stat().st_size == 100_000
+    server.pause_after = None
+    server.resume_event.set()
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).is_dir() and not partial.exists()
+    last = server.served(path)[-1]
+    assert (last.range_header, last.status, last.bytes_sent) == ("bytes=100000-", 206, len(payload) - 100_000)

@@ -125,7 +125,10 @@ def test_two_processes_download_once(tmp_path, server, kit, payload):
     assert len(served) == 1 and served[0].bytes_sent == len(payload)  # one full download for two
 
 
-def test_ctrl_c_mid_download_leaves_no_partial_file(tmp_path, server, kit, payload, cache_listing):
+def test_ctrl_c_mid_download_keeps_the_partial_file_and_the_next_fetch_resumes(tmp_path, server, kit, payload,
+                                                                              cache_listing):
+    """The README says downloads resume: Ctrl-C keeps what arrived (beside the archive's place, never
+    as the archive) and the next fetch asks only for the rest with Range."""
     url = server.add("/x.tar.gz", payload)
     server.drop_after, server.drops_left = 100_000, 1
 
@@ -135,31 +138,52 @@ def test_ctrl_c_mid_download_leaves_no_partial_file(tmp_path, server, kit, paylo
     with pytest.raises(KeyboardInterrupt):
         ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache",
                        retry=RetryPolicy(sleep=interrupt))
-    assert server.served("/x.tar.gz")[0].bytes_sent == 100_000  # 100 kB had been written
-    assert cache_listing(tmp_path / "cache") == []
-    # download() on its own removes its partial file too (callers outside the cache rely on it)
+    assert server.served("/x.tar.gz")[0].bytes_sent == 100_000
+    partial = CacheLayout(tmp_path / "cache").partial_path("v5", "zluda-linux-abc1234.tar.gz")
+    assert partial.stat().st_size == 100_000
+    assert cache_listing(tmp_path / "cache") == [
+        "downloads/v5", "downloads/v5/zluda-linux-abc1234.tar.gz.part",
+        "downloads/v5/zluda-linux-abc1234.tar.gz.part.json",
+    ]  # no archive, no release folder, no marker
+    folder = ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache")
+    assert (folder / "zluda/blob.bin").stat().st_size == 300_000
+    resumed = server.served("/x.tar.gz")[-1]
+    assert (resumed.range_header, resumed.status, resumed.bytes_sent) == ("bytes=100000-", 206,
+                                                                          len(payload) - 100_000)
+    assert not partial.exists() and not partial.with_name(partial.name + ".json").exists()
+    # download() on its own (no resume asked) still removes its partial file
     server.drops_left = 1
     alone = tmp_path / "alone.tar.gz"
     with pytest.raises(KeyboardInterrupt):
         download(url, alone, expected_sha256=kit.sha256(payload), retry=RetryPolicy(sleep=interrupt),
                  progress=False)
     assert not alone.exists()
-    # and the next fetch starts cleanly
+
+
+def test_partial_of_another_file_is_not_resumed(tmp_path, server, kit, payload):
+    """A partial download kept for one hash is dropped when the manifest now expects another."""
+    layout = CacheLayout(tmp_path / "cache")
+    partial = layout.partial_path("v5", "zluda-linux-abc1234.tar.gz")
+    partial.parent.mkdir(parents=True)
+    partial.write_bytes(b"junk" * 1000)
+    partial.with_name(partial.name + ".json").write_text('{"url": "elsewhere"}')
+    url = server.add("/x.tar.gz", payload)
     folder = ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache")
-    assert (folder / "zluda/blob.bin").stat().st_size == 300_000
+    assert folder.is_dir()
+    assert [r.range_header for r in server.served("/x.tar.gz")] == [None]
 
 
 def test_ctrl_c_mid_unpack_leaves_no_half_unpacked_folder(tmp_path, server, kit, payload, cache_listing,
                                                           monkeypatch):
-    import zluda_runner.release.cache as cache_mod
+    import zluda_runner.release.install as install_mod
 
-    real = cache_mod.safe_extract
+    real = install_mod.safe_extract
 
     def extract_then_interrupt(archive, fmt, dest):
         real(archive, fmt, dest)  # the whole tree is on disk in the work folder ...
         raise KeyboardInterrupt  # ... when the user presses Ctrl-C
 
-    monkeypatch.setattr(cache_mod, "safe_extract", extract_then_interrupt)
+    monkeypatch.setattr(install_mod, "safe_extract", extract_then_interrupt)
     url = server.add("/x.tar.gz", payload)
     with pytest.raises(KeyboardInterrupt):
         ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache")
@@ -210,8 +234,10 @@ def test_self_signed_tls_is_refused(tmp_path, tls_server, kit, payload, cache_li
     assert cache_listing(tmp_path / "cache") == []
 
 
-def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, server, kit, payload,
-                                                                     cache_listing):
+def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, tls_server, kit, payload,
+                                                                     cache_listing, monkeypatch):
+    server = tls_server
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(tmp_path / "cert.pem"))  # the test's own CA: https works
     cache = tmp_path / "cache"
     url = server.add("/x.tar.gz", payload)
     asset, release = _asset(kit, url, None, sha=None), kit.Release("fork-3.9.5")
@@ -233,6 +259,22 @@ def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, 
     assert "recorded on first use" in info.value.message
     assert "trust.json" in info.value.hint
     assert cache_listing(cache) == ["trust.json"]
+
+
+def test_trust_on_first_use_over_plain_http_is_refused(tmp_path, server, kit, payload, cache_listing,
+                                                       monkeypatch):
+    """The hash seen over an unencrypted connection must not become the trusted one (issue 11, 9)."""
+    server.add("/base/vosen/ZLUDA/releases/download/v5/zluda-linux-abc1234.tar.gz", payload)
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", server.url("/base"))  # a plain-http mirror
+    asset = _asset(kit, UPSTREAM, None, sha=None)
+    with pytest.raises(FetchError) as info:
+        ensure_release(kit.Release("fork-3.9.5"), asset, tmp_path / "cache", trust_on_first_use=True)
+    assert "plain http" in info.value.message and server.url("/base") in info.value.message
+    assert "https" in info.value.hint and "--archive" in info.value.hint
+    assert server.requests == []  # refused before any byte was fetched
+    assert cache_listing(tmp_path / "cache") == []
+    # with a known hash, a plain-http mirror is fine: the bytes are checked against it
+    assert ensure_release(kit.Release("v5"), _asset(kit, UPSTREAM, payload), tmp_path / "cache").is_dir()
 
 
 def test_truncated_archive_with_matching_hash_is_refused(tmp_path, server, kit, payload, cache_listing):
@@ -379,3 +421,168 @@ def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):
     download(url, tmp_path / "x", expected_sha256=kit.sha256(payload), progress=True, label="x.tar.gz")
     err = capsys.readouterr().err
     assert "fetching x.tar.gz" in err and "(100%)" in err
+
+
+# --------------------------------------------------------------------------- bounded downloads
+
+_BOUNDED_DOWNLOAD = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))  # no file over 4 MiB may be written
+resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
+from zluda_runner.core.errors import ChecksumError
+from zluda_runner.release.fetch import Limits, RetryPolicy, download
+url, dest, size = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+try:
+    download(url, dest, expected_size=int(size) if size != "-" else None, progress=False,
+             retry=RetryPolicy(attempts=1), limits=Limits(max_bytes=2 << 20))
+except ChecksumError as exc:
+    print("STOPPED", exc.message)
+    print("LEFT", dest.exists())
+else:
+    print("DOWNLOADED")
+"""
+
+
+@pytest.mark.parametrize(
+    ("size", "words"),
+    [("174", "the manifest's size of 174 bytes"), ("-", "no release archive exceeds")],
+    ids=["manifest-size", "no-size-known"],
+)
+def test_unsized_stream_stops_at_the_bound(tmp_path, server, size, words):
+    """A server streaming 64 MiB with no Content-Length for an asset of 174 bytes (or of unknown
+    size: the cap, 2 MiB here) is cut off at the bound; in a child that may not write a file over
+    4 MiB (RLIMIT_FSIZE) the download ends with a clear error and leaves nothing."""
+    url = server.add("/endless.tar.gz", b"\x1f\x8b" + b"z" * 172)
+    server.unsized["/endless.tar.gz"] = 64 << 20
+    dest = tmp_path / "endless.tar.gz"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _BOUNDED_DOWNLOAD, url, str(dest), size],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
+    assert words in done.stdout and url in done.stdout
+    assert "LEFT False" in done.stdout and not dest.exists()
+
+
+def test_announced_size_other_than_the_manifest_is_refused_before_the_body(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    with pytest.raises(ChecksumError) as info:
+        download(url, tmp_path / "x", expected_size=len(payload) - 1, progress=False)
+    assert f"announces {len(payload)} bytes" in info.value.message
+    assert str(len(payload) - 1) in info.value.message
+    assert not (tmp_path / "x").exists()
+
+
+class SteppingClock:
+    """A clock that moves ``step`` seconds each time it is read: the pace check sees a trickle of
+    one byte per read as one byte every ``step`` seconds, without the test waiting."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_trickling_server_hits_the_pace_floor(tmp_path, server, kit, payload):
+    """1 byte every 5 s reset the read time-out each time and kept a fetch alive for 330 s: now each
+    minute must bring 4 KiB/s on average. (Each read here is one byte; the clock says 5 s passed.)"""
+    from zluda_runner.release.fetch import Limits, TransferError
+
+    url = server.add("/slow.tar.gz", payload)
+    server.trickle = 0.002
+    clock = SteppingClock(5.0)
+    with pytest.raises(TransferError) as info:
+        download(url, tmp_path / "slow", expected_sha256=kit.sha256(payload), progress=False,
+                 retry=RetryPolicy(attempts=1), limits=Limits(clock=clock))
+    assert "bytes/s" in info.value.message and url in info.value.message
+    assert "retry" in info.value.hint
+    assert clock.now < 200  # it gave up within a few simulated minutes
+    assert not (tmp_path / "slow").exists()
+
+
+# --------------------------------------------------------------------------- tampering after install
+
+
+def _installed(tmp_path, server, kit, payload):
+    url = server.add("/x.tar.gz", payload)
+    release, asset = kit.Release("v5"), _asset(kit, url, payload)
+    folder = ensure_release(release, asset, tmp_path / "cache")
+    return release, asset, folder
+
+
+def _swap_content(path: Path, data: bytes) -> None:
+    """Replace a file's content in place: same inode, and the old mtime put back (the cheap check
+    cannot see this; the full check must)."""
+    st = path.stat()
+    with path.open("r+b") as fh:
+        fh.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize(
+    ("how", "words"),
+    [
+        ("grown", "has 1605 bytes, not 1600"),
+        ("replaced", "other content"),
+        ("added", "libcublas.so.14 was added"),
+        ("removed", "libcublas.so.13 is missing"),
+        ("relinked", "now points to"),
+    ],
+)
+def test_tampered_cache_is_refused_on_use(tmp_path, server, kit, payload, how, words):
+    """`plan` said ok and `run` used a replaced libcuda: every use now checks the tree cheaply."""
+    release, asset, folder = _installed(tmp_path, server, kit, payload)
+    lib = folder / "zluda/libcuda.so.1"
+    if how == "grown":
+        lib.write_bytes(lib.read_bytes() + b"evil!")
+    elif how == "replaced":  # another file (new inode) of the same size
+        evil = folder / "evil"
+        evil.write_bytes(b"E" * lib.stat().st_size)
+        os.replace(evil, lib)
+    elif how == "added":
+        (folder / "zluda/libcublas.so.14").write_bytes(b"a shim nobody installed")
+    elif how == "removed":
+        (folder / "zluda/libcublas.so.13").unlink()
+    else:
+        (folder / "zluda/libcuda.so").unlink()
+        (folder / "zluda/libcuda.so").symlink_to("/tmp/elsewhere.so")
+    with pytest.raises(CacheError) as info:
+        ensure_release(release, asset, tmp_path / "cache")
+    assert words in info.value.message and "changed after it was installed" in info.value.message
+    assert f"zluda-run fetch {release.id} --reinstall" in info.value.hint
+
+
+def test_fetch_hashes_everything_and_reinstall_repairs(tmp_path, server, kit, payload):
+    from zluda_runner.release.cache import fetch_release, verify_cache
+
+    release, asset, folder = _installed(tmp_path, server, kit, payload)
+    lib = folder / "zluda/libcuda.so.1"
+    _swap_content(lib, b"X" * 16)  # same size, same inode, same mtime
+    assert ensure_release(release, asset, tmp_path / "cache") == folder  # the cheap check cannot tell
+    with pytest.raises(CacheError) as info:
+        fetch_release(release, asset, tmp_path / "cache")  # `fetch` hashes every file
+    assert "zluda/libcuda.so.1 has other content" in info.value.message
+    [report] = verify_cache(tmp_path / "cache")  # what the doctor calls
+    assert not report.ok and "zluda/libcuda.so.1" in report.problems[0]
+    outcome = fetch_release(release, asset, tmp_path / "cache", reinstall=True)
+    assert outcome.action == "downloaded" and lib.read_bytes() == b"\x7fELF fake driver" * 100
+    assert len(server.served("/x.tar.gz")) == 1  # the verified archive in downloads/ was reused
+    assert verify_cache(tmp_path / "cache")[0].ok
+    assert fetch_release(release, asset, tmp_path / "cache").action == "cached"
+
+
+def test_marker_without_file_record_is_unpacked_again_from_the_archive(tmp_path, server, kit, payload):
+    release, asset, folder = _installed(tmp_path, server, kit, payload)
+    marker = folder.with_name(folder.name + ".complete.json")
+    data = json.loads(marker.read_text())
+    del data["files"]  # as written by an older zluda-runner
+    marker.write_text(json.dumps(data))
+    (folder / "zluda/libcuda.so.1").write_bytes(b"changed while nothing recorded it")
+    assert ensure_release(release, asset, tmp_path / "cache") == folder
+    assert (folder / "zluda/libcuda.so.1").read_bytes() == b"\x7fELF fake driver" * 100
+    assert len(server.served("/x.tar.gz")) == 1  # from the cached archive, not downloaded again
+    assert json.loads(marker.read_text())["files"]

@@ -119,3 +119,59 @@ def test_format_and_stem_from_names():
     assert archive_stem("zluda-linux-abc.tar.gz") == "zluda-linux-abc"
     with pytest.raises(ArchiveError):
         archive_format("zluda.7z")
+
+
+# --------------------------------------------------------------------------- archive bombs
+
+_BOUNDED_EXTRACT = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_FSIZE, (32 << 20, 32 << 20))  # no file over 32 MiB may be written
+resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
+from zluda_runner.core.errors import UnsafeArchiveError
+from zluda_runner.release.unpack import safe_extract
+try:
+    safe_extract(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]))
+except UnsafeArchiveError as exc:
+    print("REFUSED", exc.message)
+else:
+    print("EXTRACTED")
+"""
+
+
+def _deflated_zip(entries: list[tuple]) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for _kind, name, data in entries:
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
+def test_archive_bomb_is_refused_before_writing(tmp_path, kit, fmt):
+    """80 MB of zeros packs into ~80 KB: far more than any release unpacks to relative to its size.
+    Extracted in a child that may write no file over 32 MiB (RLIMIT_FSIZE): refused up front."""
+    import subprocess
+    import sys
+
+    entries = [("file", "zluda/libcuda.so.1", b"\x7fELF" * 100), ("file", "zluda/bomb.bin", bytes(80 << 20))]
+    data = kit.tar_gz(entries) if fmt == "tar.gz" else _deflated_zip(entries)
+    assert len(data) < 1 << 20
+    archive = _write(tmp_path, "bomb." + fmt, data)
+    dest = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _BOUNDED_EXTRACT, str(archive), fmt, str(dest)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, f"rc {done.returncode} (SIGXFSZ = -25): {done.stderr[-1500:]}"
+    assert done.stdout.startswith("REFUSED"), done.stdout
+    assert "archive bomb" in done.stdout and "bomb." + fmt in done.stdout
+    assert _tree(dest) == []  # nothing was written
+
+
+def test_bomb_limits_leave_real_releases_alone(tmp_path, kit):
+    """A release-sized archive of incompressible data unpacks: the bounds are relative to the archive."""
+    entries = [("file", f"zluda/lib{i}.so", os.urandom(1 << 20)) for i in range(4)]
+    archive = _write(tmp_path, "real.tar.gz", kit.tar_gz(entries))
+    assert len(safe_extract(archive, "tar.gz", tmp_path / "out")) == 4

@@ -82,3 +82,49 @@ def test_other_machine_is_reported(tmp_path: Path, pe_dlls) -> None:
     arm.write_bytes(bytes(pe.write()))
     pe.close()
     assert read_pe(arm).machine == "ARM64"
+
+
+def _damaged(tmp_path: Path, source: Path, name: str, damage) -> Path:
+    pe = pefile.PE(str(source))
+    damage(pe)
+    out = tmp_path / f"{name}.dll"
+    out.write_bytes(bytes(pe.write()))
+    pe.close()
+    return out
+
+
+def _first_import(field: str, *more: str):
+    def damage(pe: pefile.PE) -> None:
+        for name in (field, *more):
+            setattr(pe.DIRECTORY_ENTRY_IMPORT[0].struct, name, 0x7FFF0000)
+    return damage
+
+
+@pytest.mark.parametrize(
+    ("case", "damage", "words"),
+    [
+        ("import-dir-outside",
+         lambda pe: setattr(pe.OPTIONAL_HEADER.DATA_DIRECTORY[1], "VirtualAddress", 0x7FFF0000),
+         "import table"),
+        ("dll-name-outside", _first_import("Name"), "can be read"),
+        ("thunks-outside", _first_import("OriginalFirstThunk", "FirstThunk"), "can be read"),
+        ("delay-dir-outside",
+         lambda pe: setattr(pe.OPTIONAL_HEADER.DATA_DIRECTORY[13], "VirtualAddress", 0x7FFF0000),
+         "delay-load import table"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_corrupt_import_table_is_an_error_not_no_imports(tmp_path: Path, pe_dlls, case, damage,
+                                                         words) -> None:
+    """pefile drops what it cannot read; a DLL must never be reported as importing less than it does."""
+    bad = _damaged(tmp_path, pe_dlls.importer, case, damage)
+    with pytest.raises(BinaryFormatError) as err:
+        read_pe(bad)
+    assert str(bad) in err.value.message and words in err.value.message
+    assert "damaged" in err.value.message and err.value.hint
+
+
+def test_only_the_first_thunk_table_damaged_still_reads(tmp_path: Path, pe_dlls) -> None:
+    """The loader itself uses FirstThunk when the lookup table is gone: pefile does too, and so do we."""
+    bad = _damaged(tmp_path, pe_dlls.importer, "oft", _first_import("OriginalFirstThunk"))
+    assert read_pe(bad).imports == read_pe(pe_dlls.importer).imports

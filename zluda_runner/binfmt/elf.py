@@ -7,6 +7,13 @@ straight from an ``mmap`` with ``struct.iter_unpack``: libtorch_cpu.so has
 ~75k dynamic symbols and pyelftools' per-entry parsing is far too slow for
 them. Only those few sections are touched, so a 500 MB library costs a few
 megabytes of page cache.
+
+Every walk is bounded by the file, because a hostile file is cheap to make (a
+96 KB one whose version needs share one chain of entries once cost 35 s and
+2.5 GB): table entries may not overlap or be visited twice, links move
+forward by at least one entry, and the strings decoded in total may not exceed
+a small multiple of the file's size (each name is also capped). Anything else
+is a :class:`BinaryFormatError` naming the file.
 """
 
 from __future__ import annotations
@@ -55,6 +62,15 @@ _VER_FLG_BASE, _VER_FLG_WEAK = 0x1, 0x2
 _DF_1_NODEFLIB = 0x800
 
 _BAD_ELF_HINT = "pass a shared library (.so) or executable built for x86-64 Linux"
+
+#: the longest library name / search path / version name we accept (glibc's PATH_MAX is 4096)
+MAX_DYNAMIC_STRING = 4096
+#: the longest symbol name (C++ template names in libtorch reach a few KiB)
+MAX_SYMBOL_NAME = 64 * 1024
+#: strings decoded per file: this many times the file's size, plus a floor. Linkers share suffixes,
+#: so real files decode a little more than their string tables hold, never many times more.
+STRING_BUDGET_FACTOR = 4
+STRING_BUDGET_FLOOR = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +205,7 @@ def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = Fa
         size = os.fstat(fh.fileno()).st_size
         mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            info = _read(p, fh, mm, size, symbols)
+            info = _read(p, fh, _Image(mm, size), symbols)
         except (ELFError, struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError) as exc:
             raise BinaryFormatError(
                 f"{p} is a truncated or corrupt ELF file ({exc})", hint=_BAD_ELF_HINT
@@ -224,6 +240,35 @@ class _Shdr:
     info: int
 
 
+class _Image:
+    """The mapped file and what reading it may still cost: every decoded string is charged."""
+
+    def __init__(self, mm: mmap.mmap, size: int) -> None:
+        self.mm = mm
+        self.size = size
+        self.budget = STRING_BUDGET_FACTOR * size + STRING_BUDGET_FLOOR
+
+    def charge(self, n: int) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise ValueError("its string tables are referenced far more often than any linker writes "
+                             "(overlapping names)")
+
+    def cstr(self, strtab: tuple[int, int], offset: int, limit: int = MAX_DYNAMIC_STRING) -> str:
+        base, size = strtab
+        if offset >= size:
+            raise ValueError(f"string offset {offset} outside the string table")
+        start = base + offset
+        stop = min(base + size, start + limit + 1)
+        end = self.mm.find(b"\0", start, stop)
+        if end < 0:
+            if stop < base + size:
+                raise ValueError(f"a string at offset {offset} is longer than {limit} bytes")
+            raise ValueError("unterminated string in the string table")
+        self.charge(end - start + 1)
+        return self.mm[start:end].decode("utf-8", "replace")
+
+
 class _Sections:
     """Section headers by type. Read with struct: pyelftools builds a Python object per header,
     which costs more than everything else we read from a small library."""
@@ -235,6 +280,7 @@ class _Sections:
             raise ValueError(f"unexpected section header size {hdr['e_shentsize']}")
         self.headers: list[_Shdr] = []
         self.by_type: dict[int, _Shdr] = {}
+        self.file_size = size
         base = hdr["e_shoff"]
         for i in range(hdr["e_shnum"] if base else 0):
             fields = struct.unpack_from(fmt, mm, base + i * entsize)
@@ -249,9 +295,13 @@ class _Sections:
             self.by_type.setdefault(sh_type, sec)
 
 
-def _read(p: Path, fh: Any, mm: mmap.mmap, size: int, symbols: bool) -> ElfInfo:
+def _read(p: Path, fh: Any, img: _Image, symbols: bool) -> ElfInfo:
+    mm, size = img.mm, img.size
     elf = ELFFile(fh)  # pyelftools validates and decodes the ELF header
     hdr = elf.header
+    phentsize = 56 if elf.elfclass == 64 else 32
+    if hdr["e_phoff"] and hdr["e_phnum"] and hdr["e_phentsize"] != phentsize:
+        raise ValueError(f"unexpected program header size {hdr['e_phentsize']}")
     if hdr["e_shoff"] + hdr["e_shnum"] * hdr["e_shentsize"] > size or hdr["e_phoff"] + hdr[
         "e_phnum"
     ] * hdr["e_phentsize"] > size:
@@ -280,24 +330,24 @@ def _read(p: Path, fh: Any, mm: mmap.mmap, size: int, symbols: bool) -> ElfInfo:
             raise ValueError("the dynamic section has no string table")
         raw = mm[dyn_sec.offset: dyn_sec.offset + dyn_sec.size]
         usable = len(raw) - len(raw) % struct.calcsize(dyn_fmt)
-        _apply_dynamic(list(struct.iter_unpack(dyn_fmt, raw[:usable])), mm, strtab, info)
+        _apply_dynamic(list(struct.iter_unpack(dyn_fmt, raw[:usable])), img, strtab, info)
     else:
-        _read_dynamic_segment(mm, segments, dyn_fmt, size, info)
+        _read_dynamic_segment(img, segments, dyn_fmt, info)
     strtab = _strtab_of(sections, _SHT_GNU_VERNEED)
     need_index: dict[int, tuple[str, str]] = {}
     def_index: dict[int, str] = {}
     verneed = sections.by_type.get(_SHT_GNU_VERNEED)
     if verneed is not None and strtab is not None:
-        need_index = _read_verneed(mm, verneed, strtab, order, info)
+        need_index = _read_verneed(img, verneed, strtab, order, info)
     verdef = sections.by_type.get(_SHT_GNU_VERDEF)
     def_strtab = _strtab_of(sections, _SHT_GNU_VERDEF)
     if verdef is not None and def_strtab is not None:
-        def_index = _read_verdef(mm, verdef, def_strtab, order, info)
+        def_index = _read_verdef(img, verdef, def_strtab, order, info)
     if symbols:
         dynsym = sections.by_type.get(_SHT_DYNSYM)
         sym_strtab = _strtab_of(sections, _SHT_DYNSYM)
         if dynsym is not None and sym_strtab is not None:
-            _read_dynsym(mm, dynsym, sym_strtab, sections.by_type.get(_SHT_GNU_VERSYM), elf_class, little,
+            _read_dynsym(img, dynsym, sym_strtab, sections.by_type.get(_SHT_GNU_VERSYM), elf_class, little,
                          need_index, def_index, info)
     return info
 
@@ -317,28 +367,29 @@ def _program_headers(mm: mmap.mmap, hdr: Any, elf_class: int, order: str) -> lis
     return out
 
 
-def _apply_dynamic(tags: list[tuple[int, int]], mm: mmap.mmap, strtab: tuple[int, int],
+def _apply_dynamic(tags: list[tuple[int, int]], img: _Image, strtab: tuple[int, int],
                    info: ElfInfo) -> None:
     for tag, val in tags:
         if tag == 0:
             break
         if tag == _DT_NEEDED:
-            info.needed.append(_cstr(mm, strtab, val))
+            info.needed.append(img.cstr(strtab, val))
         elif tag == _DT_SONAME:
-            info.soname = _cstr(mm, strtab, val)
+            info.soname = img.cstr(strtab, val)
         elif tag == _DT_RPATH:
-            info.rpath.extend(_cstr(mm, strtab, val).split(":"))
+            info.rpath.extend(img.cstr(strtab, val).split(":"))
         elif tag == _DT_RUNPATH:
-            info.runpath.extend(_cstr(mm, strtab, val).split(":"))
+            info.runpath.extend(img.cstr(strtab, val).split(":"))
         elif tag == _DT_FLAGS_1:
             info.nodeflib = bool(val & _DF_1_NODEFLIB)
         elif tag == _DT_VERSYM:
             info.has_versym = True
 
 
-def _read_dynamic_segment(mm: mmap.mmap, segments: list[tuple[int, int, int, int]], fmt: str, size: int,
+def _read_dynamic_segment(img: _Image, segments: list[tuple[int, int, int, int]], fmt: str,
                           info: ElfInfo) -> None:
     """No section headers (e.g. sstrip'd): walk PT_DYNAMIC, map DT_STRTAB through PT_LOAD."""
+    mm, size = img.mm, img.size
     dyn = next((s for s in segments if s[0] == _PT_DYNAMIC), None)
     if dyn is None:
         return
@@ -359,7 +410,7 @@ def _read_dynamic_segment(mm: mmap.mmap, segments: list[tuple[int, int, int, int
         raise ValueError("DT_STRTAB points outside every loadable segment")
     if strtab_off + strsz > size:
         raise ValueError("the dynamic string table runs past the end of the file")
-    _apply_dynamic(tags, mm, (strtab_off, strsz), info)
+    _apply_dynamic(tags, img, (strtab_off, strsz), info)
 
 
 def _strtab_of(sections: _Sections, sh_type: int) -> tuple[int, int] | None:
@@ -368,78 +419,103 @@ def _strtab_of(sections: _Sections, sh_type: int) -> tuple[int, int] | None:
     if sec is None or sec.link >= len(sections.headers):
         return None
     link = sections.headers[sec.link]
+    if link.offset + link.size > sections.file_size:
+        raise ValueError(f"the string table of section type {sh_type:#x} runs past the end of the file")
     return link.offset, link.size
 
 
-def _cstr(mm: mmap.mmap, strtab: tuple[int, int], offset: int) -> str:
-    base, size = strtab
-    if offset >= size:
-        raise ValueError(f"string offset {offset} outside the string table")
-    start = base + offset
-    end = mm.find(b"\0", start, base + size)
-    if end < 0:
-        raise ValueError("unterminated string in the string table")
-    return mm[start:end].decode("utf-8", "replace")
+_VERNEED_SIZE = _VERNAUX_SIZE = 16
+_VERDEF_SIZE, _VERDAUX_SIZE = 20, 8
 
 
-def _read_verneed(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], order: str,
+class _Walk:
+    """Entries of one versioning section: each inside it, and together a bounded multiple of it.
+
+    Linkers rarely share entries (NVIDIA's libcudart lets two version definitions share one
+    name entry), so the bytes of the entries read may add up to ``factor`` times the section,
+    no more: a chain shared by thousands of entries, or overlapping entries, stop the walk
+    after a few sections' worth instead of running for minutes.
+    """
+
+    def __init__(self, sec: _Shdr, what: str, factor: int = 1) -> None:
+        self.start, self.end, self.what = sec.offset, sec.offset + sec.size, what
+        self.left = sec.size * factor
+
+    def take(self, off: int, size: int) -> None:
+        if off < self.start or off + size > self.end:
+            raise ValueError(f"{self.what} run past their section")
+        self.left -= size
+        if self.left < 0:
+            raise ValueError(f"{self.what} overlap or are linked more than once")
+
+    @staticmethod
+    def step(link: int, size: int, what: str) -> int:
+        if 0 < link < size:
+            raise ValueError(f"{what} are linked {link} bytes apart, less than one entry")
+        return link
+
+
+def _read_verneed(img: _Image, sec: _Shdr, strtab: tuple[int, int], order: str,
                   info: ElfInfo) -> dict[int, tuple[str, str]]:
     """Version needs: fills info.version_needs; returns version index -> (version, file)."""
+    mm = img.mm
     index: dict[int, tuple[str, str]] = {}
-    base, end = sec.offset, sec.offset + sec.size
-    off = base
-    for _ in range(sec.info or 1 << 16):
-        if off + 16 > end:
-            raise ValueError("version needs run past their section")
+    needs = _Walk(sec, "version needs")
+    auxes = _Walk(sec, "version need entries", factor=4)
+    off = sec.offset
+    for _ in range(min(sec.info or 1 << 16, sec.size // _VERNEED_SIZE)):
+        needs.take(off, _VERNEED_SIZE)
         _ver, cnt, vn_file, vn_aux, vn_next = struct.unpack_from(order + "HHIII", mm, off)
-        file_name = _cstr(mm, strtab, vn_file)
+        file_name = img.cstr(strtab, vn_file)
         names = info.version_needs.setdefault(file_name, [])
         aux = off + vn_aux
         for _ in range(cnt):
-            if aux + 16 > end:
-                raise ValueError("version need entries run past their section")
+            auxes.take(aux, _VERNAUX_SIZE)
             _hash, flags, other, vna_name, vna_next = struct.unpack_from(order + "IHHII", mm, aux)
-            vname = _cstr(mm, strtab, vna_name)
+            vname = img.cstr(strtab, vna_name)
             names.append(vname)
             if flags & _VER_FLG_WEAK:
                 info.version_needs_weak.setdefault(file_name, []).append(vname)
             index[other & 0x7FFF] = (vname, file_name)
-            if not vna_next:
+            if not _Walk.step(vna_next, _VERNAUX_SIZE, "version need entries"):
                 break
             aux += vna_next
-        if not vn_next:
+        if not _Walk.step(vn_next, _VERNEED_SIZE, "version needs"):
             break
         off += vn_next
     return index
 
 
-def _read_verdef(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], order: str,
+def _read_verdef(img: _Image, sec: _Shdr, strtab: tuple[int, int], order: str,
                  info: ElfInfo) -> dict[int, str]:
     """Version definitions: fills info.version_defs/version_base; returns index -> name."""
+    mm = img.mm
     index: dict[int, str] = {}
-    base, end = sec.offset, sec.offset + sec.size
-    off = base
-    for _ in range(sec.info or 1 << 16):
-        if off + 20 > end:
-            raise ValueError("version definitions run past their section")
+    defs = _Walk(sec, "version definitions")
+    names = _Walk(sec, "version definition names", factor=1 << 30)  # shared names cost nothing extra
+    off = sec.offset
+    for _ in range(min(sec.info or 1 << 16, sec.size // _VERDEF_SIZE)):
+        defs.take(off, _VERDEF_SIZE)
         _ver, flags, ndx, cnt, _hash, vd_aux, vd_next = struct.unpack_from(order + "HHHHIII", mm, off)
         if cnt:
+            names.take(off + vd_aux, _VERDAUX_SIZE)
             (vda_name,) = struct.unpack_from(order + "I", mm, off + vd_aux)
-            name = _cstr(mm, strtab, vda_name)
+            name = img.cstr(strtab, vda_name)
             index[ndx & 0x7FFF] = name
             if flags & _VER_FLG_BASE:
                 info.version_base = name
             else:
                 info.version_defs.append(name)
-        if not vd_next:
+        if not _Walk.step(vd_next, _VERDEF_SIZE, "version definitions"):
             break
         off += vd_next
     return index
 
 
-def _read_dynsym(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], versym_sec: _Shdr | None, elf_class: int,
+def _read_dynsym(img: _Image, sec: _Shdr, strtab: tuple[int, int], versym_sec: _Shdr | None, elf_class: int,
                  little: bool, need_index: dict[int, tuple[str, str]], def_index: dict[int, str],
                  info: ElfInfo) -> None:
+    mm = img.mm
     # 64-bit Elf_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64 (24 bytes)
     # 32-bit Elf_Sym: name u32, value u32, size u32, info u8, other u8, shndx u16 (16 bytes)
     # Columns are cut out with C-level slicing; only kept symbols are touched in Python.
@@ -468,6 +544,7 @@ def _read_dynsym(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], versym_sec:
     imports: list[ElfSymbol] = []
     exports: list[ElfSymbol] = []
     keep = _KEEP_INFO
+    budget = img.budget
     for i in itertools.compress(range(count), map(keep.__getitem__, infos)):
         st_name = names[i]
         if not st_name or i == 0:
@@ -475,9 +552,12 @@ def _read_dynsym(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], versym_sec:
         if st_name >= str_size:
             raise ValueError(f"symbol {i} names offset {st_name} outside .dynstr")
         start = str_base + st_name
-        end = find(b"\0", start, str_end)
+        end = find(b"\0", start, min(str_end, start + MAX_SYMBOL_NAME + 1))
         if end < 0:
-            raise ValueError("unterminated symbol name")
+            raise ValueError(f"symbol {i} has an unterminated name or one over {MAX_SYMBOL_NAME} bytes")
+        budget -= end - start + 1
+        if budget < 0:
+            img.charge(img.budget + 1)  # raises: names overlap far more than any linker shares them
         name = mm[start:end].decode("utf-8", "replace")
         vs = versyms[i]
         idx = vs & 0x7FFF
@@ -491,6 +571,7 @@ def _read_dynsym(mm: mmap.mmap, sec: _Shdr, strtab: tuple[int, int], versym_sec:
         else:
             version = def_index.get(idx) if idx > 1 else None
             exports.append(ElfSymbol(name, version, None, weak, vs > 0x7FFF and version is not None))
+    img.budget = budget
     info.imports = imports
     info.exports = exports
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
+
+from zluda_runner.core.fsutil import try_atomic_write_json
 
 T = TypeVar("T")
 
@@ -64,22 +65,5 @@ def cached_read(
     except (OSError, ValueError, TypeError, KeyError):
         pass
     value = reader(p)
-    _write_atomic(entry, value.to_dict())  # type: ignore[attr-defined]
+    try_atomic_write_json(entry, value.to_dict())  # type: ignore[attr-defined]  # unwritable: only costs speed
     return value
-
-
-def _write_atomic(entry: Path, data: dict[str, Any]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=entry.parent)
-    except OSError:
-        return  # an unwritable cache only costs speed
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, separators=(",", ":"))
-        os.replace(tmp, entry)
-    except OSError:
-        pass
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

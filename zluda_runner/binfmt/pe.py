@@ -2,6 +2,12 @@
 
 Only the data directories we need are parsed (imports, delay-load imports,
 exports, resources for the version block), so a large DLL is not walked whole.
+
+pefile is lenient: an import descriptor it cannot read is dropped with a
+warning, and an import directory outside the file reads as "imports nothing".
+For us a damaged table is an error (a DLL reported as needing nothing would be
+planned as needing no shim), so the descriptors are also counted here, straight
+from the file, and every one must have come through pefile with its DLL name.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pefile
+import pefile  # type: ignore[import-untyped]
 
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
@@ -31,8 +37,15 @@ _EXPORT_DIRECTORY = pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_EXPORT"]
 
 _IMAGE_FILE_DLL = 0x2000
 
+_IMPORT = pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_IMPORT"]
+_DELAY_IMPORT = pefile.DIRECTORY_ENTRY["IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT"]
+#: descriptor sizes and the offset of the DLL-name RVA in each
+_DESCRIPTORS = {_IMPORT: (20, 12, "import"), _DELAY_IMPORT: (32, 4, "delay-load import")}
+#: more DLLs than any real file imports from (torch_cuda.dll: ~40)
+MAX_IMPORTED_DLLS = 4096
+
 #: bump when PeInfo's content or meaning changes (invalidates the per-file cache)
-READER_VERSION = 1
+READER_VERSION = 2
 
 ImportList = list[str | int]
 
@@ -165,6 +178,7 @@ def read_pe(path: Path | str, *, exports: bool = True) -> PeInfo:
                 f"{p}: its import/export tables cannot be read: {exc}",
                 hint="the file is corrupt; reinstall the package it came from",
             ) from exc
+        _check_import_tables(p, pe, size)
         machine_id = pe.FILE_HEADER.Machine
         export_dir = getattr(pe, "DIRECTORY_ENTRY_EXPORT", None)
         export_names: list[str] = []
@@ -201,3 +215,55 @@ def read_pe(path: Path | str, *, exports: bool = True) -> PeInfo:
 
 
 read_pe.cache_version = READER_VERSION  # type: ignore[attr-defined]
+
+
+def _check_import_tables(p: Path, pe: pefile.PE, size: int) -> None:
+    """Every import descriptor in the file must have been read by pefile (see the module doc)."""
+    for index, (entry_size, name_at, what) in _DESCRIPTORS.items():
+        directory = pe.OPTIONAL_HEADER.DATA_DIRECTORY[index]
+        if not directory.VirtualAddress:
+            continue
+        parsed = getattr(pe, "DIRECTORY_ENTRY_IMPORT" if index == _IMPORT else "DIRECTORY_ENTRY_DELAY_IMPORT",
+                         None) or []
+        # the directory's Size counts the all-zero terminator; a smaller Size only shortens our count
+        limit = max(0, directory.Size // entry_size - 1) if directory.Size else MAX_IMPORTED_DLLS
+        in_file = _count_descriptors(pe, directory.VirtualAddress, entry_size, name_at, size,
+                                     min(limit, MAX_IMPORTED_DLLS))
+        if in_file is None:
+            raise BinaryFormatError(
+                f"{p} is a damaged PE file: its {what} table (RVA {directory.VirtualAddress:#x}) lies "
+                "outside the file or is not terminated",
+                hint="the file is corrupt; reinstall the package it came from",
+            )
+        read = [e for e in parsed if getattr(e, "dll", None)]
+        if len(read) < in_file:
+            raise BinaryFormatError(
+                f"{p} is a damaged PE file: its {what} table has {in_file} DLL entries but only {len(read)} "
+                "can be read (a name or thunk table points outside the file)",
+                hint="the file is corrupt; reinstall the package it came from",
+            )
+
+
+def _count_descriptors(pe: pefile.PE, rva: int, entry_size: int, name_at: int, size: int,
+                       limit: int) -> int | None:
+    """The descriptors before the all-zero terminator (at most ``limit``), or None when the table
+    leaves the file."""
+    try:
+        offset = pe.get_offset_from_rva(rva)
+    except pefile.PEFormatError:
+        return None
+    if offset is None or offset < 0:
+        return None
+    data = pe.__data__
+    for count in range(limit + 1):
+        if count == limit:
+            return count
+        start = offset + count * entry_size
+        if start + entry_size > size:
+            return None
+        entry = bytes(data[start: start + entry_size])
+        if not any(entry):
+            return count
+        if not int.from_bytes(entry[name_at: name_at + 4], "little"):  # pefile also ends at a nameless entry
+            return count
+    return None  # pragma: no cover - the loop returns at ``limit``

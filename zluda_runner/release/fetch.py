@@ -16,33 +16,42 @@ gives it a temporary path inside the cache), computing SHA-256 on the fly:
   :class:`RetryPolicy` (counting consecutive failures that made no progress);
 - ``file://`` URLs (a local mirror) are copied with the same hashing.
 
+Every download is bounded (:class:`Limits`):
+
+- by size: it stops as soon as the bytes exceed the expected size (the
+  manifest's, else the server's Content-Length, else :data:`MAX_DOWNLOAD_BYTES`),
+  and a server announcing another size than the manifest's is refused before
+  its body is read;
+- by time: each ``window`` (60 s) must bring at least ``min_rate`` bytes a
+  second on average, so a server trickling one byte every few seconds (which
+  resets every read time-out) cannot keep a fetch alive. Reads return as soon
+  as the socket has data, so the check runs however slowly bytes arrive.
+
 Any failure removes the output file and raises :class:`~zluda_runner.core.errors.FetchError`
 (or :class:`~zluda_runner.core.errors.ChecksumError`) whose message names the URL,
-what was expected and what happened, and whose hint says what to do.
+what was expected and what happened, and whose hint says what to do. With
+``resume=True`` the output file may hold the start of the same download (it is
+hashed and continued with ``Range``), and an interruption (Ctrl-C) or a
+network failure keeps what arrived, for the next call to resume
+(:class:`TransferError`); bytes that fail a size or hash check never stay.
 
-Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces the scheme and host of an upstream
-URL and keeps its path (see :func:`mirror_url`).
+Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces an upstream URL's scheme and host (:func:`mirror_url`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import http.client
 import os
-import queue
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
-import click
 import requests
 import urllib3.exceptions
 
@@ -50,10 +59,35 @@ from zluda_runner import __version__
 from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
 from zluda_runner.core.paths import CACHE_ENV, MIRROR_ENV
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
 
-CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
+__all__ = ["DownloadResult", "Limits", "RetryPolicy", "TransferError", "download", "hash_file", "mirror_url",
+           "normalize_sha256"]
+
 DEFAULT_TIMEOUT = (15.0, 60.0)  # (connect, read) seconds
 USER_AGENT = f"zluda-runner/{__version__}"
+#: the most a download may bring when neither the manifest nor the server gives its size
+#: (a ZLUDA release archive is tens of MB)
+MAX_DOWNLOAD_BYTES = 1 << 30
+
+
+class TransferError(FetchError):
+    """The transfer failed part way (network, stall): what arrived is sound and may be resumed."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one download may cost besides retries: bytes when the size is unknown, and pace.
+
+    Each ``window`` seconds must bring ``min_rate * window`` bytes (4 KiB/s over a minute by
+    default: a slow link passes, a trickle of a byte every few seconds does not). ``clock``
+    is injectable for tests.
+    """
+
+    max_bytes: int = MAX_DOWNLOAD_BYTES
+    min_rate: float = 4096.0
+    window: float = 60.0
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
 
 class AssetLike(Protocol):
@@ -149,22 +183,6 @@ def normalize_sha256(value: str) -> str:
     return text
 
 
-def hash_file(path: Path) -> tuple[str, int]:
-    """SHA-256 (hex) and size of a local file."""
-    hasher = hashlib.sha256()
-    size = 0
-    buf = bytearray(CHUNK_SIZE)
-    view = memoryview(buf)
-    with path.open("rb") as src:
-        while True:
-            n = src.readinto(buf)
-            if not n:
-                break
-            hasher.update(view[:n])
-            size += n
-    return hasher.hexdigest(), size
-
-
 def download(
     url: str,
     dest: Path,
@@ -177,26 +195,30 @@ def download(
     session: requests.Session | None = None,
     timeout: tuple[float, float] = DEFAULT_TIMEOUT,
     upstream_url: str | None = None,
+    limits: Limits | None = None,
+    resume: bool = False,
 ) -> DownloadResult:
     """Fetch ``url`` into ``dest`` (created or truncated), verifying SHA-256 when given.
 
     ``upstream_url`` is the manifest URL when ``url`` is a mirror's (it only
     shapes error messages). ``progress=None`` shows a bar when stderr is a
-    terminal. On any failure ``dest`` is removed and a FetchError raised.
+    terminal. On any failure ``dest`` is removed and a FetchError raised;
+    with ``resume`` (see the module doc) ``dest`` may hold the start of this
+    download, and an interruption or a :class:`TransferError` keeps it.
     """
     expected = normalize_sha256(expected_sha256) if expected_sha256 else None
-    ctx = _Context(url, label or Path(urlsplit(url).path).name, expected, expected_size, upstream_url)
+    ctx = _Context(url, label or Path(urlsplit(url).path).name, expected, expected_size, upstream_url,
+                   limits or Limits())
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if urlsplit(url).scheme.lower() == "file":
             result = _copy_local(ctx, dest, show)
         else:
-            own = session is None
-            sess = make_session() if own else session
+            sess = session if session is not None else make_session()
             try:
-                result = _download_http(ctx, dest, sess, retry or RetryPolicy(), timeout, show)
+                result = _download_http(ctx, dest, sess, retry or RetryPolicy(), timeout, show, resume)
             finally:
-                if own:
+                if session is None:
                     sess.close()
         _verify(ctx, result)
         return result
@@ -208,7 +230,11 @@ def download(
             hint=f"Check free space and permissions in {dest.parent}, or choose another cache with "
             f"--cache-dir / {CACHE_ENV}.",
         ) from exc
-    except BaseException:  # FetchError, and Ctrl-C too: never leave a partial file behind
+    except (KeyboardInterrupt, TransferError):
+        if not resume:  # callers that do not resume never see a partial file
+            _discard(dest)
+        raise
+    except BaseException:  # FetchError, ChecksumError ...: never leave a partial file behind
         _discard(dest)
         raise
 
@@ -228,6 +254,22 @@ class _Context:
     sha256: str | None
     size: int | None
     upstream_url: str | None
+    limits: Limits = field(default_factory=Limits)
+
+    def size_limit(self, announced_total: int | None) -> tuple[int, str]:
+        """The most bytes this download may bring, and where that bound comes from."""
+        if self.size is not None:
+            return self.size, f"the manifest's size of {self.size} bytes"
+        if announced_total is not None:
+            return announced_total, f"the {announced_total} bytes the server announced"
+        return self.limits.max_bytes, f"the {self.limits.max_bytes} bytes no release archive exceeds"
+
+    def too_big(self, got: int, limit: int, why: str) -> ChecksumError:
+        return ChecksumError(
+            f"{self.url} sent more than {limit} bytes ({got} so far) for {self.expectation()}, over {why}; "
+            "the download was stopped and the partial file removed.",
+            hint="The server or mirror serves something else (or endlessly): " + self.fallback_hint(),
+        )
 
     def expectation(self) -> str:
         what = f"the archive {self.label}"
@@ -261,120 +303,6 @@ def _verify(ctx: _Context, result: DownloadResult) -> None:
         )
 
 
-class _Progress:
-    """A one-line progress display on stderr (only used when stderr is a terminal)."""
-
-    def __init__(self, label: str, total: int | None) -> None:
-        self.label = label
-        self.total = total
-        self.done = 0
-        self.last = 0.0
-
-    def __call__(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self.last >= 0.1:
-            self.last = now
-            self.draw()
-
-    def draw(self) -> None:
-        mb = self.done / 1e6
-        if self.total:
-            pct = min(100, self.done * 100 // self.total)
-            text = f"fetching {self.label}: {mb:.1f} / {self.total / 1e6:.1f} MB ({pct}%)"
-        else:
-            text = f"fetching {self.label}: {mb:.1f} MB"
-        click.echo("\r" + text, nl=False, err=True)
-
-
-@contextmanager
-def _progress_bar(show: bool, label: str, total: int | None) -> Iterator[Callable[[int], None]]:
-    if not show:
-        yield lambda n: None
-        return
-    bar = _Progress(label, total)
-    try:
-        yield bar
-    finally:
-        bar.draw()
-        click.echo("", err=True)
-
-
-class _HashingWriter:
-    """Writes chunks to a file and hashes them on a helper thread.
-
-    Receiving + writing (this thread) overlaps with SHA-256 (the helper;
-    hashlib releases the GIL on large buffers), which roughly doubles loopback
-    throughput on two cores. A small ring of 1 MiB buffers carries the data.
-    """
-
-    BUFFERS = 4
-
-    def __init__(self, out: IO[bytes]) -> None:
-        self.out = out
-        self.hasher = hashlib.sha256()
-        self.written = 0
-        self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
-        self._full: queue.SimpleQueue[tuple[bytearray, int] | None] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
-        for _ in range(self.BUFFERS):
-            self._free.put(bytearray(CHUNK_SIZE))
-        self._thread = threading.Thread(target=self._hash_loop, name="zluda-runner-sha256", daemon=True)
-        self._thread.start()
-
-    def _hash_loop(self) -> None:
-        while True:
-            item = self._full.get()
-            if item is None:
-                return
-            buf, n = item
-            if n < 0:  # a drain request
-                self._idle.release()
-                continue
-            self.hasher.update(memoryview(buf)[:n])
-            self._free.put(buf)
-
-    def buffer(self) -> bytearray:
-        return self._free.get()
-
-    def commit(self, buf: bytearray, n: int) -> None:
-        if n <= 0:
-            self._free.put(buf)
-            return
-        self.out.write(memoryview(buf)[:n])
-        self.written += n
-        self._full.put((buf, n))
-
-    def drain(self) -> None:
-        self._full.put((bytearray(0), -1))
-        self._idle.acquire()
-
-    def reset(self) -> None:
-        self.drain()
-        self.out.seek(0)
-        self.out.truncate()
-        self.hasher = hashlib.sha256()
-        self.written = 0
-
-    def hexdigest(self) -> str:
-        self.drain()
-        return self.hasher.hexdigest()
-
-    def close(self) -> None:
-        self._full.put(None)
-        self._thread.join()
-
-
-@contextmanager
-def _hashing_writer(dest: Path) -> Iterator[_HashingWriter]:
-    with dest.open("wb") as out:
-        writer = _HashingWriter(out)
-        try:
-            yield writer
-        finally:
-            writer.close()
-
-
 def _copy_local(ctx: _Context, dest: Path, show: bool) -> DownloadResult:
     source = Path(url2pathname(urlsplit(ctx.url).path))
     try:
@@ -385,13 +313,16 @@ def _copy_local(ctx: _Context, dest: Path, show: bool) -> DownloadResult:
             hint="A file:// mirror must hold the upstream path under its base "
             "(e.g. <base>/vosen/ZLUDA/releases/download/v5/<asset>); " + ctx.fallback_hint(),
         ) from exc
-    with src, _hashing_writer(dest) as writer, _progress_bar(show, ctx.label, ctx.size) as tick:
+    limit, why = ctx.size_limit(None)
+    with src, hashing_writer(dest) as writer, progress_bar(show, ctx.label, ctx.size) as tick:
         while True:
             buf = writer.buffer()
             n = src.readinto(buf)
             writer.commit(buf, n)
             if not n:
                 break
+            if writer.written > limit:  # a FIFO or /dev/zero as a mirror: stop at the bound
+                raise ctx.too_big(writer.written, limit, why)
             tick(n)
         digest = writer.hexdigest()
         size = writer.written
@@ -405,14 +336,18 @@ def _download_http(
     retry: RetryPolicy,
     timeout: tuple[float, float],
     show: bool,
+    resume: bool = False,
 ) -> DownloadResult:
     requests_made = restarts = failures = 0
-    with _hashing_writer(dest) as writer, _progress_bar(show, ctx.label, ctx.size) as tick:
+    pace = _Pace(ctx)
+    with hashing_writer(dest, resume) as writer, progress_bar(show, ctx.label, ctx.size) as tick:
+        if ctx.size is not None and writer.written > ctx.size:  # not the start of this file
+            writer.reset()
         while True:
             before = writer.written
             requests_made += 1
             try:
-                restarted = _one_request(ctx, session, writer, timeout, tick)
+                restarted = _one_request(ctx, session, writer, timeout, tick, pace)
                 restarts += restarted
                 break
             except _Restart as exc:
@@ -425,9 +360,10 @@ def _download_http(
                 failures = 1 if writer.written > before else failures + 1
                 last = exc.what
             if failures >= retry.attempts or requests_made >= retry.max_requests:
-                raise FetchError(
+                kept = "kept the partial file to resume" if resume else "discarded the partial file"
+                raise TransferError(
                     f"Could not download {ctx.url} (expected {ctx.expectation()}): {last}; "
-                    f"gave up after {requests_made} attempts and discarded the partial file.",
+                    f"gave up after {requests_made} attempts and {kept}.",
                     hint="Check your network connection and proxy settings (HTTPS_PROXY), then retry; or "
                     + ctx.fallback_hint(),
                 )
@@ -439,9 +375,10 @@ def _download_http(
 def _one_request(
     ctx: _Context,
     session: requests.Session,
-    writer: _HashingWriter,
+    writer: HashingWriter,
     timeout: tuple[float, float],
     tick: Callable[[int], None],
+    pace: _Pace,
 ) -> int:
     """One GET, appending to ``writer``; returns 1 if it had to restart from zero."""
     headers = {"Accept-Encoding": "identity"}
@@ -477,51 +414,117 @@ def _one_request(
             restarted = 1
         length = resp.headers.get("Content-Length")
         remaining = int(length) if length and length.isdigit() else None
-        if isinstance(tick, _Progress) and tick.total is None and remaining is not None:
-            tick.total = writer.written + remaining
-        received = 0
-        readinto = _body_readinto(resp)
-        while True:
+        total = _announced_total(resp, writer.written, remaining)
+        if ctx.size is not None and total is not None and total != ctx.size:
+            raise ChecksumError(
+                f"{ctx.url} announces {total} bytes, but {ctx.expectation()} has {ctx.size} bytes; "
+                "nothing more was downloaded and the partial file was removed.",
+                hint="A proxy or mirror serves another file: " + ctx.fallback_hint(),
+            )
+        limit, why = ctx.size_limit(total)
+        if total is not None and total > limit:
+            raise ctx.too_big(total, limit, why)
+        if isinstance(tick, Progress) and tick.total is None and total is not None:
+            tick.total = total
+        received, read_some, eof = 0, _body_reader(resp), False
+        while not eof:
             buf = writer.buffer()
+            view = memoryview(buf)
+            filled = 0
             try:
-                n = readinto(memoryview(buf))
+                while filled < len(buf):  # one socket read at a time, so the pace is checked as bytes come
+                    want = len(buf) - filled
+                    n = read_some(view[filled:])
+                    if not n:
+                        eof = True
+                        break
+                    filled += n
+                    if writer.written + filled > limit:
+                        raise ctx.too_big(writer.written + filled, limit, why)
+                    pace.advance(n, writer.written + filled)
+                    if n < want:  # the socket is drained for now: hand what came to the file
+                        break
             except (
                 urllib3.exceptions.HTTPError,
                 requests.exceptions.RequestException,
                 http.client.HTTPException,
                 OSError,
             ) as exc:
-                writer.commit(buf, 0)
+                writer.commit(buf, filled)
                 raise _Retryable(
                     f"the connection broke after {writer.written} bytes ({_reason(exc)})", restarted
                 ) from exc
-            writer.commit(buf, n)
-            if not n:
-                break
-            received += n
-            tick(n)
+            except BaseException:
+                writer.commit(buf, filled)  # keep what arrived (a resumable download keeps the file)
+                raise
+            writer.commit(buf, filled)
+            received += filled
+            tick(filled)
         if remaining is not None and received < remaining:
             raise _Retryable(f"the body ended after {writer.written} bytes", restarted)
     return restarted
 
 
-def _body_readinto(resp: requests.Response) -> Callable[[memoryview], int]:
-    """A ``readinto`` for the response body that keeps every byte the peer sent.
+class _Pace:
+    """Each ``window`` seconds of a download must bring ``min_rate * window`` bytes (across retries)."""
 
-    For a plain (identity-encoded) body we read the underlying
-    ``http.client.HTTPResponse`` directly: no intermediate copies, and a body cut
-    short returns what did arrive (urllib3's buffered ``read(amt)`` drops it when
-    it raises), so a resume re-requests only what is really missing.
+    def __init__(self, ctx: _Context) -> None:
+        self.ctx = ctx
+        self.clock = ctx.limits.clock
+        self.start = self.clock()
+        self.count = 0
+
+    def advance(self, n: int, written: int) -> None:
+        self.count += n
+        now = self.clock()
+        window = self.ctx.limits.window
+        if now - self.start < window:
+            return
+        rate = self.count / (now - self.start)
+        if rate < self.ctx.limits.min_rate:
+            raise TransferError(
+                f"Could not download {self.ctx.url} (expected {self.ctx.expectation()}): it came at "
+                f"{rate:.0f} bytes/s over the last {now - self.start:.0f} s, below the "
+                f"{self.ctx.limits.min_rate:.0f} bytes/s a download must keep; stopped after {written} "
+                "bytes.",
+                hint="The server or a proxy is stalling; retry later (a fetch into the cache resumes where "
+                "it stopped); or " + self.ctx.fallback_hint(),
+            )
+        self.start, self.count = now, 0
+
+
+def _announced_total(resp: requests.Response, written: int, remaining: int | None) -> int | None:
+    """The whole file's size as the server states it (Content-Range's total, else the length)."""
+    if resp.status_code == 206:
+        tail = resp.headers.get("Content-Range", "").rsplit("/", 1)[-1].strip()
+        if tail.isdigit():
+            return int(tail)
+    return None if remaining is None else written + remaining
+
+
+def _body_reader(resp: requests.Response) -> Callable[[memoryview], int]:
+    """Read the body into a buffer, at most one socket read per call, keeping every byte sent.
+
+    For a plain (identity-encoded) body the underlying ``http.client.HTTPResponse``
+    is read directly with ``read1``: one ``recv`` per call (so a trickling server
+    cannot hold a read for long), and a body cut short returns what did arrive
+    (urllib3's buffered ``read(amt)`` drops it when it raises), so a resume
+    re-requests only what is really missing.
     """
     raw = resp.raw
     fp = getattr(raw, "_fp", None)
     encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
+    read1: Callable[[int], bytes]
     if isinstance(fp, http.client.HTTPResponse) and encoding in ("", "identity"):
-        return fp.readinto
-    read = getattr(raw, "read1", None) or raw.read
+        read1 = fp.read1
+    else:
+        read_any = getattr(raw, "read1", None) or raw.read
+
+        def read1(n: int) -> bytes:
+            return bytes(read_any(n, decode_content=True))
 
     def readinto(buf: memoryview) -> int:
-        data = read(len(buf), decode_content=True)
+        data = read1(len(buf))
         buf[: len(data)] = data
         return len(data)
 
@@ -581,7 +584,7 @@ def _reason(exc: BaseException) -> str:
 
 def _connection_problem(exc: BaseException) -> str:
     reason = _reason(exc)
-    chain = []
+    chain: list[BaseException] = []
     cur: BaseException | None = exc
     while cur is not None and len(chain) < 10:
         chain.append(cur)

@@ -11,7 +11,13 @@ written*:
   of the same archive;
 - device files, fifos and other special members are refused;
 - no member may be written *through* a symbolic link of the archive, and no
-  name may appear twice as a file/link.
+  name may appear twice as a file/link;
+- the total unpacked size is bounded by what a release can be: at most
+  :data:`MAX_RATIO` times the archive's own size (releases are binaries, which
+  pack 2-5x; a bomb packs 1000x), at least :data:`RATIO_FLOOR` (tiny archives),
+  never over :data:`MAX_TOTAL_BYTES`. A tar.gz is listed lazily, so even the
+  listing stops once the headers read claim more than that: a bomb costs at most
+  the bound in decompression, and nothing is written.
 
 Then regular files and folders are written (``O_EXCL``, no set-uid bits, the
 executable bit kept), hard links become copies, and symbolic links are made
@@ -45,7 +51,12 @@ from zluda_runner.core.errors import ArchiveError, CacheError, UnsafeArchiveErro
 ARCHIVE_FORMATS = ("zip", "tar.gz")
 CHUNK_SIZE = 1 << 20
 MAX_MEMBERS = 200_000
-MAX_TOTAL_BYTES = 64 << 30  # refuse archive bombs: no ZLUDA release is near this
+#: no ZLUDA release unpacks to more than a few hundred MB (the v6 Windows zip: 35 MB packed)
+MAX_TOTAL_BYTES = 2 << 30
+#: unpacked / packed: shared libraries deflate 2-5x; 25x leaves room and refuses bombs (~1000x)
+MAX_RATIO = 25
+#: small archives (test trees, a trimmed release) may unpack to this much whatever their ratio
+RATIO_FLOOR = 64 << 20
 
 Kind = Literal["file", "dir", "symlink", "hardlink"]
 
@@ -108,17 +119,33 @@ def safe_extract(archive: Path, fmt: str, dest: Path) -> list[str]:
             f"Unknown archive format {fmt!r} for {archive}.", hint=f"Use one of {', '.join(ARCHIVE_FORMATS)}."
         )
     dest.mkdir(parents=True, exist_ok=True)
+    limit = unpacked_limit(archive.stat().st_size) if archive.is_file() else MAX_TOTAL_BYTES
     with _open(archive, fmt) as reader:
-        members = _checked(archive, reader.members())
+        members = _checked(archive, reader.members(limit), limit)
         _write_all(archive, reader, members, dest)
     return [m.name for m in members]
+
+
+def unpacked_limit(archive_size: int) -> int:
+    """The most bytes an archive of ``archive_size`` bytes may unpack to (see the module doc)."""
+    return min(MAX_TOTAL_BYTES, max(RATIO_FLOOR, MAX_RATIO * archive_size))
+
+
+def _bomb(archive: Path, claimed: int, limit: int) -> UnsafeArchiveError:
+    size = archive.stat().st_size if archive.is_file() else 0
+    ratio = f" ({claimed // size}x its own {size} bytes)" if size else ""
+    return UnsafeArchiveError(
+        f"{archive.name} would unpack to more than {claimed} bytes{ratio}, over the {limit} bytes a ZLUDA "
+        "release of that size can hold; refused as an archive bomb and nothing was written.",
+        hint=_UNSAFE_HINT,
+    )
 
 
 # --------------------------------------------------------------------------- readers
 
 
 class _Reader:
-    def members(self) -> list[Member]:
+    def members(self, limit: int) -> list[Member]:
         raise NotImplementedError
 
     def open_member(self, member: Member) -> IO[bytes]:
@@ -130,9 +157,19 @@ class _TarReader(_Reader):
         self.archive = archive
         self.tf = tf
 
-    def members(self) -> list[Member]:
+    def members(self, limit: int) -> list[Member]:
         out: list[Member] = []
-        for info in self.tf.getmembers():  # reads the whole stream: truncation shows here
+        claimed = 0
+        # Lazily: the next header is read (decompressing past this member's data) only once the
+        # sizes claimed so far are within the limit. The whole stream is read: truncation shows here.
+        for info in self.tf:
+            claimed += max(0, info.size) + 512
+            if claimed > limit:
+                raise _bomb(self.archive, claimed, limit)
+            if len(out) >= MAX_MEMBERS:
+                raise UnsafeArchiveError(
+                    f"{self.archive.name} holds more than {MAX_MEMBERS} members; refused.", hint=_UNSAFE_HINT
+                )
             name = _clean_name(self.archive, info.name)
             if name is None:
                 if info.isdir():
@@ -176,7 +213,7 @@ class _ZipReader(_Reader):
         self.archive = archive
         self.zf = zf
 
-    def members(self) -> list[Member]:
+    def members(self, limit: int) -> list[Member]:
         out: list[Member] = []
         for info in self.zf.infolist():
             name = _clean_name(self.archive, info.filename)
@@ -312,14 +349,12 @@ def _check_symlink(archive: Path, member: Member) -> None:
         )
 
 
-def _checked(archive: Path, members: list[Member]) -> list[Member]:
+def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
     if len(members) > MAX_MEMBERS:
         raise UnsafeArchiveError(f"{archive.name} holds {len(members)} members; refused.", hint=_UNSAFE_HINT)
     total = sum(m.size for m in members)
-    if total > MAX_TOTAL_BYTES:
-        raise UnsafeArchiveError(
-            f"{archive.name} would unpack to {total} bytes; refused as an archive bomb.", hint=_UNSAFE_HINT
-        )
+    if total > limit:
+        raise _bomb(archive, total, limit)
     kinds: dict[str, Kind] = {}
     links: set[str] = set()
     for m in members:

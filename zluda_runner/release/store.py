@@ -1,0 +1,270 @@
+"""The cache's layout and records: paths, completion markers, the trust file, locks.
+
+See :mod:`zluda_runner.release.cache` for the layout and the guarantees; this
+module only names things and reads/writes the small records, so the installer
+(:mod:`~zluda_runner.release.install`), the integrity checks
+(:mod:`~zluda_runner.release.integrity`) and the public API share one picture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import click
+import filelock
+
+from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.core.errors import CacheError
+from zluda_runner.core.fsutil import atomic_write_json
+from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.unpack import archive_stem
+
+MARKER_SUFFIX = ".complete.json"
+PARTIAL_SUFFIX = ".part"
+_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+class ReleaseLike(Protocol):
+    """What the cache needs to know about a manifest release."""
+
+    id: str
+
+
+@dataclass
+class FileRecord(JsonMixin):
+    """One entry of an installed release, as installed: what later uses check against."""
+
+    path: str  # relative, POSIX
+    kind: str  # "file" | "symlink"
+    size: int = 0
+    sha256: str | None = None  # files
+    target: str | None = None  # symlinks
+    mtime_ns: int = 0  # identity at install: a cheap check compares these ...
+    ino: int = 0  # ... and hashes only a file whose identity changed
+
+
+@dataclass
+class Marker(JsonMixin):
+    """Written last into ``releases/<release>/<stem>.complete.json``."""
+
+    schema: int
+    release_id: str
+    asset: str
+    url: str  # the upstream URL (the trust key)
+    fetched_from: str  # the URL actually read, or the --archive path
+    sha256: str
+    hash_source: str  # "manifest" | "trust-file" | "trust-on-first-use"
+    size: int
+    fetched_at: str
+    #: every file and link of the unpacked tree; None in markers written before it was recorded
+    files: list[FileRecord] | None = None
+
+
+@dataclass
+class CacheEntry(JsonMixin):
+    release_id: str
+    asset: str
+    path: Path
+    archive: Path | None
+    sha256: str
+    hash_source: str
+    url: str
+    fetched_at: str
+    bytes_on_disk: int
+
+
+@dataclass
+class CleanResult(JsonMixin):
+    removed: list[Path]
+    bytes_freed: int
+    busy: list[str] = field(default_factory=list)  # releases another process is fetching: left alone
+
+
+def safe_component(text: str, what: str = "name") -> str:
+    """A file-name-safe form of a release id or asset stem."""
+    clean = _UNSAFE_CHARS.sub("_", text.strip())
+    if clean in ("", ".", ".."):
+        raise CacheError(
+            f"The {what} {text!r} cannot be used as a cache folder name.",
+            hint="Fix the release id / asset name in the manifest.",
+        )
+    return clean
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """Paths inside one cache folder (the shared names come from :class:`CachePaths`)."""
+
+    root: Path
+
+    @property
+    def _paths(self) -> CachePaths:
+        return CachePaths(self.root)
+
+    @property
+    def downloads(self) -> Path:
+        return self._paths.downloads
+
+    @property
+    def releases(self) -> Path:
+        return self._paths.releases
+
+    @property
+    def tmp(self) -> Path:
+        return self._paths.tmp
+
+    @property
+    def locks(self) -> Path:
+        return self._paths.locks
+
+    @property
+    def trust_file(self) -> Path:
+        return self._paths.trust_file
+
+    def archive_path(self, release_id: str, asset_name: str) -> Path:
+        return self.downloads / safe_component(release_id, "release id") / safe_component(asset_name, "asset")
+
+    def partial_path(self, release_id: str, asset_name: str) -> Path:
+        """Where an interrupted download waits to be resumed (with a ``.json`` note beside it)."""
+        archive = self.archive_path(release_id, asset_name)
+        return archive.with_name(archive.name + PARTIAL_SUFFIX)
+
+    def release_dir(self, release_id: str, asset_name: str) -> Path:
+        stem = safe_component(archive_stem(asset_name), "asset")
+        return self.releases / safe_component(release_id, "release id") / stem
+
+    def marker_path(self, release_id: str, asset_name: str) -> Path:
+        folder = self.release_dir(release_id, asset_name)
+        return folder.with_name(folder.name + MARKER_SUFFIX)
+
+    def lock_path(self, release_id: str) -> Path:
+        return self.locks / f"{safe_component(release_id, 'release id')}.lock"
+
+
+# --------------------------------------------------------------------------- trust file
+
+
+class TrustStore:
+    """``trust.json``: SHA-256 recorded on first use, keyed by the asset's upstream URL."""
+
+    def __init__(self, layout: CacheLayout) -> None:
+        self.layout = layout
+
+    def _read(self) -> dict[str, Any]:
+        path = self.layout.trust_file
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"schema": JSON_SCHEMA_VERSION, "assets": {}}
+        except (OSError, ValueError) as exc:
+            raise CacheError(
+                f"The trust file {path} is unreadable ({exc}); the hashes it recorded cannot be checked.",
+                hint="Restore it from a backup, or delete it to forget every trusted-on-first-use hash.",
+            ) from exc
+        if not isinstance(data, dict) or not isinstance(data.get("assets"), dict):
+            raise CacheError(
+                f"The trust file {path} does not have the expected shape (an object with 'assets').",
+                hint="Delete it to forget every trusted-on-first-use hash.",
+            )
+        return data
+
+    def get(self, url: str) -> str | None:
+        entry = self._read()["assets"].get(url)
+        if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
+            return entry["sha256"]
+        return None
+
+    def record(self, url: str, name: str, sha256: str) -> None:
+        self.layout.locks.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(self.layout.locks / "trust.lock"):
+            data = self._read()
+            data["assets"][url] = {"name": name, "sha256": sha256, "recorded_at": now()}
+            write_json(self.layout.trust_file, data)
+
+    def entries(self) -> dict[str, Any]:
+        return dict(self._read()["assets"])
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+@contextlib.contextmanager
+def release_lock(layout: CacheLayout, release_id: str, show: bool) -> Iterator[None]:
+    try:
+        layout.locks.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CacheError(
+            f"Cannot create the cache folder {layout.locks}: {exc.strerror or exc}.",
+            hint="Choose a writable cache with --cache-dir or ZLUDA_RUNNER_CACHE.",
+        ) from exc
+    path = layout.lock_path(release_id)
+    lock = filelock.FileLock(path)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        if show:
+            click.echo(f"waiting for another zluda-run that is fetching {release_id} (lock {path})", err=True)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def stale_work(layout: CacheLayout, release_id: str) -> list[Path]:
+    if not layout.tmp.is_dir():
+        return []
+    return sorted(layout.tmp.glob(f"{safe_component(release_id, 'release id')}@*"))
+
+
+def sweep_stale(layout: CacheLayout, release_id: str) -> None:
+    """Remove work folders a killed process left (we hold the release lock)."""
+    for leftover in stale_work(layout, release_id):
+        remove(leftover, [])
+
+
+def remove(path: Path, removed: list[Path]) -> int:
+    if not (path.exists() or path.is_symlink()):
+        return 0
+    size = tree_size(path) if path.is_dir() and not path.is_symlink() else path.lstat().st_size
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    removed.append(path)
+    return size
+
+
+def tree_size(folder: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+    return total
+
+
+def read_marker(path: Path) -> Marker | None:
+    try:
+        return Marker.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """A cache record, written atomically and durably (a crash leaves the old one or the new one)."""
+    atomic_write_json(path, data, durable=True)
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
