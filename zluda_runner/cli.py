@@ -68,6 +68,13 @@ class FallthroughGroup(click.Group):
             i += 2 if opt is not None and not opt.is_flag and "=" not in args[i] else 1
         return i
 
+    def _refuse_option(self, ctx: click.Context, command: click.Command, arg: str) -> None:
+        """An option neither the command nor the group knows: click's error, suggesting from both."""
+        names = [n for p in (*command.params, *self.get_params(ctx)) if isinstance(p, click.Option)
+                 for n in (*p.opts, *p.secondary_opts) if n.startswith("--")]
+        close = difflib.get_close_matches(arg.split("=", 1)[0], names, n=3, cutoff=0.6)
+        raise click.NoSuchOption(arg.split("=", 1)[0], possibilities=close, ctx=ctx)
+
     def _refuse_typo(self, ctx: click.Context, word: str) -> None:
         if os.sep in word or shutil.which(word):
             return
@@ -81,7 +88,8 @@ class FallthroughGroup(click.Group):
         self, ctx: click.Context, command: click.Command, tail: list[str]
     ) -> tuple[list[str], list[str]]:
         """Split the words after the command name into group options and the command's own words."""
-        passthrough = not command.allow_interspersed_args
+        # a workload command's options end at its first word; a group's subcommand words are skipped
+        passthrough = not command.allow_interspersed_args and not isinstance(command, click.Group)
         hoisted: list[str] = []
         rest: list[str] = []
         i = 0
@@ -92,6 +100,9 @@ class FallthroughGroup(click.Group):
                 break
             own = _option_named(command.params, arg)
             group_opt = None if own is not None else self._option_for(ctx, arg)
+            unknown = own is None and group_opt is None and arg.startswith("--")
+            if unknown and not isinstance(command, click.Group):
+                self._refuse_option(ctx, command, arg)
             if group_opt is not None and not group_opt.expose_value:
                 group_opt = None  # --help / --version after a command are the command's
             opt = own or group_opt
@@ -187,6 +198,10 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
 @click.option("--trace", is_flag=True, help="Trace every CUDA driver call the workload makes.")
 @click.option("--trace-out", metavar="FILE", callback=_path, help="Where to write the trace report.")
 @click.option("--verify-load", is_flag=True, help="Prove with the loader's own log which files bound.")
+@click.option("--trust-on-first-use", is_flag=True,
+              help="Accept a release asset whose SHA-256 is not published; the hash seen is recorded.")
+@click.option("--archive", metavar="FILE", callback=_path,
+              help="Install this hand-downloaded release archive instead of downloading (verified).")
 @click.option("--no-record", is_flag=True, help="Do not keep this run's results in the results store.")
 @click.option(
     "--results-db",
@@ -207,6 +222,8 @@ def main_group(
     trace: bool,
     trace_out: Path | None,
     verify_load: bool,
+    trust_on_first_use: bool,
+    archive: Path | None,
     no_record: bool,
     results_db: str | None,
 ) -> None:
@@ -228,6 +245,8 @@ def main_group(
         trace=trace,
         trace_out=trace_out,
         verify_load=verify_load,
+        trust_on_first_use=trust_on_first_use,
+        archive=archive,
         record=not no_record,
         results_db=results_db,
     )

@@ -17,7 +17,7 @@ import click
 # command name -> module in this package that defines it.
 COMMAND_MODULES: dict[str, str] = {
     "releases": "releases",
-    "manifest": "manifests",
+    "manifest": "releases",
     "fetch": "fetching",
     "cache": "fetching",
     "inspect": "inspecting",

@@ -24,11 +24,6 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(payload, indent=2))
 
 
-def want_json(settings: Settings, local_flag: bool) -> bool:
-    """``--json`` may be given before or after the command name."""
-    return settings.json or local_flag
-
-
 def record(kind: str, report: object, settings: Settings, command: list[str], *,
            release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> None:
     """Keep a run's report in the results store (unless ``--no-record``); a store problem is a
@@ -56,6 +51,5 @@ def plan_refs(plan: ShimPlan) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     return release, target
 
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (versioned).")
 html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
                            help="Also write a self-contained HTML page to FILE.")

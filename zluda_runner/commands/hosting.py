@@ -12,7 +12,7 @@ import sys
 
 import click
 
-from zluda_runner.commands.common import emit_json, json_option, pass_settings, record, want_json
+from zluda_runner.commands.common import emit_json, pass_settings, record
 from zluda_runner.core.settings import Settings
 from zluda_runner.host.fs import ROOT_ENV, root_from_env
 
@@ -20,13 +20,12 @@ _WORKLOAD = {"allow_interspersed_args": False}
 
 
 @click.command("doctor")
-@json_option
 @click.option("--root", metavar="DIR", envvar=ROOT_ENV,
               help=f"Read every host file under DIR instead of / (a fake tree; env {ROOT_ENV}). "
               "Skips the HIP runtime, host tools and the torch check.")
 @click.option("--strict", is_flag=True, help="Count warnings as failures for the exit code.")
 @pass_settings
-def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: bool) -> None:
+def doctor_command(settings: Settings, root: str | None, strict: bool) -> None:
     """Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, caches.
 
     Each check is ok, warn or fail, with a concrete fix. Exit code 0: no check failed
@@ -39,18 +38,17 @@ def doctor_command(settings: Settings, as_json: bool, root: str | None, strict: 
                                       python=settings.python))
     if root is None:  # a fake --root describes no real machine: nothing to remember
         record("doctor", report, settings, ["doctor"])
-    emit_json(report) if want_json(settings, as_json) else click.echo(render_text(report))
+    emit_json(report) if settings.json else click.echo(render_text(report))
     sys.exit(report.exit_code)
 
 
 @click.command("warmup", context_settings=_WORKLOAD)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (workload output: stderr).")
 @click.option("--heartbeat", type=float, default=10.0, show_default=True, metavar="SECONDS",
               help="How often to say it is still running.")
 @click.option("--as-is", is_flag=True, help="Run COMMAND unchanged (it already runs under ZLUDA).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_settings
-def warmup_command(settings: Settings, as_json: bool, heartbeat: float, as_is: bool,
+def warmup_command(settings: Settings, heartbeat: float, as_is: bool,
                    command: tuple[str, ...]) -> None:
     """Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for minutes).
 
@@ -67,7 +65,7 @@ def warmup_command(settings: Settings, as_json: bool, heartbeat: float, as_is: b
         argv, env = run.argv, run.env
         for warning in run.warnings:
             click.echo(f"warning: {warning}", err=True)
-    json_mode = want_json(settings, as_json)
+    json_mode = settings.json
     report = warmup(argv, env, heartbeat_s=heartbeat, stdout=stderr_fd() if json_mode else None,
                     on_heartbeat=lambda *beat: click.echo(heartbeat_text(*beat), err=True))
     emit_json(report) if json_mode else click.echo(render_text(report, command[0]))
@@ -83,12 +81,11 @@ def warmup_command(settings: Settings, as_json: bool, heartbeat: float, as_is: b
 @click.option("--timeout", type=float, metavar="SECONDS", help="Stop a run that takes longer.")
 @click.option("--rtol", type=float, help="Relative tolerance (default: by dtype).")
 @click.option("--atol", type=float, help="Absolute tolerance (default: by dtype).")
-@json_option
 @click.option("--html", "html_path", metavar="FILE", help="Also write an HTML report to FILE.")
 @click.argument("script", nargs=-1, type=click.UNPROCESSED)
 @pass_settings
 def ab_command(settings: Settings, runs: int, b_python: str | None, a_cmd: str | None, b_cmd: str | None,
-               timeout: float | None, rtol: float | None, atol: float | None, as_json: bool,
+               timeout: float | None, rtol: float | None, atol: float | None,
                html_path: str | None, script: tuple[str, ...]) -> None:
     """Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands.
 
@@ -109,15 +106,14 @@ def ab_command(settings: Settings, runs: int, b_python: str | None, a_cmd: str |
     record("ab", report, settings, ["ab", *script])
     if html is not None:
         write_html(report, html)
-    emit_json(report) if want_json(settings, as_json) else click.echo(render_text(report))
+    emit_json(report) if settings.json else click.echo(render_text(report))
     sys.exit(report.exit_code)
 
 
 @click.command("compile")
 @click.option("--clean", is_flag=True, help="Delete ZLUDA's compile cache databases (zluda*.db*).")
-@json_option
 @pass_settings
-def compile_cache_command(settings: Settings, clean: bool, as_json: bool) -> None:
+def compile_cache_command(settings: Settings, clean: bool) -> None:
     """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
     from zluda_runner.host.compile_cache import (
         clean_compile_cache,
@@ -128,10 +124,10 @@ def compile_cache_command(settings: Settings, clean: bool, as_json: bool) -> Non
 
     if not clean:
         info = inspect_compile_cache()
-        emit_json(info) if want_json(settings, as_json) else click.echo(render_text(info))
+        emit_json(info) if settings.json else click.echo(render_text(info))
         return
     result = clean_compile_cache()
-    emit_json(result) if want_json(settings, as_json) else click.echo(render_clean_text(result))
+    emit_json(result) if settings.json else click.echo(render_clean_text(result))
     for failure in result.failed:
         click.echo(f"could not remove {failure}", err=True)
     sys.exit(result.exit_code)

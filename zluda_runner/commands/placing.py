@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.commands.common import emit_json, json_option, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core import exitcodes
 from zluda_runner.core.settings import Settings
 
@@ -23,9 +23,8 @@ _torch_lib = click.option("--torch-lib", metavar="DIR",
 @click.option("--torch-lib", metavar="DIR", required=True, help="The Windows torch/lib folder to place into.")
 @click.option("--dry-run", is_flag=True, help="Only show the plan for that folder.")
 @click.option("--force", "force_opt", is_flag=True, help="Place even when a verdict is fatal.")
-@json_option
 @pass_settings
-def place_command(settings: Settings, torch_lib: str, dry_run: bool, force_opt: bool, as_json: bool) -> None:
+def place_command(settings: Settings, torch_lib: str, dry_run: bool, force_opt: bool) -> None:
     """Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; `restore` undoes)."""
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place, placements_of, plan_for_torch_lib
@@ -34,11 +33,11 @@ def place_command(settings: Settings, torch_lib: str, dry_run: bool, force_opt: 
 
     plan = plan_for_torch_lib(Path(torch_lib), settings)
     if dry_run:
-        emit_json(plan) if want_json(settings, as_json) else print_plan(plan)
+        emit_json(plan) if settings.json else print_plan(plan)
         sys.exit(exitcodes.CHECK_FAILED if plan.fatal else exitcodes.OK)
     refuse_if_fatal(plan, force_opt or settings.force)
     result = place(Path(torch_lib), placements_of(plan)) if plan.placements else None
-    if want_json(settings, as_json):
+    if settings.json:
         emit_json({"plan": plan.to_dict(), "placement": result.to_dict() if result else None})
         return
     for line in result.warnings if result else []:
@@ -49,9 +48,8 @@ def place_command(settings: Settings, torch_lib: str, dry_run: bool, force_opt: 
 @click.command("restore")
 @_torch_lib
 @click.option("--force", "force_opt", is_flag=True, help="Also put back files changed since placement.")
-@json_option
 @pass_settings
-def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool, as_json: bool) -> None:
+def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool) -> None:
     """Put back exactly the DLLs that were in torch/lib before zluda-run placed ZLUDA's.
 
     Exit 0 when everything is back; 3 when a file changed since placement was left alone
@@ -60,22 +58,21 @@ def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool, 
     from zluda_runner.report.placement_view import render_restore
 
     result = restore(torch_lib_for(settings, torch_lib), force=force_opt)
-    emit_json(result) if want_json(settings, as_json) else click.echo(render_restore(result))
+    emit_json(result) if settings.json else click.echo(render_restore(result))
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 
 
 @click.command("status")
 @_torch_lib
 @click.option("--deep", is_flag=True, help="Hash every file instead of trusting size, time and inode.")
-@json_option
 @pass_settings
-def status_command(settings: Settings, torch_lib: str | None, deep: bool, as_json: bool) -> None:
+def status_command(settings: Settings, torch_lib: str | None, deep: bool) -> None:
     """Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? Exit 3 on drift."""
     from zluda_runner.launch.windows import status, torch_lib_for
     from zluda_runner.report.placement_view import render_status
 
     st = status(torch_lib_for(settings, torch_lib), deep=deep)
-    emit_json(st) if want_json(settings, as_json) else click.echo(render_status(st))
+    emit_json(st) if settings.json else click.echo(render_status(st))
     sys.exit(exitcodes.CHECK_FAILED if st.needs_replace and st.state != "none" else exitcodes.OK)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.commands.common import emit_json, html_option, json_option, pass_settings, record, want_json
+from zluda_runner.commands.common import emit_json, html_option, pass_settings, record
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES
@@ -20,7 +20,6 @@ def _csv(text: str) -> list[str]:
 @click.command("probe")
 @click.option("--libcuda", type=click.Path(path_type=Path), help="The libcuda to probe (default: ZLUDA's).")
 @click.option("--torch", "torch_level", is_flag=True, help="Probe torch ops in the target interpreter.")
-@json_option
 @html_option
 @click.option("--timeout", type=float, help="Seconds per case (torch: per op; --quick: whole run).")
 @click.option("--case", "case_ids", multiple=True, help="Run only this case (repeatable).")
@@ -31,12 +30,10 @@ def _csv(text: str) -> list[str]:
 @click.option("--budget", type=float, help="--torch: stop after S seconds.")
 @click.option("--samples", type=click.IntRange(1), default=1, show_default=True, help="--torch: per op.")
 @click.option("--native", is_flag=True, help="--torch without ZLUDA: a baseline on NVIDIA or native ROCm.")
-@click.option("--trust-on-first-use", is_flag=True, help="Accept a release whose SHA-256 is not published.")
 @pass_settings
-def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, as_json: bool,
-                  html_file: Path | None, timeout: float | None, case_ids: tuple[str, ...], device: str,
-                  quick: bool, ops: str, dtypes: str, budget: float | None, samples: int, native: bool,
-                  trust_on_first_use: bool) -> None:
+def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, html_file: Path | None,
+                  timeout: float | None, case_ids: tuple[str, ...], device: str, quick: bool, ops: str,
+                  dtypes: str, budget: float | None, samples: int, native: bool) -> None:
     """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case.
 
     Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
@@ -48,8 +45,8 @@ def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, a
     html = destination(html_file) if html_file else None
     request = ProbeRequest(libcuda=libcuda, torch=torch_level, device=device, native=native, quick=quick,
                            ops=_csv(ops), dtypes=_csv(dtypes), budget=budget, samples=samples,
-                           timeout=timeout, case_ids=list(case_ids), trust_on_first_use=trust_on_first_use)
-    quiet = want_json(settings, as_json)
+                           timeout=timeout, case_ids=list(case_ids))
+    quiet = settings.json
     report = run_requested_probe(request, settings, progress=None if quiet else progress_line)
     record("torch-ops" if torch_level else "probe", report, settings, ["probe", *sys.argv[2:]])
     if html is not None:
@@ -64,10 +61,9 @@ def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, a
 
 @click.command("trace-report")
 @click.argument("path", type=click.Path(path_type=Path))
-@json_option
 @html_option
 @pass_settings
-def trace_report_command(settings: Settings, path: Path, as_json: bool, html_file: Path | None) -> None:
+def trace_report_command(settings: Settings, path: Path, html_file: Path | None) -> None:
     """Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."""
     from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.trace_sections import trace_html
@@ -78,7 +74,7 @@ def trace_report_command(settings: Settings, path: Path, as_json: bool, html_fil
     report = load_trace(path)
     if html is not None:
         write_report(html, trace_html(report))
-    if want_json(settings, as_json):
+    if settings.json:
         emit_json(report)
     else:
         from zluda_runner.report.terminal import make_console

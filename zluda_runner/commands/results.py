@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.commands.common import emit_json, json_option, pass_settings, want_json
+from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.settings import Settings
-from zluda_runner.results.backends import RESULTS_DB_ENV, open_store
+from zluda_runner.results.backends import open_store
 from zluda_runner.results.schema import KINDS
 from zluda_runner.results.store import ResultsStore
 
@@ -16,18 +16,17 @@ _since = click.option("--since", metavar="DATE", help="Only runs started on or a
 
 
 def _store(settings: Settings) -> ResultsStore:
-    store = open_store(settings, click.get_current_context().meta.get("zluda_runner.results_db"))
+    store = open_store(settings)
     assert store is not None  # create=True always opens
     return store
 
 
 @click.group("results")
-@click.option("--results-db", metavar="URL", envvar=RESULTS_DB_ENV,
-              help="postgresql://user@host/db or a SQLite file (default: results.db in the cache folder).")
-@click.pass_context
-def results_group(ctx: click.Context, results_db: str | None) -> None:
-    """The runs recorded so far: list, compare, the compatibility matrix, sharing."""
-    ctx.meta["zluda_runner.results_db"] = results_db
+def results_group() -> None:
+    """The runs recorded so far: list, compare, the compatibility matrix, sharing.
+
+    The store is --results-db URL (a global option; env ZLUDA_RUNNER_RESULTS_DB), else results.db
+    in the cache folder."""
 
 
 @results_group.command("list")
@@ -35,17 +34,16 @@ def results_group(ctx: click.Context, results_db: str | None) -> None:
 @click.option("--gfx", metavar="GFX", help="Only runs on this GPU target (e.g. gfx1100).")
 @_since
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="The latest N runs.")
-@json_option
 @pass_settings
 def list_command(settings: Settings, kind: str | None, gfx: str | None, since: str | None, limit: int,
-                 as_json: bool) -> None:
+                ) -> None:
     """The recorded runs, oldest first."""
     from zluda_runner.report.results_view import render_runs
     from zluda_runner.results.bundle import check_since
 
     with _store(settings) as store:
         runs = store.list_runs(kind=kind, gfx=gfx, since=check_since(since), limit=limit)
-    if want_json(settings, as_json):
+    if settings.json:
         emit_json({"store": store.location, "runs": [r.to_dict() | {"items": None} for r in runs]})
     else:
         click.echo(render_runs(runs, store.location))
@@ -53,23 +51,21 @@ def list_command(settings: Settings, kind: str | None, gfx: str | None, since: s
 
 @results_group.command("show")
 @click.argument("run_id")
-@json_option
 @pass_settings
-def show_command(settings: Settings, run_id: str, as_json: bool) -> None:
+def show_command(settings: Settings, run_id: str) -> None:
     """One run with all its items (RUN_ID: at least 4 hex digits of its id)."""
     from zluda_runner.report.results_view import render_run
 
     with _store(settings) as store:
         run = store.get_run(run_id)
-    emit_json({"run": run.to_dict()}) if want_json(settings, as_json) else click.echo(render_run(run))
+    emit_json({"run": run.to_dict()}) if settings.json else click.echo(render_run(run))
 
 
 @results_group.command("diff")
 @click.argument("run_a")
 @click.argument("run_b")
-@json_option
 @pass_settings
-def diff_command(settings: Settings, run_a: str, run_b: str, as_json: bool) -> None:
+def diff_command(settings: Settings, run_a: str, run_b: str) -> None:
     """What changed from RUN_A to RUN_B: newly failing items, fixed ones, speed changes."""
     from zluda_runner.report.results_view import render_diff
     from zluda_runner.results.queries import diff_runs
@@ -77,15 +73,14 @@ def diff_command(settings: Settings, run_a: str, run_b: str, as_json: bool) -> N
     with _store(settings) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     diff = diff_runs(a, b)
-    emit_json(diff) if want_json(settings, as_json) else click.echo(render_diff(a, b, diff))
+    emit_json(diff) if settings.json else click.echo(render_diff(a, b, diff))
 
 
 @results_group.command("matrix")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write HTML.")
 @_since
-@json_option
 @pass_settings
-def matrix_command(settings: Settings, html_path: Path | None, since: str | None, as_json: bool) -> None:
+def matrix_command(settings: Settings, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
     from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.matrix_html import render_html
@@ -98,8 +93,8 @@ def matrix_command(settings: Settings, html_path: Path | None, since: str | None
         matrix = build_matrix(store, since=check_since(since))
     if html is not None:
         write_report(html, render_html(matrix))
-    emit_json(matrix) if want_json(settings, as_json) else click.echo(render_matrix(matrix))
-    if html is not None and not want_json(settings, as_json):
+    emit_json(matrix) if settings.json else click.echo(render_matrix(matrix))
+    if html is not None and not settings.json:
         click.echo(f"HTML: {html}")
 
 

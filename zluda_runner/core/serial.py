@@ -21,6 +21,8 @@ T = TypeVar("T", bound="JsonMixin")
 def to_plain(value: Any) -> Any:
     """Turn dataclasses, enums, paths and containers into JSON-ready values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if isinstance(value, JsonMixin) and type(value).to_dict is not JsonMixin.to_dict:
+            return value.to_dict()  # a record that adds computed fields (a verdict, a state)
         return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, enum.Enum):
         return value.value
@@ -85,7 +87,7 @@ class JsonMixin:
     """Mixin for dataclasses: stable JSON in and out."""
 
     def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
+        return {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)

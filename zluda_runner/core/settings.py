@@ -26,6 +26,8 @@ class Settings:
     trace: bool = False
     trace_out: Path | None = None
     verify_load: bool = False
+    trust_on_first_use: bool = False  # accept (and record) a hash the manifest does not know
+    archive: Path | None = None  # a hand-downloaded release archive to install instead of downloading
     record: bool = True  # keep probe/trace/ab/verify-load/doctor results in the results store
     results_db: str | None = None  # postgresql://... or a SQLite file (default: results.db in the cache)
 

@@ -183,7 +183,8 @@ def release_for(
         root = CachePaths(settings.cache_dir).releases / release.id / "(not downloaded)"
         ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
         return ReleaseSource(provisional_layout(root, asset), ref, download_note(release.id, asset))
-    unpacked = ensure_release(release, asset, settings.cache_dir, trust_on_first_use=trust_on_first_use)
+    unpacked = ensure_release(release, asset, settings.cache_dir, archive=settings.archive,
+                              trust_on_first_use=trust_on_first_use or settings.trust_on_first_use)
     root = resolve_release_root(unpacked, asset)
     layout = layout_from_manifest(root, asset)
     ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))

@@ -84,6 +84,10 @@ def start(run: PreparedRun) -> int:
 
 
 def plan_argv(command: Sequence[str], settings: Settings) -> list[str]:
-    """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter."""
+    """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
+
+    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too."""
     argv = [a for a in command if a != "--"]
+    if argv:
+        resolve_command(argv[0], os.environ)
     return argv or [settings.python or sys.executable]

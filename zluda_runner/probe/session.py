@@ -37,7 +37,6 @@ class ProbeRequest:
     samples: int = 1
     timeout: float | None = None
     case_ids: list[str] = field(default_factory=list)
-    trust_on_first_use: bool = False
 
 
 def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
@@ -71,15 +70,12 @@ def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool =
 def run_requested_probe(request: ProbeRequest, settings: Settings,
                         progress: Callable[[CaseResult], None] | None = None) -> ProbeReport:
     if not request.torch:
-        trust = request.trust_on_first_use
-        libcuda = request.libcuda or find_probe_libcuda(settings, trust_on_first_use=trust)
+        libcuda = request.libcuda or find_probe_libcuda(settings)
         return run_probe(libcuda.absolute(), timeout=request.timeout or DEFAULT_TIMEOUT,
                          case_ids=request.case_ids or None, progress=progress)
     python = settings.python or sys.executable
-    if request.native or request.device == "cpu":
-        env = dict(os.environ)
-    else:
-        env = zluda_env_for(python, settings, trust_on_first_use=request.trust_on_first_use)
+    native = request.native or request.device == "cpu"
+    env = dict(os.environ) if native else zluda_env_for(python, settings)
     if request.quick:
         return run_torch_probe(python, env, device=request.device,
                                timeout=request.timeout or DEFAULT_TORCH_TIMEOUT)
