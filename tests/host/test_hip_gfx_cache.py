@@ -134,7 +134,7 @@ def test_compile_cache_size_and_clean_touch_only_zluda_db_files(tmp_path: Path) 
 def test_compile_cache_command_shows_and_cleans(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from zluda_runner.commands.hosting import compile_cache_command
+    from zluda_runner.commands.fetching import compile_cache_command
 
     folder = tmp_path / "zluda" / "ComputeCache"
     folder.mkdir(parents=True)

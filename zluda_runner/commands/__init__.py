@@ -1,11 +1,6 @@
-"""CLI commands, one module per area; each module exports ``COMMANDS``.
-
-Modules are imported on demand: ``zluda-run python infer.py`` with a cached
-plan must not pay for importing requests, pyelftools or the probe suite
-(benchmarks/launch_overhead.py). ``COMMAND_MODULES`` is therefore the
-authority on which first word is one of our commands; a module that adds a
-command must list it here (tests/plan/test_cli.py checks the table against every module).
-"""
+"""CLI commands, one module per area, each exporting ``COMMANDS``; imported on first use (a cached
+``zluda-run python infer.py`` must not pay for requests, pyelftools or the probe suite), so
+``COMMAND_MODULES`` is the authority on which first word is a command (tests/plan/test_cli.py)."""
 
 from __future__ import annotations
 
@@ -36,13 +31,7 @@ COMMAND_MODULES: dict[str, str] = {
 
 
 def load_module(name: str) -> ModuleType:
-    module = importlib.import_module(f".{name}", __name__)
-    if name == "fetching" and not getattr(module, "_compile_cache_wired", False):
-        # `zluda-run cache compile`: ZLUDA's own compile cache, next to our download cache.
-        hosting = importlib.import_module(".hosting", __name__)
-        module.cache_group.add_command(hosting.compile_cache_command)
-        module._compile_cache_wired = True  # type: ignore[attr-defined]
-    return module
+    return importlib.import_module(f".{name}", __name__)
 
 
 def load_command(name: str) -> click.Command | None:

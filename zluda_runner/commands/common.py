@@ -11,7 +11,6 @@ import click
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.serial import to_plain
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.model import ShimPlan
 
 pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
@@ -26,29 +25,12 @@ def emit_json(data: Any) -> None:
 
 def record(kind: str, report: object, settings: Settings, command: list[str], *,
            release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> None:
-    """Keep a run's report in the results store (unless ``--no-record``); a store problem is a
-    warning on stderr, never a failed run."""
-    if not settings.record:
-        return
-    from zluda_runner.host.quick import quick_facts
-    from zluda_runner.results.recording import record_report
+    """Keep a run in the results store; a store problem is a warning, never a failed run."""
+    from zluda_runner.results.recording import record_for
 
-    outcome = record_report(kind, report, settings=settings, command=command, release=release,
-                            target=target, host=quick_facts().fingerprint())
-    if outcome.warning:
-        click.echo(f"warning: {outcome.warning}", err=True)
-
-
-def plan_refs(plan: ShimPlan) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """The release and target of a plan, as the results store records them."""
-    rel = plan.release
-    release = {"id": rel.id or "zluda-dir", "asset": rel.asset} if rel else None
-    major = (plan.target.cuda or "").split(".")[0]
-    target: dict[str, Any] = (
-        {"torch_version": plan.target.torch, "cuda_major": int(major) if major.isdigit() else None}
-        if plan.target.torch else {"binary": plan.target.binary or (plan.argv[0] if plan.argv else None)}
-    )
-    return release, target
+    warning = record_for(kind, report, settings, command, release=release, target=target)
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
 
 
 html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),

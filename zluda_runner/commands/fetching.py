@@ -1,11 +1,12 @@
-"""``zluda-run fetch`` and the ``zluda-run cache`` group (list, path, clean).
+"""``zluda-run fetch`` and the ``zluda-run cache`` group (list, path, clean, compile).
 
 ``--archive FILE`` and ``--trust-on-first-use`` are global options: they work wherever a release
-is needed, and after the command name too. ``cache_group`` is a module-level click group so other
-areas can add subcommands (``cache compile``).
+is needed, and after the command name too. ``cache compile`` is ZLUDA's own compile cache.
 """
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -101,6 +102,29 @@ def cache_clean(settings: Settings, version: str | None) -> None:
     if result.busy:
         click.echo(f"kept {', '.join(result.busy)}: another zluda-run is fetching it; run `zluda-run cache "
                    "clean` again when it is done", err=True)
+
+
+@cache_group.command("compile")
+@click.option("--clean", is_flag=True, help="Delete ZLUDA's compile cache databases (zluda*.db*).")
+@pass_settings
+def compile_cache_command(settings: Settings, clean: bool) -> None:
+    """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
+    from zluda_runner.host.compile_cache import (
+        clean_compile_cache,
+        inspect_compile_cache,
+        render_clean_text,
+        render_text,
+    )
+
+    if not clean:
+        info = inspect_compile_cache()
+        emit_json(info) if settings.json else click.echo(render_text(info))
+        return
+    result = clean_compile_cache()
+    emit_json(result) if settings.json else click.echo(render_clean_text(result))
+    for failure in result.failed:
+        click.echo(f"could not remove {failure}", err=True)
+    sys.exit(result.exit_code)
 
 
 COMMANDS: list[click.Command] = [fetch_command, cache_group]

@@ -1,9 +1,4 @@
-"""doctor / warmup / ab commands, and ``compile_cache_command`` (attached as ``cache compile``).
-
-Each command: parse options -> one library call -> one view -> exit code. The doctor, the A/B
-runner and the launch path are imported inside their commands: ``zluda-run cache`` loads this
-module (for ``cache compile``) and must not pay for them.
-"""
+"""doctor / warmup / ab: options -> one library call -> one view -> exit code."""
 
 from __future__ import annotations
 
@@ -12,9 +7,15 @@ import sys
 
 import click
 
+from zluda_runner.abtest.run import run_ab
+from zluda_runner.abtest.sides import ab_sides
 from zluda_runner.commands.common import emit_json, pass_settings, record
 from zluda_runner.core.settings import Settings
+from zluda_runner.doctor import DoctorOptions, run_doctor
 from zluda_runner.host.fs import ROOT_ENV, root_from_env
+from zluda_runner.launch import warmup as warmups
+from zluda_runner.launch.run import prepare_run
+from zluda_runner.report import ab_view, doctor_view
 
 _WORKLOAD = {"allow_interspersed_args": False}
 
@@ -31,14 +32,11 @@ def doctor_command(settings: Settings, root: str | None, strict: bool) -> None:
     Each check is ok, warn or fail, with a concrete fix. Exit code 0: no check failed
     (warnings allowed); 3: a check failed (with --strict: or warned); 1: the doctor could not run.
     """
-    from zluda_runner.doctor import DoctorOptions, run_doctor
-    from zluda_runner.report.doctor_view import render_text
-
     report = run_doctor(DoctorOptions(root=root_from_env(root or ""), settings=settings, strict=strict,
                                       python=settings.python))
     if root is None:  # a fake --root describes no real machine: nothing to remember
         record("doctor", report, settings, ["doctor"])
-    emit_json(report) if settings.json else click.echo(render_text(report))
+    emit_json(report) if settings.json else click.echo(doctor_view.render_text(report))
     sys.exit(report.exit_code)
 
 
@@ -56,19 +54,16 @@ def warmup_command(settings: Settings, heartbeat: float, as_is: bool,
     COMMAND runs with a heartbeat of elapsed time and cache growth; exits with COMMAND's code.
     Example: zluda-run warmup -- python examples/infer.py --device cuda
     """
-    from zluda_runner.launch.run import prepare_run
-    from zluda_runner.launch.warmup import heartbeat_text, render_text, stderr_fd, warmup
-
     argv, env = list(command), dict(os.environ)
     if not as_is:
         run = prepare_run(argv, settings)
         argv, env = run.argv, run.env
         for warning in run.warnings:
             click.echo(f"warning: {warning}", err=True)
-    json_mode = settings.json
-    report = warmup(argv, env, heartbeat_s=heartbeat, stdout=stderr_fd() if json_mode else None,
-                    on_heartbeat=lambda *beat: click.echo(heartbeat_text(*beat), err=True))
-    emit_json(report) if json_mode else click.echo(render_text(report, command[0]))
+    report = warmups.warmup(argv, env, heartbeat_s=heartbeat,
+                            stdout=warmups.stderr_fd() if settings.json else None,
+                            on_heartbeat=lambda *beat: click.echo(warmups.heartbeat_text(*beat), err=True))
+    emit_json(report) if settings.json else click.echo(warmups.render_text(report, command[0]))
     sys.exit(report.exit_code)
 
 
@@ -95,42 +90,15 @@ def ab_command(settings: Settings, runs: int, b_python: str | None, a_cmd: str |
     The script records outputs and timings with `from zluda_runner import ab`;
     exit code 0 when both sides ran and agree, 3 otherwise.
     """
-    from zluda_runner.abtest.run import run_ab
-    from zluda_runner.abtest.sides import ab_sides
-    from zluda_runner.report.ab_view import html_destination, render_text, write_html
-
     a_argv, b_argv = ab_sides(script, a_cmd=a_cmd, b_cmd=b_cmd, b_python=b_python, settings=settings)
-    html = html_destination(html_path) if html_path else None
+    html = ab_view.html_destination(html_path) if html_path else None
     report = run_ab(a_argv, b_argv, runs=runs, timeout=timeout, rtol=rtol, atol=atol,
                     progress=lambda line: click.echo(line, err=True))
     record("ab", report, settings, ["ab", *script])
     if html is not None:
-        write_html(report, html)
-    emit_json(report) if settings.json else click.echo(render_text(report))
+        ab_view.write_html(report, html)
+    emit_json(report) if settings.json else click.echo(ab_view.render_text(report))
     sys.exit(report.exit_code)
-
-
-@click.command("compile")
-@click.option("--clean", is_flag=True, help="Delete ZLUDA's compile cache databases (zluda*.db*).")
-@pass_settings
-def compile_cache_command(settings: Settings, clean: bool) -> None:
-    """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
-    from zluda_runner.host.compile_cache import (
-        clean_compile_cache,
-        inspect_compile_cache,
-        render_clean_text,
-        render_text,
-    )
-
-    if not clean:
-        info = inspect_compile_cache()
-        emit_json(info) if settings.json else click.echo(render_text(info))
-        return
-    result = clean_compile_cache()
-    emit_json(result) if settings.json else click.echo(render_clean_text(result))
-    for failure in result.failed:
-        click.echo(f"could not remove {failure}", err=True)
-    sys.exit(result.exit_code)
 
 
 COMMANDS: list[click.Command] = [doctor_command, warmup_command, ab_command]

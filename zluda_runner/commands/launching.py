@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings, plan_refs, record
+from zluda_runner.commands.common import emit_json, pass_settings, record
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 
@@ -57,7 +57,7 @@ def run_command(settings: Settings, strict: bool, injector: bool, command: tuple
 
 
 def _record_verification(plan: ShimPlan, result: VerifyResult, settings: Settings, argv: list[str]) -> None:
-    release, target = plan_refs(plan)
+    release, target = plan.refs()
     record("verify-load", result, settings, argv, release=release, target=target)
 
 
@@ -66,7 +66,7 @@ def _traced(plan: ShimPlan, argv: list[str], settings: Settings) -> int:
     from zluda_runner.trace.workload import trace_workload
 
     traced = trace_workload(plan, argv, settings)
-    release, target = plan_refs(plan)
+    release, target = plan.refs()
     record("trace", traced.report, settings, ["--trace", *argv], release=release, target=target)
     print_trace_summary(traced.report, saved_to=traced.saved_to)
     return traced.exit_code

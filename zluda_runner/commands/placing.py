@@ -14,6 +14,17 @@ import click
 from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core import exitcodes
 from zluda_runner.core.settings import Settings
+from zluda_runner.launch.prepare import refuse_if_fatal
+from zluda_runner.launch.windows import (
+    place,
+    placements_of,
+    plan_for_torch_lib,
+    restore,
+    status,
+    torch_lib_for,
+)
+from zluda_runner.report.placement_view import render_placement, render_restore, render_status
+from zluda_runner.report.plan_view import print_plan
 
 _torch_lib = click.option("--torch-lib", metavar="DIR",
                           help="The torch/lib folder (default: the target interpreter's).")
@@ -26,11 +37,6 @@ _torch_lib = click.option("--torch-lib", metavar="DIR",
 @pass_settings
 def place_command(settings: Settings, torch_lib: str, dry_run: bool, force_opt: bool) -> None:
     """Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; `restore` undoes)."""
-    from zluda_runner.launch.prepare import refuse_if_fatal
-    from zluda_runner.launch.windows import place, placements_of, plan_for_torch_lib
-    from zluda_runner.report.placement_view import render_placement
-    from zluda_runner.report.plan_view import print_plan
-
     plan = plan_for_torch_lib(Path(torch_lib), settings)
     if dry_run:
         emit_json(plan) if settings.json else print_plan(plan)
@@ -54,9 +60,6 @@ def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool) 
 
     Exit 0 when everything is back; 3 when a file changed since placement was left alone
     (the journal and saved originals are kept: `restore --force` finishes)."""
-    from zluda_runner.launch.windows import restore, torch_lib_for
-    from zluda_runner.report.placement_view import render_restore
-
     result = restore(torch_lib_for(settings, torch_lib), force=force_opt)
     emit_json(result) if settings.json else click.echo(render_restore(result))
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
@@ -68,9 +71,6 @@ def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool) 
 @pass_settings
 def status_command(settings: Settings, torch_lib: str | None, deep: bool) -> None:
     """Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? Exit 3 on drift."""
-    from zluda_runner.launch.windows import status, torch_lib_for
-    from zluda_runner.report.placement_view import render_status
-
     st = status(torch_lib_for(settings, torch_lib), deep=deep)
     emit_json(st) if settings.json else click.echo(render_status(st))
     sys.exit(exitcodes.CHECK_FAILED if st.needs_replace and st.state != "none" else exitcodes.OK)

@@ -11,10 +11,7 @@ from zluda_runner.commands.common import emit_json, html_option, pass_settings, 
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES
-
-
-def _csv(text: str) -> list[str]:
-    return [part.strip() for part in text.split(",") if part.strip()]
+from zluda_runner.probe.session import csv_list
 
 
 @click.command("probe")
@@ -44,7 +41,7 @@ def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, h
 
     html = destination(html_file) if html_file else None
     request = ProbeRequest(libcuda=libcuda, torch=torch_level, device=device, native=native, quick=quick,
-                           ops=_csv(ops), dtypes=_csv(dtypes), budget=budget, samples=samples,
+                           ops=csv_list(ops), dtypes=csv_list(dtypes), budget=budget, samples=samples,
                            timeout=timeout, case_ids=list(case_ids))
     quiet = settings.json
     report = run_requested_probe(request, settings, progress=None if quiet else progress_line)

@@ -8,7 +8,13 @@ import click
 
 from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.settings import Settings
+from zluda_runner.report.files import destination, write_report
+from zluda_runner.report.matrix_html import render_html
+from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
 from zluda_runner.results.backends import open_store
+from zluda_runner.results.bundle import check_since, export_bundle, import_bundles
+from zluda_runner.results.matrix import build_matrix
+from zluda_runner.results.queries import diff_runs
 from zluda_runner.results.schema import KINDS
 from zluda_runner.results.store import ResultsStore
 
@@ -23,10 +29,8 @@ def _store(settings: Settings) -> ResultsStore:
 
 @click.group("results")
 def results_group() -> None:
-    """The runs recorded so far: list, compare, the compatibility matrix, sharing.
-
-    The store is --results-db URL (a global option; env ZLUDA_RUNNER_RESULTS_DB), else results.db
-    in the cache folder."""
+    """The runs recorded so far: list, compare, the compatibility matrix, sharing (store: --results-db
+    URL, env ZLUDA_RUNNER_RESULTS_DB, else results.db in the cache folder)."""
 
 
 @results_group.command("list")
@@ -35,12 +39,9 @@ def results_group() -> None:
 @_since
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="The latest N runs.")
 @pass_settings
-def list_command(settings: Settings, kind: str | None, gfx: str | None, since: str | None, limit: int,
-                ) -> None:
+def list_command(settings: Settings, kind: str | None, gfx: str | None, since: str | None,
+                 limit: int) -> None:
     """The recorded runs, oldest first."""
-    from zluda_runner.report.results_view import render_runs
-    from zluda_runner.results.bundle import check_since
-
     with _store(settings) as store:
         runs = store.list_runs(kind=kind, gfx=gfx, since=check_since(since), limit=limit)
     if settings.json:
@@ -54,8 +55,6 @@ def list_command(settings: Settings, kind: str | None, gfx: str | None, since: s
 @pass_settings
 def show_command(settings: Settings, run_id: str) -> None:
     """One run with all its items (RUN_ID: at least 4 hex digits of its id)."""
-    from zluda_runner.report.results_view import render_run
-
     with _store(settings) as store:
         run = store.get_run(run_id)
     emit_json({"run": run.to_dict()}) if settings.json else click.echo(render_run(run))
@@ -67,9 +66,6 @@ def show_command(settings: Settings, run_id: str) -> None:
 @pass_settings
 def diff_command(settings: Settings, run_a: str, run_b: str) -> None:
     """What changed from RUN_A to RUN_B: newly failing items, fixed ones, speed changes."""
-    from zluda_runner.report.results_view import render_diff
-    from zluda_runner.results.queries import diff_runs
-
     with _store(settings) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     diff = diff_runs(a, b)
@@ -82,20 +78,12 @@ def diff_command(settings: Settings, run_a: str, run_b: str) -> None:
 @pass_settings
 def matrix_command(settings: Settings, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
-    from zluda_runner.report.files import destination, write_report
-    from zluda_runner.report.matrix_html import render_html
-    from zluda_runner.report.results_view import render_matrix
-    from zluda_runner.results.bundle import check_since
-    from zluda_runner.results.matrix import build_matrix
-
     html = destination(html_path) if html_path else None
     with _store(settings) as store:
         matrix = build_matrix(store, since=check_since(since))
     if html is not None:
-        write_report(html, render_html(matrix))
+        click.echo(f"HTML: {write_report(html, render_html(matrix))}", err=True)
     emit_json(matrix) if settings.json else click.echo(render_matrix(matrix))
-    if html is not None and not settings.json:
-        click.echo(f"HTML: {html}")
 
 
 @results_group.command("export")
@@ -104,8 +92,6 @@ def matrix_command(settings: Settings, html_path: Path | None, since: str | None
 @pass_settings
 def export_command(settings: Settings, file: Path, since: str | None) -> None:
     """Write the runs to FILE, a bundle to share (JSON lines; nothing personal)."""
-    from zluda_runner.results.bundle import export_bundle
-
     with _store(settings) as store:
         count = export_bundle(store, file, since=since)
     click.echo(f"exported {count} run(s) to {file}")
@@ -116,8 +102,6 @@ def export_command(settings: Settings, file: Path, since: str | None) -> None:
 @pass_settings
 def import_command(settings: Settings, files: tuple[Path, ...]) -> None:
     """Merge bundles into the store; a run already stored is skipped."""
-    from zluda_runner.results.bundle import import_bundles
-
     with _store(settings) as store:
         added, skipped = import_bundles(store, list(files))
     click.echo(f"imported {added} run(s); {skipped} already stored")

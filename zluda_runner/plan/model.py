@@ -128,6 +128,16 @@ class ShimPlan(JsonMixin):
         worst = max((SEVERITY[b.verdict] for b in self.bindings), default=0)
         return {v: k for k, v in SEVERITY.items()}[worst]
 
+    def refs(self) -> tuple[dict[str, object] | None, dict[str, object]]:
+        """The release and the target, as the results store records them."""
+        rel = self.release
+        release: dict[str, object] | None = {"id": rel.id or "zluda-dir", "asset": rel.asset} if rel else None
+        major = (self.target.cuda or "").split(".")[0]
+        if self.target.torch:
+            return release, {"torch_version": self.target.torch,
+                             "cuda_major": int(major) if major.isdigit() else None}
+        return release, {"binary": self.target.binary or (self.argv[0] if self.argv else None)}
+
     @property
     def fatal(self) -> list[Binding]:
         return [b for b in self.bindings if b.verdict == FATAL]

@@ -116,3 +116,16 @@ def record_report(
         hint = getattr(exc, "hint", None)
         warning = f"results not recorded: {message}" + (f" (hint: {hint})" if hint else "")
         return RecordOutcome(False, warning=warning, location=location)
+
+
+def record_for(kind: str, report: object, settings: Settings, command: list[str], *,
+               release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> str | None:
+    """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint.
+    Returns the warning to show when the store could not take it; never raises."""
+    if not settings.record:
+        return None
+    from zluda_runner.host.quick import quick_facts
+
+    outcome = record_report(kind, report, settings=settings, command=command, release=release,
+                            target=target, host=quick_facts().fingerprint())
+    return outcome.warning
