@@ -586,3 +586,25 @@ def test_marker_without_file_record_is_unpacked_again_from_the_archive(tmp_path,
     assert (folder / "zluda/libcuda.so.1").read_bytes() == b"\x7fELF fake driver" * 100
     assert len(server.served("/x.tar.gz")) == 1  # from the cached archive, not downloaded again
     assert json.loads(marker.read_text())["files"]
+
+
+def test_the_doctor_hashes_the_cache_and_names_a_changed_release(tmp_path, server, kit, payload):
+    """The doctor checks every cached file fully (run/plan check only size, time and inode)."""
+    from zluda_runner.core.settings import Settings
+    from zluda_runner.doctor import DoctorOptions, run_doctor
+
+    release, asset, folder = _installed(tmp_path, server, kit, payload)
+    settings = Settings(cache_dir=tmp_path / "cache")
+    root = tmp_path / "root"
+    root.mkdir()
+
+    def cached_check():
+        report = run_doctor(DoctorOptions(root=root, env={}, platform="linux", machine="x86_64",
+                                          settings=settings))
+        return next(c for c in report.checks if c.id == "cached_releases")
+
+    assert cached_check().status.value == "ok"
+    _swap_content(folder / "zluda/libcuda.so.1", b"X" * 16)  # same size, inode and mtime
+    check = cached_check()
+    assert check.status.value == "fail" and "zluda/libcuda.so.1" in check.message
+    assert "--reinstall" in (check.fix or "")

@@ -10,7 +10,7 @@ from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
-from zluda_runner.release.cache import list_cache
+from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import Manifest, load_current_manifest
 from zluda_runner.release.selection import Selection, select_asset
 
@@ -98,7 +98,16 @@ def check_cached_releases(opts: ResolvedOptions) -> Check:
             f"Check the cache folder {cache_dir} (or `zluda-run cache clean`).",
         )
     names = [f"{e.release_id}/{e.asset}" for e in entries]
-    details = {"cache_dir": str(cache_dir), "releases": names}
+    details: dict[str, object] = {"cache_dir": str(cache_dir), "releases": names}
+    changed = [r for r in verify_cache(Path(cache_dir)) if r.problems]  # every file hashed
+    if changed:
+        details["changed"] = [r.to_dict() for r in changed]
+        first = changed[0]
+        message = (f"{len(changed)} cached release(s) changed since they were installed: "
+                   f"{first.release_id}: {first.problems[0]}")
+        fix = (f"`zluda-run fetch {first.release_id} --reinstall` puts back the verified copy "
+               "(antivirus or another tool may have changed it)")
+        return Check("cached_releases", Status.FAIL, message, fix, details)
     if not names:
         return Check(
             "cached_releases", Status.OK, f"No ZLUDA release cached yet in {cache_dir}", details=details
