@@ -101,35 +101,9 @@ def safe_component(text: str, what: str = "name") -> str:
     return clean
 
 
-@dataclass(frozen=True)
-class CacheLayout:
-    """Paths inside one cache folder (the shared names come from :class:`CachePaths`)."""
-
-    root: Path
-
-    @property
-    def _paths(self) -> CachePaths:
-        return CachePaths(self.root)
-
-    @property
-    def downloads(self) -> Path:
-        return self._paths.downloads
-
-    @property
-    def releases(self) -> Path:
-        return self._paths.releases
-
-    @property
-    def tmp(self) -> Path:
-        return self._paths.tmp
-
-    @property
-    def locks(self) -> Path:
-        return self._paths.locks
-
-    @property
-    def trust_file(self) -> Path:
-        return self._paths.trust_file
+class CacheLayout(CachePaths):
+    """Paths inside one cache folder: the shared names of :class:`CachePaths`, plus one release's
+    archive, partial download, unpacked folder, marker and lock."""
 
     def archive_path(self, release_id: str, asset_name: str) -> Path:
         return self.downloads / safe_component(release_id, "release id") / safe_component(asset_name, "asset")
