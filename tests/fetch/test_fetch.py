@@ -593,7 +593,7 @@ def test_the_doctor_hashes_the_cache_and_names_a_changed_release(tmp_path, serve
     from zluda_runner.core.settings import Settings
     from zluda_runner.doctor import DoctorOptions, run_doctor
 
-    release, asset, folder = _installed(tmp_path, server, kit, payload)
+    _release, _asset, folder = _installed(tmp_path, server, kit, payload)
     settings = Settings(cache_dir=tmp_path / "cache")
     root = tmp_path / "root"
     root.mkdir()

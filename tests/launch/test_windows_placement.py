@@ -116,28 +116,24 @@ def test_restore_gives_back_identical_originals(torch_lib: Path, placements) -> 
 
 
 @pytest.mark.parametrize("k", [1, 3])
-def test_interrupted_placement_detected_then_finished(torch_lib: Path, placements, dlls, k: int) -> None:
+def test_interrupted_placement_is_completed_by_the_next_placement(torch_lib: Path, placements, dlls,
+                                                                   k: int) -> None:
     with pytest.raises(Crash):
         windows.place(torch_lib, placements, after_each=crash_after(k))
-    found = windows.detect_interrupted(torch_lib)
-    assert found is not None
-    assert len(found.done) == k and len(found.pending) == 4 - k and not found.changed
-    assert windows.status(torch_lib).needs_replace
-    windows.finish(torch_lib, placements)
-    assert windows.detect_interrupted(torch_lib) is None
+    st = windows.status(torch_lib)
+    assert st.state == "in-progress" and st.needs_replace and st.next_run == "re-place"
+    windows.place(torch_lib, placements)  # what the next run does
     assert sha(torch_lib / "cusparse64_11.dll") == sha(dlls["zluda/cusparse.dll"])
     assert not windows.status(torch_lib, placements=placements).needs_replace
 
 
-def test_interrupted_placement_undone(torch_lib: Path, placements) -> None:
+def test_interrupted_placement_restored_exactly(torch_lib: Path, placements) -> None:
     before = snapshot(torch_lib)
     with pytest.raises(Crash):
         windows.place(torch_lib, placements, after_each=crash_after(2))
-    windows.undo(torch_lib)
+    assert windows.restore(torch_lib).complete
     assert snapshot(torch_lib) == before
-    assert windows.detect_interrupted(torch_lib) is None
-    with pytest.raises(PlacementError, match="no interrupted placement"):
-        windows.finish(torch_lib, placements)
+    assert windows.status(torch_lib).state == "none"
 
 
 def test_drift_after_pip_reinstall_is_detected_and_replaced(torch_lib: Path, placements, dlls) -> None:

@@ -39,10 +39,7 @@ from zluda_runner.launch.windows_journal import (
 from zluda_runner.launch.windows_place import (
     InterruptedPlacement,
     PlacementResult,
-    detect_interrupted,
-    finish,
     place,
-    undo,
 )
 from zluda_runner.launch.windows_restore import (
     FileStatus,
@@ -56,9 +53,9 @@ from zluda_runner.plan.model import ShimPlan
 __all__ = [
     "IN_PROGRESS", "JOURNAL_DIRNAME", "JOURNAL_FILE", "JOURNAL_SCHEMA", "ORIGINALS_DIR", "PLACED",
     "FileState", "FileStatus", "InterruptedPlacement", "Journal", "JournalEntry", "Placement",
-    "PlacementResult", "PlacementStatus", "RestoreResult", "WindowsLaunch", "detect_interrupted",
-    "file_state", "finish", "journal_dir_for", "place", "placements_of", "plan_for_torch_lib",
-    "prepare_windows_launch", "read_journal", "restore", "status", "torch_lib_of", "undo", "zluda_exe_argv",
+    "PlacementResult", "PlacementStatus", "RestoreResult", "WindowsLaunch",
+    "file_state", "journal_dir_for", "place", "placements_of", "plan_for_torch_lib",
+    "prepare_windows_launch", "read_journal", "restore", "status", "torch_lib_of", "zluda_exe_argv",
 ]
 
 

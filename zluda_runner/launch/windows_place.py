@@ -60,7 +60,6 @@ from zluda_runner.launch.windows_restore import (
     advise,
     classify,
     put_back,
-    restore,
     status_of,
     to_put_back,
 )
@@ -285,49 +284,3 @@ def _place_locked(
         write_journal(jdir, journal)  # before any change
         written, path = _apply_all(torch_lib, jdir, journal, placements, after_each)
         return PlacementResult(torch_lib, path, written, False, restored_first, warnings)
-
-
-def detect_interrupted(torch_lib: Path, journal_dir: Path | None = None) -> InterruptedPlacement | None:
-    """The interrupted placement in ``torch_lib``, if any: which files are done, pending or changed."""
-    journal = read_journal(torch_lib, journal_dir)
-    if journal is None or journal.state != IN_PROGRESS:
-        return None
-    jdir = journal_dir_for(torch_lib, journal_dir)
-    found = InterruptedPlacement(jdir / JOURNAL_FILE)
-    for entry in journal.entries:
-        state = classify(entry, file_state(Path(torch_lib) / entry.name))
-        if state == ST_PLACED:
-            found.done.append(entry.name)
-        elif state == ST_ORIGINAL or (entry.original is None and state == "missing"):
-            found.pending.append(entry.name)
-        else:
-            found.changed.append(entry.name)
-    return found
-
-
-def finish(
-    torch_lib: Path,
-    placements: Sequence[Placement],
-    journal_dir: Path | None = None,
-    *,
-    after_each: AfterEach | None = None,
-) -> PlacementResult:
-    """Complete an interrupted placement from its journal; the content comes from ``placements``
-    (the release files, checked against the journal's hashes), never from a path in the journal."""
-    torch_lib = Path(torch_lib)
-    jdir = journal_dir_for(torch_lib, journal_dir)
-    with lock(jdir):
-        journal = read_journal(torch_lib, journal_dir)
-        if journal is None or journal.state != IN_PROGRESS:
-            raise PlacementError(
-                f"no interrupted placement in {torch_lib}",
-                hint="nothing to finish; `zluda-run status` shows more",
-            )
-        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each)
-        remove_stale_temps(torch_lib, [e.name for e in journal.entries])
-        return PlacementResult(torch_lib, path, written)
-
-
-def undo(torch_lib: Path, journal_dir: Path | None = None) -> RestoreResult:
-    """Roll back an interrupted (or complete) placement: the same as :func:`restore`."""
-    return restore(torch_lib, journal_dir)
