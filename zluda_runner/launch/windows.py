@@ -37,7 +37,6 @@ from zluda_runner.launch.windows_journal import (
     read_journal,
 )
 from zluda_runner.launch.windows_place import (
-    InterruptedPlacement,
     PlacementResult,
     place,
 )
@@ -52,7 +51,7 @@ from zluda_runner.plan.model import ShimPlan
 
 __all__ = [
     "IN_PROGRESS", "JOURNAL_DIRNAME", "JOURNAL_FILE", "JOURNAL_SCHEMA", "ORIGINALS_DIR", "PLACED",
-    "FileState", "FileStatus", "InterruptedPlacement", "Journal", "JournalEntry", "Placement",
+    "FileState", "FileStatus", "Journal", "JournalEntry", "Placement",
     "PlacementResult", "PlacementStatus", "RestoreResult", "WindowsLaunch",
     "file_state", "journal_dir_for", "place", "placements_of", "plan_for_torch_lib",
     "prepare_windows_launch", "read_journal", "restore", "status", "torch_lib_of", "zluda_exe_argv",

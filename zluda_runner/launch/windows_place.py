@@ -77,14 +77,6 @@ class PlacementResult(JsonMixin):
     warnings: list[str] = field(default_factory=list)  # what was found and re-placed (quarantine, drift)
 
 
-@dataclass
-class InterruptedPlacement(JsonMixin):
-    journal: Path
-    done: list[str] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)  # neither original nor placed
-
-
 def _validate(torch_lib: Path, placements: Sequence[Placement]) -> None:
     if not torch_lib.is_dir():
         raise PlacementError(f"{torch_lib} is not a folder", hint="give the target's torch/lib folder")
