@@ -6,7 +6,6 @@ word that is not one of our commands (or anything after ``--``) is the workload.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shutil
@@ -70,6 +69,7 @@ class FallthroughGroup(click.Group):
 
     def _refuse_option(self, ctx: click.Context, command: click.Command, arg: str) -> None:
         """An option neither the command nor the group knows: click's error, suggesting from both."""
+        import difflib
         names = [n for p in (*command.params, *self.get_params(ctx)) if isinstance(p, click.Option)
                  for n in (*p.opts, *p.secondary_opts) if n.startswith("--")]
         close = difflib.get_close_matches(arg.split("=", 1)[0], names, n=3, cutoff=0.6)
@@ -78,6 +78,7 @@ class FallthroughGroup(click.Group):
     def _refuse_typo(self, ctx: click.Context, word: str) -> None:
         if os.sep in word or shutil.which(word):
             return
+        import difflib  # only on this path: a cached launch must start fast
         close = difflib.get_close_matches(word, self.list_commands(ctx), n=1, cutoff=_SUGGEST_CUTOFF)
         if close:
             raise click.UsageError(

@@ -14,16 +14,19 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
-from zluda_runner.host.hip import HipInfo
 from zluda_runner.host.model import GpuAgent, RocmInstall
 from zluda_runner.host.tools import ToolRunner
 
+if TYPE_CHECKING:  # the HIP binding is only needed when the runtime is queried
+    from zluda_runner.host.hip import HipInfo
+
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
-HipQuery = Callable[[], HipInfo]
+HipQuery = Callable[[], "HipInfo"]
 
 
 def gpus_from_hip(info: HipInfo) -> list[GpuAgent]:
