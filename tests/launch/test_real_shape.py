@@ -225,3 +225,24 @@ def test_shell_script_with_relative_zluda_dir_gets_absolute_paths(cc_build, worl
     mapped = Path(values["MAP"]).read_text()
     assert all(os.path.isabs(line.split("\t")[1]) for line in mapped.splitlines())
     assert "libcublas.so.13" in mapped  # not inspected: every name of the release is set up
+
+
+def test_refusal_names_each_missing_rocm_library_once_with_every_shim_that_needs_it() -> None:
+    """Six shims missing libamdhip64.so read as one line naming all six, not six paragraphs."""
+    from zluda_runner.core.errors import FatalPlanError
+    from zluda_runner.launch.prepare import refuse_if_fatal
+    from zluda_runner.plan.model import Binding, ShimPlan
+
+    def binding(need: str, shim: str, *missing: str) -> Binding:
+        problems = [f"{shim} needs {m}, which is not found ..." for m in missing]
+        return Binding(need=need, family="x", action="replace", shim=f"/r/{shim}", load_name=need,
+                       mechanism="ld_audit", verdict="fatal", reasons=problems, problems=problems)
+
+    plan = ShimPlan(bindings=[binding("libcuda.so.1", "libnvcuda.so", "libamdhip64.so"),
+                              binding("libcublas.so.13", "libcublas.so", "librocblas.so", "libamdhip64.so")])
+    with pytest.raises(FatalPlanError) as info:
+        refuse_if_fatal(plan, force=False)
+    lines = info.value.message.splitlines()[1:]
+    assert lines == ["  libnvcuda.so, libcublas.so: needs libamdhip64.so, which is not found ...",
+                     "  libcublas.so: needs librocblas.so, which is not found ..."]
+    assert info.value.exit_code == 3

@@ -406,7 +406,15 @@ def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
     fatal = plan.fatal
     if not fatal or force:
         return
-    lines = [f"{b.need}: {'; '.join(b.problems or b.reasons[-1:]) or 'fatal'}" for b in fatal]
+    # one line per distinct problem: a missing ROCm library stops every shim that needs it
+    who_by_problem: dict[str, list[str]] = {}
+    for b in fatal:
+        for problem in b.problems or b.reasons[-1:] or ["fatal"]:
+            shim, sep, rest = problem.partition(" needs ")
+            key, who = (f"needs {rest}", shim) if sep and " " not in shim else (problem, b.need)
+            if who not in who_by_problem.setdefault(key, []):
+                who_by_problem[key].append(who)
+    lines = [f"{', '.join(who)}: {key}" for key, who in who_by_problem.items()]
     raise FatalPlanError(
         "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
         hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
