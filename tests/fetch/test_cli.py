@@ -80,6 +80,7 @@ def test_unknown_hash_needs_trust_on_first_use(setup, kit):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert (data["hash_source"], data["sha256"]) == ("trust-on-first-use", kit.sha256(payload))
+    assert any("was trusted and recorded" in n and kit.sha256(payload) in n for n in data["notes"])
     trust = json.loads(run("cache", "list", "--json").stdout)["trusted"]
     assert trust[f"{BASE}/v7/zluda-linux-test.tar.gz"]["sha256"] == kit.sha256(payload)
 

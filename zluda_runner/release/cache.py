@@ -214,6 +214,10 @@ def fetch_release(
                 f"`zluda-run fetch {release.id}` resumes them" if kept else "interrupted; nothing was cached")
         raise Interrupted(note) from exc
     marker = read_marker(layout.marker_path(release.id, asset.name))
+    if marker is not None and marker.hash_source == "trust-on-first-use" and action != "cached":
+        notes.append(f"the manifest publishes no SHA-256 for {asset.name}: the hash seen now, "
+                     f"{marker.sha256}, was trusted and recorded in {layout.trust_file}; later fetches "
+                     "must match it")
     return FetchOutcome(
         release_id=release.id, asset=asset.name, unpacked=folder,
         sha256=marker.sha256 if marker else "", hash_source=marker.hash_source if marker else "",

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
-
-import click
 
 CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
 
@@ -34,29 +32,42 @@ def hash_file(path: Path) -> tuple[str, int]:
 
 
 class Progress:
-    """A one-line progress display on stderr (only used when stderr is a terminal)."""
+    """The download's progress on stderr (a terminal only): bytes, rate and time left (rich)."""
 
     def __init__(self, label: str, total: int | None) -> None:
-        self.label = label
-        self.total = total
-        self.done = 0
-        self.last = 0.0
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+        from rich.progress import Progress as RichProgress
+
+        self._bar = RichProgress(TextColumn("fetching {task.description}"), BarColumn(), DownloadColumn(),
+                                 TransferSpeedColumn(), TimeRemainingColumn(),
+                                 console=Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR"))))
+        self._task = self._bar.add_task(label, total=total)
+        self._total = total
+
+    @property
+    def total(self) -> int | None:
+        return self._total
+
+    @total.setter
+    def total(self, value: int | None) -> None:
+        self._total = value
+        self._bar.update(self._task, total=value)
 
     def __call__(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if now - self.last >= 0.1:
-            self.last = now
-            self.draw()
+        self._bar.advance(self._task, n)
 
-    def draw(self) -> None:
-        mb = self.done / 1e6
-        if self.total:
-            pct = min(100, self.done * 100 // self.total)
-            text = f"fetching {self.label}: {mb:.1f} / {self.total / 1e6:.1f} MB ({pct}%)"
-        else:
-            text = f"fetching {self.label}: {mb:.1f} MB"
-        click.echo("\r" + text, nl=False, err=True)
+    def start(self) -> None:
+        self._bar.start()
+
+    def stop(self) -> None:
+        self._bar.stop()
 
 
 @contextmanager
@@ -65,11 +76,11 @@ def progress_bar(show: bool, label: str, total: int | None) -> Iterator[Callable
         yield lambda n: None
         return
     bar = Progress(label, total)
+    bar.start()
     try:
         yield bar
     finally:
-        bar.draw()
-        click.echo("", err=True)
+        bar.stop()
 
 
 class HashingWriter:
