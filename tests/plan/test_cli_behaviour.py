@@ -81,3 +81,31 @@ def test_cpython_interpreter_is_the_default_target(zluda_run) -> None:
     """`zluda-run inspect` with no argument inspects this interpreter: a CPU torch here, said plainly."""
     proc = zluda_run(["inspect", "--python", sys.executable])
     assert proc.returncode == 1 and "CPU-only build" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_releases_and_the_run_path_say_what_the_store_knows_for_this_gpu(standin_releases, zluda_run,
+                                                                         tmp_path) -> None:
+    """A host with a gfx1100 (a fake tree, ZLUDA_RUNNER_ROOT) and two recorded torch-op runs there:
+    `releases` and the run path say how the release fared on this GPU."""
+    from tests.host.test_doctor import rocm62_tree
+    from tests.results import reports
+    from zluda_runner.core.settings import Settings
+    from zluda_runner.results.recording import record_report
+
+    root = tmp_path / "root"
+    rocm62_tree(root, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    (root / "dev").mkdir(exist_ok=True)
+    (root / "dev" / "kfd").touch()
+    settings = Settings(cache_dir=tmp_path / "cache")
+    for failing in ({3}, set()):
+        outcome = record_report("torch-ops", reports.torch_ops(10, failing=failing, tag=str(len(failing))),
+                                settings=settings, command=["probe", "--torch"], release={"id": "zluda-dir"},
+                                host={"gfx": "gfx1100"})
+        assert outcome.warning is None
+    env = {**os.environ, "ZLUDA_RUNNER_ROOT": str(root)}
+    expected = "zluda-dir on gfx1100: 2 runs, 95% of ops passing"
+    listed = zluda_run(["--cache-dir", str(tmp_path / "cache"), "releases"], env=env)
+    assert f"results store: {expected}" in listed.stdout, listed.stdout[-500:]
+    run = zluda_run([*_base(tmp_path, standin_releases["good"]), "--", "sh", "-c", "true"], env=env)
+    assert run.returncode == 0 and f"results store: {expected}" in run.stderr
+    assert "warning:" not in run.stderr  # the fake host has a GPU and ROCm 6.2

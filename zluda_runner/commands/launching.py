@@ -1,9 +1,5 @@
-"""run / plan: options -> one library call -> one view -> exit code.
-
-``--python``, ``--force``, ``--verify-load``, ``--trust-on-first-use``, ``--json`` are the global
-options (they may follow the command name). Kept light at import time: ``zluda-run python infer.py``
-with a cached plan must add little to the workload's start (benchmarks/launch_overhead.py).
-"""
+"""run / plan: options (``--python``, ``--force``, ``--verify-load`` … are global) -> one library
+call -> one view -> exit code. Light at import time: a cached launch must start fast."""
 
 from __future__ import annotations
 
@@ -21,8 +17,7 @@ if TYPE_CHECKING:
     from zluda_runner.launch.verify import VerifyResult
     from zluda_runner.plan.model import ShimPlan
 
-# Options end at the workload's first word: everything after it is the workload's own.
-_PASSTHROUGH = {"allow_interspersed_args": False}
+_PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload's first word
 
 
 @click.command("run", context_settings=_PASSTHROUGH)
@@ -41,8 +36,8 @@ def run_command(settings: Settings, strict: bool, injector: bool, command: tuple
     from zluda_runner.launch.run import prepare_run, start
 
     run = prepare_run(list(command), settings, injector=injector, strict=strict)
-    for warning in run.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    for line in [*(f"warning: {w}" for w in run.warnings), *(f"results store: {n}" for n in run.notes)]:
+        click.echo(line, err=True)
     if settings.trace:
         sys.exit(_traced(run.plan, run.argv, settings))
     if settings.verify_load:

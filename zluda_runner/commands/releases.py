@@ -8,10 +8,12 @@ from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 from zluda_runner.host.hipversion import host_hip_version
+from zluda_runner.host.quick import quick_facts
 from zluda_runner.release.listing import releases_report, render_text
 from zluda_runner.release.model import OSES
 from zluda_runner.release.selection import CHANNEL_CHOICES
 from zluda_runner.release.update import update_manifest
+from zluda_runner.results.recording import known_on_this_gpu
 
 
 @click.command("releases")
@@ -37,7 +39,11 @@ def releases_command(
         manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os_name, hip=hip, cuda=cuda,
         release=settings.release, channel=channel, gfx=gfx, detect_hip=host_hip_version,
     )
-    emit_json(report.to_json_dict()) if settings.json else click.echo(render_text(report))
+    known = known_on_this_gpu(settings, quick_facts().gfx)  # what the results store says of this GPU
+    if settings.json:
+        emit_json(report.to_json_dict() | {"recorded_on_this_gpu": known})
+    else:
+        click.echo("\n".join([render_text(report), *(f"results store: {line}" for line in known)]))
     if report.nothing_fits:
         raise click.exceptions.Exit(CHECK_FAILED)
 

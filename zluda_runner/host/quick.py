@@ -2,6 +2,7 @@
 
 Reads only small files (KFD topology, the amdgpu module version) and names (the HIP finder):
 nothing is executed or loaded, so it costs milliseconds and cannot hang on a broken driver.
+Like the doctor, it reads a fake tree instead of / when ``ZLUDA_RUNNER_ROOT`` names one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner.host.fs import HostFs
+from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import gpus_from_kfd, target_gpu
 from zluda_runner.host.hipversion import find_host_hip
 
@@ -38,6 +39,7 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
                 platform: str | None = None) -> QuickFacts:
     environ = os.environ if env is None else env
     plat = platform or sys.platform
+    root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
     fs = HostFs(root)
     facts = QuickFacts()
     if plat.startswith("linux"):

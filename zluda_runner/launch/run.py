@@ -28,18 +28,16 @@ class PreparedRun:
     argv: list[str]
     env: dict[str, str]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
 
 
-def host_problems(settings: Settings) -> list[str]:
-    """What the host lacks for a GPU run (no AMD GPU driver, no HIP runtime), in plain words."""
+def check_host(settings: Settings, *, strict: bool) -> tuple[list[str], str | None]:
+    """The doctor's quick checks before anything is downloaded: warnings, or (``strict``) a refusal;
+    and the GPU target found (gfx)."""
     from zluda_runner.host.quick import quick_facts
 
-    return quick_facts().problems
-
-
-def check_host(settings: Settings, *, strict: bool) -> list[str]:
-    """The doctor's quick checks before anything is downloaded: warnings, or (``strict``) a refusal."""
-    problems = host_problems(settings)
+    facts = quick_facts()
+    problems = facts.problems
     if problems and strict:
         raise CheckFailedError(
             "this host cannot run the workload on an AMD GPU: " + "; ".join(problems),
@@ -47,8 +45,8 @@ def check_host(settings: Settings, *, strict: bool) -> list[str]:
             "(torch then sees no GPU)",
         )
     if not problems:
-        return []
-    return ["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"]
+        return [], facts.gfx
+    return ["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"], facts.gfx
 
 
 def prepare_run(
@@ -62,9 +60,15 @@ def prepare_run(
     args = list(argv)
     check_argv(args)
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
-    warnings = check_host(settings, strict=strict)
+    warnings, gfx = check_host(settings, strict=strict)
     plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
+    notes: list[str] = []
+    if gfx is not None:
+        from zluda_runner.results.recording import known_on_this_gpu
+
+        release_id = plan.refs()[0]
+        notes = known_on_this_gpu(settings, gfx, str(release_id["id"]) if release_id else None)
     env = launch_env(plan, settings.cache_dir)
     if plan.os == "windows":
         from zluda_runner.launch.windows import prepare_windows_launch
@@ -73,7 +77,7 @@ def prepare_run(
         env.update(launch.env)
         args = list(launch.argv)
         warnings += launch.warnings
-    return PreparedRun(plan, args, env, warnings)
+    return PreparedRun(plan, args, env, warnings, notes)
 
 
 def start(run: PreparedRun) -> int:

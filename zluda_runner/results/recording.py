@@ -129,3 +129,16 @@ def record_for(kind: str, report: object, settings: Settings, command: list[str]
     outcome = record_report(kind, report, settings=settings, command=command, release=release,
                             target=target, host=quick_facts().fingerprint())
     return outcome.warning
+
+
+def known_on_this_gpu(settings: Settings, gfx: str | None, release_id: str | None = None) -> list[str]:
+    """What the store knows for this host's GPU target (``releases``, the run path); never raises."""
+    if not gfx or not settings.record:
+        return []
+    from zluda_runner.results.queries import summary_for_gpu
+
+    try:
+        rows = summary_for_gpu(gfx, settings=settings)
+    except Exception:  # a broken store never stands in the way of a run
+        return []
+    return [row.text() for row in rows if release_id is None or row.release == release_id]
