@@ -344,3 +344,21 @@ def test_doctor_says_nothing_of_history_without_a_store(tmp_path: Path) -> None:
     report = _doctor(tmp_path, settings=Settings(cache_dir=tmp_path / "cache"))
     assert "history" not in {c.id for c in report.checks}
     assert not (tmp_path / "cache" / "results.db").exists()
+
+
+def test_a_distribution_hip_is_hip_5_2_for_the_doctor_too_and_v6_does_not_fit(tmp_path: Path) -> None:
+    """Debian's libamdhip64-5 ships /usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153: the doctor,
+    `releases` and `run` (one finder, host/hipversion) agree on HIP 5.2, and no check claims the
+    upstream rewrite (ROCm 6 or 7) fits."""
+    from zluda_runner.core.settings import Settings
+
+    lib = tmp_path / "usr" / "lib" / "x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / "libamdhip64.so.5.2.21153").touch()
+    (lib / "libamdhip64.so.5").symlink_to("libamdhip64.so.5.2.21153")
+    report = _doctor(tmp_path, settings=Settings(cache_dir=tmp_path / "cache"))
+    rocm = report.facts.rocm
+    assert rocm is not None and rocm.kind == "distribution" and rocm.major_minor == (5, 2)
+    release = next(c for c in report.checks if c.id == "release")
+    assert release.status is Status.WARN
+    assert release.message.startswith("No manifest release fits (linux, HIP 5.2")
