@@ -186,6 +186,13 @@ def test_trace_through_zluda_run_records_cudart_lookups(cudart_client: Path, sta
     calls = {c["function"]: c for c in report["calls"]}
     assert calls["cuGetProcAddress_v2"]["count"] >= 400 and "cuInit" in calls
     assert f"trace report: {out}" in proc.stderr
+    # the traced run is kept in the results store, one item per driver function
+    cache = str(tmp_path / "cache")
+    listed = zluda_run(["--cache-dir", cache, "--json", "results", "list", "--kind", "trace"])
+    [run] = json.loads(listed.stdout)["runs"]
+    shown = zluda_run(["--cache-dir", cache, "--json", "results", "show", run["run_id"]])
+    items = {item["item"] for item in json.loads(shown.stdout)["run"]["items"]}
+    assert {"cuInit", "cuGetProcAddress_v2"} <= items
 
 
 def test_trace_out_unwritable_keeps_the_report(cudart_client: Path, standin_releases, zluda_run,
