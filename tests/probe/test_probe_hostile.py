@@ -226,3 +226,22 @@ def test_frame_reader_keeps_bounded_state() -> None:
     assert out.text(100).endswith("plain")
     events = reader.feed(b"TOK " + b"y" * (3 * MAX_FRAME) + b"\nTOK {\"event\": \"ok\"}\n")
     assert [e["event"] for e in events] == ["garbled", "ok"]
+
+
+def test_interrupted_probe_leaves_nothing_running(cc_build, tmp_path: Path, monkeypatch) -> None:
+    """Ctrl-C (here: the progress callback raising KeyboardInterrupt) during a probe kills the
+    worker and what the library forked."""
+    lib = _hostile(cc_build, "HOSTILE_FORK")
+    pid_file = tmp_path / "pids"
+    monkeypatch.setenv("HOSTILE_PID_FILE", str(pid_file))
+
+    def interrupt(_result: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_probe(lib, timeout=20.0, case_ids=CASES, progress=interrupt)
+        pids = [int(p) for p in pid_file.read_text().split()]
+        assert pids and all(_killed(p) for p in pids)
+    finally:
+        _kill_left(pid_file)

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 TAIL_BYTES = 64 << 10  # of each output stream, kept for error messages
@@ -116,6 +116,22 @@ class FrameReader:
         return events
 
 
+_LIVE: set[ProbeChild] = set()
+
+
+@contextlib.contextmanager
+def reaping() -> Iterator[None]:
+    """Children started inside and not finished when it is left by an exception (Ctrl-C) are
+    killed with their groups: a probe interrupted leaves nothing running."""
+    before = set(_LIVE)
+    try:
+        yield
+    except BaseException:
+        for child in list(_LIVE - before):
+            child.finish(kill=True)
+        raise
+
+
 class ProbeChild:
     """``argv`` in its own process group; events from a private pipe or from its stdout.
 
@@ -166,6 +182,7 @@ class ProbeChild:
         self.pidfd: int | None = None
         with contextlib.suppress(AttributeError, OSError):
             self.pidfd = os.pidfd_open(self.proc.pid)
+        _LIVE.add(self)
 
     # ---- reading -------------------------------------------------------------------------------
 
@@ -228,8 +245,9 @@ class ProbeChild:
             if self.pidfd in ready or (self.pidfd is None and self._has_exited()):
                 self._on_exit()
 
-    def run_to_end(self, deadline: float) -> tuple[list[dict[str, Any]], bool]:
-        """Every event (the first 100,000) until the child exits (True) or ``deadline`` (False)."""
+    def run_to_end(self, deadline: float, keep: Callable[[dict[str, Any]], bool]
+                   ) -> tuple[list[dict[str, Any]], bool]:
+        """The events ``keep`` accepts until the child exits (True) or ``deadline`` (False)."""
         events: list[dict[str, Any]] = []
         while True:
             event = self.event(deadline)
@@ -237,7 +255,7 @@ class ProbeChild:
                 return events, False
             if event["event"] == "eof":
                 return events, True
-            if len(events) < 100_000:
+            if keep(event):
                 events.append(event)
 
     def tail(self, limit: int = 600) -> str:
@@ -281,6 +299,7 @@ class ProbeChild:
     def finish(self, kill: bool = False, grace: float = 5.0) -> int | None:
         """End the child (at once with ``kill``, else after ``grace`` seconds), then its whole group;
         its return code (negative: the signal that ended it)."""
+        _LIVE.discard(self)
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()

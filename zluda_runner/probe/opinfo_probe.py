@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
-from zluda_runner.probe.channel import ProbeChild
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
     FAIL,
@@ -77,6 +77,23 @@ def run_opinfo_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Each OpInfo op (matching ``ops`` patterns) x dtype on ``device`` against the CPU reference."""
+    with reaping():
+        return _run_opinfo_probe(python, env, device=device, dtypes=dtypes, ops=ops, samples=samples,
+                                 budget=budget, op_timeout=op_timeout, progress=progress)
+
+
+def _run_opinfo_probe(
+    python: str,
+    env: Mapping[str, str],
+    *,
+    device: str = "cuda",
+    dtypes: Sequence[str] = DEFAULT_DTYPES,
+    ops: Sequence[str] = (),
+    samples: int = 1,
+    budget: float | None = None,
+    op_timeout: float = DEFAULT_OP_TIMEOUT,
+    progress: Progress | None = None,
+) -> ProbeReport:
     bad = [d for d in dtypes if d not in ("float32", "float16", "bfloat16", "float64")]
     if bad or not dtypes:
         raise ProbeError(

@@ -23,7 +23,7 @@ from zluda_runner.core.errors import ProbeError
 from zluda_runner.data.driver_api import result_name
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CASES_BY_ID, CATALOGUE, Case
-from zluda_runner.probe.channel import ProbeChild
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.coverage import symbol_coverage
 from zluda_runner.probe.model import (
     CRASHED,
@@ -162,6 +162,18 @@ def run_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Probe ``libcuda``: every case of the catalogue (or ``case_ids``), plus symbol coverage."""
+    with reaping():
+        return _run_probe(libcuda, timeout=timeout, case_ids=case_ids, env=env, progress=progress)
+
+
+def _run_probe(
+    libcuda: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    case_ids: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    progress: Progress | None = None,
+) -> ProbeReport:
     libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
         raise ProbeError(f"no libcuda to probe at {libcuda}", hint="pass --libcuda PATH to a libcuda.so.1")

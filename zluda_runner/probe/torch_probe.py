@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
-from zluda_runner.probe.channel import ProbeChild
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
     FAIL,
@@ -46,13 +46,32 @@ def _run_once(
             f"target interpreter {python} cannot be run: {exc}",
             hint="pass --python with the interpreter that runs the workload",
         ) from exc
+    planned: set[str] | None = None
+    kept = 0
+
+    def keep(event: dict[str, Any]) -> bool:
+        """The first ``info``, then ``begin``/``op`` of its ops and ``end``: a bounded number."""
+        nonlocal planned, kept
+        if event["event"] == "info":
+            if planned is None:
+                planned = set(str_list(event.get("ops")))
+                return True
+            return False
+        if planned is None or kept > 4 * len(planned) + 4:
+            return False
+        ours = event["event"] == "end" or (
+            event["event"] in ("begin", "op") and str(event.get("id")) in planned
+        )
+        kept += ours
+        return ours
+
     exited = False
     try:
-        events, exited = child.run_to_end(time.monotonic() + max(timeout, 0.1))
+        events, exited = child.run_to_end(time.monotonic() + max(timeout, 0.1), keep)
     finally:
         tail = child.tail(1500)
         rc = child.finish(kill=True)
-    return [e for e in events if e["event"] != "garbled"], rc if exited else None, tail
+    return events, rc if exited else None, tail
 
 
 def run_torch_probe(
@@ -64,6 +83,13 @@ def run_torch_probe(
     the ops after it; one still running at ``timeout`` (for the whole probe) is ``timeout`` and
     the ops not reached are ``skipped``.
     """
+    with reaping():
+        return _run_torch_probe(python, env, device, timeout)
+
+
+def _run_torch_probe(
+    python: str, env: Mapping[str, str], device: str = "cuda", timeout: float = DEFAULT_TORCH_TIMEOUT
+) -> ProbeReport:
     report = ProbeReport(kind=KIND_TORCH, target=python)
     started = time.monotonic()
     done: dict[str, CaseResult] = {}
