@@ -84,3 +84,42 @@ class ProbeReport(JsonMixin):
 
     def case(self, case_id: str) -> CaseResult | None:
         return next((c for c in self.cases if c.id == case_id), None)
+
+
+def op_case(event: dict[str, object], title: str, area: str) -> CaseResult:
+    """A torch op's result from the target interpreter's event, every field checked: what the
+    interpreter (or something in it writing on its stdout) sent may be anything."""
+    status = event.get("status")
+
+    def number(key: str) -> float | None:
+        value = event.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        return None
+
+    detail = event.get("detail", "")
+    detail = detail if isinstance(detail, str) else repr(detail)
+    if not isinstance(status, str) or status not in STATUSES:
+        detail = f"unreadable result (status {str(status)[:40]!r}) {detail}".strip()
+        status = ERROR
+    dtype = event.get("dtype", "")
+    return CaseResult(
+        id=str(event.get("id")),
+        area=area,
+        title=title,
+        status=status,
+        detail=detail[:2000],
+        max_abs_err=number("max_abs_err"),
+        max_rel_err=number("max_rel_err"),
+        duration_s=number("duration_s") or 0.0,
+        dtype=dtype if isinstance(dtype, str) else "",
+    )
+
+
+def str_list(value: object) -> list[str]:
+    """``value`` as a list of strings (an event's list field), else empty."""
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def str_dict(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}

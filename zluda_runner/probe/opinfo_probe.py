@@ -8,21 +8,16 @@ passed in a file). When ``budget`` seconds are spent, what was not reached is ``
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import select
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from zluda_runner.core.errors import ProbeError
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
-    ERROR,
     FAIL,
     KIND_TORCH,
     PASS,
@@ -32,6 +27,9 @@ from zluda_runner.probe.model import (
     CaseResult,
     LoadResult,
     ProbeReport,
+    op_case,
+    str_dict,
+    str_list,
 )
 from zluda_runner.probe.runner import _signal_name
 
@@ -40,24 +38,14 @@ MARKER = b"ZLUDA_RUNNER_TORCH_PROBE "
 DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_OP_TIMEOUT = 300.0  # a first kernel compile through ZLUDA can take minutes
 STARTUP_TIMEOUT = 600.0  # importing torch and building the OpInfo database
-MAX_LINE = 1 << 20  # an event line longer than this is not ours
 MAX_RESTARTS = 200
 Progress = Callable[[CaseResult], None]
 
 
-def _result(event: dict[str, Any]) -> CaseResult:
-    case_id = str(event["id"])
-    return CaseResult(
-        id=case_id,
-        area=str(event.get("area", "")),
-        title=f"{event.get('op', case_id)} ({event.get('dtype', '')})",
-        status=str(event.get("status", ERROR)),
-        detail=str(event.get("detail", ""))[:2000],
-        max_abs_err=event.get("max_abs_err"),
-        max_rel_err=event.get("max_rel_err"),
-        duration_s=float(event.get("duration_s", 0.0)),
-        dtype=str(event.get("dtype", "")),
-    )
+def _result(event: dict[str, Any], areas: dict[str, str]) -> CaseResult:
+    case_id = str(event.get("id"))
+    title = f"{event.get('op', case_id)} ({event.get('dtype', '')})"
+    return op_case(event, title, areas.get(case_id) or str(event.get("area", "")))
 
 
 def _op_and_dtype(case_id: str) -> tuple[str, str]:
@@ -65,63 +53,15 @@ def _op_and_dtype(case_id: str) -> tuple[str, str]:
     return op, dtype
 
 
-class _Interpreter:
-    """One run of the script: events read line by line, with a deadline per read."""
-
-    def __init__(self, argv: list[str], env: Mapping[str, str]) -> None:
-        self.errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        try:
-            self.proc = subprocess.Popen(argv, env=dict(env), stdout=subprocess.PIPE, stderr=self.errors)
-        except (FileNotFoundError, PermissionError) as exc:
-            self.errors.close()
-            raise ProbeError(
-                f"target interpreter {argv[0]} cannot be run: {exc}",
-                hint="pass --python with the interpreter that runs the workload",
-            ) from exc
-        assert self.proc.stdout is not None
-        self.out: IO[bytes] = self.proc.stdout
-        self.buffer = b""
-
-    def event(self, deadline: float) -> dict[str, Any] | None:
-        """The next event; ``{"event": "eof"}`` when the process is gone; None at the deadline."""
-        while True:
-            while b"\n" in self.buffer:
-                line, self.buffer = self.buffer.split(b"\n", 1)
-                if line.startswith(MARKER):
-                    with contextlib.suppress(ValueError):
-                        event = json.loads(line[len(MARKER) :])
-                        if isinstance(event, dict):
-                            return event
-            if len(self.buffer) > MAX_LINE:
-                self.buffer = b""  # output of the op itself, not an event
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self.out], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(self.out.fileno(), 65536)
-            if not chunk:
-                return {"event": "eof"}
-            self.buffer += chunk
-
-    def tail(self, limit: int = 600) -> str:
-        self.errors.seek(0, os.SEEK_END)
-        size = self.errors.tell()
-        self.errors.seek(max(0, size - limit))
-        return self.errors.read().decode(errors="replace").strip()
-
-    def finish(self, kill: bool = False) -> int | None:
-        if kill and self.proc.poll() is None:
-            self.proc.kill()
-        try:
-            rc = self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        self.out.close()
-        self.errors.close()
-        return rc
+def _interpreter(argv: list[str], env: Mapping[str, str]) -> ProbeChild:
+    """One run of the script, in its own process group, its output bounded (see :mod:`.channel`)."""
+    try:
+        return ProbeChild(argv, env, prefix=MARKER)
+    except (FileNotFoundError, PermissionError) as exc:
+        raise ProbeError(
+            f"target interpreter {argv[0]} cannot be run: {exc}",
+            hint="pass --python with the interpreter that runs the workload",
+        ) from exc
 
 
 def run_opinfo_probe(
@@ -137,6 +77,23 @@ def run_opinfo_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Each OpInfo op (matching ``ops`` patterns) x dtype on ``device`` against the CPU reference."""
+    with reaping():
+        return _run_opinfo_probe(python, env, device=device, dtypes=dtypes, ops=ops, samples=samples,
+                                 budget=budget, op_timeout=op_timeout, progress=progress)
+
+
+def _run_opinfo_probe(
+    python: str,
+    env: Mapping[str, str],
+    *,
+    device: str = "cuda",
+    dtypes: Sequence[str] = DEFAULT_DTYPES,
+    ops: Sequence[str] = (),
+    samples: int = 1,
+    budget: float | None = None,
+    op_timeout: float = DEFAULT_OP_TIMEOUT,
+    progress: Progress | None = None,
+) -> ProbeReport:
     bad = [d for d in dtypes if d not in ("float32", "float16", "bfloat16", "float64")]
     if bad or not dtypes:
         raise ProbeError(
@@ -156,7 +113,7 @@ def run_opinfo_probe(
             done_file.write_text("".join(f"{i}\n" for i in done), encoding="utf-8")
             argv = [python, str(SCRIPT), "--device", device, "--dtypes", ",".join(dtypes)]
             argv += ["--ops", ",".join(ops), "--samples", str(samples), "--done-file", str(done_file)]
-            proc = _Interpreter(argv, env)
+            proc = _interpreter(argv, env)
             running: str | None = None
             running_since = time.monotonic()
             outcome = "eof"
@@ -172,12 +129,15 @@ def run_opinfo_probe(
                 if event is None:
                     outcome = "budget" if end_by is not None and time.monotonic() >= end_by else "timeout"
                     break
-                kind = event.get("event")
+                kind = event["event"]
+                event_id = str(event.get("id"))
+                if kind in ("begin", "op") and (planned is None or event_id not in planned):
+                    continue  # not one of ours: only planned (op, dtype) pairs are reported
                 if kind == "info":
                     started_up = True
                 if kind == "info" and planned is None:
-                    planned = [str(i) for i in event.get("ops", [])]
-                    areas = {str(k): str(v) for k, v in (event.get("areas") or {}).items()}
+                    planned = str_list(event.get("ops"))
+                    areas = str_dict(event.get("areas"))
                     report.environment = {
                         k: str(event[k])
                         for k in ("torch", "device", "device_name", "cuda_build")
@@ -189,9 +149,9 @@ def run_opinfo_probe(
                         break
                     report.load = LoadResult(PASS, "")
                 elif kind == "begin":
-                    running, running_since = str(event.get("id")), time.monotonic()
-                elif kind == "op" and "id" in event:
-                    result = _result(event)
+                    running, running_since = event_id, time.monotonic()
+                elif kind == "op":
+                    result = _result(event, areas)
                     done[result.id] = result
                     running = None
                     if progress is not None:

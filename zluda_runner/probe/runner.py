@@ -11,29 +11,28 @@ library and each case; the interpreter's own start has a separate, generous limi
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import select
+import secrets
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from zluda_runner.core.errors import ProbeError
 from zluda_runner.data.driver_api import result_name
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CASES_BY_ID, CATALOGUE, Case
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.coverage import symbol_coverage
 from zluda_runner.probe.model import (
     CRASHED,
+    ERROR,
     FAIL,
     KIND_DRIVER,
     PASS,
     SKIPPED,
+    STATUSES,
     TIMEOUT,
     CaseResult,
     LoadResult,
@@ -42,6 +41,8 @@ from zluda_runner.probe.model import (
 
 DEFAULT_TIMEOUT = 60.0  # a first PTX compile through ZLUDA can be slow
 STARTUP_TIMEOUT = 120.0  # the worker interpreter's start (imports), before it touches the library
+MAX_CALLS = 10_000  # calls kept per case
+MAX_DETAIL = 2000
 Progress = Callable[[CaseResult], None]
 
 
@@ -54,79 +55,45 @@ def _signal_name(returncode: int | None) -> str | None:
         return f"signal {-returncode}"
 
 
+WORKER = (sys.executable, "-m", "zluda_runner.probe.worker")  # + libcuda, event descriptor
+
+
+class _Malformed(Exception):
+    """A frame that carried the token but not a usable event: this case's result is unreadable."""
+
+
 class _Worker:
     def __init__(self, libcuda: Path, env: dict[str, str] | None) -> None:
-        read_fd, write_fd = os.pipe()
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "zluda_runner.probe.worker", str(libcuda), str(write_fd)],
-            stdin=subprocess.PIPE,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
-            env=env,
-            text=True,
-        )
-        os.close(write_fd)
-        self.fd = read_fd
-        self.buffer = b""
+        token = secrets.token_hex(16)
+        self.child = ProbeChild([*WORKER, str(libcuda)], env, prefix=token.encode() + b" ",
+                                channel=True, stdin=True)
+        self.child.send(token)
         self.last_call: str | None = None
         self.done_calls: list[CallRecord] = []
 
     def read_event(self, deadline: float) -> dict[str, Any] | None:
         """The next event; ``{"event": "eof"}`` when the worker is gone, None at the deadline."""
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self.fd], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(self.fd, 65536)
-            if not chunk:
-                return {"event": "eof"}
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            return {"event": "garbled", "text": line[:200].decode(errors="replace")}
-        if event.get("event") == "calling":
-            self.last_call = event.get("function")
-        elif event.get("event") == "called":
+        event = self.child.event(deadline)
+        if event is None:
+            return None
+        if event["event"] == "calling":
+            function = event.get("function")
+            self.last_call = function if isinstance(function, str) else None
+        elif event["event"] == "called":
             self.last_call = None
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                self.done_calls.append(CallRecord.from_dict(event["call"]))
+            with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+                if len(self.done_calls) < MAX_CALLS:
+                    self.done_calls.append(CallRecord.from_dict(event["call"]))
         return event
 
     def send(self, case_id: str) -> bool:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(case_id + "\n")
-            self.proc.stdin.flush()
-            return True
-        except (BrokenPipeError, OSError):
-            return False
+        return self.child.send(case_id)
 
     def output_tail(self, limit: int = 400) -> str:
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-limit:].strip()
+        return self.child.output_tail(limit)
 
     def finish(self, kill: bool = False) -> int | None:
-        if kill and self.proc.poll() is None:
-            self.proc.kill()
-        stdin: IO[str] | None = self.proc.stdin
-        if stdin is not None:
-            with contextlib.suppress(OSError):
-                stdin.close()
-        try:
-            rc = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        os.close(self.fd)
-        self.log.close()
-        return rc
+        return self.child.finish(kill=kill)
 
 
 def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_Worker | None, LoadResult]:
@@ -134,7 +101,7 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
     event = worker.read_event(time.monotonic() + max(timeout, STARTUP_TIMEOUT))
     if event is not None and event.get("event") == "started":
         event = worker.read_event(time.monotonic() + timeout)
-    while event is not None and event.get("event") not in ("loaded", "load_failed", "eof"):
+    while event is not None and event["event"] not in ("loaded", "load_failed", "eof", "garbled"):
         event = worker.read_event(time.monotonic() + timeout)
     if event is None:
         worker.finish(kill=True)
@@ -143,7 +110,11 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
         return worker, LoadResult(PASS, "")
     if event["event"] == "load_failed":
         worker.finish()
-        return None, LoadResult(FAIL, f"dlopen failed: {event.get('error', '')}")
+        return None, LoadResult(FAIL, f"dlopen failed: {str(event.get('error', ''))[:MAX_DETAIL]}")
+    if event["event"] == "garbled":
+        worker.finish(kill=True)
+        return None, LoadResult(FAIL, f"the worker's report on loading {libcuda} was unreadable: "
+                                      f"{event.get('detail', '')}")
     tail = worker.output_tail()
     rc = worker.finish()
     sig = _signal_name(rc)
@@ -152,17 +123,33 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
 
 
 def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
-    code = event.get("result_code")
+    """The worker's result for ``case``; :class:`_Malformed` unless it is one, field by field."""
+    if event.get("id") != case.id:
+        raise _Malformed(f"a result for {str(event.get('id'))[:80]!r}, not {case.id}")
+    status, detail, code = event.get("status"), event.get("detail", ""), event.get("result_code")
+    if status not in STATUSES:
+        raise _Malformed(f"status {str(status)[:40]!r}")
+    if not isinstance(detail, str):
+        raise _Malformed("a detail that is not text")
+    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+        raise _Malformed(f"result code {str(code)[:40]!r}")
+    calls, duration = event.get("calls", []), event.get("duration_s", 0.0)
+    if not isinstance(calls, list) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        raise _Malformed("calls or duration of the wrong type")
+    try:
+        records = [CallRecord.from_dict(c) for c in calls[:MAX_CALLS]]
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise _Malformed(f"a call record: {exc}") from exc
     return CaseResult(
         id=case.id,
         area=case.area,
         title=case.title,
-        status=event["status"],
-        detail=event.get("detail", ""),
+        status=status,
+        detail=detail[:MAX_DETAIL],
         result_code=code,
         result_name=result_name(code) if code is not None else None,
-        calls=[CallRecord.from_dict(c) for c in event.get("calls", [])],
-        duration_s=float(event.get("duration_s", 0.0)),
+        calls=records,
+        duration_s=float(duration),
     )
 
 
@@ -175,7 +162,19 @@ def run_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Probe ``libcuda``: every case of the catalogue (or ``case_ids``), plus symbol coverage."""
-    libcuda = Path(libcuda)
+    with reaping():
+        return _run_probe(libcuda, timeout=timeout, case_ids=case_ids, env=env, progress=progress)
+
+
+def _run_probe(
+    libcuda: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    case_ids: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    progress: Progress | None = None,
+) -> ProbeReport:
+    libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
         raise ProbeError(f"no libcuda to probe at {libcuda}", hint="pass --libcuda PATH to a libcuda.so.1")
     unknown = [c for c in case_ids or () if c not in CASES_BY_ID]
@@ -225,8 +224,20 @@ def run_probe(
             event = worker.read_event(deadline)
             if event is None:
                 break
-        if event is not None and event.get("event") == "result":
-            record(_from_event(case, event))
+        garbled = ""
+        if event is not None and event["event"] == "result":
+            try:
+                record(_from_event(case, event))
+                continue
+            except _Malformed as exc:
+                garbled = f"the worker's result was unreadable: {exc}"
+        elif event is not None and event["event"] != "eof":
+            garbled = f"the worker's report was unreadable: {event.get('detail', event['event'])}"
+        if garbled:  # this case alone: a fresh worker takes the next one
+            worker.finish(kill=True)
+            record(CaseResult(case.id, case.area, case.title, ERROR, garbled, calls=worker.done_calls,
+                              duration_s=time.monotonic() - t0))
+            worker = None
             continue
         # the worker died or hung during this case
         last = worker.last_call

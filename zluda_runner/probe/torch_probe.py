@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
+from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
-    ERROR,
     FAIL,
     KIND_TORCH,
     PASS,
@@ -22,6 +20,9 @@ from zluda_runner.probe.model import (
     CaseResult,
     LoadResult,
     ProbeReport,
+    op_case,
+    str_dict,
+    str_list,
 )
 from zluda_runner.probe.runner import _signal_name
 
@@ -30,54 +31,47 @@ MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
 DEFAULT_TORCH_TIMEOUT = 900.0  # first PTX compiles through ZLUDA take minutes
 
 
-def _tail(text: str, limit: int = 1500) -> str:
-    return text.strip()[-limit:]
-
-
-def _events(stdout: str) -> list[dict[str, Any]]:
-    events = []
-    for line in stdout.splitlines():
-        if line.startswith(MARKER):
-            try:
-                event = json.loads(line[len(MARKER) :])
-            except json.JSONDecodeError:
-                continue  # a line cut short by a crash
-            if isinstance(event, dict):
-                events.append(event)
-    return events
-
-
-def _op_result(op: dict[str, Any]) -> CaseResult:
-    return CaseResult(
-        id=str(op["id"]),
-        area=op.get("area", ""),
-        title=f"{op['id']} ({op.get('dtype', '')})",
-        status=op.get("status", ERROR),
-        detail=op.get("detail", ""),
-        max_abs_err=op.get("max_abs_err"),
-        max_rel_err=op.get("max_rel_err"),
-        duration_s=float(op.get("duration_s", 0.0)),
-    )
-
-
 def _run_once(
     python: str, env: Mapping[str, str], device: str, skip: list[str], timeout: float
 ) -> tuple[list[dict[str, Any]], int | None, str]:
-    """One interpreter run: its events, return code (None: timed out) and output tail."""
+    """One interpreter run: its events, return code (None: timed out) and output tail.
+
+    The interpreter leads its own process group, killed whole when it ends; its exit is seen
+    even while something it forked holds stdout; only a tail of its output is kept."""
     argv = [python, str(SCRIPT), "--device", device] + (["--skip", ",".join(skip)] if skip else [])
     try:
-        proc = subprocess.run(
-            argv, env=dict(env), capture_output=True, text=True, timeout=max(timeout, 0.1), check=False
-        )
-    except FileNotFoundError as exc:
+        child = ProbeChild(argv, env, prefix=MARKER.encode())
+    except (FileNotFoundError, PermissionError) as exc:
         raise ProbeError(
-            f"target interpreter {python} not found",
+            f"target interpreter {python} cannot be run: {exc}",
             hint="pass --python with the interpreter that runs the workload",
         ) from exc
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout if isinstance(exc.stdout, str) else (exc.stdout or b"").decode(errors="replace")
-        return _events(out), None, _tail(out)
-    return _events(proc.stdout), proc.returncode, _tail(proc.stderr or proc.stdout)
+    planned: set[str] | None = None
+    kept = 0
+
+    def keep(event: dict[str, Any]) -> bool:
+        """The first ``info``, then ``begin``/``op`` of its ops and ``end``: a bounded number."""
+        nonlocal planned, kept
+        if event["event"] == "info":
+            if planned is None:
+                planned = set(str_list(event.get("ops")))
+                return True
+            return False
+        if planned is None or kept > 4 * len(planned) + 4:
+            return False
+        ours = event["event"] == "end" or (
+            event["event"] in ("begin", "op") and str(event.get("id")) in planned
+        )
+        kept += ours
+        return ours
+
+    exited = False
+    try:
+        events, exited = child.run_to_end(time.monotonic() + max(timeout, 0.1), keep)
+    finally:
+        tail = child.tail(1500)
+        rc = child.finish(kill=True)
+    return events, rc if exited else None, tail
 
 
 def run_torch_probe(
@@ -89,6 +83,13 @@ def run_torch_probe(
     the ops after it; one still running at ``timeout`` (for the whole probe) is ``timeout`` and
     the ops not reached are ``skipped``.
     """
+    with reaping():
+        return _run_torch_probe(python, env, device, timeout)
+
+
+def _run_torch_probe(
+    python: str, env: Mapping[str, str], device: str = "cuda", timeout: float = DEFAULT_TORCH_TIMEOUT
+) -> ProbeReport:
     report = ProbeReport(kind=KIND_TORCH, target=python)
     started = time.monotonic()
     done: dict[str, CaseResult] = {}
@@ -99,8 +100,8 @@ def run_torch_probe(
         events, rc, tail = _run_once(python, env, device, list(done), left)
         info = next((e for e in events if e.get("event") == "info"), None)
         if info is not None and planned is None:
-            planned = [str(i) for i in info.get("ops", [])]
-            areas = {str(k): str(v) for k, v in (info.get("areas") or {}).items()}
+            planned = str_list(info.get("ops"))
+            areas = str_dict(info.get("areas"))
             report.environment = {
                 k: str(info[k]) for k in ("torch", "device", "device_name", "cuda_build") if info.get(k)
             }
@@ -110,10 +111,14 @@ def run_torch_probe(
                 break
         running: str | None = None
         for event in events:
-            if event.get("event") == "begin":
-                running = str(event.get("id"))
-            elif event.get("event") == "op" and "id" in event:
-                done[str(event["id"])] = _op_result(event)
+            op_id = str(event.get("id"))
+            if planned is not None and op_id not in planned:
+                continue  # not one of ours: only planned ops are reported
+            if event["event"] == "begin":
+                running = op_id
+            elif event["event"] == "op":
+                area = areas.get(op_id) or str(event.get("area", ""))
+                done[op_id] = op_case(event, f"{op_id} ({event.get('dtype', '')})", area)
                 running = None
         ended = any(e.get("event") == "end" for e in events)
         if planned is None:  # died or hung before saying anything: nothing to retry

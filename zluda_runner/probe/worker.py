@@ -1,7 +1,10 @@
 """The probe's worker process: loads one libcuda and runs the cases the parent names.
 
-Protocol: the parent writes case ids, one per line, on stdin; the worker writes JSON lines on
-the file descriptor given as its second argument (never stdout, which the library may use):
+Protocol: the parent writes a random token, then case ids, one per line, on stdin; the worker
+writes JSON lines, each after the token and a space, on the file descriptor given as its second
+argument (never stdout, which the library may use). The library under test can write to that
+descriptor too, but it is never shown the token (read before the library is loaded; not in argv
+or the environment), so its lines are output, never events:
 ``{"event": "started"}`` once the interpreter is up, ``{"event": "loaded"}`` or
 ``{"event": "load_failed", "error": ...}``, then per case ``{"event": "calling", "function": ...}``
 before each driver call, ``{"event": "called", "call": {...}}`` after it (so the calls of a case
@@ -21,9 +24,16 @@ from zluda_runner.probe.cases import CASES_BY_ID, CheckFailed, NotApplicable, Se
 from zluda_runner.probe.model import FAIL, MISSING, PASS, SKIPPED
 
 
-def _emit(out: Any, **event: Any) -> None:
-    out.write(json.dumps(event) + "\n")
-    out.flush()
+class Channel:
+    """Event lines to the parent: one ``write`` each (atomic up to PIPE_BUF), after the token."""
+
+    def __init__(self, fd: int, token: bytes) -> None:
+        self.fd, self.prefix = fd, token + b" "
+
+    def emit(self, **event: Any) -> None:
+        data = memoryview(self.prefix + json.dumps(event).encode() + b"\n")
+        while data:
+            data = data[os.write(self.fd, data) :]
 
 
 def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
@@ -52,37 +62,41 @@ def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    libcuda, fd = argv[0], int(argv[1])
-    out = os.fdopen(fd, "w")
+    libcuda, fd = os.path.abspath(argv[0]), int(argv[1])  # a bare name would be searched for
+    token = sys.stdin.buffer.readline().strip()
+    out = Channel(fd, token)
     ffi = make_ffi()  # parsing the declarations is start-up work, not the library's
-    _emit(out, event="started")
+    out.emit(event="started")
     try:
         driver = Driver.load(libcuda, ffi)
     except OSError as exc:
-        _emit(out, event="load_failed", error=str(exc))
+        out.emit(event="load_failed", error=str(exc))
         return 0
-    _emit(out, event="loaded")
+    out.emit(event="loaded")
     setup = Setup(driver)
     original = driver.function
 
     def announce(name: str) -> Any:
-        _emit(out, event="calling", function=symbol_of(name))
+        out.emit(event="calling", function=symbol_of(name))
         return original(name)
 
     original_try = driver.try_call
 
     def try_and_tell(name: str, *args: Any) -> int:
         rc = original_try(name, *args)
-        _emit(out, event="called", call=driver.calls[-1].to_dict())
+        out.emit(event="called", call=driver.calls[-1].to_dict())
         return rc
 
     driver.function = announce  # type: ignore[method-assign]
     driver.try_call = try_and_tell  # type: ignore[method-assign]
-    for line in sys.stdin:
-        case_id = line.strip()
+    for line in sys.stdin.buffer:
+        case_id = line.strip().decode(errors="replace")
         if not case_id:
             continue
-        _emit(out, event="result", **run_case(driver, setup, case_id))
+        if case_id not in CASES_BY_ID:
+            out.emit(event="result", id=case_id, status=SKIPPED, detail="unknown case")
+            continue
+        out.emit(event="result", **run_case(driver, setup, case_id))
     return 0
 
 
