@@ -13,9 +13,10 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 MAX_OUTPUT = 4 << 20  # bytes kept of each of stdout / stderr
 
@@ -49,7 +50,29 @@ class ChildResult:
         return f"{self.argv[0]} exited {self.returncode}: {self.tail()}"
 
 
+class _Tail:
+    """The last ``limit`` bytes of a pipe, read as they come: memory stays bounded however much a
+    child writes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+
+    def drain(self, pipe: IO[bytes]) -> None:
+        with pipe:
+            while chunk := pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536):
+                self.data += chunk
+                if len(self.data) > 2 * self.limit:
+                    del self.data[: len(self.data) - self.limit]
+
+    def value(self) -> bytes:
+        return bytes(self.data[-self.limit:])
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if not hasattr(os, "killpg"):  # Windows: no process groups to kill
+        proc.kill()
+        return
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -76,22 +99,32 @@ def run_child(
         )
     except (OSError, ValueError) as exc:
         return ChildResult(args, None, "", "", start_error=getattr(exc, "strerror", None) or str(exc))
+    assert proc.stdout is not None and proc.stderr is not None
+    tails = [_Tail(max_output), _Tail(max_output)]
+    readers = [threading.Thread(target=t.drain, args=(pipe,), daemon=True)
+               for t, pipe in zip(tails, (proc.stdout, proc.stderr), strict=True)]
+    for reader in readers:
+        reader.start()
     timed_out = False
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc)
-        out, err = proc.communicate()
+        proc.wait()
     finally:
         if proc.poll() is None:  # pragma: no cover - interrupted while waiting
             _kill_group(proc)
             proc.wait()
+    _kill_group(proc)  # whatever the child left behind holding our pipes goes with it
+    for reader in readers:
+        reader.join(timeout=5)
+    out, err = tails[0].value(), tails[1].value()
     return ChildResult(
         args,
         None if timed_out else proc.returncode,
-        out[-max_output:].decode("utf-8", "replace"),
-        err[-max_output:].decode("utf-8", "replace"),
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
         timed_out=timed_out,
     )
 

@@ -1,0 +1,50 @@
+"""core.child.run_child: bounded output, bounded time, the child's whole process group reaped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from zluda_runner.core.child import json_line, run_child
+
+
+def test_output_and_answer() -> None:
+    res = run_child([sys.executable, "-c", "print('chatter'); print('{\"a\": 1}')"], timeout=30)
+    assert res.ok and json_line(res.stdout) == {"a": 1}
+    assert run_child(["/no/such/program"], timeout=5).start_error
+
+
+def test_a_flood_keeps_memory_bounded() -> None:
+    """A child writing 512 MiB to stdout and stderr: only the tail is kept, under an address-space
+    limit the whole flood would not fit in."""
+    code = textwrap.dedent("""
+        import resource, sys
+        from zluda_runner.core.child import run_child
+        soft = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        limit = max(soft, 64 << 20) + (256 << 20)
+        resource.setrlimit(resource.RLIMIT_AS, (limit + (512 << 20), limit + (512 << 20)))
+        flood = ("import os\\nb = b'x' * (1 << 20)\\n"
+                 "for _ in range(512):\\n    os.write(1, b); os.write(2, b)\\nprint('end')")
+        res = run_child([sys.executable, "-c", flood], timeout=120, max_output=1 << 20)
+        assert res.ok, res.describe()
+        assert len(res.stdout) <= (1 << 20) and res.stdout.endswith("end\\n"), len(res.stdout)
+        print("bounded")
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "bounded" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_a_timeout_kills_what_the_child_started() -> None:
+    code = ("import subprocess, sys, time\n"
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+            "print(p.pid, flush=True)\n"
+            "time.sleep(300)\n")
+    res = run_child([sys.executable, "-c", code], timeout=3)
+    assert res.timed_out and res.returncode is None
+    grandchild = int(res.stdout.split()[0])
+    try:  # killed: gone, or a zombie waiting for a reaper (PID 1 of a container may not reap)
+        state = open(f"/proc/{grandchild}/stat").read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    assert state in ("gone", "Z", "X"), f"the grandchild outlived its group (state {state})"
