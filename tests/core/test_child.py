@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from zluda_runner.core.child import json_line, run_child
 
@@ -44,7 +45,7 @@ def test_a_timeout_kills_what_the_child_started() -> None:
     assert res.timed_out and res.returncode is None
     grandchild = int(res.stdout.split()[0])
     try:  # killed: gone, or a zombie waiting for a reaper (PID 1 of a container may not reap)
-        state = open(f"/proc/{grandchild}/stat").read().rsplit(")", 1)[1].split()[0]
+        state = Path(f"/proc/{grandchild}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
         state = "gone"
     assert state in ("gone", "Z", "X"), f"the grandchild outlived its group (state {state})"
