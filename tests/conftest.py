@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.core.arch import is_supported, machine
 from zluda_runner.core.native import compile_c
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -35,8 +36,15 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 BuildFn = Callable[..., Path]
 
 
+X86_ONLY = (f"ZLUDA, its shims and our trampolines are x86-64 only; this machine is {machine()}: "
+            "native fixtures are not built here")
+
+
 @pytest.fixture(scope="session")
 def native_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where native fixtures are built: every test that needs one needs x86-64, and says so."""
+    if not is_supported():
+        pytest.skip(X86_ONLY)
     return tmp_path_factory.mktemp("native")
 
 

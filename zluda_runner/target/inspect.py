@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from zluda_runner.core.arch import is_supported, machine
 from zluda_runner.core.errors import TargetError
 from zluda_runner.target.interpreter import check_cuda_build, probe_interpreter, torch_info
 from zluda_runner.target.linux import fill_linux_torch, inspect_binary
@@ -42,7 +43,7 @@ def inspect_python(python: str, *, cache_dir: Path | None = None,
         fill_windows(profile, torch_dir, cache_dir, exec_prefix=Path(facts.exec_prefix))
     else:
         fill_linux_torch(profile, torch_dir, cache_dir, env)
-    return profile
+    return _with_host_caveat(profile)
 
 
 def inspect_path(path: Path, *, cache_dir: Path | None = None,
@@ -67,7 +68,7 @@ def inspect_path(path: Path, *, cache_dir: Path | None = None,
         fill_windows(profile, torch_dir, cache_dir, exec_prefix=_windows_prefix(torch_dir))
     else:
         fill_linux_torch(profile, torch_dir, cache_dir, env)
-    return profile
+    return _with_host_caveat(profile)
 
 
 def _new_profile(info: TorchInfo) -> TargetProfile:
@@ -92,3 +93,13 @@ def _windows_prefix(torch_dir: Path) -> Path | None:
     return None
 
 
+
+
+def _with_host_caveat(profile: TargetProfile) -> TargetProfile:
+    """On a host that is not x86-64, where a Linux loader finds each library is this host's answer,
+    not an x86-64 host's: said, never left silent."""
+    if profile.os == "linux" and not is_supported():
+        profile.warnings.append(
+            f"this machine is {machine()}, and ZLUDA is x86-64 only: where the loader finds each library "
+            "is modelled with this host's folders, not those of the x86-64 machine the workload runs on")
+    return profile
