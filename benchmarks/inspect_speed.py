@@ -1,6 +1,9 @@
 """How fast is a full inspection of a CUDA torch install? Prints figures; asserts nothing.
 
-    python benchmarks/inspect_speed.py [PYTHON | SITE_PACKAGES]   (default /tmp/cu130/bin/python)
+    python benchmarks/inspect_speed.py PYTHON | SITE_PACKAGES
+
+PYTHON is an interpreter with a CUDA build of torch (e.g. a venv with torch==2.14.1), or give its
+site-packages folder.
 
 Files: every .so in torch/lib plus every library under site-packages/nvidia that the loader model
 binds them to. Each figure is one fresh process (cold interpreter) with a warm page cache (a warm-up
@@ -81,9 +84,16 @@ def site_packages_of(arg: str) -> Path:
     p = Path(arg)
     if p.is_dir():
         return p
-    out = subprocess.run([arg, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                         capture_output=True, text=True, check=True).stdout.strip()
-    return Path(out)
+    try:
+        out = subprocess.run([arg, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SystemExit(f"error: {arg} is neither a site-packages folder nor a Python that runs ({exc})\n"
+                         "hint: pass the interpreter of a venv with a CUDA build of torch") from None
+    site = Path(out)
+    if not (site / "torch" / "lib").is_dir():
+        raise SystemExit(f"error: no torch in {site}\nhint: pass an interpreter with a CUDA build of torch")
+    return site
 
 
 def files_to_read(site: Path) -> list[str]:
@@ -110,7 +120,9 @@ def timed(argv: list[str]) -> tuple[float, dict]:
 
 
 def main() -> None:
-    arg = sys.argv[1] if len(sys.argv) > 1 else "/tmp/cu130/bin/python"
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        raise SystemExit(__doc__)
+    arg = sys.argv[1]
     site = site_packages_of(arg)
     files = files_to_read(site)
     total = sum(Path(f).stat().st_size for f in files)
