@@ -20,8 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from zluda_runner.abtest.runner import AbReport, OutputComparison, SideSummary, TimingComparison, TimingStats
-
+from zluda_runner.abtest.model import AbReport, OutputComparison, SideSummary, TimingComparison, TimingStats
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.report.matrix_html import render_html
