@@ -80,12 +80,27 @@ def test_events_fall_back_to_the_default_stream(cc_build) -> None:
     assert got["stream.sync_query"].status == "skipped"  # it is about created streams
 
 
-def test_symbol_coverage_counts_exports(report: ProbeReport) -> None:
+def test_symbol_coverage_counts_exports(report: ProbeReport, standin: Path) -> None:
+    """Coverage against an independent count: readelf's list of the library's defined dynamic
+    symbols, intersected with the packaged reference list of driver entry points."""
+    import shutil
+    import subprocess
+
+    from tests.conftest import require
+    from zluda_runner.data.driver_api import driver_api
+
+    require(shutil.which("readelf") is not None, "readelf (binutils) not installed")
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", str(standin)], capture_output=True, text=True,
+                         check=True).stdout
+    exported = {line.split()[7].split("@")[0] for line in out.splitlines()
+                if len(line.split()) >= 8 and line.split()[3] == "FUNC" and line.split()[6] != "UND"}
+    reference = set(driver_api().symbols)
     cov = report.coverage
     assert cov is not None and cov.error is None
-    assert cov.reference > 600
-    assert "cuInit" not in cov.missing and "cuMemAllocManaged" in cov.missing
-    assert cov.present == cov.exported  # every stand-in export is a real driver symbol
+    assert cov.reference == len(reference) and cov.exported == len(exported)
+    assert cov.present == len(exported & reference)
+    assert set(cov.missing) == reference - exported
+    assert set(cov.extra) == exported - reference
 
 
 def test_report_round_trips_and_renders(report: ProbeReport) -> None:
