@@ -108,9 +108,12 @@ def test_torch_like_client_uses_every_placed_standin_and_restore_is_exact(
 
     runner = CliRunner()
     base = ["--zluda-dir", str(zluda_release), "--cache-dir", str(tmp_path / "cache")]
-    dry = runner.invoke(main_group, [*base, "place", "--torch-lib", str(lib), "--dry-run", "--json"])
+    dry = runner.invoke(main_group, [*base, "plan", "--torch-lib", str(lib), "--json"])
     assert dry.exit_code == 0, dry.output
     plan = json.loads(dry.output)
+    assert all(b["reasons"] for b in plan["bindings"])  # every verdict says why
+    same = runner.invoke(main_group, [*base, "place", "--torch-lib", str(lib), "--dry-run", "--json"])
+    assert json.loads(same.output)["bindings"] == plan["bindings"]
     verdicts = {b["need"]: (b["action"], b["mechanism"], b["verdict"]) for b in plan["bindings"]}
     show("plan --torch-lib (per-DLL verdicts)", "\n".join(f"{k}: {v}" for k, v in verdicts.items()))
     assert verdicts["nvcuda.dll"] == ("replace", "dll_placement", "ok")
