@@ -41,9 +41,9 @@ timeout 120 "$PY" - "$LIBCUDA" "$OUT" <<'PYEOF' 2>&1 | tee -a "$OUT/summary.txt"
 import os, sys
 from pathlib import Path
 import nvidia
-from zluda_runner.native import compile_c
+from zluda_runner.core.native import compile_c
 from zluda_runner.trace import run_traced
-from zluda_runner.report.views import trace_html
+from zluda_runner.report.trace_sections import trace_html
 real, out = Path(sys.argv[1]), Path(sys.argv[2])
 cudart = next(p for b in nvidia.__path__ for p in sorted(Path(b).glob("cu*/lib/libcudart.so.*")) if p.name.count(".") == 2)
 fx = Path("tests/fixtures/probe")
