@@ -68,4 +68,9 @@ traced = subprocess.run([str(direct), "2000000"], capture_output=True, text=True
                         env=interposer_env(ip, real, out / "trace-raw", os.environ))
 print("ns/call untraced:", plain.stdout.strip() or plain.returncode, "traced:", traced.stdout.strip() or traced.returncode)
 PYEOF
+# 3. PyTorch's OpInfo ops on the GPU against the CPU (native: no ZLUDA, the baseline on NVIDIA)
+timeout 300 "$PY" -m zluda_runner --python "$PY" probe --torch --native --device cuda --dtypes float32,float16 \
+    --budget 240 --json --html "$OUT/opinfo.html" >"$OUT/opinfo.json" 2>"$OUT/opinfo.err"
+echo "opinfo exit: $? $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("summary"))' "$OUT/opinfo.json" 2>&1)" \
+    | tee -a "$OUT/summary.txt"
 echo "reports in $OUT"
