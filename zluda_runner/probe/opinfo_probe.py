@@ -64,6 +64,7 @@ def _interpreter(argv: list[str], env: Mapping[str, str]) -> ProbeChild:
         ) from exc
 
 
+@reaping()  # children left by an exception (Ctrl-C) are killed with their groups
 def run_opinfo_probe(
     python: str,
     env: Mapping[str, str],
@@ -77,23 +78,6 @@ def run_opinfo_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Each OpInfo op (matching ``ops`` patterns) x dtype on ``device`` against the CPU reference."""
-    with reaping():
-        return _run_opinfo_probe(python, env, device=device, dtypes=dtypes, ops=ops, samples=samples,
-                                 budget=budget, op_timeout=op_timeout, progress=progress)
-
-
-def _run_opinfo_probe(
-    python: str,
-    env: Mapping[str, str],
-    *,
-    device: str = "cuda",
-    dtypes: Sequence[str] = DEFAULT_DTYPES,
-    ops: Sequence[str] = (),
-    samples: int = 1,
-    budget: float | None = None,
-    op_timeout: float = DEFAULT_OP_TIMEOUT,
-    progress: Progress | None = None,
-) -> ProbeReport:
     bad = [d for d in dtypes if d not in ("float32", "float16", "bfloat16", "float64")]
     if bad or not dtypes:
         raise ProbeError(
