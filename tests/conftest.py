@@ -80,6 +80,20 @@ def cc_build(native_dir: Path) -> BuildFn:
     return _builder(native_dir)
 
 
+@pytest.fixture(scope="session")
+def standin(cc_build) -> Path:
+    """The stand-in libcuda with the planted gaps (tests/fixtures/probe/standin_cuda.c)."""
+    return cc_build(["probe/standin_cuda.c"], "libcuda.so.1", args=["-Wl,-soname,libcuda.so.1"])
+
+
+@pytest.fixture(scope="session")
+def standin_ok(cc_build) -> Path:
+    """The same stand-in built without gaps (the 'real driver' under the tracer)."""
+    return cc_build(
+        ["probe/standin_cuda.c"], "libcuda.so.1", args=["-DSTANDIN_NO_GAPS", "-Wl,-soname,libcuda.so.1"]
+    )
+
+
 def _find_cudart() -> Path | None:
     try:
         import nvidia  # type: ignore[import-not-found]

@@ -24,18 +24,6 @@ from tests.conftest import require
 PG_ENV_BIN = "ZLUDA_RUNNER_TEST_PG_BIN"  # a folder with initdb/pg_ctl, if not the usual one
 
 
-@pytest.fixture(scope="session")
-def standin(cc_build) -> Path:
-    """The stand-in libcuda with the planted gaps (tests/fixtures/probe/standin_cuda.c)."""
-    return cc_build(["probe/standin_cuda.c"], "libcuda.so.1", args=["-Wl,-soname,libcuda.so.1"])
-
-
-@pytest.fixture(scope="session")
-def standin_ok(cc_build) -> Path:
-    """The same stand-in built without gaps."""
-    return cc_build(
-        ["probe/standin_cuda.c"], "libcuda.so.1", args=["-DSTANDIN_NO_GAPS", "-Wl,-soname,libcuda.so.1"]
-    )
 
 
 def _pg_bindir() -> Path | None:

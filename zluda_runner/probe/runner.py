@@ -153,6 +153,7 @@ def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
     )
 
 
+@reaping()  # children left by an exception (Ctrl-C) are killed with their groups
 def run_probe(
     libcuda: Path,
     *,
@@ -162,18 +163,6 @@ def run_probe(
     progress: Progress | None = None,
 ) -> ProbeReport:
     """Probe ``libcuda``: every case of the catalogue (or ``case_ids``), plus symbol coverage."""
-    with reaping():
-        return _run_probe(libcuda, timeout=timeout, case_ids=case_ids, env=env, progress=progress)
-
-
-def _run_probe(
-    libcuda: Path,
-    *,
-    timeout: float = DEFAULT_TIMEOUT,
-    case_ids: Sequence[str] | None = None,
-    env: dict[str, str] | None = None,
-    progress: Progress | None = None,
-) -> ProbeReport:
     libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
         raise ProbeError(f"no libcuda to probe at {libcuda}", hint="pass --libcuda PATH to a libcuda.so.1")
