@@ -216,3 +216,27 @@ def test_ctrl_c_during_fetch_exits_130_and_the_next_fetch_resumes(tmp_path, serv
     assert Path(done.stdout.strip()).is_dir() and not partial.exists()
     last = server.served(path)[-1]
     assert (last.range_header, last.status, last.bytes_sent) == ("bytes=100000-", 206, len(payload) - 100_000)
+
+
+def test_archive_works_wherever_a_release_is_needed(setup, tmp_path):
+    """`--archive FILE` is a global option: the run path installs a hand-downloaded archive too, so
+    every hint that names it is true outside `fetch` (no download is possible here)."""
+    import os
+    import subprocess
+    import sys
+
+    _run, cache, payload, _ = setup
+    hand = tmp_path / "zluda-linux-test.tar.gz"
+    hand.write_bytes(payload)
+    env = {**os.environ, "ZLUDA_RUNNER_MIRROR": (tmp_path / "nowhere").as_uri()}
+    argv = [sys.executable, "-m", "zluda_runner", "--manifest", str(tmp_path / "manifest.json"),
+            "--cache-dir", str(cache), "--release", "v6", "--archive", str(hand), "--force",
+            "--", "sh", "-c", "exit 0"]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (cache / "releases" / "upstream-v6" / "zluda-linux-test" / "zluda" / "libcuda.so.1").is_file()
+    without = subprocess.run([*argv[:9], *argv[11:]], capture_output=True, text=True, env=env, timeout=120)
+    assert without.returncode == 0  # now cached: nothing to download either way
+    fresh = [*argv[:6], str(tmp_path / "fresh-cache"), *argv[7:9], *argv[11:]]
+    offline = subprocess.run(fresh, capture_output=True, text=True, env=env, timeout=120)
+    assert offline.returncode == 1 and "--archive FILE" in offline.stderr  # the hint names what works
