@@ -19,6 +19,27 @@ class TorchInfo(JsonMixin):
     git_version: str | None = None
 
 
+@dataclass(frozen=True)
+class PythonStartup(JsonMixin):
+    """How a Windows or Linux interpreter builds ``sys.path`` at start-up: what a preload can rely on.
+
+    ``pth_file``: the ``._pth`` file that isolates it (the embeddable/portable layout of ComfyUI and
+    SD.Next), None for a regular interpreter or venv. Such an interpreter ignores ``PYTHONPATH``;
+    ``site_enabled`` says whether its ``._pth`` has an active ``import site`` line, so that ``.pth``
+    files in ``site_packages`` (and a ``sitecustomize`` on ``sys_path``) are processed.
+    """
+
+    pth_file: str | None = None
+    honours_pythonpath: bool = True
+    site_enabled: bool = True
+    sys_path: tuple[str, ...] = ()
+    site_packages: tuple[str, ...] = ()
+
+    @property
+    def portable(self) -> bool:
+        return self.pth_file is not None
+
+
 @dataclass
 class Resolved(JsonMixin):
     """Where the loader takes a library from: ``via`` is the rule, ``via_object`` whose rule."""
@@ -86,6 +107,7 @@ class TargetProfile(JsonMixin):
     os: str = "linux"
     site_packages: list[str] = field(default_factory=list)
     torch: TorchInfo | None = None
+    startup: PythonStartup | None = None  # how the interpreter starts (``._pth``), None if unknown
     build: str = "none"  # "cuda" | "rocm" | "cpu" | "none"
     cuda_version: str | None = None
     cuda_major: int | None = None
