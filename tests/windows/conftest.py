@@ -20,6 +20,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.windows.winpy import (
+    DOWNLOAD_HINT,
+    EMBED_SDIST,
+    TORCH_WHEEL,
+    WIN_WHEELS_ENV,
+    WineEnv,
+    WinPython,
+    build_project_wheel,
+    make_python,
+)
 
 WHEELS_ENV = "ZLUDA_RUNNER_NVIDIA_WHEELS"
 DOWNLOAD = ("pip download --no-deps --platform win_amd64 --only-binary=:all: -d DIR "
@@ -100,3 +110,53 @@ def standin(mingw_build):  # type: ignore[no-untyped-def]
         return mingw_build(["windows/standin.c"], name, args=args)
 
     return build
+
+
+# --------------------------------------------------------------------------- Windows CPython
+
+
+@pytest.fixture(scope="session")
+def win_wheels() -> Path:
+    """The folder of Windows packages from PyPI (.ci/run downloads them): see tests/windows/winpy.py."""
+    folder = Path(os.environ.get(WIN_WHEELS_ENV, "") or "/nonexistent")
+    require(folder.is_dir() and (folder / EMBED_SDIST).is_file() and (folder / TORCH_WHEEL).is_file(),
+            DOWNLOAD_HINT)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def project_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """zluda-runner's wheel, built once per session from this checkout."""
+    return build_project_wheel(tmp_path_factory.mktemp("project-wheel"))
+
+
+@pytest.fixture(scope="session")
+def wine_env(wine: Wine) -> WineEnv:
+    return WineEnv(wine.exe, wine.prefix)
+
+
+@pytest.fixture(scope="session")
+def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path,
+              tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """``new_winpy(portable=False, torch=True)``: a fresh Windows CPython 3.13 of its own (a few
+    seconds), with zluda-runner installed from its wheel: for tests that change the interpreter or
+    its torch (placement, version.py, a hook)."""
+
+    def make(*, portable: bool = False, torch: bool = True) -> WinPython:
+        home = tmp_path_factory.mktemp("portable-py" if portable else "py") / "python"
+        return make_python(wine_env, win_wheels, project_wheel, home, portable=portable, torch=torch)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def winpy(new_winpy) -> WinPython:  # type: ignore[no-untyped-def]
+    """A regular Windows CPython (no ._pth: honours PYTHONPATH) with zluda-runner and PyPI's Windows
+    torch 2.13.0, shared by the session: do not change it (use ``new_winpy``)."""
+    return new_winpy(portable=False, torch=True)
+
+
+@pytest.fixture(scope="session")
+def winpy_portable(new_winpy) -> WinPython:  # type: ignore[no-untyped-def]
+    """The portable layout (python313._pth with ``import site``, ComfyUI-style), shared: do not change it."""
+    return new_winpy(portable=True, torch=True)

@@ -1,0 +1,31 @@
+"""The test platform itself: the official Windows CPython under Wine runs zluda-runner as installed."""
+
+from __future__ import annotations
+
+from tests.windows.winpy import WinPython
+
+
+def test_regular_layout_honours_pythonpath_and_runs_zluda_runner(winpy: WinPython, tmp_path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "marker_mod.py").write_text("X = 1\n")
+    probe = winpy.run(["-c", "import sys, marker_mod, zluda_runner; print(sys.platform, zluda_runner.__file__)"],
+                      env={"PYTHONPATH": winpy.winpath(extra)})
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.startswith("win32 ") and winpy.winpath(winpy.site_packages) in probe.stdout
+
+
+def test_portable_layout_ignores_pythonpath(winpy_portable: WinPython, tmp_path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "marker_mod.py").write_text("X = 1\n")
+    probe = winpy_portable.run(["-c", "import marker_mod"], env={"PYTHONPATH": winpy_portable.winpath(extra)})
+    assert probe.returncode == 1 and "No module named 'marker_mod'" in probe.stderr
+    ok = winpy_portable.run(["-c", "import zluda_runner, sys; print(sys.flags.isolated, sys._base_executable)"])
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_help_runs_on_windows(winpy: WinPython) -> None:
+    out = winpy.zluda_run("--help")
+    assert out.returncode == 0, out.stderr
+    assert "Usage:" in out.stdout

