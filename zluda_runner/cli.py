@@ -22,6 +22,7 @@ from zluda_runner.core.arch import require_x86_64
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.textio import make_standard_streams_safe
 
 RUN_COMMAND = "run"
 # Commands that need the x86-64 machine ZLUDA runs on (everything else works anywhere).
@@ -264,6 +265,7 @@ def _wants_json(args: list[str]) -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: exit codes from :mod:`zluda_runner.core.exitcodes`."""
     args = sys.argv[1:] if argv is None else list(argv)
+    make_standard_streams_safe()  # a cp1252 pipe on Windows: UTF-8, never UnicodeEncodeError
     as_json = _wants_json(args)
     try:
         code = main_group.main(args=args, prog_name="zluda-run", standalone_mode=False)

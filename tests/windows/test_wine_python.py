@@ -29,3 +29,12 @@ def test_help_runs_on_windows(winpy: WinPython) -> None:
     out = winpy.zluda_run("--help")
     assert out.returncode == 0, out.stderr
     assert "Usage:" in out.stdout
+
+
+def test_a_non_ascii_cache_path_piped_prints_as_utf8(winpy: WinPython, tmp_path) -> None:
+    cache = tmp_path / "Дмитрий-キャッシュ"
+    cache.mkdir()
+    out = winpy.zluda_run("cache", "list", env={"ZLUDA_RUNNER_CACHE": winpy.winpath(cache)})
+    assert out.returncode == 0, out.stderr
+    assert "UnicodeEncodeError" not in out.stderr
+    assert winpy.winpath(cache) in out.stdout  # decoded as UTF-8 by the harness: the name intact
