@@ -145,3 +145,15 @@ def test_compile_cache_command_shows_and_cleans(tmp_path: Path) -> None:
     cleaned = CliRunner().invoke(compile_cache_command, ["--clean"], env=env)
     assert cleaned.exit_code == 0 and "freed 2.0 KiB" in cleaned.output
     assert not (folder / "zluda.db").exists()
+
+
+def test_a_missing_hip_runtime_is_said_short_on_windows_and_linux() -> None:
+    from zluda_runner.host.hip import _load_error_text
+
+    windows = ("cannot load library 'amdhip64_7.dll': error 0x7e.  Additionally, ctypes.util.find_library() "
+               "did not manage to locate a library called 'amdhip64_7.dll'")  # cffi's text, as seen under Wine
+    assert _load_error_text(windows) == "not found"
+    linux = "cannot load library 'libamdhip64.so.6': libamdhip64.so.6: cannot open shared object file"
+    assert _load_error_text(linux) == "not found"
+    other = "cannot load library 'x.dll': error 0xc1.  Additionally, ctypes.util.find_library() did not"
+    assert _load_error_text(other) == "cannot load library 'x.dll': error 0xc1."

@@ -82,6 +82,14 @@ def default_library_names() -> tuple[str, ...]:
     return WINDOWS_LIBRARIES if sys.platform == "win32" else LINUX_LIBRARIES
 
 
+def _load_error_text(text: str) -> str:
+    """cffi's load error, short: "not found" for a missing file (ld.so's "cannot open shared object",
+    Windows error 0x7e ERROR_MOD_NOT_FOUND, with cffi's find_library() sentence dropped)."""
+    if "cannot open shared object" in text or "error 0x7e" in text:
+        return "not found"
+    return text.split("  Additionally, ctypes.util.find_library()")[0].strip()[:200]
+
+
 def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
     from cffi import FFI
 
@@ -92,10 +100,7 @@ def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
         try:
             return ffi, ffi.dlopen(name), name
         except OSError as exc:
-            text = str(exc)
-            errors.append(
-                f"{name}: not found" if "cannot open shared object" in text else f"{name}: {text[:200]}"
-            )
+            errors.append(f"{name}: {_load_error_text(str(exc))}")
     raise OSError("; ".join(errors) if errors else "no HIP library names given")
 
 
