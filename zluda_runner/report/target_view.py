@@ -59,6 +59,24 @@ def reach_summary(profile: TargetProfile) -> list[str]:
             for (req, rule), names in grouped.items()]
 
 
+def startup_lines(profile: TargetProfile) -> list[str]:
+    """How the interpreter builds ``sys.path``: a ``._pth`` file (portable layout) or the usual rules."""
+    st = profile.startup
+    if st is None:
+        return []
+    site = "site runs (.pth files and sitecustomize are processed)" if st.site_enabled else \
+        "site does not run (no .pth file or sitecustomize is processed)"
+    if st.pth_file:
+        lines = [f"start-up: {st.pth_file} fixes sys.path (portable layout): PYTHONPATH is ignored; {site}"]
+        lines.append("  sys.path: " + ("; ".join(st.sys_path) or "(empty)"))
+    else:
+        env = "honours PYTHONPATH" if st.honours_pythonpath else "ignores PYTHONPATH (-E/-I)"
+        lines = [f"start-up: no ._pth file: {env}; {site}"]
+    if st.site_packages:
+        lines.append("  site-packages: " + "; ".join(st.site_packages))
+    return lines
+
+
 def print_profile(profile: TargetProfile, console: Console | None = None) -> None:
     """What the build needs, found where, and how each object reaches its libraries."""
     out = console or make_console()
@@ -69,6 +87,8 @@ def print_profile(profile: TargetProfile, console: Console | None = None) -> Non
         out.print(Text(f"torch {t.version} ({build}, {profile.os}) at {t.path}", style="bold"))
     if profile.python:
         out.print(f"python {profile.python} ({profile.python_version})")
+    for line in startup_lines(profile):
+        out.print(line)
     if base:
         out.print(f"<sp> = {base}")
     if profile.roots:

@@ -38,6 +38,7 @@ def inspect_python(python: str, *, cache_dir: Path | None = None,
     profile.python = facts.executable
     profile.python_version = facts.version
     profile.site_packages = facts.site_packages
+    profile.startup = facts.startup
     profile.warnings.extend(f"target interpreter: {e}" for e in facts.errors)
     if facts.platform == "win32" or _has_dlls(torch_dir):
         fill_windows(profile, torch_dir, cache_dir, exec_prefix=Path(facts.exec_prefix))

@@ -13,7 +13,7 @@ from pathlib import Path
 from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.errors import TargetError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.target.profile import TorchInfo
+from zluda_runner.target.profile import PythonStartup, TorchInfo
 
 PROBE_TIMEOUT_S = 60
 _PROBE_MARK = "ZLUDA_RUNNER_TARGET="
@@ -40,6 +40,30 @@ try:
     out["site_packages"] = dirs
 except Exception as exc:
     out["errors"].append("site: %r" % (exc,))
+start = {"pth_file": None, "pth_lines": None, "ignore_environment": bool(sys.flags.ignore_environment),
+         "no_site": bool(sys.flags.no_site), "sys_path": [p for p in sys.path if p], "site_packages": []}
+try:
+    # getpath's order: beside the Python DLL, then the executable, then the real (base) executable
+    cands = []
+    if sys.platform == "win32" and getattr(sys, "dllhandle", None):
+        import _winapi
+        cands.append(_winapi.GetModuleFileName(sys.dllhandle))
+    cands += [sys.executable, getattr(sys, "_base_executable", None)]
+    for p in cands:
+        if not p:
+            continue
+        if sys.platform == "win32" and p.lower().endswith((".exe", ".dll")):
+            p = p.rpartition(".")[0]
+        if os.path.isfile(p + "._pth"):
+            with open(p + "._pth", encoding="utf-8-sig", errors="replace") as fh:
+                start["pth_file"], start["pth_lines"] = p + "._pth", fh.read().splitlines()
+            break
+    if not sys.flags.no_site:
+        import site
+        start["site_packages"] = list(getattr(site, "getsitepackages", lambda: [])())
+except Exception as exc:
+    out["errors"].append("startup: %r" % (exc,))
+out["startup"] = start
 spec = None
 try:
     import importlib.util
@@ -121,6 +145,7 @@ class InterpreterFacts(JsonMixin):
     torch_path: str | None
     torch_version_py: str | None
     errors: list[str]
+    startup: PythonStartup | None = None
 
 
 def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> InterpreterFacts:
@@ -155,6 +180,47 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
         torch_path=torch.get("path"),
         torch_version_py=torch.get("version_py"),
         errors=list(data.get("errors") or []),
+        startup=startup_of(data.get("startup")),
+    )
+
+
+# --------------------------------------------------------------------------- start-up (._pth)
+
+
+def parse_pth(lines: Sequence[str], pth_dir: str) -> tuple[tuple[str, ...], bool]:
+    """``sys.path`` and whether ``site`` runs, from a ``._pth`` file's lines, by CPython's rules
+    (Modules/getpath.py): ``#`` starts a comment, blank lines are skipped, the line ``import site``
+    enables site, any other ``import`` line is ignored, every other line is a folder relative to the
+    ``._pth`` file's own."""
+    paths: list[str] = []
+    site = False
+    for raw in lines:
+        line = raw.partition("#")[0].strip()
+        if not line:
+            continue
+        if line == "import site":
+            site = True
+        elif not line.startswith("import "):
+            paths.append(os.path.normpath(os.path.join(pth_dir, line)))
+    return tuple(paths), site
+
+
+def startup_of(data: object) -> PythonStartup | None:
+    """The interpreter's start-up facts from what the probe saw (None from an older probe answer)."""
+    if not isinstance(data, dict):
+        return None
+    pth = data.get("pth_file")
+    if isinstance(pth, str) and pth:
+        sys_path, site = parse_pth([str(x) for x in data.get("pth_lines") or []], os.path.dirname(pth))
+        return PythonStartup(pth_file=pth, honours_pythonpath=False, site_enabled=site, sys_path=sys_path,
+                             site_packages=tuple(data.get("site_packages") or ()) if site else ())
+    site = not data.get("no_site", False)
+    return PythonStartup(
+        pth_file=None,
+        honours_pythonpath=not data.get("ignore_environment", False),
+        site_enabled=site,
+        sys_path=tuple(str(p) for p in data.get("sys_path") or ()),
+        site_packages=tuple(data.get("site_packages") or ()) if site else (),
     )
 
 
