@@ -156,3 +156,53 @@ def test_without_a_dll_loop_the_driver_is_preloaded(windows_setup: tuple[Path, P
     from zluda_runner.launch.windows import restore
 
     restore(work / "torch" / "lib")
+
+
+def _fork_folder(root: Path, dest: Path, *, launchers: tuple[str, ...]) -> Path:
+    dest.mkdir()
+    for name in FORK_FILES:
+        shutil.copy2(root / name, dest / name)
+    for name in launchers:  # only their presence tells the fork's zip from another
+        (dest / name).write_bytes(b"MZ")
+    return dest
+
+
+def test_zluda_dir_on_a_fork_folder_maps_like_the_manifest_release(
+        windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """--zluda-dir on the unpacked fork zip: its un-renamed DLLs get the names the manifest gives them
+    (cublas.dll -> cublas64_11.dll), the saved NVRTC original and its variable, the cuFFTW stub note."""
+    from zluda_runner.release.layout import scan_release_dir
+
+    site, root = windows_setup
+    fork = _fork_folder(root, tmp_path / "ZLUDA", launchers=("zluda.exe", "zluda_redirect.dll"))
+    scanned = scan_release_dir(fork)
+    from_manifest = layout_from_manifest(fork, _fork_asset())
+
+    def key(layout):  # type: ignore[no-untyped-def]
+        return sorted((Path(s.path).name, s.family, s.cuda_major, tuple(s.load_names), s.original_saved_as,
+                       tuple(s.needs_env), s.stub is not None) for s in layout.shims)
+
+    assert key(scanned) == key(from_manifest)
+    assert scanned.renames_from is not None and scanned.renames_from.startswith("fork-")
+    assert set(scanned.launchers) == {"injector", "redirect_dll"}
+    plan = make_plan(inspect_path(site), scanned)
+    by_need = {b.need: b for b in plan.bindings}
+    assert plan.verdict != "fatal", [b.reasons for b in plan.fatal]
+    assert Path(by_need["cublas64_11.dll"].shim).name == "cublas.dll"
+    assert Path(by_need["cusparse64_11.dll"].shim).name == "cusparse.dll"
+    placed = {p.dest_name for p in plan.placements}
+    assert placed >= {"cublas64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"}
+
+
+def test_zluda_dir_without_the_fork_launcher_keeps_its_names(
+        windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
+    """A folder that is not the fork's zip (no zluda.exe: upstream v5 ships cublas.dll for CUDA 12 under
+    zluda_with.exe) keeps its names: no manifest map is applied to it."""
+    from zluda_runner.release.layout import scan_release_dir
+
+    _, root = windows_setup
+    other = _fork_folder(root, tmp_path / "other", launchers=("zluda_with.exe",))
+    scanned = scan_release_dir(other)
+    assert scanned.renames_from is None
+    cublas = next(s for s in scanned.shims if s.family == "cublas")
+    assert (cublas.load_names, cublas.cuda_major, cublas.recognised_by) == (["cublas.dll"], None, "name")

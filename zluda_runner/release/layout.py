@@ -93,6 +93,7 @@ class ReleaseLayout(JsonMixin):
     shims: list[ShimFile] = field(default_factory=list)
     launchers: dict[str, str] = field(default_factory=dict)  # kind -> path
     tracer_dir: str | None = None
+    renames_from: str | None = None  # a --zluda-dir folder read with this manifest asset's file list
 
     def for_family(self, family: str) -> list[ShimFile]:
         return [s for s in self.shims if s.family == family]
@@ -209,8 +210,14 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
     return list(by_path.values()), host_os
 
 
-def scan_release_dir(root: Path) -> ReleaseLayout:
-    """Recognise the shims in a folder of unknown provenance (``--zluda-dir``)."""
+def scan_release_dir(root: Path, *, manifest: object | None = None) -> ReleaseLayout:
+    """Recognise the shims in a folder of unknown provenance (``--zluda-dir``).
+
+    A folder holding every file of a manifest asset that ships un-renamed files (the fork's
+    ``cublas.dll``, placed as ``cublas64_11.dll``) is read with that asset's file list, through
+    :func:`shims_of_files` as a release from the manifest is: the same names, CUDA majors, saved
+    originals and environment. ``manifest``: a loaded :class:`~zluda_runner.release.model.Manifest`
+    (default: the packaged one)."""
     root = Path(root)
     if not root.is_dir():
         raise PlanError(
@@ -226,40 +233,97 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
             hint="point --zluda-dir at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
             "(Windows), or drop --zluda-dir to use a release from the manifest",
         )
+    matched = matching_asset(folder, _manifest_or_packaged(manifest))
+    if matched is not None:
+        release_id, asset = matched
+        layout = _layout_of_asset(folder, asset)
+        layout.renames_from = f"{release_id}/{getattr(asset, 'name', '?')}"
+        return layout
     return ReleaseLayout(
         root=str(folder), os=host_os, shims=shims, launchers=_launchers(folder),
         tracer_dir=_tracer_dir(folder),
     )
 
 
-def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
-    """The layout the manifest describes for ``asset`` unpacked at ``root``; files must exist."""
-    files = getattr(asset, "files", [])
+def _manifest_or_packaged(manifest: object | None) -> object | None:
+    if manifest is not None:
+        return manifest
+    from zluda_runner.core.errors import ZludaRunnerError
+    from zluda_runner.release.manifest import load_manifest
+
+    try:
+        return load_manifest()
+    except ZludaRunnerError:  # a broken packaged manifest only costs the rename map
+        return None
+
+
+def _renames(asset: object) -> bool:
+    """Does the asset ship a file under a name other than the one it is loaded under?"""
+    return any(Path(f.path).name.lower() not in {n.lower() for n in f.load_names}
+               for f in getattr(asset, "files", []) if f.load_names)
+
+
+def matching_asset(folder: Path, manifest: object | None) -> tuple[str, object] | None:
+    """The manifest asset whose file list ``folder`` holds in full (every file not marked optional,
+    every launcher), among those that rename files; the one with the most files present wins, the
+    first in the manifest on a tie. None when none does (a self-built or unknown release)."""
+    best: tuple[int, str, object] | None = None
+    for release in getattr(manifest, "releases", []) if manifest is not None else []:
+        for asset in release.assets:
+            files = getattr(asset, "files", [])
+            if not files or not _renames(asset):
+                continue
+            present = [f for f in files if (folder / f.path).is_file()]
+            if any(not f.optional and not any(p is f for p in present) for f in files):
+                continue
+            launchers = getattr(asset, "launchers", [])
+            if not all((folder / launcher.path).exists() for launcher in launchers):
+                continue
+            score = len(present) + len(launchers)
+            if best is None or score > best[0]:
+                best = (score, release.id, asset)
+    return (best[1], best[2]) if best is not None else None
+
+
+def shims_of_files(root: Path, files: list[object]) -> tuple[list[ShimFile], list[str]]:
+    """The shims a manifest file list describes under ``root`` (the one rename map, used for a manifest
+    release and for a ``--zluda-dir`` folder that matches an asset), and the listed files missing."""
     shims: list[ShimFile] = []
     missing: list[str] = []
     for f in files:
-        path = root / f.path
+        path = root / getattr(f, "path", "")
         if not path.exists():
             if not getattr(f, "optional", False):
-                missing.append(f.path)
+                missing.append(getattr(f, "path", ""))
             continue
         shims.append(
             ShimFile(
                 path=str(path),
-                family=f.family,
-                cuda_major=f.cuda_major,
-                load_names=list(f.load_names) or [Path(f.path).name],
+                family=getattr(f, "family", ""),
+                cuda_major=getattr(f, "cuda_major", None),
+                load_names=list(getattr(f, "load_names", [])) or [path.name],
                 recognised_by="manifest",
                 needs_env=dict(getattr(f, "needs_env", {}) or {}),
                 original_saved_as=getattr(f, "original_saved_as", None),
                 stub=stub_text(f),
             )
         )
+    return shims, missing
+
+
+def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
+    """The layout the manifest describes for ``asset`` unpacked at ``root``; files must exist."""
+    shims, missing = shims_of_files(root, getattr(asset, "files", []))
     if missing or not shims:
         # The manifest's file list is not verified for every asset: fall back to recognition.
         scanned = scan_release_dir(root)
         scanned.os = getattr(asset, "os", scanned.os)
         return scanned
+    return _layout_of_asset(root, asset)
+
+
+def _layout_of_asset(root: Path, asset: object) -> ReleaseLayout:
+    shims, _ = shims_of_files(root, getattr(asset, "files", []))
     # The archive may hold more than the manifest lists (a newer cuBLASLt, say): recognise the rest.
     listed = {str(Path(s.path).resolve()) for s in shims}
     extra, _ = _recognise(root)
