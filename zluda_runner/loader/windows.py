@@ -87,9 +87,21 @@ SYSTEM32_DLLS = frozenset(
 )
 
 
-def _is_api_set(name: str) -> bool:
+# The Visual C++ runtime: in System32 wherever the redistributable torch requires is installed (and
+# beside python.exe: CPython ships vcruntime140.dll and vcruntime140_1.dll).
+VC_RUNTIME_DLLS = frozenset(
+    {"vcruntime140.dll", "vcruntime140_1.dll", "msvcp140.dll", "msvcp140_1.dll", "msvcp140_2.dll",
+     "concrt140.dll", "vcomp140.dll"}
+)
+
+
+def is_api_set(name: str) -> bool:
+    """An API set name (``api-ms-win-crt-runtime-l1-1-0.dll``): resolved by the loader, no file."""
     lowered = name.lower()
     return lowered.startswith(("api-ms-win-", "ext-ms-"))
+
+
+_is_api_set = is_api_set
 
 
 @dataclass

@@ -68,6 +68,7 @@ from zluda_runner.plan.windows import (
     windows_loader_setup,
     windows_mechanism,
 )
+from zluda_runner.plan.windows_deps import add_dependency_walk
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 from zluda_runner.target.profile import TargetProfile
 
@@ -285,6 +286,10 @@ def make_plan(
         resolver = deps_resolver or (lambda shims: resolve_shim_deps(shims, env))
         _add_shim_deps(plan, resolver)
     _add_loader_setup(plan, layout, needs_audit, facts_cache, facts_reader)
+    if win is not None:  # after the loader set-up: plan.path_prepend is part of the launched PATH
+        add_dependency_walk(plan, env, torch_lib=win.torch_lib,
+                            loop_fallback=bool(win.loop is not None and win.loop.fallback_path),
+                            app_dir=os.path.dirname(target.python) if target.python else None)
     plan.inherited = [v for v in INHERITED_VARIABLES if v in plan.env or _loader_var_used(plan, v)]
     return plan
 
