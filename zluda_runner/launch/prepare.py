@@ -37,7 +37,7 @@ from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
 RELEASE_ENV = "ZLUDA_RUNNER_RELEASE"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
-PLAN_CACHE_FORMAT = 4
+PLAN_CACHE_FORMAT = 5
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH")
 
 
@@ -59,11 +59,19 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
         python = interpreter_for_command(argv)
         if python:
             return TargetChoice(python, None)
-        exe = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
-        if exe and Path(exe).is_file() and _is_elf(Path(exe)):
+        exe = _command_path(argv[0])
+        if exe and Path(exe).is_file() and _is_program(Path(exe)):
             return TargetChoice(None, str(Path(exe).resolve()))
-        return TargetChoice(None, None)  # a shell script, a launcher: not inspectable
+        return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
     return TargetChoice(sys.executable, None)
+
+
+def _command_path(word: str) -> str | None:
+    """The file a command's first word runs: a path as given (``/`` or, on Windows, ``\\``), else
+    found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
+    if os.sep in word or (os.altsep is not None and os.altsep in word):
+        return word
+    return shutil.which(word)
 
 
 def _is_elf(path: Path) -> bool:
@@ -72,6 +80,15 @@ def _is_elf(path: Path) -> bool:
             return fh.read(4) == b"\x7fELF"
     except OSError:
         return False
+
+
+def _is_program(path: Path) -> bool:
+    """An ELF or PE (``.exe``) file: one inspection can read."""
+    if _is_elf(path):
+        return True
+    from zluda_runner.binfmt.pe import is_pe
+
+    return is_pe(path)
 
 
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
@@ -96,8 +113,8 @@ def _host_os() -> str:
 
 
 def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
-    """A target that could not be inspected (a shell script, a launcher that is neither ELF nor
-    Python): assume it may run any CUDA program or torch, so every library of the release is set up
+    """A target that could not be inspected (a script, a launcher that is neither an ELF/PE program
+    nor Python): assume it may run any CUDA program or torch, so every library of the release is set up
     under every name it serves, through the redirector (torch-style path preloads are covered)."""
     from zluda_runner.target.profile import LibraryNeed, TargetProfile
 
@@ -107,10 +124,16 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
             libraries.setdefault(name, LibraryNeed(name=name, family=shim.family, major=shim.cuda_major,
                                                    requested_by=["(assumed)"]))
     command = argv[0] if argv else "the command"
+    if layout.os == "windows":
+        what = "a PE program (.exe) nor a Python interpreter (a .bat or .cmd script? a launcher?)"
+        how = ("started through the release's injector (zluda.exe), which loads ZLUDA's DLLs into the "
+               "program before it runs")
+    else:
+        what = "an ELF program nor a Python interpreter (a shell script? a launcher?)"
+        how = "redirected through LD_AUDIT, and child processes inherit the set-up"
     note = (
-        f"{ASSUMED_PREFIX}: {command} is neither an ELF program nor a Python interpreter (a shell script? "
-        "a launcher?); assumed it runs CUDA programs or torch: every library of the release is set up under "
-        "every name it serves, redirected through LD_AUDIT, and child processes inherit the set-up"
+        f"{ASSUMED_PREFIX}: {command} is neither {what}; assumed it runs CUDA programs or torch: every "
+        f"library of the release is set up under every name it serves, {how}"
     )
     return TargetProfile(os=layout.os, build="unknown", roots=[command], libraries=list(libraries.values()),
                          warnings=[note])
@@ -215,7 +238,7 @@ def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]
     if not argv:
         py = os.path.realpath(sys.executable)
         return {"python": py, "python_stat": _stat_id(py)}
-    exe = argv[0] if "/" in argv[0] else shutil.which(argv[0])
+    exe = _command_path(argv[0])
     if exe is None:
         return {"command": argv[0], "command_stat": None}
     real = os.path.realpath(exe)
@@ -231,6 +254,7 @@ def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) 
         "release": settings.release,
         "manifest": str(settings.manifest) if settings.manifest else None,
         "env": {k: env.get(k) for k in _ENV_KEYS},
+        "hip_env": sorted((k.upper(), v) for k, v in env.items() if k.upper().startswith("HIP_PATH")),
     }
     if ident["manifest"]:
         ident["manifest_stat"] = _stat_id(ident["manifest"])
@@ -333,6 +357,10 @@ def prepare_plan(
 
             extra = [*plan.library_path, *rocm_dirs(run_env),
                      *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]
+            if plan.os == "windows":  # where the dependency walk looked for HIP's DLLs
+                from zluda_runner.plan.windows_deps import walk_inputs
+
+                extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
     return plan
 

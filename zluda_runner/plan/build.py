@@ -5,7 +5,7 @@ Pure function of three inputs, so it can be run, printed and tested apart:
 a :class:`~zluda_runner.target.profile.TargetProfile` (what the build asks the loader
 for, and where the loader takes it from today), a
 :class:`~zluda_runner.release.layout.ReleaseLayout` (what the release offers) and the
-shims' own ELF facts (read with :mod:`zluda_runner.binfmt.elf`).
+shims' own facts (ELF read with :mod:`zluda_runner.binfmt.elf`, PE with :mod:`zluda_runner.binfmt.pe`).
 
 The mechanism is chosen per need from the loader model, not by habit:
 
@@ -19,7 +19,8 @@ The mechanism is chosen per need from the loader model, not by habit:
 * on Windows (:mod:`zluda_runner.plan.windows`) the DLLs are placed into torch/lib under the
   needed names (journalled, reversible); the driver is used because torch's own DLL loop
   loads it first (cudart's search would not find it there, nor on PATH); without that loop,
-  a preload or the release's injector.
+  a preload or the release's injector. Each DLL's own imports (HIP's DLLs) are then walked the
+  way Windows resolves them for that launch (:mod:`zluda_runner.plan.windows_deps`).
 """
 from __future__ import annotations
 
@@ -86,6 +87,14 @@ class _Need:
     reaches_by_rpath: bool
 
 
+# How a requester that opens a library at run time is shown: dlopen on Linux, LoadLibrary on Windows.
+RUN_TIME_SUFFIXES = ("(dlopen)", "(LoadLibrary)")
+
+
+def _run_time_suffix(os_name: str) -> str:
+    return RUN_TIME_SUFFIXES[1] if os_name == "windows" else RUN_TIME_SUFFIXES[0]
+
+
 def _needs_of(target: TargetProfile) -> list[_Need]:
     needs: list[_Need] = []
     for lib in target.libraries:
@@ -114,7 +123,7 @@ def _needs_of(target: TargetProfile) -> list[_Need]:
                 name=dl.name,
                 family=dl.family,
                 major=None,
-                requested_by=[f"{o} (dlopen)" for o in dl.opened_by],
+                requested_by=[f"{o} {_run_time_suffix(target.os)}" for o in dl.opened_by],
                 versions=[],
                 symbols=[],
                 via=resolved.via if resolved else None,
@@ -210,7 +219,7 @@ def _recount_needs(needs: Sequence[_Need], replaced_files: set[str], imports_rea
             continue
         wanted: dict[str, None] = {}
         for requester in kept:
-            if requester.endswith("(dlopen)"):
+            if requester.endswith(RUN_TIME_SUFFIXES):
                 continue
             imports = imports_reader(requester)
             wanted.update(dict.fromkeys(imports.get(need.name, ())))
@@ -265,8 +274,10 @@ def make_plan(
     needs = _needs_of(target)
     if not any(n.family == "driver" for n in needs):
         # Every CUDA program reaches the driver (cudart dlopens it by bare name).
-        driver_name = "nvcuda.dll" if os_name == "windows" else "libcuda.so.1"
-        needs.append(_Need(driver_name, "driver", None, ["libcudart (dlopen)"], [], [], None, None, False))
+        windows = os_name == "windows"
+        driver_name, opener = ("nvcuda.dll", "cudart") if windows else ("libcuda.so.1", "libcudart")
+        needs.append(_Need(driver_name, "driver", None, [f"{opener} {_run_time_suffix(os_name)}"], [], [],
+                           None, None, False))
     replaced_files = {os.path.realpath(n.path) for n in needs
                       if n.path and _pick_shim(n, layout, cuda_major)[0] is not None}
     _recount_needs(needs, replaced_files, imports_reader)
@@ -353,7 +364,7 @@ def _bind(
     for check in (
         check_machine(facts, os_name),
         check_versions(need.versions, facts, need.name) if os_name == "linux" else (OK, []),
-        check_symbols(need.symbols, facts),
+        check_symbols(need.symbols, facts, os_name),
     ):
         verdicts.append(check[0])
         reasons.extend(check[1])

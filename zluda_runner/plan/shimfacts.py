@@ -104,7 +104,7 @@ def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) ->
     return OK, [f"defines the needed version node(s) {', '.join(need_versions)}"]
 
 
-def check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[str]]:
+def check_symbols(symbols: Sequence[str], facts: ShimFacts, os_name: str = "linux") -> tuple[str, list[str]]:
     if facts.provisional or not symbols:
         return OK, []
     exported = set(facts.exports)
@@ -112,9 +112,14 @@ def check_symbols(symbols: Sequence[str], facts: ShimFacts) -> tuple[str, list[s
     if not absent:
         return OK, [f"exports all {len(symbols)} symbol(s) the target imports from it"]
     shown = ", ".join(absent[:5]) + (" ..." if len(absent) > 5 else "")
+    if os_name == "windows":
+        then = ("Windows refuses to load a DLL that imports one ('The specified procedure could not be "
+                "found', error 127); a delay-load import fails at its first call")
+    else:
+        then = "the process dies with 'undefined symbol' when one is first called"
     return WARN, [
         f"{len(absent)} of {len(symbols)} symbol(s) the target imports are not exported by the shim "
-        f"({shown}): the process dies with 'undefined symbol' when one is first called"
+        f"({shown}): {then}"
     ]
 
 

@@ -45,12 +45,34 @@ def plan_lines(plan: ShimPlan) -> list[Text]:
         lines.append(Text(f"LD_AUDIT: {who} redirects " + ", ".join(sorted(plan.redirect_map))))
         if plan.audit_why:
             lines.append(Text(f"  why: {plan.audit_why}"))
+    if plan.os == "windows":
+        lines += windows_setup_lines(plan)
     if plan.inherited:
         lines.append(Text("child processes (torchrun workers) inherit: " + ", ".join(plan.inherited)))
     lines += [Text(f"warning: {w}", style="yellow") for w in plan.warnings]
     verdict = Text("\nverdict: ")
     verdict.append(plan.verdict, style=_MARK[plan.verdict][1])
     lines.append(verdict)
+    return lines
+
+
+def windows_setup_lines(plan: ShimPlan) -> list[Text]:
+    """How a Windows plan makes ZLUDA's DLLs the ones loaded: placement, PATH, preload, injector."""
+    lines: list[Text] = []
+    if plan.placements:
+        placed = ", ".join(f"{p.dest_name} <- {Path(p.source).name}" for p in plan.placements)
+        lines.append(Text(f"\ncopied into torch/lib (originals kept, `zluda-run restore`): {placed}"))
+    preload = [Path(b.shim).name for b in plan.bindings if b.mechanism == "preload" and b.shim]
+    if preload:
+        lines.append(Text("preloaded by full path (LoadLibraryExW) before the workload starts: "
+                          + ", ".join(preload)))
+    injected = [b.need for b in plan.bindings if b.mechanism == "injector"]
+    if injected:
+        lines.append(Text("started through the release's injector (zluda.exe), which loads: "
+                          + ", ".join(injected)))
+    if plan.path_prepend:
+        lines.append(Text("PATH gets first (for the DLLs' own dependencies): "
+                          + "; ".join(plan.path_prepend)))
     return lines
 
 
