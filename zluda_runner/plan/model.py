@@ -82,6 +82,21 @@ class WindowsPlacement(JsonMixin):
 
 
 @dataclass
+class StartupHook(JsonMixin):
+    """Windows, a Python workload: how zluda-run's start-up code runs before the workload's first line
+    (it loads ``preload`` by full path; with ``--verify-load`` it lists the process's modules at exit).
+
+    ``kind``: ``sitecustomize`` (a private folder first on ``PYTHONPATH``, in the cache) or ``pth`` (an
+    inert ``.pth`` file in ``folder``, a site-packages folder the interpreter's ``._pth`` lists, acting
+    only while zluda-run's variable is set; journaled, ``zluda-run restore`` removes it)."""
+
+    kind: str
+    folder: str | None = None
+    preload: list[str] = field(default_factory=list)
+    why: str = ""
+
+
+@dataclass
 class ReleaseRef(JsonMixin):
     id: str | None
     version: str | None
@@ -118,6 +133,7 @@ class ShimPlan(JsonMixin):
     library_path: list[str] = field(default_factory=list)  # ROCm folders the shims need, after the links
     path_prepend: list[str] = field(default_factory=list)
     placements: list[WindowsPlacement] = field(default_factory=list)
+    startup_hook: StartupHook | None = None  # Windows Python workloads (plan.windows)
     inherited: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
