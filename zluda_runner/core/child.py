@@ -3,20 +3,21 @@
 Children we start to learn something (the target interpreter's facts, the HIP
 query, the doctor's torch probe, tools such as ``rocminfo``) all go through
 :func:`run_child`: argv lists only, stdin closed, bounded time, output capped,
-the child in its own process group so a timeout kills whatever it started.
+the child the root of its own process tree (a process group on POSIX, a Job object on
+Windows: :mod:`zluda_runner.core.proctree`) so a timeout kills whatever it started.
 Nothing here raises for a child that fails: the result says what happened.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
+
+from zluda_runner.core.proctree import ProcessTree, start_tree
 
 MAX_OUTPUT = 4 << 20  # bytes kept of each of stdout / stderr
 
@@ -69,16 +70,6 @@ class _Tail:
         return bytes(self.data[-self.limit:])
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    if not hasattr(os, "killpg"):  # Windows: no process groups to kill
-        proc.kill()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
 def run_child(
     argv: Sequence[str],
     *,
@@ -89,16 +80,23 @@ def run_child(
     """Run ``argv`` to completion (or ``timeout`` seconds) and return its output, decoded leniently."""
     args = tuple(str(a) for a in argv)
     try:
-        proc = subprocess.Popen(
+        tree = start_tree(
             args,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env) if env is not None else None,
-            start_new_session=True,
         )
     except (OSError, ValueError) as exc:
         return ChildResult(args, None, "", "", start_error=getattr(exc, "strerror", None) or str(exc))
+    try:
+        return _collect(tree, args, timeout, max_output)
+    finally:
+        tree.close()
+
+
+def _collect(tree: ProcessTree, args: tuple[str, ...], timeout: float, max_output: int) -> ChildResult:
+    proc = tree.proc
     assert proc.stdout is not None and proc.stderr is not None
     tails = [_Tail(max_output), _Tail(max_output)]
     readers = [threading.Thread(target=t.drain, args=(pipe,), daemon=True)
@@ -110,13 +108,13 @@ def run_child(
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc)
+        tree.kill()
         proc.wait()
     finally:
         if proc.poll() is None:  # pragma: no cover - interrupted while waiting
-            _kill_group(proc)
+            tree.kill()
             proc.wait()
-    _kill_group(proc)  # whatever the child left behind holding our pipes goes with it
+    tree.kill()  # whatever the child left behind holding our pipes goes with it
     for reader in readers:
         reader.join(timeout=5)
     out, err = tails[0].value(), tails[1].value()

@@ -17,6 +17,13 @@ Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to us are
 forwarded to the child. A signal the kernel sends to the whole foreground
 process group (Ctrl-C, Ctrl-\\, terminal hang-up) already reaches the child,
 which shares our process group, so it is not sent a second time.
+
+On Windows (measured under Wine 8 with the official CPython, tests/windows/test_wine_process.py)
+there is no exec: :func:`exec_process` runs the workload and exits with its code. The workload
+is the root of a Job object (:mod:`zluda_runner.core.proctree`): a timeout kills its whole tree,
+and whatever it leaves running dies with zluda-run's job handle, however zluda-run ends. It
+shares our console, so Ctrl-C/Ctrl-Break reach it as they reach us; we ignore them while it runs
+(as the terminal's signals on Linux) and pass on its exit code, ``STATUS_CONTROL_C_EXIT`` as 130.
 """
 
 from __future__ import annotations
@@ -29,37 +36,82 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from zluda_runner.core import proctree
 from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 
-FORWARDED_SIGNALS: tuple[signal.Signals, ...] = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
+WINDOWS = sys.platform == "win32"
+# Only the names this platform has (Windows has SIGINT, SIGTERM and SIGBREAK, and no sigwait).
+FORWARDED_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, n)
 )
+# What a console sends us and the workload alike on Windows: ignored by us while it runs.
+_CONSOLE_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGBREAK") if hasattr(signal, n))
 _RESET_TO_DEFAULT = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n))
 # si_code of a signal the kernel raised itself (terminal keys, hang-up) rather than kill(2).
 _SI_KERNEL = 0x80
 
 
 def exit_status(returncode: int) -> int:
-    """A ``waitpid``/``Popen`` return code as a shell reports it: signal N -> 128+N."""
-    return 128 - returncode if returncode < 0 else returncode
+    """A ``waitpid``/``Popen`` return code as a shell reports it: signal N -> 128+N (Windows:
+    Ctrl-C's ``STATUS_CONTROL_C_EXIT`` -> 130, any other code as it is)."""
+    return proctree.exit_status(returncode)
+
+
+def _env_get(env: Mapping[str, str], key: str) -> str | None:
+    """``env[key]``; on Windows, where variable names are case-insensitive, whatever the case."""
+    if key in env or not WINDOWS:
+        return env.get(key)
+    return next((v for k, v in env.items() if k.upper() == key), None)
 
 
 def _path_hint(env: Mapping[str, str]) -> str:
-    if not env.get("PATH"):
+    if not _env_get(env, "PATH"):
         return "PATH is empty in the environment given: give the command's full path"
     return "it is in no folder on PATH: check the spelling, install it, or give its full path"
 
 
+def _windows_exts(env: Mapping[str, str]) -> list[str]:
+    """The suffixes Windows starts as programs (``PATHEXT``), lower case."""
+    pathext = _env_get(env, "PATHEXT") or os.environ.get("PATHEXT") or ".COM;.EXE;.BAT;.CMD"
+    return [e.lower() for e in pathext.split(";") if e.startswith(".")]
+
+
+def _not_runnable_hint(path: Path, env: Mapping[str, str]) -> str:
+    if path.is_dir():
+        return f"{path} is a folder"
+    if WINDOWS:
+        exts = ", ".join(_windows_exts(env))
+        return (f"Windows starts only programs ({exts}); run a script with its interpreter, "
+                f"e.g. python {path.name}")
+    return f"chmod +x {path}"
+
+
+def _runnable(path: Path, env: Mapping[str, str]) -> bool:
+    """A file this platform will start: executable on POSIX, a ``PATHEXT`` suffix on Windows."""
+    if not path.is_file():
+        return False
+    if WINDOWS:
+        return path.suffix.lower() in _windows_exts(env)
+    return os.access(path, os.X_OK)
+
+
+def _windows_candidates(base: Path, env: Mapping[str, str]) -> list[Path]:
+    """``base`` as Windows would try it: as named when its suffix is a program's, else + PATHEXT."""
+    exts = _windows_exts(env)
+    named = [base] if base.suffix.lower() in exts else []
+    return named + [base.with_name(base.name + ext) for ext in exts]
+
+
 def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
     """The file ``argv0`` runs, found like a shell does (on ``env['PATH']`` for a bare name).
+
+    On Windows as ``cmd`` finds it: a name without a program suffix gets each of ``PATHEXT``
+    (``python`` -> ``python.exe``), the current folder is searched before ``PATH``, and only
+    those suffixes are runnable (a ``.py`` file is not).
 
     Raises :class:`CommandNotFoundError` (exit 127) or
     :class:`CommandNotExecutableError` (exit 126).
@@ -68,25 +120,39 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
         raise CommandNotFoundError("no command given", hint="usage: zluda-run [options] -- CMD [ARGS...]")
     if os.sep in argv0 or (os.altsep and os.altsep in argv0):
         candidate = Path(argv0)
+        if WINDOWS:
+            program = next((c for c in _windows_candidates(candidate, env) if _runnable(c, env)), None)
+            if program is not None:
+                return str(program)
         if not candidate.exists():
             raise CommandNotFoundError(
                 f"command not found: {argv0}", hint=f"no file at {candidate.absolute()}"
             )
-        if candidate.is_dir() or not os.access(candidate, os.X_OK):
+        if not _runnable(candidate, env):
             raise CommandNotExecutableError(
-                f"command is not executable: {argv0}",
-                hint=f"chmod +x {argv0}" if candidate.is_file() else f"{argv0} is a folder",
+                f"command is not executable: {argv0}", hint=_not_runnable_hint(candidate, env)
             )
         return argv0
-    search_path = env.get("PATH", os.defpath)
-    found = shutil.which(argv0, path=search_path)
-    if found:
-        return found
-    for folder in search_path.split(os.pathsep):
+    search_path = _env_get(env, "PATH")
+    if search_path is None:
+        search_path = os.defpath
+    folders = search_path.split(os.pathsep)
+    if WINDOWS:
+        folders = [os.curdir, *folders]
+        for folder in folders:
+            for cand in _windows_candidates(Path(folder or ".") / argv0, env):
+                if _runnable(cand, env):
+                    return str(cand)
+    else:
+        found = shutil.which(argv0, path=search_path)
+        if found:
+            return found
+    for folder in folders:
         candidate = Path(folder or ".") / argv0
         if candidate.is_file():
             raise CommandNotExecutableError(
-                f"command is not executable: {argv0} (found {candidate})", hint=f"chmod +x {candidate}"
+                f"command is not executable: {argv0} (found {candidate})",
+                hint=_not_runnable_hint(candidate, env),
             )
     raise CommandNotFoundError(f"command not found: {argv0}", hint=_path_hint(env))
 
@@ -101,7 +167,8 @@ def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     if exc.errno in (errno.EACCES, errno.ENOEXEC, errno.EPERM, errno.EISDIR):
         return CommandNotExecutableError(
             f"cannot execute {argv0}: {exc.strerror}",
-            hint="is it a program or script with a #! line, built for this machine?",
+            hint="is it a Windows program built for this machine (x64)?" if WINDOWS
+            else "is it a program or script with a #! line, built for this machine?",
         )
     return LaunchError(f"cannot start {argv0}: {exc.strerror}", hint="see the error above")
 
@@ -120,6 +187,8 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
     process, signals and exit status are the workload's own.
     """
     args = _check_argv(argv)
+    if WINDOWS:  # os.execve there starts a new process and ends this one at once: no wait, no code
+        raise SystemExit(run_process(args, env))
     executable = resolve_command(args[0], env)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -138,6 +207,8 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], *, timeout: float |
     """
     args = _check_argv(argv)
     executable = resolve_command(args[0], env)
+    if WINDOWS:
+        return _run_windows(executable, args, env, timeout)
     if threading.current_thread() is not threading.main_thread():
         return _run_without_forwarding(executable, args, env, timeout)
 
@@ -214,3 +285,42 @@ def _run_without_forwarding(
         raise LaunchError(
             f"the command did not finish within {timeout:g} s and was killed", hint="give it a longer timeout"
         ) from exc
+
+
+def _run_windows(executable: str, args: list[str], env: Mapping[str, str], timeout: float | None) -> int:
+    """The workload as the root of a Job object, sharing our console; its exit code (Ctrl-C: 130).
+
+    A console's Ctrl-C/Ctrl-Break reach the workload and us alike: we ignore them while it runs
+    (it decides how it ends, as with the terminal's signals on Linux), then pass its code on."""
+    import subprocess
+
+    try:
+        tree = proctree.start_tree(args, own_group=False, executable=executable, env=dict(env))
+    except OSError as exc:
+        raise _spawn_error(args[0], exc) from exc
+    try:
+        with _console_signals_ignored():
+            try:
+                return exit_status(tree.proc.wait(timeout=timeout))
+            except subprocess.TimeoutExpired as exc:
+                tree.kill()
+                tree.proc.wait()
+                raise LaunchError(
+                    f"the command did not finish within {timeout:g} s and was killed (with all it started)",
+                    hint="give it a longer timeout",
+                ) from exc
+    finally:
+        tree.close()  # anything it left running dies with the job: no orphan outlives zluda-run
+
+
+@contextlib.contextmanager
+def _console_signals_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set handlers; Python raises KeyboardInterrupt there
+        return
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _CONSOLE_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,219 @@
+"""The process seam on the real Windows CPython under Wine: exit codes, Ctrl-C, whole-tree kills.
+
+Each test runs a small driver program in Wine's python.exe (zluda-runner installed from its wheel,
+nothing patched) that calls zluda-runner's own functions and prints what it saw as JSON.
+
+What these prove was measured first under Wine 8.0 (recorded in zluda_runner/core/winproc.py):
+a Job object with KILL_ON_JOB_CLOSE, TerminateJobObject, nested jobs, breakaway refused
+(``CREATE_BREAKAWAY_FROM_JOB`` -> WinError 5), Python's Ctrl-C exit 0xC000013A. Wine delivers
+``GenerateConsoleCtrlEvent(CTRL_C_EVENT, 0)`` only to processes with a console, and a python.exe
+started from a pipe has none (error 12): the Ctrl-C driver makes one (FreeConsole + AllocConsole),
+which the workload then shares. Wine 8 does not deliver CTRL_BREAK_EVENT (to a group, or to 0).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.windows.winpy import WinPython
+
+# The driver's own Job object: every process started under it (children, grandchildren, the
+# workload's own nested job) is counted in it, so "nothing is left" is a number, not a guess.
+OUTER_JOB = r'''
+import ctypes, json, os, subprocess, sys
+from zluda_runner.core import winproc
+outer = winproc.Job()
+own = ctypes.WinDLL("kernel32").GetCurrentProcess()
+assert winproc._k32().AssignProcessToJobObject(outer.handle, own), "cannot put the driver in a job"
+
+def accounting():
+    info = winproc._Accounting()
+    winproc._k32().QueryInformationJobObject(outer.handle, 1, ctypes.byref(info), ctypes.sizeof(info), None)
+    return {"active": info.ActiveProcesses, "total": info.TotalProcesses}
+'''
+
+# A child that starts a grandchild, waits until it runs, then (argv[1]) hangs or exits 0.
+FAMILY = r'''
+import subprocess, sys, time
+grandchild = subprocess.Popen([sys.executable, "-c", "print('up', flush=True); import time; time.sleep(3600)"],
+                              stdout=subprocess.PIPE)
+assert grandchild.stdout.readline().strip() == b"up"
+print(grandchild.pid, flush=True)
+if sys.argv[1] == "hang":
+    time.sleep(3600)
+'''
+
+
+def _drive(winpy: WinPython, tmp_path: Path, source: str, *args: str, env: dict[str, str] | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "driver.py"
+    script.write_text(source, encoding="utf-8")
+    (tmp_path / "family.py").write_text(FAMILY, encoding="utf-8")
+    return winpy.run([winpy.winpath(script), *args], env=env, cwd=tmp_path, timeout=300)
+
+
+def _answer(proc: subprocess.CompletedProcess[str]) -> Any:
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ANSWER ")]
+    assert lines, f"driver exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    return json.loads(lines[-1][len("ANSWER "):])
+
+
+@pytest.mark.parametrize(("workload", "code"), [
+    ("import os; os._exit(0)", 0),
+    ("raise SystemExit(7)", 7),
+    ("import faulthandler; faulthandler._read_null()", 0xC0000005),  # a real access violation, unchanged
+])
+def test_run_process_passes_the_exit_code_back(winpy: WinPython, tmp_path: Path, workload: str, code: int
+                                               ) -> None:
+    source = (
+        "import json, os, sys\n"
+        "from zluda_runner.launch.process import run_process\n"
+        f"rc = run_process([sys.executable, '-c', {workload!r}], os.environ)\n"
+        "print('ANSWER', json.dumps(rc))\n"
+    )
+    assert _answer(_drive(winpy, tmp_path, source)) == code
+
+
+def test_exec_process_runs_the_workload_and_exits_with_its_code(winpy: WinPython, tmp_path: Path) -> None:
+    """No os.execve on Windows (it would end us at once, with 0): run, then exit with the child's code."""
+    source = (
+        "import os, sys\n"
+        "from zluda_runner.launch.process import exec_process\n"
+        "exec_process([sys.executable, '-c', 'print(\"workload ran\"); raise SystemExit(7)'], os.environ)\n"
+        "print('after exec_process')\n"
+    )
+    proc = _drive(winpy, tmp_path, source)
+    assert proc.returncode == 7, proc.stderr
+    assert "workload ran" in proc.stdout and "after exec_process" not in proc.stdout
+
+
+def test_ctrl_c_reaches_the_workload_and_exits_130(winpy: WinPython, tmp_path: Path) -> None:
+    """A console Ctrl-C reaches the workload (which ends with STATUS_CONTROL_C_EXIT) and us: we keep
+    waiting and pass its end on as 130, as SIGINT on Linux."""
+    source = r'''
+import ctypes, json, os, sys, threading, time
+from zluda_runner.launch.process import run_process
+k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+k32.FreeConsole()
+assert k32.AllocConsole(), "no console to send Ctrl-C in"
+ready = os.path.abspath("ready")
+child = ("import pathlib, sys, time\n"
+         "pathlib.Path(sys.argv[1]).write_text('x')\n"
+         "time.sleep(3600)\n")
+def press_ctrl_c():
+    while not os.path.exists(ready):  # the workload is running (not a race: no deadline)
+        time.sleep(0.05)
+    assert k32.GenerateConsoleCtrlEvent(0, 0), ctypes.get_last_error()
+threading.Thread(target=press_ctrl_c, daemon=True).start()
+rc = run_process([sys.executable, "-c", child, ready], os.environ)
+print("ANSWER", json.dumps(rc), flush=True)
+'''
+    assert _answer(_drive(winpy, tmp_path, source)) == 130
+
+
+def test_a_timeout_kills_the_child_and_its_grandchild(winpy: WinPython, tmp_path: Path) -> None:
+    source = OUTER_JOB + r'''
+from zluda_runner.core.errors import LaunchError
+from zluda_runner.launch.process import run_process
+try:
+    run_process([sys.executable, "family.py", "hang"], os.environ, timeout=8)
+    said = "returned"
+except LaunchError as exc:
+    said = exc.message
+print("ANSWER", json.dumps({"said": said, **accounting()}), flush=True)
+'''
+    answer = _answer(_drive(winpy, tmp_path, source))
+    assert "did not finish within 8 s and was killed" in answer["said"]
+    # driver, child and grandchild were in the driver's job; only the driver is left
+    assert (answer["total"], answer["active"]) == (3, 1), answer
+
+
+def test_nothing_the_workload_started_outlives_run_process(winpy: WinPython, tmp_path: Path) -> None:
+    """The workload exits 0 leaving a grandchild running: it dies with the workload's job."""
+    source = OUTER_JOB + r'''
+from zluda_runner.launch.process import run_process
+rc = run_process([sys.executable, "family.py", "exit"], os.environ)
+print("ANSWER", json.dumps({"rc": rc, **accounting()}), flush=True)
+'''
+    assert _answer(_drive(winpy, tmp_path, source)) == {"rc": 0, "total": 3, "active": 1}
+
+
+def test_a_tree_kill_ends_child_and_grandchild_at_once(winpy: WinPython, tmp_path: Path) -> None:
+    """The seam's kill itself, with handles held on both (their ids cannot be reused meanwhile)."""
+    source = r'''
+import json, subprocess, sys
+from zluda_runner.core import proctree, winproc
+tree = proctree.start_tree([sys.executable, "family.py", "hang"], stdout=subprocess.PIPE)
+grandchild = winproc.open_process(int(tree.proc.stdout.readline()))
+child = winproc.open_process(tree.proc.pid)
+before = [winproc.has_exited(child), winproc.has_exited(grandchild)]
+tree.kill()
+ends = [winproc._k32().WaitForSingleObject(h, 120000) for h in (child, grandchild)]
+codes = [winproc.exit_code_of(h) for h in (child, grandchild)]
+tree.proc.wait()
+tree.close()
+print("ANSWER", json.dumps({"before": before, "waits": ends, "codes": codes}), flush=True)
+'''
+    answer = _answer(_drive(winpy, tmp_path, source))
+    assert answer == {"before": [False, False], "waits": [0, 0], "codes": [1, 1]}  # WAIT_OBJECT_0
+
+
+def test_run_child_timeout_leaves_nothing_running(winpy: WinPython, tmp_path: Path) -> None:
+    source = OUTER_JOB + r'''
+from zluda_runner.core.child import run_child
+result = run_child([sys.executable, "family.py", "hang"], timeout=8)
+print("ANSWER", json.dumps({"timed_out": result.timed_out, "pid_line": result.stdout.strip().isdigit(),
+                            **accounting()}), flush=True)
+'''
+    answer = _answer(_drive(winpy, tmp_path, source))
+    assert answer == {"timed_out": True, "pid_line": True, "total": 3, "active": 1}
+
+
+def test_run_child_reads_a_childs_output_and_code(winpy: WinPython, tmp_path: Path) -> None:
+    source = r'''
+import json, sys
+from zluda_runner.core.child import run_child
+r = run_child([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(5)"],
+              timeout=120)
+print("ANSWER", json.dumps([r.returncode, r.stdout.strip(), r.stderr.strip(), r.timed_out]), flush=True)
+'''
+    assert _answer(_drive(winpy, tmp_path, source)) == [5, "out", "err", False]
+
+
+def test_commands_resolve_as_windows_finds_them(winpy: WinPython, tmp_path: Path) -> None:
+    """PATHEXT: ``python`` is python.exe; a .py file is not a program (126); nothing there is 127."""
+    (tmp_path / "script.py").write_text("print('hi')\n", encoding="utf-8")
+    source = r'''
+import json, os, sys
+from zluda_runner.core.errors import LaunchError
+from zluda_runner.launch.process import resolve_command, run_process
+home = os.path.dirname(sys.executable)
+env = {"Path": home, "PATHEXT": ".COM;.EXE;.BAT;.CMD"}  # names are case-insensitive on Windows
+def outcome(argv0):
+    try:
+        return ["ok", resolve_command(argv0, env)]
+    except LaunchError as exc:
+        return [exc.exit_code, exc.message, exc.hint]
+answer = {
+    "bare": outcome("python"),
+    "path_without_suffix": outcome(os.path.join(home, "python")),
+    "script": outcome(os.path.abspath("script.py")),
+    "script_on_path": outcome("script.py"),
+    "missing": outcome("no-such-program"),
+    "run_bare": run_process(["python", "-c", "raise SystemExit(3)"], {**os.environ, "PATH": home}),
+}
+print("ANSWER", json.dumps(answer), flush=True)
+'''
+    answer = _answer(_drive(winpy, tmp_path, source))
+    exe = winpy.winpath(winpy.exe).lower()
+    assert answer["bare"][0] == "ok" and answer["bare"][1].lower() == exe
+    assert answer["path_without_suffix"][0] == "ok" and answer["path_without_suffix"][1].lower() == exe
+    assert answer["script"][0] == 126 and "python script.py" in answer["script"][2]
+    assert answer["script_on_path"][0] == 126  # found in the current folder, but not a program
+    assert answer["missing"][0] == 127
+    assert answer["run_bare"] == 3

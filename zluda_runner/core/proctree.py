@@ -1,0 +1,131 @@
+"""The process seam: start a child as the root of a tree we can kill whole, read how it ended.
+
+One function set for both platforms, chosen here once:
+
+- POSIX: the child leads a new session (its own process group); the tree is the group, killed
+  with ``killpg(SIGKILL)`` (callers kill it before reaping the child, so the id is still ours);
+  a signal N that ended a child reads as 128+N, as a shell says it.
+- Windows (:mod:`zluda_runner.core.winproc`): the child starts suspended in a Job object with
+  ``KILL_ON_JOB_CLOSE`` and a new console process group; the tree is the job, killed with
+  ``TerminateJobObject``, and closing it (also when we die) kills what is left; Ctrl-C's
+  ``STATUS_CONTROL_C_EXIT`` reads as 130, as SIGINT does on Linux, and a crash code by its name.
+
+Descriptors handed to a child (:func:`start_tree`'s ``pass_fds``) are named in its argv by
+:func:`handle_arg` and opened there with :func:`open_inherited`: an fd number on POSIX, an
+inheritable handle (the only one inherited besides stdio) on Windows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+WINDOWS = sys.platform == "win32"
+
+
+class ProcessTree:
+    """A started child (``proc``) and everything it starts."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], job: Any = None, own_group: bool = True) -> None:
+        self.proc = proc
+        self._job = job  # winproc.Job on Windows
+        self._own_group = own_group
+
+    def kill(self) -> None:
+        """Kill the child and all it started, now (harmless when they are gone)."""
+        if self._job is not None:
+            self._job.terminate(1)  # the code Popen.kill (TerminateProcess) gives too
+            return
+        if self._own_group and hasattr(os, "killpg"):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                return
+            except (ProcessLookupError, PermissionError):
+                pass
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+
+    def close(self) -> None:
+        """Let go of the tree: on Windows what is still in its job is killed; POSIX: nothing."""
+        if self._job is not None:
+            self._job.close()
+
+
+def start_tree(args: Sequence[str], *, own_group: bool = True, pass_fds: Sequence[int] = (),
+               **popen: Any) -> ProcessTree:
+    """``subprocess.Popen(args, **popen)`` as the root of a killable tree.
+
+    ``own_group``: in its own process group / session (a Ctrl-C typed at the terminal does not
+    reach it); False: it shares ours, and gets the terminal's Ctrl-C as we do (the workload).
+    """
+    argv = [str(a) for a in args]
+    if sys.platform == "win32":
+        from zluda_runner.core import winproc
+
+        if pass_fds:
+            handles = [_inheritable_handle(fd) for fd in pass_fds]
+            info = popen.pop("startupinfo", None) or subprocess.STARTUPINFO()
+            info.lpAttributeList = {"handle_list": handles}
+            popen.update(startupinfo=info, close_fds=True)
+        proc, job = winproc.popen_in_job(argv, new_group=own_group, **popen)
+        return ProcessTree(proc, job, own_group)
+    proc = subprocess.Popen(argv, pass_fds=tuple(pass_fds), start_new_session=own_group, **popen)
+    return ProcessTree(proc, None, own_group)
+
+
+def _inheritable_handle(fd: int) -> int:
+    if sys.platform != "win32":
+        raise OSError("inheritable handles are Windows'")
+    import msvcrt
+
+    handle = int(msvcrt.get_osfhandle(fd))
+    os.set_handle_inheritable(handle, True)
+    return handle
+
+
+def handle_arg(fd: int) -> str:
+    """How a child started with ``pass_fds=[fd]`` names ``fd`` (for :func:`open_inherited`)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        return str(int(msvcrt.get_osfhandle(fd)))
+    return str(fd)
+
+
+def open_inherited(arg: str) -> int:
+    """In the child: a writable descriptor for what :func:`handle_arg` named."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        return int(msvcrt.open_osfhandle(int(arg), os.O_WRONLY))
+    return int(arg)
+
+
+def exit_status(returncode: int) -> int:
+    """A return code as zluda-run passes it on: signal N -> 128+N; Windows' Ctrl-C exit -> 130."""
+    if WINDOWS:
+        from zluda_runner.core import winproc
+
+        return winproc.exit_status(returncode)
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def ended_by(returncode: int | None) -> str | None:
+    """What ended a process abnormally (``SIGSEGV``, ``STATUS_ACCESS_VIOLATION``), else None."""
+    if returncode is None:
+        return None
+    if WINDOWS:
+        from zluda_runner.core import winproc
+
+        return winproc.termination_name(returncode)
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
