@@ -128,3 +128,23 @@ def test_only_the_first_thunk_table_damaged_still_reads(tmp_path: Path, pe_dlls)
     """The loader itself uses FirstThunk when the lookup table is gone: pefile does too, and so do we."""
     bad = _damaged(tmp_path, pe_dlls.importer, "oft", _first_import("OriginalFirstThunk"))
     assert read_pe(bad).imports == read_pe(pe_dlls.importer).imports
+
+
+
+def test_more_imports_than_pefile_reads_by_default(tmp_path: Path) -> None:
+    """PyPI's Windows torch_python.dll imports thousands of C++ symbols from torch_cpu.dll: past pefile's
+    default bound (8192 symbols in all) its table was called damaged and the DLL skipped by inspection."""
+    import os
+    import zipfile
+
+    from tests.conftest import require
+    from tests.windows.winpy import DOWNLOAD_HINT, TORCH_WHEEL, WIN_WHEELS_ENV
+
+    wheel = Path(os.environ.get(WIN_WHEELS_ENV) or "/nonexistent") / TORCH_WHEEL
+    require(wheel.is_file(), DOWNLOAD_HINT)
+    dll = tmp_path / "torch_python.dll"
+    with zipfile.ZipFile(wheel) as zf:
+        dll.write_bytes(zf.read("torch/lib/torch_python.dll"))
+    info = read_pe(dll, exports=False)
+    assert {"torch_cpu.dll", "c10.dll", "python313.dll", "KERNEL32.dll"} <= set(info.imports)
+    assert sum(len(v) for v in info.imports.values()) > 6000

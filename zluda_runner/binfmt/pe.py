@@ -44,8 +44,15 @@ _DESCRIPTORS = {_IMPORT: (20, 12, "import"), _DELAY_IMPORT: (32, 4, "delay-load 
 #: more DLLs than any real file imports from (torch_cuda.dll: ~40)
 MAX_IMPORTED_DLLS = 4096
 
+#: pefile stops reading a file's imports after 8192 symbols in all (MAX_IMPORT_SYMBOLS) and calls the
+#: rest a damaged table; PyPI's Windows torch_python.dll imports more than that from torch_cpu.dll
+#: alone (C++ symbols). The bound stays, far above any real file.
+MAX_IMPORT_SYMBOLS = 1 << 20
+if pefile.MAX_IMPORT_SYMBOLS < MAX_IMPORT_SYMBOLS:
+    pefile.MAX_IMPORT_SYMBOLS = MAX_IMPORT_SYMBOLS
+
 #: bump when PeInfo's content or meaning changes (invalidates the per-file cache)
-READER_VERSION = 2
+READER_VERSION = 3
 
 ImportList = list[str | int]
 

@@ -285,6 +285,13 @@ def check_binding(binding: Binding, plan: ShimPlan, host: WindowsHost, imports_o
         binding.verdict = severity
 
 
+def walk_inputs(env: Mapping[str, str], path_prepend: Sequence[str] = ()) -> list[str]:
+    """The folders the walk looks into (PATH, HIP_PATH*\\bin, System32): a cached plan is stale when one
+    changes (a DLL installed or removed there)."""
+    host = WindowsHost.from_env(env, path_prepend)
+    return [*host.path, *(d for _, d in host.hip_dirs), *filter(None, [host.system32])]
+
+
 def add_dependency_walk(plan: ShimPlan, env: Mapping[str, str], *, torch_lib: str | None,
                         loop_fallback: bool, app_dir: str | None,
                         imports_of: ImportsOf = read_static_imports) -> None:
