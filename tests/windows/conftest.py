@@ -29,6 +29,7 @@ from tests.windows.winpy import (
     WinPython,
     build_project_wheel,
     make_python,
+    make_torch_cuda_shaped,
 )
 
 WHEELS_ENV = "ZLUDA_RUNNER_NVIDIA_WHEELS"
@@ -160,3 +161,28 @@ def winpy(new_winpy) -> WinPython:  # type: ignore[no-untyped-def]
 def winpy_portable(new_winpy) -> WinPython:  # type: ignore[no-untyped-def]
     """The portable layout (python313._pth with ``import site``, ComfyUI-style), shared: do not change it."""
     return new_winpy(portable=True, torch=True)
+
+
+@pytest.fixture(scope="session")
+def cuda11_torch_dlls(nvidia_cudart: dict[str, Path], mingw_build, standin) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """What a cu118 build of torch adds to torch/lib, for PyPI's real CPU torch: NVIDIA's real
+    cudart64_110.dll, an "NVIDIA" cuBLAS stand-in (``cublas64_11.dll``, answers 42, reports as
+    ``[standin nvidia cublas]``) and a ``torch_cuda.dll`` importing both by those names."""
+    cudart = nvidia_cudart["cudart64_110.dll"]
+    cublas = standin("nvidia cublas", "CUBLAS", "cublas64_11.dll", answer=42)
+    torch_cuda = mingw_build(["windows/torch_cuda.c", cudart, cublas], "torch_cuda.dll")
+    return {"cudart64_110.dll": cudart, "cublas64_11.dll": cublas, "torch_cuda.dll": torch_cuda}
+
+
+@pytest.fixture(scope="session")
+def new_cuda11_winpy(new_winpy, cuda11_torch_dlls: dict[str, Path]):  # type: ignore[no-untyped-def]
+    """``new_cuda11_winpy(portable=False)``: a fresh Windows CPython whose real torch 2.13.0 is made a
+    CUDA 11.8 build (``version.py`` and the DLLs of ``cuda11_torch_dlls`` in torch/lib): the target
+    of the fork (3.x) releases."""
+
+    def make(*, portable: bool = False) -> WinPython:
+        py: WinPython = new_winpy(portable=portable, torch=True)
+        make_torch_cuda_shaped(py.site_packages / "torch", "11.8", cuda11_torch_dlls)
+        return py
+
+    return make

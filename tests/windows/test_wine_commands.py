@@ -1,0 +1,60 @@
+"""The read-only commands on the official Windows CPython under Wine: each exits as documented.
+
+Host facts here are Wine's (no AMD GPU, no HIP SDK): the doctor must say so and exit 3 (a check
+failed), not crash; ``releases`` and ``inspect`` read the packaged manifest and the interpreter's
+own torch (PyPI's real Windows torch 2.13.0 wheel).
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.windows.winpy import WinPython, make_torch_cuda_shaped, torch_dir
+
+NO_HIP = {"HIP_PATH": "", "HIP_PATH_57": "", "HIP_PATH_62": "", "HIP_PATH_64": ""}
+
+
+def test_doctor_on_windows_finds_no_gpu_and_exits_3(winpy: WinPython) -> None:
+    out = winpy.zluda_run("doctor", "--json", env=NO_HIP)
+    assert out.returncode == 3, out.stderr
+    report = json.loads(out.stdout)
+    checks = {c["id"]: c for c in report["checks"]}
+    assert checks["platform"]["status"] == "ok" and "windows" in checks["platform"]["message"]
+    assert checks["hip_runtime"]["status"] == "fail"
+    assert "amdhip64_6.dll: not found" in checks["hip_runtime"]["message"]
+    text = winpy.zluda_run("doctor", env=NO_HIP)
+    assert text.returncode == 3 and "Traceback" not in text.stderr
+    assert "exit code 3" in text.stdout
+
+
+def test_releases_lists_the_windows_builds(winpy: WinPython) -> None:
+    out = winpy.zluda_run("releases", "--os", "windows", "--json")
+    assert out.returncode in (0, 3), out.stderr  # 3: nothing fits this host (no HIP SDK under Wine)
+    listed = json.loads(out.stdout)
+    names = {a["name"] for r in listed["releases"] for a in r["assets"]}
+    assert any(n.startswith("ZLUDA-windows") for n in names) and any(n.startswith("zluda-windows") for n in names)
+
+
+def test_inspect_reads_the_real_windows_torch(new_winpy, cuda11_torch_dlls) -> None:  # type: ignore[no-untyped-def]
+    py: WinPython = new_winpy(portable=False, torch=True)
+    cpu = py.zluda_run("inspect", "--json")  # PyPI's Windows torch is a CPU build: nothing to shim
+    assert cpu.returncode == 1 and "Traceback" not in cpu.stderr
+    assert "CPU-only build" in json.loads(cpu.stdout)["error"]
+    make_torch_cuda_shaped(torch_dir(py), "11.8", cuda11_torch_dlls)
+    out = py.zluda_run("inspect", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    profile = json.loads(out.stdout)
+    assert profile["os"] == "windows" and profile["python"].lower().endswith("python.exe")
+    assert profile["torch"]["version"] == "2.13.0+cpu" and profile["cuda_major"] == 11
+    needs = {lib["name"]: lib["requested_by"] for lib in profile["libraries"]}
+    assert "cudart64_110.dll" in needs and "cublas64_11.dll" in needs, needs
+    assert profile["startup"]["pth_file"] is None and profile["startup"]["honours_pythonpath"] is True
+
+
+def test_inspect_says_a_portable_python_ignores_pythonpath(new_cuda11_winpy) -> None:  # type: ignore[no-untyped-def]
+    py: WinPython = new_cuda11_winpy(portable=True)
+    out = py.zluda_run("inspect", "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    startup = json.loads(out.stdout)["startup"]
+    assert startup["pth_file"].lower().endswith("python313._pth")
+    assert startup["honours_pythonpath"] is False and startup["site_enabled"] is True
