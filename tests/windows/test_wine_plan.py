@@ -158,3 +158,36 @@ def test_inspect_reports_the_start_up_of_a_regular_and_a_portable_python(hip_set
     assert st["site_enabled"] is True
     assert st["sys_path"] == [f"{home}\\python313.zip", home, f"{home}\\Lib\\site-packages"]
     assert f"{home}\\Lib\\site-packages" in st["site_packages"]
+
+
+LINUX_WORDS = ("LD_AUDIT", "LD_PRELOAD", "LD_LIBRARY_PATH", "dlopen", "ELF", "SONAME", "ld.so")
+
+
+def test_a_plain_exe_is_inspected_and_planned_in_windows_words(hip_setup, mingw_build, nvidia_cudart,  # type: ignore[no-untyped-def]
+                                                                tmp_path: Path) -> None:
+    """`inspect APP.exe` and `plan -- APP.exe` under Windows' Python: the program is the target (read as PE),
+    its driver comes through the release's injector, and nothing in the plan speaks of Linux's loader."""
+    py, _, fork, _, _ = hip_setup
+    app = tmp_path / "app"
+    app.mkdir()
+    cudart = nvidia_cudart["cudart64_12.dll"]
+    shutil.copyfile(mingw_build(["windows/cuda_program.c", cudart], "cuda_program.exe", shared=False),
+                    app / "cuda_program.exe")
+    shutil.copyfile(cudart, app / "cudart64_12.dll")
+    exe = winpath(app / "cuda_program.exe")
+    inspected = py.zluda_run("--json", "inspect", exe)
+    assert inspected.returncode == 0, inspected.stderr
+    profile = json.loads(inspected.stdout)
+    assert profile["os"] == "windows" and profile["roots"] == [exe]
+    assert {lib["name"] for lib in profile["libraries"]} >= {"cudart64_12.dll"}
+    base = ["--cache-dir", winpath(tmp_path / "cache"), "--zluda-dir", winpath(fork)]
+    text = py.zluda_run(*base, "plan", "--no-cache", "--", exe)
+    show("plan -- cuda_program.exe", text.stdout + text.stderr)
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert f"target:  {exe}" in text.stdout
+    assert "started through the release's injector (zluda.exe), which loads: nvcuda.dll" in text.stdout
+    data = json.loads(py.zluda_run(*base, "--json", "plan", "--no-cache", "--", exe).stdout)
+    driver = next(b for b in data["bindings"] if b["need"] == "nvcuda.dll")
+    assert (data["target"]["binary"], driver["mechanism"]) == (exe, "injector")
+    for word in LINUX_WORDS:
+        assert word not in text.stdout and word not in json.dumps(data), word
