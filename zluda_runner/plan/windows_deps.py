@@ -247,7 +247,8 @@ def _through(dep: Found) -> str:
 
 
 def check_binding(binding: Binding, plan: ShimPlan, host: WindowsHost, imports_of: ImportsOf, *,
-                  loop_fallback: bool, torch_lib: str | None, app_dir: str | None) -> None:
+                  loop_fallback: bool, torch_lib: str | None, app_dir: str | None,
+                  folders: _Folders | None = None) -> None:
     """Walk one binding's DLL; add where its dependencies come from, or the fatal problem and the fix."""
     if binding.action != REPLACE or not binding.shim or not os.path.isfile(binding.shim):
         return
@@ -255,7 +256,7 @@ def check_binding(binding: Binding, plan: ShimPlan, host: WindowsHost, imports_o
                             app_dir=app_dir)
     if not searches:
         return
-    folders = _Folders()
+    folders = folders or _Folders()
     results = [walk(binding.shim, imports_of, s, host, folders) for s in searches]
     final = results[-1]
     placed = torch_lib is not None and binding.mechanism == MECH_DLL_PLACEMENT
@@ -298,6 +299,7 @@ def add_dependency_walk(plan: ShimPlan, env: Mapping[str, str], *, torch_lib: st
     """Walk every placed/preloaded/injected ZLUDA DLL of a Windows plan (after its loader set-up, so that
     ``plan.path_prepend`` is the PATH the launched process gets)."""
     host = WindowsHost.from_env(env, plan.path_prepend)
+    folders = _Folders()  # each folder (System32: thousands of files) listed once per plan
     for binding in plan.bindings:
         check_binding(binding, plan, host, imports_of, loop_fallback=loop_fallback, torch_lib=torch_lib,
-                      app_dir=app_dir)
+                      app_dir=app_dir, folders=folders)
