@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slow
 # HIP-importing stand-in (tests/fixtures/windows/hip_sdk.c)
 FORK_STUBS = {"nvcuda.dll": "DRIVER", "nvml.dll": "NVML", "cusparse.dll": "CUSPARSE", "cufft.dll": "CUFFT",
               "cufftw.dll": "CUFFTW", "nvrtc.dll": "NVRTC"}
+LINUX_WORDS = ("LD_AUDIT", "LD_PRELOAD", "LD_LIBRARY_PATH", "dlopen", "ELF", "SONAME", "ld.so")
 
 
 def show(title: str, text: str) -> None:
@@ -82,6 +83,7 @@ def test_the_walk_names_a_missing_rocblas_and_real_torch_fails_the_same_until_th
     show("plan (HIP SDK's bin not on PATH)", text.stdout + text.stderr)
     assert text.returncode == 3, text.stderr
     flat = re.sub(r"\s*\n\s*", " ", text.stdout)
+    assert not [w for w in LINUX_WORDS if w in flat]
     assert ("cublas64_11.dll needs rocblas.dll, which is in none of the folders Windows searches for it: "
             f"it is in {sdk_bin} (HIP_PATH\\bin), which is not on PATH: add that folder to PATH "
             f"(set PATH={sdk_bin};%PATH%)") in flat
@@ -158,9 +160,6 @@ def test_inspect_reports_the_start_up_of_a_regular_and_a_portable_python(hip_set
     assert st["site_enabled"] is True
     assert st["sys_path"] == [f"{home}\\python313.zip", home, f"{home}\\Lib\\site-packages"]
     assert f"{home}\\Lib\\site-packages" in st["site_packages"]
-
-
-LINUX_WORDS = ("LD_AUDIT", "LD_PRELOAD", "LD_LIBRARY_PATH", "dlopen", "ELF", "SONAME", "ld.so")
 
 
 def test_a_plain_exe_is_inspected_and_planned_in_windows_words(hip_setup, mingw_build, nvidia_cudart,  # type: ignore[no-untyped-def]

@@ -100,7 +100,8 @@ def print_profile(profile: TargetProfile, console: Console | None = None) -> Non
         rows = [[d.family, d.name, _requesters(d.opened_by, 3), d.resolved.rule if d.resolved else "?",
                  short_path(d.resolved.path if d.resolved else None, base)] for d in profile.dlopened]
         out.print(grid(["family", "name", "opened by", "found by", "path"], rows,
-                       title="opened at run time by name (dlopen/LoadLibrary)"))
+                       title="opened at run time by name ("
+                       + ("LoadLibrary" if profile.os == "windows" else "dlopen") + ")"))
     reach = reach_summary(profile)
     if reach:
         out.print(Text("how each object reaches its CUDA libraries on its own:", style="bold"))
