@@ -379,3 +379,78 @@ def test_status_cli_exit_codes(torch_lib: Path, placements, cli_runner) -> None:
     result = cli_runner(["restore", "--torch-lib", str(torch_lib)])
     assert result.exit_code == 3 and "--force" in result.output
     assert cli_runner(["restore", "--force", "--torch-lib", str(torch_lib)]).exit_code == 0
+
+
+# ---------------------------------------------------------------- files in use (Windows: a loaded DLL)
+
+
+class Holder:
+    """An injected in-use check: ``names`` are held by "app.exe (pid 7)". It records what it was
+    asked, and the folder as it was at that moment (the check must come before any change)."""
+
+    def __init__(self, folder: Path, *names: str) -> None:
+        self.folder, self.names = folder, set(names)
+        self.asked: list[str] = []
+        self.seen: list[dict[str, str]] = []
+
+    def __call__(self, paths):  # type: ignore[no-untyped-def]
+        from zluda_runner.core.replace import IN_USE, InUse
+
+        self.asked.extend(p.name for p in paths)
+        self.seen.append(snapshot(self.folder))
+        return [InUse(str(p), IN_USE, ("app.exe (pid 7)",)) for p in paths if p.name in self.names]
+
+
+def test_restore_with_one_file_in_use_refuses_whole_and_names_it(torch_lib: Path, placements) -> None:
+    from zluda_runner.core.errors import FileInUseError
+    from zluda_runner.core.exitcodes import ERROR
+
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    placed = snapshot(torch_lib)
+    journal = (torch_lib / windows.JOURNAL_DIRNAME / windows.JOURNAL_FILE).read_bytes()
+    held = Holder(torch_lib, "cusparse64_11.dll")  # the second of the files restore puts back
+    with pytest.raises(FileInUseError) as info:
+        windows.restore(torch_lib, check=held)
+    err = info.value
+    assert err.exit_code == ERROR and err.paths == (str(torch_lib / "cusparse64_11.dll"),)
+    assert "app.exe (pid 7)" in err.message and "Nothing was changed" in err.message
+    assert err.hint == "close app.exe (pid 7), then retry"
+    assert sorted(held.asked) == ["cublas64_11.dll", "cusparse64_11.dll", "nvrtc64_112_0.dll",
+                                  "nvrtc_cuda.dll"]
+    assert held.seen == [placed]  # asked once, before anything changed
+    assert snapshot(torch_lib) == placed  # nothing put back, nothing deleted
+    assert (torch_lib / windows.JOURNAL_DIRNAME / windows.JOURNAL_FILE).read_bytes() == journal
+    assert not windows.status(torch_lib).needs_replace
+    windows.restore(torch_lib, check=Holder(torch_lib))  # once free: exact
+    assert snapshot(torch_lib) == before
+
+
+def test_place_with_one_file_in_use_refuses_before_any_change(torch_lib: Path, placements) -> None:
+    from zluda_runner.core.errors import FileInUseError
+
+    before = snapshot(torch_lib)
+    with pytest.raises(FileInUseError, match=r"cusparse64_11\.dll"):
+        windows.place(torch_lib, placements, check=Holder(torch_lib, "cusparse64_11.dll"))
+    assert snapshot(torch_lib) == before
+    assert not (torch_lib / windows.JOURNAL_DIRNAME).exists()  # no journal, no saved originals
+
+
+def test_re_placing_a_drifted_placement_with_a_file_in_use_changes_nothing(torch_lib: Path, placements,
+                                                                           dlls) -> None:
+    from zluda_runner.core.errors import FileInUseError
+
+    windows.place(torch_lib, placements)
+    (torch_lib / "cublas64_11.dll").unlink()  # quarantined: the next place would put back, then re-place
+    drifted = snapshot(torch_lib)
+    held = Holder(torch_lib, "nvrtc_cuda.dll")
+    with pytest.raises(FileInUseError, match=r"nvrtc_cuda\.dll"):
+        windows.place(torch_lib, placements, check=held)
+    assert held.seen == [drifted] and snapshot(torch_lib) == drifted
+    assert windows.status(torch_lib).quarantined == ["cublas64_11.dll"]  # the journal as it was
+
+
+def test_an_intact_placement_asked_again_is_not_refused_for_a_loaded_dll(torch_lib: Path, placements) -> None:
+    windows.place(torch_lib, placements)
+    again = windows.place(torch_lib, placements, check=Holder(torch_lib, "cublas64_11.dll"))
+    assert again.already_placed  # nothing to write: a running app using ZLUDA is no reason to fail

@@ -97,6 +97,17 @@ class PlacementError(ZludaRunnerError):
     """Windows DLL placement, its journal, restore or drift check failed."""
 
 
+class FileInUseError(ZludaRunnerError):
+    """A file to replace or delete is held by a running program (Windows): refused, nothing changed.
+
+    ``paths`` names each blocked file; the message names the programs holding them where Windows
+    could tell (:mod:`zluda_runner.core.replace`)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, paths: tuple[str, ...] = ()) -> None:
+        super().__init__(message, hint)
+        self.paths = paths
+
+
 class NativeBuildError(ZludaRunnerError):
     """A native helper (shim, fixture) could not be compiled."""
 

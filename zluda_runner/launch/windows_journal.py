@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import PlacementError
-from zluda_runner.core.fsutil import TMP_PREFIX, atomic_copy, atomic_write_text, fsync_dir
+from zluda_runner.core.fsutil import TMP_PREFIX, atomic_write_text, fsync_dir
+from zluda_runner.core.replace import InUseCheck, replace_file
 from zluda_runner.core.serial import JsonMixin
 
 JOURNAL_DIRNAME = ".zluda-runner"
@@ -106,10 +107,12 @@ def stat_key(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
-def copy_into(src: Path, dest: Path) -> None:
-    """Atomic, durable copy; a file held open on Windows is a clear error."""
+def copy_into(src: Path, dest: Path, doing: str = "replace a file in torch/lib", *,
+              check: InUseCheck | None = None) -> None:
+    """Atomic, durable copy; a file held by a running program is a FileInUseError naming it (and the
+    program, where Windows can tell), any other denial a PlacementError."""
     try:
-        atomic_copy(src, dest, durable=True)
+        replace_file(src, dest, doing, check=check)
     except PermissionError as exc:
         raise PlacementError(
             f"cannot replace {dest}: {exc.strerror}",

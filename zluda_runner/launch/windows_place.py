@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import PlacementError
+from zluda_runner.core.replace import InUseCheck, refuse_if_in_use
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows_journal import (
     IN_PROGRESS,
@@ -156,7 +157,7 @@ def _sources(jdir: Path, journal: Journal, placements: Sequence[Placement]) -> d
     return out
 
 
-def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path) -> bool:
+def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path, check: InUseCheck | None) -> bool:
     """Bring one file to its placed content. True when something was written."""
     dest = torch_lib / entry.name
     current = file_state(dest)
@@ -175,7 +176,7 @@ def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path) -> bo
             f"{source} is not the file recorded in the journal",
             hint="the release or the saved original changed: run `zluda-run restore`, then run again",
         )
-    copy_into(source, dest)
+    copy_into(source, dest, _doing(torch_lib), check=check)
     return True
 
 
@@ -185,11 +186,12 @@ def _apply_all(
     journal: Journal,
     placements: Sequence[Placement],
     after_each: AfterEach | None,
+    check: InUseCheck | None,
 ) -> tuple[list[str], Path]:
     sources = _sources(jdir, journal, placements)
     written = []
     for entry in journal.entries:
-        if _apply(torch_lib, jdir, entry, sources[entry.name]):
+        if _apply(torch_lib, jdir, entry, sources[entry.name], check):
             written.append(entry.name)
         if after_each is not None:
             after_each(entry.name)
@@ -205,26 +207,41 @@ def place(
     journal_dir: Path | None = None,
     *,
     after_each: AfterEach | None = None,
+    check: InUseCheck | None = None,
 ) -> PlacementResult:
     """Place ``placements`` into ``torch_lib``, journaled (see the module doc).
 
     An intact earlier placement of the same files is left as is (``already_placed``); a
     drifted, quarantined, interrupted or different one is first put back, then placed again
     (``warnings`` says what was found). ``after_each(name)`` is called after each file (tests
-    use it to simulate a crash).
+    use it to simulate a crash). A file to write that a running program holds (Windows: torch's
+    DLL loaded by a running python) refuses the whole placement before anything changes, a
+    :class:`~zluda_runner.core.errors.FileInUseError` naming it (``check``: see
+    :func:`zluda_runner.core.replace.platform_check`).
     """
     torch_lib = Path(torch_lib)
     _validate(torch_lib, placements)
     jdir = journal_dir_for(torch_lib, journal_dir)
     try:
-        return _place_locked(torch_lib, placements, jdir, journal_dir, after_each)
+        return _place_locked(torch_lib, placements, jdir, journal_dir, after_each, check)
     finally:
         if not (jdir / JOURNAL_FILE).exists():  # refused before any change: leave no trace
             tidy(jdir)
 
 
+def _doing(torch_lib: Path) -> str:
+    return f"place ZLUDA's DLLs into {torch_lib}"
+
+
+def _touched(torch_lib: Path, placements: Sequence[Placement], journal: Journal | None) -> list[Path]:
+    """Every file of ``torch_lib`` a placement may write or delete (this one's and an earlier one's)."""
+    names = {p.dest_name for p in placements} | {p.backup_name for p in placements if p.backup_name}
+    names |= {e.name for e in journal.entries} if journal is not None else set()
+    return [torch_lib / n for n in sorted(names)]
+
+
 def _undo_earlier(
-    torch_lib: Path, jdir: Path, journal: Journal, placements: Sequence[Placement]
+    torch_lib: Path, jdir: Path, journal: Journal, placements: Sequence[Placement], check: InUseCheck | None
 ) -> tuple[RestoreResult, list[str]]:
     """Put back what an earlier placement left of ours; the warnings describing what was found."""
     found = status_of(torch_lib, jdir, journal, deep=True)
@@ -243,7 +260,7 @@ def _undo_earlier(
         if state is not None:
             ours[p.dest_name.lower()] = state.sha256
     result = RestoreResult(torch_lib)
-    put_back(torch_lib, jdir, to_put_back(torch_lib, journal, ours), result)
+    put_back(torch_lib, jdir, to_put_back(torch_lib, journal, ours), result, check)
     for entry in journal.entries:
         if classify(entry, file_state(torch_lib / entry.name)) == ST_CHANGED:
             result.skipped.append(entry.name)  # the user's new original: adopted
@@ -257,22 +274,24 @@ def _place_locked(
     jdir: Path,
     journal_dir: Path | None,
     after_each: AfterEach | None,
+    check: InUseCheck | None,
 ) -> PlacementResult:
     with lock(jdir):
         journal = read_journal(torch_lib, journal_dir)
         restored_first: list[str] = []
         warnings: list[str] = []
+        if journal is not None and journal.state == PLACED:
+            current = status_of(torch_lib, jdir, journal, deep=False)
+            advise(current, jdir, journal)
+            if current.next_run == NEXT_NOTHING and not sources_changed(journal, placements):
+                return PlacementResult(torch_lib, jdir / JOURNAL_FILE, already_placed=True)
+        refuse_if_in_use(_touched(torch_lib, placements, journal), _doing(torch_lib), check)  # all or none
         if journal is not None:
-            if journal.state == PLACED:
-                current = status_of(torch_lib, jdir, journal, deep=False)
-                advise(current, jdir, journal)
-                if current.next_run == NEXT_NOTHING and not sources_changed(journal, placements):
-                    return PlacementResult(torch_lib, jdir / JOURNAL_FILE, already_placed=True)
-            outcome, warnings = _undo_earlier(torch_lib, jdir, journal, placements)
+            outcome, warnings = _undo_earlier(torch_lib, jdir, journal, placements, check)
             restored_first = [*outcome.restored, *outcome.removed]
             forget(jdir)
         entries = _entries_for(torch_lib, placements)
         journal = Journal(JOURNAL_SCHEMA, IN_PROGRESS, str(torch_lib), entries)
         write_journal(jdir, journal)  # before any change
-        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each)
+        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each, check)
         return PlacementResult(torch_lib, path, written, False, restored_first, warnings)

@@ -14,13 +14,12 @@ anything, the journal and every saved original stay, so ``restore --force`` can 
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import PlacementError
+from zluda_runner.core.replace import InUseCheck, refuse_if_in_use, remove_file
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows_journal import (
     IN_PROGRESS,
@@ -128,26 +127,30 @@ def originals_error(jdir: Path, names: list[str]) -> PlacementError:
     )
 
 
-def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: RestoreResult) -> None:
+def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: RestoreResult,
+             check: InUseCheck | None = None) -> None:
     """Put each entry's original back (or delete what we added), last placed first.
 
-    Every saved original is checked before anything is changed."""
+    Every saved original is checked, and every file to change is checked not to be held by a running
+    program (Windows: a loaded DLL), before anything is changed: all of it is put back, or none."""
     damaged = damaged_originals(jdir, entries)
     if damaged:
         raise originals_error(jdir, damaged)
+    doing = f"restore {torch_lib}"
+    refuse_if_in_use([torch_lib / e.name for e in entries], doing, check)
     for entry in reversed(entries):
         dest = torch_lib / entry.name
         saved = saved_path(jdir, entry)
         if entry.original is None or saved is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(dest)
+            remove_file(dest, doing, check=check)
             result.removed.append(entry.name)
         else:
-            copy_into(saved, dest)
+            copy_into(saved, dest, doing, check=check)
             result.restored.append(entry.name)
 
 
-def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool) -> RestoreResult:
+def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool,
+                    check: InUseCheck | None = None) -> RestoreResult:
     result = RestoreResult(torch_lib)
     todo: list[JournalEntry] = []
     for entry in journal.entries:
@@ -158,13 +161,18 @@ def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: boo
             todo.append(entry)
         else:
             result.skipped.append(entry.name)
-    put_back(torch_lib, jdir, todo, result)
+    put_back(torch_lib, jdir, todo, result, check)
     result.complete = not result.skipped
     return result
 
 
-def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = False) -> RestoreResult:
+def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = False,
+            check: InUseCheck | None = None) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement.
+
+    A file held by a running program (Windows: the app still has the DLL loaded) refuses the whole
+    restore with a :class:`~zluda_runner.core.errors.FileInUseError` naming it, nothing changed
+    (``check`` replaces the platform's test, :func:`zluda_runner.core.replace.platform_check`).
 
     A file changed since placement (torch upgraded by pip, a hand copy) is left alone and
     listed in ``skipped``, unless ``force``; then the journal and every saved original are
@@ -182,7 +190,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
         journal = read_journal(torch_lib, journal_dir)
         if journal is None:  # restored meanwhile by a concurrent call
             raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
-        result = restore_entries(torch_lib, jdir, journal, force=force)
+        result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
         result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
         if not result.complete:
             result.journal_kept = jdir / JOURNAL_FILE

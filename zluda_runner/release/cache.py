@@ -50,7 +50,9 @@ refused.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -58,6 +60,13 @@ from typing import Literal
 import filelock
 
 from zluda_runner.core.errors import ChecksumError, FetchError
+from zluda_runner.core.replace import (
+    InUseCheck,
+    files_in_use,
+    in_use_error,
+    refuse_if_in_use,
+    remove_tree_whole,
+)
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.fetch import AssetLike, RetryPolicy, hash_file, normalize_sha256
 from zluda_runner.release.install import expected_hash, install, partial_download
@@ -72,7 +81,6 @@ from zluda_runner.release.store import (
     TrustStore,
     read_marker,
     release_lock,
-    remove,
     safe_component,
     stale_work,
     sweep_stale,
@@ -152,6 +160,7 @@ def ensure_release(
     retry: RetryPolicy | None = None,
     verify: Verify = "quick",
     reinstall: bool = False,
+    check: InUseCheck | None = None,
 ) -> Path:
     """Return the unpacked folder of ``asset``, downloading and unpacking only if needed.
 
@@ -159,8 +168,10 @@ def ensure_release(
     downloading (verified like a download). ``progress=None`` shows a bar when
     stderr is a terminal. ``verify`` is how a cached copy is checked;
     ``reinstall`` replaces it whatever its state. Raises FetchError /
-    ChecksumError / ArchiveError / UnsafeArchiveError / CacheError; on any of
-    them the cache is left as it was (an interrupted download is kept to resume).
+    ChecksumError / ArchiveError / UnsafeArchiveError / CacheError, and
+    FileInUseError when the copy to replace is held by a running program (checked
+    before any download); on any of them the cache is left as it was (an
+    interrupted download is kept to resume).
     """
     layout = CacheLayout(Path(cache_dir))
     if not reinstall:
@@ -173,8 +184,11 @@ def ensure_release(
             found = cached_release_dir(layout.root, release, asset, verify=verify)  # another process?
             if found is not None:
                 return found
+        if reinstall:  # refuse now, not after a download
+            refuse_if_in_use([layout.release_dir(release.id, asset.name)],
+                             f"reinstall release {release.id} in the cache", check)
         sweep_stale(layout, release.id)
-        return install(layout, release, asset, trust_on_first_use, archive, show, retry)
+        return install(layout, release, asset, trust_on_first_use, archive, show, retry, check)
 
 
 def fetch_release(
@@ -187,6 +201,7 @@ def fetch_release(
     reinstall: bool = False,
     progress: bool | None = None,
     retry: RetryPolicy | None = None,
+    check: InUseCheck | None = None,
 ) -> FetchOutcome:
     """``zluda-run fetch``: install (or find) the release, every file checked; say what was done.
 
@@ -206,7 +221,7 @@ def fetch_release(
     try:
         folder = cached or ensure_release(
             release, asset, layout.root, trust_on_first_use=trust_on_first_use, archive=archive,
-            progress=progress, retry=retry, verify="full", reinstall=reinstall,
+            progress=progress, retry=retry, verify="full", reinstall=reinstall, check=check,
         )
     except KeyboardInterrupt as exc:
         kept = partial_download(layout, release.id, asset.name)
@@ -296,30 +311,44 @@ def list_cache(cache_dir: Path) -> list[CacheEntry]:
     return entries
 
 
-def clean_cache(cache_dir: Path, release_id: str | None = None) -> CleanResult:
+def clean_cache(
+    cache_dir: Path, release_id: str | None = None, *, check: InUseCheck | None = None
+) -> CleanResult:
     """Remove one release (downloads, unpacked folders, leftovers) or all of them.
 
     The trust file, locks and other areas' folders (e.g. ``native/``) are kept.
     Each release is removed under its lock, so a fetch running in another process
     never loses its work folder: cleaning one release waits for that fetch;
     cleaning all of them skips the releases being fetched and lists them in ``busy``.
+
+    All or nothing: when any file to remove is held by a running program (Windows: an app has a
+    DLL of the release loaded), nothing is removed and a FileInUseError names the files and, where
+    Windows can tell, the programs. Each folder is renamed into ``tmp/`` before it is deleted, so a
+    release is whole in the cache or gone from it (``list_cache`` never shows half of one); what a
+    program grabbed in between is left there, and the next clean or fetch of that release deletes it.
     """
     layout = CacheLayout(Path(cache_dir))
     removed: list[Path] = []
     freed = 0
     if release_id is not None:
+        key = safe_component(release_id, "release id")
         with release_lock(layout, release_id, False):
-            for target in _release_paths(layout, safe_component(release_id, "release id")):
-                freed += remove(target, removed)
+            targets = _release_paths(layout, key)
+            refuse_if_in_use(targets, f"remove release {release_id} from the cache", check)
+            for target in targets:
+                freed += _remove_whole(layout, key, target, removed, check)
         return CleanResult(removed, freed)
     keys: set[str] = set()
     for top in (layout.releases, layout.downloads, layout.tmp):
         if top.is_dir():
             keys.update(child.name.split("@", 1)[0] for child in top.iterdir())
+    keys -= {"", ".", ".."}
+    blocked = files_in_use([p for key in sorted(keys) for p in _release_paths(layout, key)], check)
+    if blocked:
+        raise in_use_error(blocked, "clean the cache", outcome="Nothing was removed; `zluda-run cache clean "
+                           "VERSION` removes the other releases one by one.")
     busy: list[str] = []
     for key in sorted(keys):
-        if key in ("", ".", ".."):
-            continue
         lock = filelock.FileLock(layout.lock_path(key))
         try:
             lock.acquire(timeout=0)
@@ -328,15 +357,31 @@ def clean_cache(cache_dir: Path, release_id: str | None = None) -> CleanResult:
             continue
         try:
             for target in _release_paths(layout, key):
-                freed += remove(target, removed)
+                freed += _remove_whole(layout, key, target, removed, check)
         finally:
             lock.release()
     return CleanResult(removed, freed, busy)
+
+
+def _remove_whole(layout: CacheLayout, key: str, target: Path, removed: list[Path],
+                  check: InUseCheck | None) -> int:
+    """Remove ``target`` whole: renamed to ``tmp/<key>@removing-*`` (which the release's sweep deletes
+    if anything is left), then deleted."""
+    if not (target.exists() or target.is_symlink()):
+        return 0
+    layout.tmp.mkdir(parents=True, exist_ok=True)
+    aside = Path(tempfile.mkdtemp(prefix=f"{key}@removing-", dir=layout.tmp)) / "x"
+    try:
+        freed = remove_tree_whole(target, aside, f"remove release {key} from the cache",
+                                  again=f"zluda-run cache clean {key}", check=check)
+    finally:
+        with contextlib.suppress(OSError):
+            aside.parent.rmdir()  # empty unless something was left in it
+    removed.append(target)
+    return freed
 
 
 def _release_paths(layout: CacheLayout, key: str) -> list[Path]:
     """Everything the cache holds for the release whose folder name is ``key``."""
     stray = [layout.tmp / key] if (layout.tmp / key).exists() else []
     return [layout.releases / key, layout.downloads / key, *stale_work(layout, key), *stray]
-
-

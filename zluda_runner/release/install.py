@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from urllib.parse import urlsplit
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
 from zluda_runner.release.fetch import (
     AssetLike,
     RetryPolicy,
@@ -75,7 +75,15 @@ def install(
     archive: Path | None,
     show: bool,
     retry: RetryPolicy | None,
+    check: InUseCheck | None = None,
 ) -> Path:
+    """Verify, unpack and put ``asset`` in the cache; what was there before is replaced whole.
+
+    Before anything of the cache changes, the folder and archive to replace are checked not to be
+    held by a running program (Windows: a DLL of the cached release loaded by an app); one that
+    is refuses with a FileInUseError naming it, the cache as it was. The old folder is renamed
+    aside (into the work folder) before the new one takes its name, so at any instant the entry is
+    the old one, absent, or the new one."""
     expected = expected_hash(layout, release, asset, tofu, archive)
     fmt = asset.format if asset.format else archive_format(asset.name)
     final_archive = layout.archive_path(release.id, asset.name)
@@ -83,6 +91,7 @@ def install(
     marker_path = layout.marker_path(release.id, asset.name)
     layout.tmp.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{safe_component(release.id, 'release id')}@", dir=layout.tmp))
+    swapping = False
     try:
         staged, fetched_from, sha, size = _stage_archive(
             layout, release, asset, archive, expected, work, show, retry
@@ -98,8 +107,11 @@ def install(
         files = inventory(tree)  # identity survives the rename below (same inode, same mtime)
         final_archive.parent.mkdir(parents=True, exist_ok=True)
         final_dir.parent.mkdir(parents=True, exist_ok=True)
+        doing = f"install release {release.id} into the cache"
+        refuse_if_in_use([final_dir, *([final_archive] if staged != final_archive else [])], doing, check)
+        move_aside(final_dir, work / "replaced", doing, check=check)  # the entry was there: now it is not
+        swapping = True
         marker_path.unlink(missing_ok=True)
-        remove(final_dir, [])  # an incomplete leftover (it had no valid marker)
         if staged != final_archive:
             os.replace(staged, final_archive)
         os.replace(tree, final_dir)
@@ -120,14 +132,14 @@ def install(
         write_json(marker_path, marker.to_dict())
         return final_dir
     except BaseException:
-        # leave the cache as it was: no archive, no folder, no marker of this asset
-        marker_path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            remove(final_dir, [])
-        final_archive.unlink(missing_ok=True)
+        if swapping:  # no half entry: no archive, no folder, no marker of this asset
+            marker_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                remove(final_dir, [])
+            final_archive.unlink(missing_ok=True)
         raise
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        delete_all(work)  # what a running program still holds stays in tmp/, swept next time
 
 
 def _stage_archive(

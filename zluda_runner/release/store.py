@@ -26,6 +26,7 @@ from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CacheError
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.replace import delete_all
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.unpack import archive_stem
 
@@ -202,9 +203,10 @@ def stale_work(layout: CacheLayout, release_id: str) -> list[Path]:
 
 
 def sweep_stale(layout: CacheLayout, release_id: str) -> None:
-    """Remove work folders a killed process left (we hold the release lock)."""
+    """Remove work folders a killed process left (we hold the release lock), and what a clean or a
+    reinstall could not delete then (Windows: a file still in use; it stays until it is free)."""
     for leftover in stale_work(layout, release_id):
-        remove(leftover, [])
+        delete_all(leftover)
 
 
 def remove(path: Path, removed: list[Path]) -> int:

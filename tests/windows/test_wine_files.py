@@ -1,0 +1,227 @@
+"""Files in use, for real: a Windows process holds a DLL loaded while zluda-runner (installed from its
+wheel into the official Windows CPython, under Wine) is asked to restore, place, reinstall or clean.
+
+The holder is a second Windows ``python.exe`` that loads the DLL with ctypes, prints its pid and
+waits on stdin (no timing: the test reads the line, then acts, then releases it). What Windows (Wine)
+does to a loaded DLL is measured in :mod:`zluda_runner.core.winfiles`: it cannot be written or
+deleted, but it and its folder can be renamed, so a plain ``shutil.rmtree`` half-deletes a release.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require
+from tests.windows.winpy import WinPython, winpath
+from zluda_runner.release.manifest import default_manifest_path
+
+HOLD = ("import ctypes, os, sys\n"
+        "ctypes.CDLL(sys.argv[1])\n"
+        "print('loaded', os.getpid(), flush=True)\n"
+        "sys.stdin.read()\n")
+
+
+@contextmanager
+def holding(py: WinPython, dll: Path) -> Iterator[int]:
+    """A Windows python.exe with ``dll`` loaded until the block ends; its Windows pid."""
+    proc = subprocess.Popen([py.wine.exe, str(py.exe), "-c", HOLD, winpath(dll)], cwd=py.home,
+                            env=py.wine.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = proc.stdout.readline().split()
+        assert line[:1] == ["loaded"], f"the holder did not load {dll}: {line}"
+        yield int(line[1])
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()  # the holder reads EOF and exits: the DLL is released
+        proc.wait(timeout=120)
+
+
+def tree(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (the journal's too) by relative path -> SHA-256."""
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def refused(out: subprocess.CompletedProcess[str], held: Path, pid: int) -> None:
+    """Exit 1 with the documented error: the file and the process that holds it named, no traceback."""
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    assert "Traceback" not in out.stderr
+    assert "error: cannot " in out.stderr and winpath(held) in out.stderr, out.stderr
+    assert f"python.exe (pid {pid})" in out.stderr, out.stderr
+    assert f"hint: close python.exe (pid {pid}), then retry" in out.stderr, out.stderr
+
+
+@pytest.fixture
+def windows_torch(tmp_path: Path, nvidia_cudart: dict[str, Path], mingw_build, standin) -> Path:
+    """torch (CUDA 12) as a Windows install has it: torch's own __init__.py (its DLL loop), NVIDIA's
+    real cudart64_12.dll, an "NVIDIA" cuBLAS stand-in, a torch_cuda.dll importing both."""
+    import importlib.util
+
+    torch = tmp_path / "site-packages" / "torch"
+    lib = torch / "lib"
+    lib.mkdir(parents=True)
+    spec = importlib.util.find_spec("torch")
+    require(spec is not None and spec.origin is not None,
+            "torch is not installed: its __init__.py (the same in every wheel) is the fixture")
+    assert spec is not None and spec.origin is not None
+    shutil.copyfile(spec.origin, torch / "__init__.py")
+    (torch / "version.py").write_text("__version__ = '2.7.1+cu128'\ncuda = '12.8'\nhip = None\n")
+    shutil.copyfile(nvidia_cudart["cudart64_12.dll"], lib / "cudart64_12.dll")
+    nvidia_cublas = standin("nvidia cublas", "CUBLAS", "cublas64_12.dll", answer=42)
+    shutil.copyfile(nvidia_cublas, lib / "cublas64_12.dll")
+    torch_cuda = mingw_build(["windows/torch_cuda.c", nvidia_cudart["cudart64_12.dll"], nvidia_cublas],
+                             "torch_cuda.dll")
+    shutil.copyfile(torch_cuda, lib / "torch_cuda.dll")
+    return torch
+
+
+@pytest.fixture
+def zluda_dir(tmp_path: Path, standin) -> Path:
+    root = tmp_path / "zluda"
+    root.mkdir()
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), root / "nvcuda.dll")
+    shutil.copyfile(standin("zluda cublas", "CUBLAS", "cublas64_12.dll"), root / "cublas64_12.dll")
+    return root
+
+
+def test_place_and_restore_refuse_while_a_dll_is_loaded_and_restore_is_exact_after(
+    winpy: WinPython, windows_torch: Path, zluda_dir: Path, tmp_path: Path
+) -> None:
+    lib = windows_torch / "lib"
+    nvidia = tree(lib)
+    base = ["--zluda-dir", winpath(zluda_dir), "--cache-dir", winpath(tmp_path / "cache")]
+
+    # place while an app has NVIDIA's cuBLAS loaded: refused, torch/lib untouched, no journal left
+    with holding(winpy, lib / "cublas64_12.dll") as pid:
+        out = winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib))
+        refused(out, lib / "cublas64_12.dll", pid)
+        assert "Nothing was changed." in out.stderr
+        assert tree(lib) == nvidia and not (lib / ".zluda-runner").exists()
+
+    out = winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib))
+    assert out.returncode == 0, out.stderr
+    placed = tree(lib)
+    assert placed["cublas64_12.dll"] == tree(zluda_dir)["cublas64_12.dll"]
+
+    # restore while an app has the placed (ZLUDA) cuBLAS loaded: refused, every file as it was
+    with holding(winpy, lib / "cublas64_12.dll") as pid:
+        out = winpy.zluda_run("restore", "--torch-lib", winpath(lib))
+        refused(out, lib / "cublas64_12.dll", pid)
+        assert tree(lib) == placed  # torch/lib, the journal and the saved originals: byte for byte
+        as_json = winpy.zluda_run("--json", "restore", "--torch-lib", winpath(lib))
+        assert as_json.returncode == 1
+        error = json.loads(as_json.stdout)
+        assert error["exit_code"] == 1 and winpath(lib / "cublas64_12.dll") in error["error"]
+        assert f"pid {pid}" in error["hint"]
+        assert winpy.zluda_run("status", "--torch-lib", winpath(lib)).returncode == 0  # still intact
+        # an intact placement asked again writes nothing, so it is not refused
+        assert winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib)).returncode == 0
+
+    out = winpy.zluda_run("restore", "--torch-lib", winpath(lib))
+    assert out.returncode == 0, out.stderr
+    assert tree(lib) == nvidia  # NVIDIA's files byte-identical; nothing of ours left
+
+
+@pytest.fixture
+def cached_release(winpy: WinPython, tmp_path: Path, standin) -> tuple[list[str], Path, Path]:
+    """A Windows release installed into a cache the way users do it (`fetch --archive ZIP`, verified
+    against the manifest's SHA-256): the manifest's upstream v6 Windows asset, a zip of stand-ins."""
+    archive = tmp_path / "zluda-windows-test.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), "zluda/nvcuda.dll")
+        zf.write(standin("zluda cublas", "CUBLAS", "cublas64_12.dll"), "zluda/cublas64_12.dll")
+        zf.writestr("zluda/README.txt", "stand-ins\n")
+    packaged = json.loads(default_manifest_path().read_text())
+    release = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
+    asset = copy.deepcopy(next(a for a in release["assets"] if a["os"] == "windows"))
+    data = archive.read_bytes()
+    asset.update(name=archive.name, url=f"https://github.com/vosen/ZLUDA/releases/download/v6/{archive.name}",
+                 sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    release["assets"] = [asset]
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({**packaged, "releases": [release]}))
+    cache = tmp_path / "cache"
+    base = ["--manifest", winpath(manifest), "--cache-dir", winpath(cache)]
+    out = winpy.zluda_run(*base, "fetch", "v6", "--os", "windows", "--archive", winpath(archive))
+    assert out.returncode == 0, out.stderr
+    folder = cache / "releases" / "upstream-v6" / "zluda-windows-test" / "zluda"
+    assert out.stdout.strip() == winpath(folder) and (folder / "nvcuda.dll").is_file()
+    return [*base, "--archive", winpath(archive)], cache, folder
+
+
+def cache_tree(cache: Path) -> dict[str, str]:
+    """The releases and downloads of ``cache``, file by file (locks and tmp/ aside)."""
+    return {f"{top}/{k}": v for top in ("releases", "downloads") for k, v in tree(cache / top).items()}
+
+
+def listed(winpy: WinPython, base: list[str]) -> list[str]:
+    out = winpy.zluda_run(*base, "--json", "cache", "list")
+    assert out.returncode == 0, out.stderr
+    return [e["release_id"] for e in json.loads(out.stdout)["releases"]]
+
+
+def test_cache_clean_and_reinstall_refuse_while_a_release_dll_is_loaded(
+    winpy: WinPython, cached_release: tuple[list[str], Path, Path]
+) -> None:
+    base, cache, folder = cached_release
+    before = cache_tree(cache)
+    with holding(winpy, folder / "nvcuda.dll") as pid:
+        for args in (["cache", "clean", "v6"], ["cache", "clean"],
+                     ["fetch", "v6", "--os", "windows", "--reinstall"]):
+            out = winpy.zluda_run(*base, *args)
+            refused(out, folder / "nvcuda.dll", pid)
+            assert cache_tree(cache) == before, args  # the release whole: folder, marker, archive
+            assert listed(winpy, base) == ["upstream-v6"]
+        # and it is still a good release: a full check of every file passes
+        out = winpy.zluda_run(*base, "--json", "fetch", "v6", "--os", "windows")
+        assert out.returncode == 0 and json.loads(out.stdout)["action"] == "cached", out.stderr
+        out = winpy.zluda_run(*base, "--json", "cache", "clean", "v6")
+        assert out.returncode == 1 and json.loads(out.stdout)["exit_code"] == 1
+    out = winpy.zluda_run(*base, "fetch", "v6", "--os", "windows", "--reinstall")
+    assert out.returncode == 0, out.stderr
+    out = winpy.zluda_run(*base, "cache", "clean", "v6")
+    assert out.returncode == 0, out.stderr
+    assert listed(winpy, base) == [] and not folder.exists()
+    assert not (cache / "tmp").exists() or not any((cache / "tmp").iterdir())
+
+
+def test_a_release_that_becomes_busy_mid_clean_is_gone_from_the_cache_never_half_there(
+    winpy: WinPython, cached_release: tuple[list[str], Path, Path]
+) -> None:
+    """The race: the check passed (here: a check that answers "nothing in use", passed through the
+    API's ``check`` parameter), then the delete meets a loaded DLL. Windows lets the folder be renamed
+    aside, so the release is gone from the cache at once; only the held file is left, in tmp/, and the
+    next clean deletes it once it is free."""
+    base, cache, folder = cached_release
+    clean = ("import sys\n"
+             "from pathlib import Path\n"
+             "from zluda_runner.core.errors import FileInUseError\n"
+             "from zluda_runner.core.replace import no_locks\n"
+             "from zluda_runner.release.cache import clean_cache\n"
+             "try:\n"
+             "    clean_cache(Path(sys.argv[1]), 'upstream-v6', check=no_locks)\n"
+             "except FileInUseError as exc:\n"
+             "    print(exc.message)\n")
+    with holding(winpy, folder / "nvcuda.dll"):
+        out = winpy.run(["-c", clean, winpath(cache)])
+        assert out.returncode == 0, out.stderr
+        assert "is removed (moved to" in out.stdout and "nvcuda.dll" in out.stdout, out.stdout
+        assert listed(winpy, base) == []  # gone, not half there
+        assert not (cache / "releases" / "upstream-v6").exists()
+        left = [p.name for p in (cache / "tmp").rglob("*") if p.is_file()]
+        assert left == ["nvcuda.dll"]  # everything else deleted
+    out = winpy.zluda_run(*base, "cache", "clean", "v6")
+    assert out.returncode == 0, out.stderr
+    assert not any((cache / "tmp").rglob("*"))
