@@ -26,15 +26,16 @@ from tests.windows.winpy import WinPython, winpath
 from zluda_runner.release.manifest import default_manifest_path
 
 HOLD = ("import ctypes, os, sys\n"
-        "ctypes.CDLL(sys.argv[1])\n"
+        "held = ctypes.CDLL(sys.argv[1]) if sys.argv[2] == 'load' else open(sys.argv[1], 'rb')\n"
         "print('loaded', os.getpid(), flush=True)\n"
         "sys.stdin.read()\n")
 
 
 @contextmanager
-def holding(py: WinPython, dll: Path) -> Iterator[int]:
-    """A Windows python.exe with ``dll`` loaded until the block ends; its Windows pid."""
-    proc = subprocess.Popen([py.wine.exe, str(py.exe), "-c", HOLD, winpath(dll)], cwd=py.home,
+def holding(py: WinPython, dll: Path, how: str = "load") -> Iterator[int]:
+    """A Windows python.exe with ``dll`` loaded (``how="open"``: open for reading, as a scanner or a
+    copy holds it) until the block ends; its Windows pid."""
+    proc = subprocess.Popen([py.wine.exe, str(py.exe), "-c", HOLD, winpath(dll), how], cwd=py.home,
                             env=py.wine.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -225,3 +226,52 @@ def test_a_release_that_becomes_busy_mid_clean_is_gone_from_the_cache_never_half
     out = winpy.zluda_run(*base, "cache", "clean", "v6")
     assert out.returncode == 0, out.stderr
     assert not any((cache / "tmp").rglob("*"))
+
+
+def test_a_file_held_open_not_loaded_is_refused_too_and_the_hint_says_what_to_close(
+    winpy: WinPython, cached_release: tuple[list[str], Path, Path]
+) -> None:
+    """A file open without delete sharing (Python's own open(), a scanner, a copy in progress) blocks a
+    delete as a loaded DLL does. Only loaded modules can be traced to a process where the Restart
+    Manager cannot answer (Wine's is a stub): then the hint says what to close."""
+    base, cache, _folder = cached_release
+    archive = cache / "downloads" / "upstream-v6" / "zluda-windows-test.zip"
+    before = cache_tree(cache)
+    with holding(winpy, archive, how="open") as pid:
+        out = winpy.zluda_run(*base, "cache", "clean", "v6")
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        assert winpath(archive) in out.stderr and "Nothing was changed." in out.stderr
+        assert f"close python.exe (pid {pid})" in out.stderr or "could not say which program" in out.stderr
+        assert cache_tree(cache) == before and listed(winpy, base) == ["upstream-v6"]
+    assert winpy.zluda_run(*base, "cache", "clean", "v6").returncode == 0
+
+
+def test_a_dll_loaded_after_the_check_stops_restore_with_the_journal_kept_and_the_next_restore_is_exact(
+    winpy: WinPython, windows_torch: Path, zluda_dir: Path, tmp_path: Path
+) -> None:
+    """The race on restore: the check passed (a check answering "nothing in use", given through the
+    API's ``check`` parameter), then a file is found loaded. What was put back stays put back, the
+    journal and the saved originals are kept, and the next `restore` finishes exactly."""
+    lib = windows_torch / "lib"
+    nvidia = tree(lib)
+    base = ["--zluda-dir", winpath(zluda_dir), "--cache-dir", winpath(tmp_path / "cache")]
+    assert winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib)).returncode == 0
+    entries = json.loads((lib / ".zluda-runner" / "journal.json").read_text())["entries"]
+    last = entries[0]["name"]  # restore goes last placed first: this one is put back last
+    restore = ("import sys\n"
+               "from pathlib import Path\n"
+               "from zluda_runner.core.errors import FileInUseError\n"
+               "from zluda_runner.core.replace import no_locks\n"
+               "from zluda_runner.launch.windows_restore import restore\n"
+               "try:\n"
+               "    restore(Path(sys.argv[1]), check=no_locks)\n"
+               "except FileInUseError as exc:\n"
+               "    print(exc.message)\n")
+    with holding(winpy, lib / last):
+        out = winpy.run(["-c", restore, winpath(lib)])
+        assert out.returncode == 0, out.stderr
+        assert winpath(lib / last) in out.stdout and "already put back" in out.stdout, out.stdout
+        assert (lib / ".zluda-runner" / "journal.json").is_file()
+    out = winpy.zluda_run("restore", "--torch-lib", winpath(lib))
+    assert out.returncode == 0, out.stderr
+    assert tree(lib) == nvidia

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner.core.errors import PlacementError
+from zluda_runner.core.errors import FileInUseError, PlacementError
 from zluda_runner.core.replace import InUseCheck, refuse_if_in_use, remove_file
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows_journal import (
@@ -141,12 +141,19 @@ def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: R
     for entry in reversed(entries):
         dest = torch_lib / entry.name
         saved = saved_path(jdir, entry)
-        if entry.original is None or saved is None:
-            remove_file(dest, doing, check=check)
-            result.removed.append(entry.name)
-        else:
-            copy_into(saved, dest, doing, check=check)
-            result.restored.append(entry.name)
+        try:
+            if entry.original is None or saved is None:
+                remove_file(dest, doing, check=check)
+                result.removed.append(entry.name)
+            else:
+                copy_into(saved, dest, doing, check=check)
+                result.restored.append(entry.name)
+        except FileInUseError as exc:  # loaded after the check: say what is done and what finishes it
+            done = len(result.restored) + len(result.removed)
+            if done:
+                exc.message += (f" {done} of {len(entries)} files were already put back; the journal and the "
+                                "saved originals are kept, so `zluda-run restore` finishes once it is free.")
+            raise
 
 
 def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool,
