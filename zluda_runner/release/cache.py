@@ -28,6 +28,12 @@ partial file or a half-unpacked tree. Leftovers of a killed process are swept
 the next time that release's lock is taken. Two processes fetching one release
 serialise on its lock: the second waits, then finds it cached.
 
+Files a running program holds (Windows: a DLL of the release loaded by an app) are found
+before anything changes: ``cache clean`` and ``fetch --reinstall`` then refuse, naming them
+(:mod:`zluda_runner.core.replace`). A folder is removed by renaming it into ``tmp/`` first,
+so a release is whole or gone, never half there; what a program grabbed in between is left
+in ``tmp/`` and swept with the other leftovers.
+
 The marker records every file of the unpacked tree (size, SHA-256, link
 target, identity). Every use checks the tree cheaply against it (a ``stat``
 per file; a file whose mtime or inode moved is hashed), ``fetch`` hashes every
