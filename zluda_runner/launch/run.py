@@ -73,10 +73,15 @@ def prepare_run(
     if plan.os == "windows":
         from zluda_runner.launch.windows import prepare_windows_launch
 
-        launch = prepare_windows_launch(plan, args, settings.cache_dir, injector=injector, base_env=env)
+        launch = prepare_windows_launch(plan, args, settings.cache_dir, injector=injector, base_env=env,
+                                        listing=settings.verify_load)
         env.update(launch.env)
         args = list(launch.argv)
         warnings += launch.warnings
+        if settings.verify_load:  # the evidence comes from inside the process: see launch.verify_windows
+            from zluda_runner.launch.verify_windows import verify_setup
+
+            env.update(verify_setup(plan, hook_written=launch.hook)[0])
     return PreparedRun(plan, args, env, warnings, notes)
 
 

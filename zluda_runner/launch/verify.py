@@ -1,5 +1,8 @@
 """Prove with the loader's own log which file every planned binding took.
 
+(On Windows the evidence is the process's own module list at exit:
+:mod:`zluda_runner.launch.verify_windows`; the verdicts below are the same.)
+
 The command runs with ``LD_DEBUG=libs,files`` and ``LD_DEBUG_OUTPUT=<tmp>/ld``;
 glibc writes one log per program started (``ld.<pid>``); a forked worker writes
 into its parent's file under its own pid, and is read as its own process.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -72,17 +76,28 @@ class VerifyResult(JsonMixin):
     bindings: list[BindingEvidence] = field(default_factory=list)
     loader_errors: list[str] = field(default_factory=list)  # ld.so's own words, from the run's stderr
     signal: int | None = None  # the run was killed by this signal
+    evidence: str = "LD_DEBUG"  # or "module list" (Windows: the process's modules at exit)
+    unproven: str | None = None  # why nothing could be proven (Windows: no module list was written)
+    processes: int | None = None  # how many processes wrote a module list (Windows)
+
+    @property
+    def interrupted(self) -> bool:
+        """Ctrl-C ended the run (exit 130): the user's decision, passed on as such."""
+        return self.exit_code == 130
 
     @property
     def died_loading(self) -> bool:
-        """The process did not get past loading: ld.so (or a dlopen) failed, or a signal killed it."""
-        return bool(self.loader_errors) or self.signal is not None
+        """The process did not get past loading: ld.so (or a dlopen) failed, or a signal (not the
+        user's Ctrl-C) killed it."""
+        return bool(self.loader_errors) or (self.signal is not None and not self.interrupted)
 
     def state(self, ev: BindingEvidence) -> str:
         """taken (only in a run that got past loading); unused (never asked for); unproven (the run
-        died loading); not-taken (the loader took another file)."""
+        died loading, or left no evidence); not-taken (the loader took another file)."""
         if ev.actual is not None and not ev.taken and ev.pids:
             return NOT_TAKEN
+        if self.unproven is not None:
+            return UNPROVEN
         if self.died_loading:
             return UNPROVEN if ev.taken or ev.loader_lines else UNUSED
         if ev.taken:
@@ -93,8 +108,10 @@ class VerifyResult(JsonMixin):
 
     @property
     def failed(self) -> bool:
-        """A died load, or a planned binding the loader resolved to another file, is a failure."""
-        return self.died_loading or any(self.state(ev) == NOT_TAKEN for ev in self.bindings)
+        """A died load, no evidence at all, or a planned binding the loader resolved to another file,
+        is a failure."""
+        return (self.died_loading or self.unproven is not None
+                or any(self.state(ev) == NOT_TAKEN for ev in self.bindings))
 
     @property
     def all_taken(self) -> bool:
@@ -104,7 +121,10 @@ class VerifyResult(JsonMixin):
         return [b for b in self.bindings if self.state(b) in (NOT_TAKEN, UNPROVEN)]
 
     def command_exit_code(self) -> int:
-        """3 (a check failed) when the verification failed, else the workload's own exit code."""
+        """130 when Ctrl-C ended the run (whatever was proven by then); else 3 (a check failed) when
+        the verification failed, else the workload's own exit code."""
+        if self.interrupted:
+            return self.exit_code
         return CHECK_FAILED if self.failed else self.exit_code
 
     def to_dict(self) -> dict[str, Any]:
@@ -124,16 +144,25 @@ def loader_errors_in(stderr: str) -> list[str]:
 def render(result: VerifyResult) -> str:
     """The evidence as text: one line per binding, the loader's own words when it failed."""
     marks = {TAKEN: "taken", UNUSED: "unused", NOT_TAKEN: "NOT TAKEN", UNPROVEN: "unproven"}
-    lines = ["", "loader evidence (LD_DEBUG):"]
+    if result.evidence == "LD_DEBUG":
+        lines = ["", "loader evidence (LD_DEBUG):"]
+    else:
+        count = f"{result.processes} process(es)" if result.processes else "no process"
+        lines = ["", f"module evidence (each process's own module list at exit: {count}):"]
+    if result.interrupted:
+        lines.append(f"  interrupted (Ctrl-C, exit {result.exit_code}): the evidence covers what was loaded "
+                     "until then")
+    if result.unproven is not None:
+        lines.append(f"  nothing proven: {result.unproven}")
     if result.died_loading:
         why = f"killed by signal {result.signal}" if result.signal is not None else "the loader failed"
         lines.append(f"  the run did not get past loading ({why}, exit {result.exit_code}):")
         lines.extend(f"  | {line}" for line in result.loader_errors[:8])
     for ev in result.bindings:
         state = result.state(ev)
-        where = ev.actual or "(never requested by this run)"
+        where = ev.actual or ("(no evidence)" if state == UNPROVEN else "(never requested by this run)")
         lines.append(f"  {marks[state]:9} {ev.name:24} -> {where}")
-        if state == NOT_TAKEN:
+        if state == NOT_TAKEN or (state == UNPROVEN and ev.loader_lines):
             lines.extend(f"              | {line}" for line in ev.loader_lines[-6:])
     counts = {s: sum(1 for ev in result.bindings if result.state(ev) == s) for s in marks}
     lines.append(
@@ -196,7 +225,14 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str], timeout: flo
                 del kept[: len(kept) - _STDERR_KEPT]
 
     thread = threading.Thread(target=pump, daemon=True)
-    thread.start()
+    blockable = getattr(signal, "pthread_sigmask", None)
+    watched = {s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")) if s}
+    old = blockable(signal.SIG_BLOCK, watched) if blockable else None
+    try:  # the pump inherits the block: Ctrl-C goes to the thread that waits for the workload
+        thread.start()
+    finally:
+        if blockable and old is not None:
+            blockable(signal.SIG_SETMASK, old)
     try:
         sys.stderr.flush()
         os.dup2(write_fd, 2)
@@ -224,8 +260,18 @@ def verify_bindings(
 ) -> VerifyResult:
     """Run ``argv`` (stdio inherited) with the loader logging, and report every expected binding.
 
-    ``keep_logs``: copy the raw ``ld.<pid>`` logs into this folder as well.
+    ``keep_logs``: copy the raw ``ld.<pid>`` logs into this folder as well. A Windows run (``env``
+    carries the expectations :func:`~zluda_runner.launch.run.prepare_run` put there) is judged by the
+    process's own module list instead (:mod:`zluda_runner.launch.verify_windows`).
     """
+    from zluda_runner.launch.verify_windows import PLANNED_ENV
+
+    planned = env.get(PLANNED_ENV)
+    if planned is not None:
+        from zluda_runner.launch.verify_windows import verify_windows
+
+        result: VerifyResult = verify_windows(argv, env, planned, timeout=timeout)
+        return result
     log_dir = Path(tempfile.mkdtemp(prefix="zluda-runner-ld-"))
     try:
         run_env = dict(env)

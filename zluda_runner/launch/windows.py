@@ -3,8 +3,9 @@
 One import for callers; the work is in
 :mod:`~zluda_runner.launch.windows_journal` (the journal, read strictly),
 :mod:`~zluda_runner.launch.windows_restore` (restore, status: drift and quarantine),
-:mod:`~zluda_runner.launch.windows_place` (place, finish) and
-:mod:`~zluda_runner.launch.windows_preload` (a ``sitecustomize`` that loads ZLUDA first).
+:mod:`~zluda_runner.launch.windows_place` (place, finish),
+:mod:`~zluda_runner.launch.windows_preload` (the start-up code that loads ZLUDA first) and
+:mod:`~zluda_runner.launch.windows_hook` (the ``.pth`` hook of a portable Python, journaled).
 
 :func:`prepare_windows_launch` turns a Windows plan into what to run and with which
 environment; :func:`plan_for_torch_lib` plans for a Windows ``torch/lib`` folder from any
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zluda_runner.core.errors import LaunchError, PlacementError
 from zluda_runner.core.settings import Settings
@@ -40,13 +42,14 @@ from zluda_runner.launch.windows_place import (
     PlacementResult,
     place,
 )
+from zluda_runner.launch.windows_preload import PRELOAD_ENV
 from zluda_runner.launch.windows_restore import (
     FileStatus,
     PlacementStatus,
     RestoreResult,
-    restore,
-    status,
 )
+from zluda_runner.launch.windows_restore import restore as restore_placement
+from zluda_runner.launch.windows_restore import status as placement_status
 from zluda_runner.plan.model import ShimPlan
 
 __all__ = [
@@ -92,7 +95,29 @@ class WindowsLaunch:
     env: dict[str, str] = field(default_factory=dict)
     placement: PlacementResult | None = None
     preloaded: list[str] = field(default_factory=list)
+    hook: str | None = None  # the .pth hook written (or found in place) for a portable Python
     warnings: list[str] = field(default_factory=list)
+
+
+def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
+                listing: bool = False) -> tuple[dict[str, str], str | None]:
+    """The variables that make the workload's Python run our start-up code (preloads, and with
+    ``listing`` the module listing at exit), and the ``.pth`` hook written for it (portable Python)."""
+    from zluda_runner.launch.windows_preload import preload_env, pth_hook_env
+    from zluda_runner.plan.windows import HOOK_PTH, preload_dlls
+
+    dlls = preload_dlls(plan)
+    hook = plan.startup_hook
+    if hook is not None and hook.kind == HOOK_PTH:
+        if not dlls and not listing:
+            return {}, None
+        from zluda_runner.launch.windows_hook import install_pth_hook
+
+        written = install_pth_hook(hook.folder or "", cache_dir)
+        return pth_hook_env(dlls, cache_dir), str(written)
+    if hook is None and not dlls:
+        return {}, None
+    return preload_env(dlls, cache_dir, base_env, always=listing), None
 
 
 def prepare_windows_launch(
@@ -103,27 +128,29 @@ def prepare_windows_launch(
     injector: bool = False,
     base_env: Mapping[str, str] | None = None,
     journal_dir: Path | None = None,
+    listing: bool = False,
 ) -> WindowsLaunch:
     """Carry out a Windows plan: place what is placed (re-placing after drift or quarantine, with a
-    warning), preload what must be loaded first, or start through the release's injector when the
-    plan (or ``injector``) says so. The caller adds ``env`` to the workload's environment (after
-    ``PATH`` from ``plan.path_prepend``) and runs ``argv``."""
-    from zluda_runner.launch.windows_preload import preload_env
-    from zluda_runner.plan.windows import preload_dlls, uses_injector
+    warning), set up the start-up code that loads what must be loaded first (a ``sitecustomize`` on
+    a private ``PYTHONPATH``, or a portable Python's ``.pth`` hook), or start through the release's
+    injector when the plan (or ``injector``) says so. ``listing``: the start-up code lists the
+    process's modules at exit (``--verify-load``). The caller adds ``env`` to the workload's
+    environment (after ``PATH`` from ``plan.path_prepend``) and runs ``argv``."""
+    from zluda_runner.plan.windows import uses_injector
 
     env_in = dict(os.environ if base_env is None else base_env)
     if injector or uses_injector(plan):
         if plan.release is None:
             raise LaunchError("the plan names no release folder", hint="pass --zluda-dir DIR")
-        return WindowsLaunch(zluda_exe_argv(Path(plan.release.root), argv), dict(plan.env))
-    launch = WindowsLaunch(list(argv), dict(plan.env))
-    if plan.placements:
-        launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir)
-        launch.warnings.extend(launch.placement.warnings)
-    dlls = preload_dlls(plan)
-    if dlls:
-        launch.env.update(preload_env(dlls, cache_dir, env_in))
-        launch.preloaded = dlls
+        launch = WindowsLaunch(zluda_exe_argv(Path(plan.release.root), argv), dict(plan.env))
+    else:
+        launch = WindowsLaunch(list(argv), dict(plan.env))
+        if plan.placements:
+            launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir)
+            launch.warnings.extend(launch.placement.warnings)
+    env, launch.hook = startup_env(plan, cache_dir, env_in, listing=listing)
+    launch.env.update(env)
+    launch.preloaded = [p for p in env.get(PRELOAD_ENV, "").split(";") if p]
     return launch
 
 
@@ -171,3 +198,43 @@ def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
         raise PlacementError(f"{folder} is not a folder",
                              hint="pass --torch-lib the torch/lib folder of the target")
     return folder
+
+
+def _site_of(torch_lib: Path) -> Path:
+    return Path(torch_lib).parent.parent
+
+
+def restore(torch_lib: Path, journal_dir: Path | None = None, **kwargs: Any) -> RestoreResult:
+    """Put back exactly what was in ``torch_lib`` before placement
+    (:func:`~zluda_runner.launch.windows_restore.restore`); then, once that is complete, remove
+    zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
+    in ``removed`` by its path). With only a hook to remove, that is the restore."""
+    from zluda_runner.core.errors import PlacementError
+    from zluda_runner.core.paths import default_cache_dir
+    from zluda_runner.launch.windows_hook import hook_path, is_ours, remove_pth_hook
+
+    hook = hook_path(_site_of(torch_lib))
+    try:
+        result = restore_placement(torch_lib, journal_dir, **kwargs)
+    except PlacementError:
+        if not (hook.exists() and is_ours(hook)):
+            raise
+        result = RestoreResult(Path(torch_lib))
+    if result.complete and remove_pth_hook(hook, default_cache_dir()):
+        result.removed.append(str(hook))
+    return result
+
+
+def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequence[Placement] | None = None,
+           **kwargs: Any) -> PlacementStatus:
+    """Is the placement intact (:func:`~zluda_runner.launch.windows_restore.status`)? The advice also
+    names zluda-run's ``.pth`` start-up hook in this torch's site-packages, when there is one."""
+    from zluda_runner.launch.windows_hook import hook_path, is_ours
+
+    result = placement_status(torch_lib, journal_dir, placements, **kwargs)
+    hook = hook_path(_site_of(torch_lib))
+    if hook.exists() and is_ours(hook):
+        note = (f"zluda-run's start-up hook {hook} is in place (inert unless zluda-run starts the workload; "
+                "`zluda-run restore` removes it)")
+        result.advice = f"{result.advice}; {note}" if result.advice else note
+    return result

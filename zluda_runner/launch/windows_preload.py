@@ -1,18 +1,32 @@
-"""A Windows preload for Python workloads: load ZLUDA's DLLs by full path before the workload runs.
+"""zluda-run's start-up code for Windows Python workloads: load ZLUDA's DLLs by full path before the
+workload's first line, and (``--verify-load``) list the process's modules at exit.
 
 Why: NVIDIA's cudart asks for ``nvcuda.dll`` in a restricted search (System32 and modules
-already loaded, measured under Wine with cudart 11.8 and 12): a copy in the application
-folder, on PATH or in torch/lib is not taken *unless something loaded it first*. torch's own
-``__init__`` loads every DLL in torch/lib and so does that for a placed driver; a workload
-without that loop (an old torch, a ctypes or CuPy-style program) needs us to do it.
+already loaded, measured under Wine with cudart 11.8 and 12), and a workload's own
+``ctypes.WinDLL("nvcuda.dll")`` searches the application folder, System32 and
+``os.add_dll_directory`` folders, never PATH (Python 3.8+): a copy in the application folder, on
+PATH or in torch/lib is not taken *unless something loaded it first*. Both then get the module
+already loaded under that base name (measured under Wine: ``ctypes.WinDLL("nvcuda.dll")`` after
+our full-path load returns that module).
 
-How: a ``sitecustomize`` module in a private folder put first on ``PYTHONPATH``; Python imports
-it at start-up, before the workload's first line. It loads each DLL named in
-``ZLUDA_RUNNER_PRELOAD`` (full paths, ``;``-separated) with ``LoadLibraryExW(path, NULL,
-LOAD_WITH_ALTERED_SEARCH_PATH)`` (the DLL's own folder first for its dependencies, then the
-standard search with PATH, where the HIP SDK's ``bin`` is), then hands over to any other
-``sitecustomize`` the environment has. Nothing is written into the target, and the variables
-are inherited by the workload's child processes (torchrun workers).
+How it reaches the interpreter (``plan.startup_hook``, chosen by :mod:`zluda_runner.plan.windows`):
+
+* ``sitecustomize``: a regular interpreter imports ``sitecustomize`` at start-up; ours sits in a
+  private folder of the cache put first on ``PYTHONPATH``, runs the start-up code, takes its
+  folder off ``sys.path`` and hands over to the ``sitecustomize`` it shadows (whose own
+  ``sys.path`` changes and errors are kept: site reports them as it would);
+* ``pth``: a portable interpreter (``._pth``) ignores ``PYTHONPATH``, but with ``import site`` it
+  runs the ``import`` lines of ``.pth`` files in its site-packages: one inert line there
+  (:mod:`zluda_runner.launch.windows_hook`) runs the start-up code named by ``ZLUDA_RUNNER_STARTUP``.
+
+The start-up code loads each DLL named in ``ZLUDA_RUNNER_PRELOAD`` (full paths, ``;``-separated)
+with ``LoadLibraryExW(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH)`` (the DLL's own folder first for
+its dependencies, then the standard search with PATH, where the HIP SDK's ``bin`` is). With
+``ZLUDA_RUNNER_MODULES_DIR`` set, an ``atexit`` handler (registered first, so it runs after the
+workload's own) writes ``modules-<pid>.json`` there: every module of the process with the file it
+was loaded from (``EnumProcessModules``/``GetModuleFileNameW``), and any preload that failed.
+Nothing is written into the target by this module, and the variables are inherited by the
+workload's child processes (torchrun workers, multiprocessing spawns).
 """
 
 from __future__ import annotations
@@ -26,81 +40,162 @@ from zluda_runner.core.fsutil import atomic_write_text
 
 PRELOAD_ENV = "ZLUDA_RUNNER_PRELOAD"
 REPORT_ENV = "ZLUDA_RUNNER_PRELOAD_REPORT"  # set to 1: print each DLL loaded to stderr
+MODULES_ENV = "ZLUDA_RUNNER_MODULES_DIR"  # a folder: each process writes its module list there at exit
+STARTUP_ENV = "ZLUDA_RUNNER_STARTUP"  # the start-up code's file, for the .pth hook
+STARTUP_FILE = "zluda_runner_startup.py"
 
-SITECUSTOMIZE = r'''"""zluda-runner's Windows preload (written by zluda-run; safe to delete)."""
+STARTUP = r'''"""zluda-runner's Windows start-up code (written by zluda-run; safe to delete)."""
 import os
 import sys
 
 
-def _zluda_runner_preload():
+def _zluda_runner_modules(kernel32):
+    import ctypes
+    from ctypes import wintypes
+
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    enum = kernel32.K32EnumProcessModules
+    enum.argtypes = [wintypes.HANDLE, ctypes.c_void_p, wintypes.DWORD, ctypes.POINTER(wintypes.DWORD)]
+    kernel32.GetModuleFileNameW.argtypes = [wintypes.HMODULE, wintypes.LPWSTR, wintypes.DWORD]
+    proc = kernel32.GetCurrentProcess()
+    count = 1024
+    while True:
+        handles = (wintypes.HMODULE * count)()
+        needed = wintypes.DWORD()
+        if not enum(proc, handles, ctypes.sizeof(handles), ctypes.byref(needed)):
+            return None
+        n = needed.value // ctypes.sizeof(wintypes.HMODULE)
+        if n <= count:
+            break
+        count = n
+    buf = ctypes.create_unicode_buffer(32768)
+    paths = []
+    for handle in handles[:n]:
+        if handle and kernel32.GetModuleFileNameW(handle, buf, 32768):
+            paths.append(buf.value)
+    return paths
+
+
+def _zluda_runner_listing(folder, kernel32, failed):
+    import json
+
+    try:
+        modules = _zluda_runner_modules(kernel32)
+    except Exception as exc:  # a listing that cannot be taken is said so, never a crash at exit
+        modules, failed = None, failed + [["(module listing)", repr(exc)]]
+    data = {"pid": os.getpid(), "argv": list(sys.argv), "executable": sys.executable,
+            "modules": modules, "preload_failed": failed}
+    path = os.path.join(folder, "modules-%d.json" % os.getpid())
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(path + ".tmp", path)
+    except OSError as exc:
+        sys.stderr.write("zluda-run: cannot write the module listing %s: %s\n" % (path, exc))
+
+
+def _zluda_runner_startup():
+    if sys.platform != "win32" or getattr(sys, "_zluda_runner_started", False):
+        return
+    sys._zluda_runner_started = True
     names = [p for p in os.environ.get("ZLUDA_RUNNER_PRELOAD", "").split(";") if p]
-    if not names or sys.platform != "win32":
+    listing = os.environ.get("ZLUDA_RUNNER_MODULES_DIR")
+    if not names and not listing:
         return
     import ctypes
 
     kernel32 = ctypes.WinDLL("kernel32.dll", use_last_error=True)
     kernel32.LoadLibraryExW.restype = ctypes.c_void_p
     kernel32.LoadLibraryExW.argtypes = [ctypes.c_wchar_p, ctypes.c_void_p, ctypes.c_uint32]
+    failed = []
     for path in names:
         handle = kernel32.LoadLibraryExW(path, None, 0x00000008)  # LOAD_WITH_ALTERED_SEARCH_PATH
         if not handle:
-            sys.stderr.write("zluda-run: preload of %s failed (Windows error %d): the workload will "
-                             "not use ZLUDA\n" % (path, ctypes.get_last_error()))
+            code = ctypes.get_last_error()
+            failed.append([path, code])
+            sys.stderr.write("zluda-run: preload of %s failed (Windows error %d%s): the workload will "
+                             "not use ZLUDA's %s\n" % (path, code, ": it or one of its dependencies was not "
+                             "found" if code == 126 else "", os.path.basename(path)))
         elif os.environ.get("ZLUDA_RUNNER_PRELOAD_REPORT") == "1":
             sys.stderr.write("zluda-run: preloaded %s\n" % path)
+    if listing:
+        import atexit
+
+        atexit.register(_zluda_runner_listing, listing, kernel32, failed)
 
 
-def _chain():
-    """Import the sitecustomize this one shadows, if the environment has one."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    saved = list(sys.path)
-    mine = sys.modules.pop("sitecustomize", None)
-    try:
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-        import importlib
-
-        importlib.import_module("sitecustomize")
-    except ImportError:
-        if mine is not None:
-            sys.modules["sitecustomize"] = mine
-    finally:
-        sys.path[:] = saved
-
-
-_zluda_runner_preload()
-_chain()
+_zluda_runner_startup()
 '''
+
+_CHAIN = r'''
+
+def _zluda_runner_chain():
+    """Off sys.path with our folder; then run the sitecustomize this one shadows, as site would."""
+    here = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:] = [p for p in sys.path if os.path.normcase(os.path.abspath(p or ".")) != here]
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)  # its errors are site's to report, as without zluda-run
+
+
+_zluda_runner_chain()
+'''
+
+SITECUSTOMIZE = STARTUP + _CHAIN
 
 
 def preload_dir(cache_dir: Path) -> Path:
-    """The private folder holding our ``sitecustomize.py`` (one per content, so versions never mix)."""
+    """The private folder holding our start-up code (one per content, so versions never mix)."""
     tag = hashlib.sha256(SITECUSTOMIZE.encode()).hexdigest()[:12]
     return Path(cache_dir) / "win-preload" / tag
 
 
 def write_preload(cache_dir: Path) -> Path:
-    """Write (once) the preload hook; its folder."""
+    """Write (once) ``sitecustomize.py`` and the start-up code the ``.pth`` hook runs; their folder."""
     folder = preload_dir(cache_dir)
-    target = folder / "sitecustomize.py"
-    if not target.is_file() or target.read_text(encoding="utf-8") != SITECUSTOMIZE:
-        atomic_write_text(target, SITECUSTOMIZE)
+    for name, text in (("sitecustomize.py", SITECUSTOMIZE), (STARTUP_FILE, STARTUP)):
+        target = folder / name
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            atomic_write_text(target, text)
     return folder
 
 
-def preload_env(
-    dlls: Sequence[str | Path], cache_dir: Path, base_env: Mapping[str, str], *, sep: str = ";"
-) -> dict[str, str]:
-    """The variables that make a Windows Python load ``dlls`` (full paths) first: ``PYTHONPATH``
-    (our folder first) and :data:`PRELOAD_ENV`. ``sep`` is the target's path separator."""
-    if not dlls:
-        return {}
-    folder = write_preload(cache_dir)
+def _paths(dlls: Sequence[str | Path], sep: str) -> list[str]:
     paths = [str(d) for d in dlls]
     bad = [p for p in paths if sep in p]
     if bad:
         raise ValueError(f"a DLL path holds the separator {sep!r}: {bad[0]}")
+    return [os.path.abspath(p) if os.name == "nt" else p for p in paths]
+
+
+def preload_env(
+    dlls: Sequence[str | Path], cache_dir: Path, base_env: Mapping[str, str], *, sep: str = ";",
+    always: bool = False,
+) -> dict[str, str]:
+    """The variables that make a regular Windows Python run our start-up code, loading ``dlls`` (full
+    paths) first: ``PYTHONPATH`` (our folder first) and :data:`PRELOAD_ENV`. ``sep`` is the target's
+    path separator; ``always``: set up the hook with no DLL to load (a module listing is wanted)."""
+    if not dlls and not always:
+        return {}
+    folder = write_preload(cache_dir)
     old = base_env.get("PYTHONPATH")
-    return {
-        "PYTHONPATH": sep.join([str(folder), *([old] if old else [])]),
-        PRELOAD_ENV: sep.join(os.path.abspath(p) if os.name == "nt" else p for p in paths),
-    }
+    env = {"PYTHONPATH": sep.join([str(folder), *([old] if old else [])])}
+    if dlls:
+        env[PRELOAD_ENV] = sep.join(_paths(dlls, sep))
+    return env
+
+
+def pth_hook_env(dlls: Sequence[str | Path], cache_dir: Path, *, sep: str = ";") -> dict[str, str]:
+    """The variables that make a portable interpreter's ``.pth`` hook run our start-up code (the hook
+    file itself is written by :func:`zluda_runner.launch.windows_hook.install_pth_hook`)."""
+    folder = write_preload(cache_dir)
+    env = {STARTUP_ENV: str(folder / STARTUP_FILE)}
+    if dlls:
+        env[PRELOAD_ENV] = sep.join(_paths(dlls, sep))
+    return env
