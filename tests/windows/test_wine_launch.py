@@ -228,3 +228,16 @@ def test_portable_python_runs_through_its_pth_hook_and_restore_removes_it(
     assert f"[standin zluda nvcuda] cuInit (module {winpath(lib)}\\nvcuda.dll)" in blind.stdout
     assert blind.returncode == 3 and "nothing proven" in blind.stderr
     assert not hook.exists()
+
+
+
+def test_warmup_runs_the_workload_under_the_plan(regular: WinPython, fork: Path, workloads: Path,
+                                                 tmp_path: Path) -> None:
+    warm = regular.zluda_run("--zluda-dir", winpath(fork), "warmup", "--", winpath(regular.exe),
+                             winpath(workloads / "ctypes_workload.py"),
+                             env={"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache")})
+    show("warmup, ctypes workload", warm)
+    assert warm.returncode == 0, warm.stderr
+    served = f"[standin zluda nvcuda] cuDriverGetVersion (module {_lib(regular)}\\nvcuda.dll)"
+    assert served in warm.stdout
+    assert "exited 0 after" in warm.stdout

@@ -11,6 +11,7 @@ environment. :func:`zluda_run_argv` is how ``zluda-run ab`` runs its side A.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -97,13 +98,17 @@ def warmup(
         raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
     if heartbeat_s <= 0:
         raise HostError(f"heartbeat interval must be positive (got {heartbeat_s})", hint="use e.g. 10")
+    from zluda_runner.core import proctree
+    from zluda_runner.launch.process import resolve_command
+
     dirs = list(cache_dirs) if cache_dirs is not None else compile_cache_dirs()
     before = inspect_compile_cache(dirs)
+    run_env = dict(env) if env is not None else dict(os.environ)
+    executable = resolve_command(str(argv[0]), run_env)  # 127/126 as `run` says them; PATHEXT on Windows
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(argv), env=dict(env) if env is not None else None, cwd=cwd, stdout=stdout
-        )
+    try:  # the workload's tree (a Job object on Windows): nothing it starts outlives the warmup
+        tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env, cwd=cwd,
+                                   stdout=stdout)
     except FileNotFoundError:
         raise CommandNotFoundError(
             f"command not found: {argv[0]}", hint="check the command after --"
@@ -113,10 +118,11 @@ def warmup(
             f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
         ) from None
     beats = 0
+    proc = tree.proc
     try:
         while True:
             try:
-                code = proc.wait(timeout=heartbeat_s)
+                code = proctree.exit_status(proc.wait(timeout=heartbeat_s))  # signal N / Ctrl-C: 128+N, 130
                 break
             except subprocess.TimeoutExpired:
                 beats += 1
@@ -127,6 +133,8 @@ def warmup(
         proc.terminate()
         proc.wait()
         raise
+    finally:
+        tree.close()
     elapsed = time.monotonic() - start
     after = inspect_compile_cache(dirs)
     return WarmupReport(
