@@ -150,8 +150,9 @@ def test_compile_cache_command_shows_and_cleans(tmp_path: Path) -> None:
 def test_a_missing_hip_runtime_is_said_short_on_windows_and_linux() -> None:
     from zluda_runner.host.hip import _load_error_text
 
-    windows = ("cannot load library 'amdhip64_7.dll': error 0x7e.  Additionally, ctypes.util.find_library() "
-               "did not manage to locate a library called 'amdhip64_7.dll'")  # cffi's text, as seen under Wine
+    windows = ("cannot load library 'amdhip64_7.dll': error 0x7e.  Additionally, "
+               "ctypes.util.find_library() did not manage to locate a library called "
+               "'amdhip64_7.dll'")  # cffi's text, as seen under Wine
     assert _load_error_text(windows) == "not found"
     linux = "cannot load library 'libamdhip64.so.6': libamdhip64.so.6: cannot open shared object file"
     assert _load_error_text(linux) == "not found"

@@ -9,7 +9,8 @@ def test_regular_layout_honours_pythonpath_and_runs_zluda_runner(winpy: WinPytho
     extra = tmp_path / "extra"
     extra.mkdir()
     (extra / "marker_mod.py").write_text("X = 1\n")
-    probe = winpy.run(["-c", "import sys, marker_mod, zluda_runner; print(sys.platform, zluda_runner.__file__)"],
+    code = "import sys, marker_mod, zluda_runner; print(sys.platform, zluda_runner.__file__)"
+    probe = winpy.run(["-c", code],
                       env={"PYTHONPATH": winpy.winpath(extra)})
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.startswith("win32 ") and winpy.winpath(winpy.site_packages) in probe.stdout
@@ -21,7 +22,7 @@ def test_portable_layout_ignores_pythonpath(winpy_portable: WinPython, tmp_path)
     (extra / "marker_mod.py").write_text("X = 1\n")
     probe = winpy_portable.run(["-c", "import marker_mod"], env={"PYTHONPATH": winpy_portable.winpath(extra)})
     assert probe.returncode == 1 and "No module named 'marker_mod'" in probe.stderr
-    ok = winpy_portable.run(["-c", "import zluda_runner, sys; print(sys.flags.isolated, sys._base_executable)"])
+    ok = winpy_portable.run(["-c", "import zluda_runner"])
     assert ok.returncode == 0, ok.stderr
 
 

