@@ -85,10 +85,12 @@ from zluda_runner.release.store import (
     Marker,
     ReleaseLike,
     TrustStore,
+    drop_empty_areas,
+    owned_entries,
+    owned_keys,
     read_marker,
     release_lock,
     safe_component,
-    stale_work,
     sweep_stale,
     tree_size,
 )
@@ -322,7 +324,11 @@ def clean_cache(
 ) -> CleanResult:
     """Remove one release (downloads, unpacked folders, leftovers) or all of them.
 
-    The trust file, locks and other areas' folders (e.g. ``native/``) are kept.
+    Only what zluda-runner recorded as its own is removed: a completion marker's unpacked folder and
+    archive, a partial download with its note, a work folder named as only it names them. Another
+    file of ``downloads/``, ``releases/`` or ``tmp/`` (``--cache-dir`` may be a folder that holds
+    other things) is never touched, and a symlinked area is not entered. The trust file, locks
+    and other areas' folders (e.g. ``native/``) are kept.
     Each release is removed under its lock, so a fetch running in another process
     never loses its work folder: cleaning one release waits for that fetch;
     cleaning all of them skips the releases being fetched and lists them in ``busy``.
@@ -343,17 +349,16 @@ def clean_cache(
             refuse_if_in_use(targets, f"remove release {release_id} from the cache", check)
             for target in targets:
                 freed += _remove_whole(layout, key, target, removed, check)
+            drop_empty_areas(layout, key)
         return CleanResult(removed, freed)
-    keys: set[str] = set()
-    for top in (layout.releases, layout.downloads, layout.tmp):
-        if top.is_dir():
-            keys.update(child.name.split("@", 1)[0] for child in top.iterdir())
-    keys -= {"", ".", ".."}
+    keys = owned_keys(layout)
     blocked = files_in_use([p for key in sorted(keys) for p in _release_paths(layout, key)], check)
     if blocked:
         raise in_use_error(blocked, "clean the cache", outcome="Nothing was removed; `zluda-run cache clean "
                            "VERSION` removes the other releases one by one.")
     busy: list[str] = []
+    if keys:
+        layout.locks.mkdir(parents=True, exist_ok=True)
     for key in sorted(keys):
         lock = filelock.FileLock(layout.lock_path(key))
         try:
@@ -364,6 +369,7 @@ def clean_cache(
         try:
             for target in _release_paths(layout, key):
                 freed += _remove_whole(layout, key, target, removed, check)
+            drop_empty_areas(layout, key)
         finally:
             lock.release()
     return CleanResult(removed, freed, busy)
@@ -388,6 +394,6 @@ def _remove_whole(layout: CacheLayout, key: str, target: Path, removed: list[Pat
 
 
 def _release_paths(layout: CacheLayout, key: str) -> list[Path]:
-    """Everything the cache holds for the release whose folder name is ``key``."""
-    stray = [layout.tmp / key] if (layout.tmp / key).exists() else []
-    return [layout.releases / key, layout.downloads / key, *stale_work(layout, key), *stray]
+    """What the cache holds for the release whose folder name is ``key`` and zluda-runner recorded as
+    its own (nothing else of ``downloads/``, ``releases/``, ``tmp/``; no link followed out)."""
+    return owned_entries(layout, key)

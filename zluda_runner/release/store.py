@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import filelock
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CacheError
-from zluda_runner.core.fsutil import atomic_write_json
+from zluda_runner.core.fsutil import TMP_PREFIX, atomic_write_json
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.replace import delete_all
 from zluda_runner.core.serial import JsonMixin
@@ -33,6 +34,9 @@ from zluda_runner.release.unpack import archive_stem
 MARKER_SUFFIX = ".complete.json"
 PARTIAL_SUFFIX = ".part"
 _UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._+-]")
+#: a work folder's name in ``tmp/``: ``<release>@<mkdtemp's random part>`` (an install) or
+#: ``<release>@removing-<random>`` (a clean or reinstall moving a folder aside)
+_WORK_NAME = re.compile(r"^(?P<key>[A-Za-z0-9._+-]+)@(?:removing-)?[a-z0-9_]+$")
 
 
 class ReleaseLike(Protocol):
@@ -197,9 +201,96 @@ def release_lock(layout: CacheLayout, release_id: str, show: bool) -> Iterator[N
 
 
 def stale_work(layout: CacheLayout, release_id: str) -> list[Path]:
-    if not layout.tmp.is_dir():
+    """The work folders of ``release_id`` in ``tmp/`` (named as only zluda-runner names them, real
+    folders, not links; nothing behind a symlinked ``tmp/``)."""
+    key = safe_component(release_id, "release id")
+    return [p for p in _work_folders(layout) if _work_key(p.name) == key]
+
+
+def _work_key(name: str) -> str | None:
+    match = _WORK_NAME.match(name)
+    return match.group("key") if match else None
+
+
+def _work_folders(layout: CacheLayout) -> list[Path]:
+    if not real_dir(layout.tmp):
         return []
-    return sorted(layout.tmp.glob(f"{safe_component(release_id, 'release id')}@*"))
+    return sorted(p for p in layout.tmp.iterdir() if _work_key(p.name) and real_dir(p))
+
+
+def real_dir(path: Path) -> bool:
+    """A folder itself, not a symlink to one (what the cache may enter without leaving itself)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _real_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def owned_keys(layout: CacheLayout) -> set[str]:
+    """The releases the cache folder holds something of that zluda-runner recorded as its own:
+    a completion marker, a partial download's note, a work folder. Whatever else is in
+    ``downloads/``, ``releases/`` or ``tmp/`` is not ours (``--cache-dir`` may be any folder)."""
+    keys: set[str] = set()
+    for area in (layout.releases, layout.downloads):
+        if not real_dir(area):
+            continue
+        for child in area.iterdir():
+            if real_dir(child) and owned_entries(layout, child.name):
+                keys.add(child.name)
+    keys.update(k for k in (_work_key(p.name) for p in _work_folders(layout)) if k)
+    return keys
+
+
+def owned_entries(layout: CacheLayout, key: str) -> list[Path]:
+    """What the cache holds for the release whose folder name is ``key``, as zluda-runner recorded it:
+    each marker's unpacked folder, the marker and the verified archive it names; each partial download
+    with its note; the work folders. ``releases/<key>`` or ``downloads/<key>`` holding nothing else is
+    that folder itself (removed whole). Symlinked areas are not entered (never follow a link out)."""
+    rel, dl = layout.releases / key, layout.downloads / key
+    in_rel: list[Path] = []
+    in_dl: list[Path] = []
+    rel_ok = real_dir(layout.releases) and real_dir(rel)
+    dl_ok = real_dir(layout.downloads) and real_dir(dl)
+    if rel_ok:
+        for marker_path in sorted(rel.glob(f"*{MARKER_SUFFIX}")):
+            marker = read_marker(marker_path) if _real_file(marker_path) else None
+            if marker is None or safe_component(marker.release_id, "release id") != key:
+                continue
+            folder = layout.release_dir(marker.release_id, marker.asset)
+            if folder.with_name(folder.name + MARKER_SUFFIX) != marker_path:
+                continue  # a marker naming another asset's folder: not a record of this one
+            in_rel += [marker_path, folder]  # the marker first: a folder without it is not trusted
+            if dl_ok:
+                in_dl.append(layout.archive_path(marker.release_id, marker.asset))
+        in_rel += [p for p in sorted(rel.glob(f"{TMP_PREFIX}*")) if _real_file(p)]
+    if dl_ok:
+        for note in sorted(dl.glob(f"*{PARTIAL_SUFFIX}.json")):
+            if _real_file(note):
+                in_dl += [note.with_name(note.name[: -len(".json")]), note]
+        in_dl += [p for p in sorted(dl.glob(f"{TMP_PREFIX}*")) if _real_file(p)]
+    out: list[Path] = []
+    for area, entries in ((rel, in_rel), (dl, in_dl)):
+        present = [p for p in dict.fromkeys(entries) if p.exists() or p.is_symlink()]
+        if present and set(area.iterdir()) <= set(present):
+            out.append(area)  # nothing but ours in it: the folder goes whole
+        else:
+            out.extend(present)
+    return out + stale_work(layout, key)
+
+
+def drop_empty_areas(layout: CacheLayout, key: str) -> None:
+    """Remove ``releases/<key>`` and ``downloads/<key>`` if nothing is left in them (never what is)."""
+    for area in (layout.releases, layout.downloads):
+        if real_dir(area) and real_dir(area / key):
+            with contextlib.suppress(OSError):
+                (area / key).rmdir()
 
 
 def sweep_stale(layout: CacheLayout, release_id: str) -> None:
