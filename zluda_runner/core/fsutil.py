@@ -4,14 +4,21 @@ A write goes to a temporary file in the destination's folder, is flushed (and
 fsynced when asked), then renamed over the destination: a reader sees the old
 file or the new one, never half of one, and an interrupted write leaves at
 most a ``.tmp-*`` file that later writes ignore.
+
+That is for a regular file or a new name only. A destination that is something else (``/dev/null``,
+``/dev/full``, a terminal, a FIFO or a pipe such as ``>(cat)``) is written in place, as a shell's
+``>`` writes it: a rename would replace the device node by a regular file (as root, silently). A FIFO
+is opened without waiting for a reader: none is an error at once (ENXIO), never a hang.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,15 +41,51 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def is_special(path: Path) -> bool:
+    """``path`` (links followed) exists and is neither a regular file nor a folder: a device, a FIFO,
+    a socket. Such a file is written in place, never renamed over."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def open_special(path: Path, mode: str = "wb", *, newline: str | None = None) -> IO[Any]:
+    """Open a special file (see :func:`is_special`) for writing in place; a FIFO no program reads is
+    an OSError at once (ENXIO) instead of a wait for a reader that may never come."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, os.O_WRONLY | nonblock | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OSError(errno.ENXIO, "it is a FIFO that no program is reading", str(path)) from exc
+        raise
+    try:
+        if nonblock:
+            os.set_blocking(fd, True)  # a reader is there: write as a shell would
+        return os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8",
+                         newline=None if "b" in mode else newline)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 @contextlib.contextmanager
-def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False) -> Iterator[IO[Any]]:
-    """Open a temporary file next to ``path``; on a clean exit it replaces ``path``."""
+def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
+                newline: str | None = None) -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on a clean exit it replaces ``path``. A special file
+    (a device, a FIFO) is written in place instead (see the module doc)."""
     path = Path(path)
+    if is_special(path):
+        with open_special(path, mode, newline=newline) as fh:
+            yield fh
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent)
     encoding = None if "b" in mode else "utf-8"
     try:
-        with os.fdopen(fd, mode, encoding=encoding) as fh:
+        with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else newline) as fh:
             yield fh
             fh.flush()
             if durable:

@@ -29,13 +29,12 @@ recorded). Readers ignore header keys they do not know; a higher ``version`` is 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.fsutil import atomic_open
 from zluda_runner.results.schema import (
     KINDS,
     MAX_ITEMS_PER_RUN,
@@ -71,10 +70,8 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     """Write the runs (since a date) to ``path`` atomically; returns how many."""
     runs = store.list_runs(since=check_since(since))
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".bundle-", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+        with atomic_open(path, "w", newline="\n") as out:  # a device or FIFO is written in place
             header = {
                 "format": BUNDLE_FORMAT,
                 "version": BUNDLE_VERSION,
@@ -87,14 +84,10 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
                 ids = [r.run_id for r in runs[start : start + _BATCH]]
                 for run in store.get_runs(ids):
                     out.write(canonical_json({"run": run.to_dict()}) + "\n")
-        os.replace(tmp, path)
     except OSError as exc:
         raise ResultsStoreError(
             f"cannot write {path}: {exc.strerror or exc}", "check the folder and free space"
         ) from exc
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return len(runs)
 
 
