@@ -208,6 +208,10 @@ def test_portable_python_runs_through_its_pth_hook_and_restore_removes_it(
     served = f"[standin zluda cublas] cublasCreate_v2 (module {winpath(lib)}\\cublas64_11.dll)"
     assert served in torch_run.stdout
 
+    st = py.zluda_run("status", "--torch-lib", winpath(lib), env=env)
+    show("status, portable python", st)
+    assert st.returncode == 0 and f"start-up hook {winpath(hook)} is in place" in " ".join(st.stdout.split())
+
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
     show("restore, portable python", restored)
     assert restored.returncode == 0, restored.stderr

@@ -100,13 +100,14 @@ class WindowsLaunch:
 
 
 def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
-                listing: bool = False) -> tuple[dict[str, str], str | None]:
+                listing: bool = False, injected: bool = False) -> tuple[dict[str, str], str | None]:
     """The variables that make the workload's Python run our start-up code (preloads, and with
-    ``listing`` the module listing at exit), and the ``.pth`` hook written for it (portable Python)."""
+    ``listing`` the module listing at exit), and the ``.pth`` hook written for it (portable Python).
+    ``injected``: the release's injector loads ZLUDA (nothing is placed): nothing to preload."""
     from zluda_runner.launch.windows_preload import preload_env, pth_hook_env
     from zluda_runner.plan.windows import HOOK_PTH, preload_dlls
 
-    dlls = preload_dlls(plan)
+    dlls = [] if injected else preload_dlls(plan)
     hook = plan.startup_hook
     if hook is not None and hook.kind == HOOK_PTH:
         if not dlls and not listing:
@@ -139,7 +140,8 @@ def prepare_windows_launch(
     from zluda_runner.plan.windows import uses_injector
 
     env_in = dict(os.environ if base_env is None else base_env)
-    if injector or uses_injector(plan):
+    injected = injector or uses_injector(plan)
+    if injected:
         if plan.release is None:
             raise LaunchError("the plan names no release folder", hint="pass --zluda-dir DIR")
         launch = WindowsLaunch(zluda_exe_argv(Path(plan.release.root), argv), dict(plan.env))
@@ -148,7 +150,7 @@ def prepare_windows_launch(
         if plan.placements:
             launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir)
             launch.warnings.extend(launch.placement.warnings)
-    env, launch.hook = startup_env(plan, cache_dir, env_in, listing=listing)
+    env, launch.hook = startup_env(plan, cache_dir, env_in, listing=listing, injected=injected)
     launch.env.update(env)
     launch.preloaded = [p for p in env.get(PRELOAD_ENV, "").split(";") if p]
     return launch
