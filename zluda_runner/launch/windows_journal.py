@@ -19,10 +19,13 @@ else read from it is ever used as a path. A damaged journal is a
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,11 +291,128 @@ def write_journal(jdir: Path, journal: Journal) -> Path:
     return path
 
 
-def lock(jdir: Path) -> Any:  # a filelock.FileLock (a context manager)
-    import filelock
+LOCK_FILE = "lock"
 
-    jdir.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(jdir / "lock"))
+
+class JournalLock:
+    """``<jdir>/lock``: one place or restore at a time in a ``torch/lib``, a lock that may be removed.
+
+    A complete restore (or a placement refused before any change) leaves no trace: the lock file and
+    the journal folder go. So a process waiting for the lock may find its folder gone, or hold a
+    file that was unlinked meanwhile: it then takes the lock again (the folder made anew), never a
+    FileNotFoundError, never two holders. ``drop = True`` (set while held) removes the file and the
+    folder on release: on POSIX the file is unlinked *while held* (a waiter then sees it is not the
+    file at that path any more); on Windows a held file cannot be deleted, so it goes right after.
+    """
+
+    def __init__(self, jdir: Path) -> None:
+        self.jdir = Path(jdir)
+        self.path = self.jdir / LOCK_FILE
+        self.drop = False
+        self._fd: int | None = None
+
+    def acquire(self, *, wait: bool = True) -> bool:
+        """Take the lock (False: ``wait=False`` and another process holds it)."""
+        while True:
+            self.jdir.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            except FileNotFoundError:
+                continue  # the folder went (a restore finished) between mkdir and open: again
+            try:
+                if not _lock_fd(fd, wait):
+                    os.close(fd)
+                    return False
+                if _is_at(fd, self.path):
+                    self._fd, self.drop = fd, False
+                    return True
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # the file was removed while we waited: that lock is no lock; take the new one
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        if self.drop:
+            _remove_journal_temps(self.jdir)  # while held: a next holder's own temp file is not touched
+            if sys.platform != "win32":
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+        try:
+            _unlock_fd(fd)
+        finally:
+            os.close(fd)
+        if self.drop:
+            if sys.platform == "win32":
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)  # a waiter that has it open keeps it: then it is theirs
+            with contextlib.suppress(OSError):
+                self.jdir.rmdir()  # only if empty: a next holder's lock file keeps it
+
+    def __enter__(self) -> JournalLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+if sys.platform == "win32":
+    import msvcrt
+
+    def _lock_fd(fd: int, wait: bool) -> bool:
+        while True:  # polled: LK_LOCK gives up after 10 tries anyway
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+                return True
+            except OSError as exc:  # held by another: EACCES (Wine's msvcrt: errno 0)
+                if exc.errno not in (0, errno.EACCES, errno.EDEADLOCK):
+                    raise
+                if not wait:
+                    return False
+            time.sleep(0.05)
+
+    def _unlock_fd(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+    def _is_at(fd: int, path: Path) -> bool:
+        return True  # an open file cannot be deleted or renamed over on Windows: it is the one at path
+
+else:
+    import fcntl
+
+    def _lock_fd(fd: int, wait: bool) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock_fd(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _is_at(fd: int, path: Path) -> bool:
+        try:
+            return os.path.samestat(os.fstat(fd), os.lstat(path))
+        except OSError:
+            return False
+
+
+def _remove_journal_temps(jdir: Path) -> None:
+    """The journal's temp files a killed write left (only the lock's holder may remove them)."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(jdir):
+            if name.startswith(f"{TMP_PREFIX}{JOURNAL_FILE}."):
+                os.unlink(jdir / name)
+
+
+def lock(jdir: Path) -> JournalLock:
+    """The placement lock of ``jdir`` (a context manager; see :class:`JournalLock`)."""
+    return JournalLock(jdir)
 
 
 def forget(jdir: Path) -> None:
@@ -301,13 +421,6 @@ def forget(jdir: Path) -> None:
         os.unlink(jdir / JOURNAL_FILE)
     shutil.rmtree(jdir / ORIGINALS_DIR, ignore_errors=True)
     fsync_dir(jdir)
-
-
-def tidy(jdir: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(jdir / "lock")
-    with contextlib.suppress(OSError):
-        jdir.rmdir()
 
 
 def sources_changed(journal: Journal, placements: Sequence[Placement]) -> bool:

@@ -49,7 +49,6 @@ from zluda_runner.launch.windows_journal import (
     remove_stale_temps,
     sources_changed,
     stat_key,
-    tidy,
     write_journal,
 )
 from zluda_runner.launch.windows_restore import (
@@ -222,11 +221,7 @@ def place(
     torch_lib = Path(torch_lib)
     _validate(torch_lib, placements)
     jdir = journal_dir_for(torch_lib, journal_dir)
-    try:
-        return _place_locked(torch_lib, placements, jdir, journal_dir, after_each, check)
-    finally:
-        if not (jdir / JOURNAL_FILE).exists():  # refused before any change: leave no trace
-            tidy(jdir)
+    return _place_locked(torch_lib, placements, jdir, journal_dir, after_each, check)
 
 
 def _doing(torch_lib: Path) -> str:
@@ -276,22 +271,36 @@ def _place_locked(
     after_each: AfterEach | None,
     check: InUseCheck | None,
 ) -> PlacementResult:
-    with lock(jdir):
-        journal = read_journal(torch_lib, journal_dir)
-        restored_first: list[str] = []
-        warnings: list[str] = []
-        if journal is not None and journal.state == PLACED:
-            current = status_of(torch_lib, jdir, journal, deep=False)
-            advise(current, jdir, journal)
-            if current.next_run == NEXT_NOTHING and not sources_changed(journal, placements):
-                return PlacementResult(torch_lib, jdir / JOURNAL_FILE, already_placed=True)
-        refuse_if_in_use(_touched(torch_lib, placements, journal), _doing(torch_lib), check)  # all or none
-        if journal is not None:
-            outcome, warnings = _undo_earlier(torch_lib, jdir, journal, placements, check)
-            restored_first = [*outcome.restored, *outcome.removed]
-            forget(jdir)
-        entries = _entries_for(torch_lib, placements)
-        journal = Journal(JOURNAL_SCHEMA, IN_PROGRESS, str(torch_lib), entries)
-        write_journal(jdir, journal)  # before any change
-        written, path = _apply_all(torch_lib, jdir, journal, placements, after_each, check)
-        return PlacementResult(torch_lib, path, written, False, restored_first, warnings)
+    with lock(jdir) as held:
+        try:
+            return _place_held(torch_lib, placements, jdir, journal_dir, after_each, check)
+        finally:  # refused before any change: leave no trace (the lock file and folder go too)
+            held.drop = not (jdir / JOURNAL_FILE).exists() and not (jdir / ORIGINALS_DIR).exists()
+
+
+def _place_held(
+    torch_lib: Path,
+    placements: Sequence[Placement],
+    jdir: Path,
+    journal_dir: Path | None,
+    after_each: AfterEach | None,
+    check: InUseCheck | None,
+) -> PlacementResult:
+    journal = read_journal(torch_lib, journal_dir)
+    restored_first: list[str] = []
+    warnings: list[str] = []
+    if journal is not None and journal.state == PLACED:
+        current = status_of(torch_lib, jdir, journal, deep=False)
+        advise(current, jdir, journal)
+        if current.next_run == NEXT_NOTHING and not sources_changed(journal, placements):
+            return PlacementResult(torch_lib, jdir / JOURNAL_FILE, already_placed=True)
+    refuse_if_in_use(_touched(torch_lib, placements, journal), _doing(torch_lib), check)  # all or none
+    if journal is not None:
+        outcome, warnings = _undo_earlier(torch_lib, jdir, journal, placements, check)
+        restored_first = [*outcome.restored, *outcome.removed]
+        forget(jdir)
+    entries = _entries_for(torch_lib, placements)
+    journal = Journal(JOURNAL_SCHEMA, IN_PROGRESS, str(torch_lib), entries)
+    write_journal(jdir, journal)  # before any change
+    written, path = _apply_all(torch_lib, jdir, journal, placements, after_each, check)
+    return PlacementResult(torch_lib, path, written, False, restored_first, warnings)

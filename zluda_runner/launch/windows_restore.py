@@ -40,7 +40,6 @@ from zluda_runner.launch.windows_journal import (
     saved_path,
     sources_changed,
     stat_key,
-    tidy,
 )
 
 ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original", "changed", "missing", "empty"
@@ -193,9 +192,10 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
             f"nothing to restore in {torch_lib}: no placement journal at {jdir / JOURNAL_FILE}",
             hint="zluda-runner never placed DLLs here (or already restored them)",
         )
-    with lock(jdir):
+    with lock(jdir) as held:
         journal = read_journal(torch_lib, journal_dir)
         if journal is None:  # restored meanwhile by a concurrent call
+            held.drop = not (jdir / ORIGINALS_DIR).exists()
             raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
         result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
         result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
@@ -203,7 +203,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
             result.journal_kept = jdir / JOURNAL_FILE
             return result
         forget(jdir)
-    tidy(jdir)
+        held.drop = True  # no trace left: the lock file and the folder go as the lock is released
     return result
 
 
