@@ -12,6 +12,8 @@ it). Both fail on 5c673db."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -99,3 +101,46 @@ def test_a_restore_waiting_while_another_restore_finishes_says_it_was_restored_m
     assert isinstance(second.get("error"), PlacementError), repr(second.get("error"))
     assert "restored meanwhile" in second["error"].hint
     assert not (torch_lib / windows.JOURNAL_DIRNAME).exists(), "no trace left"
+
+
+KILLED_PLACE = """
+import os, sys
+from pathlib import Path
+from zluda_runner.launch import windows_place
+from zluda_runner.launch.windows import Placement, place
+lib, dll = Path(sys.argv[1]), Path(sys.argv[2])
+def die(*args):  # killed inside the lock, just before the journal would be written
+    os._exit(9)
+windows_place.write_journal = die
+place(lib, [Placement(dll, "cublas64_11.dll")])
+"""
+
+
+def test_restore_removes_the_lock_a_placement_killed_before_its_journal_left(
+        torch_lib: Path, dlls) -> None:  # noqa: F811
+    before = snapshot(torch_lib)
+    out = subprocess.run([sys.executable, "-c", KILLED_PLACE, str(torch_lib), str(dlls["zluda/cublas.dll"])],
+                         capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
+    assert out.returncode == 9, out.stderr
+    jdir = torch_lib / windows.JOURNAL_DIRNAME
+    assert sorted(os.listdir(jdir)) == ["lock"]  # what the killed placement left
+    with pytest.raises(PlacementError) as info:
+        windows.restore(torch_lib)
+    assert "nothing to restore" in info.value.message and "was removed" in info.value.message
+    assert not jdir.exists()
+    assert snapshot(torch_lib) == before
+
+
+def test_a_lock_held_by_a_live_placement_is_not_swept(torch_lib: Path) -> None:  # noqa: F811
+    from zluda_runner.launch.windows_journal import JournalLock
+
+    jdir = torch_lib / windows.JOURNAL_DIRNAME
+    with JournalLock(jdir):  # a placement running now, before its journal
+        with pytest.raises(PlacementError) as info:
+            windows.restore(torch_lib)
+        assert "was removed" not in info.value.message
+        assert (jdir / "lock").exists()
+    assert (jdir / "lock").exists()  # released without drop: left for the next restore
+    with pytest.raises(PlacementError):
+        windows.restore(torch_lib)
+    assert not jdir.exists()

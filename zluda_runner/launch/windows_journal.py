@@ -423,6 +423,19 @@ def forget(jdir: Path) -> None:
     fsync_dir(jdir)
 
 
+def sweep_stale_lock(jdir: Path) -> bool:
+    """A journal folder holding no journal (a placement killed before it wrote one left its lock):
+    remove it, unless a process holds the lock now. True: it was removed."""
+    if not jdir.is_dir() or (jdir / JOURNAL_FILE).exists() or (jdir / ORIGINALS_DIR).exists():
+        return False
+    held = JournalLock(jdir)
+    if not held.acquire(wait=False):
+        return False
+    held.drop = not (jdir / JOURNAL_FILE).exists() and not (jdir / ORIGINALS_DIR).exists()
+    held.release()
+    return held.drop and not jdir.exists()
+
+
 def sources_changed(journal: Journal, placements: Sequence[Placement]) -> bool:
     """Does ``placements`` ask for something else than what ``journal`` placed?"""
     by_name = {e.name.lower(): e for e in journal.entries if e.kind == "shim"}

@@ -40,6 +40,7 @@ from zluda_runner.launch.windows_journal import (
     saved_path,
     sources_changed,
     stat_key,
+    sweep_stale_lock,
 )
 
 ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original", "changed", "missing", "empty"
@@ -188,8 +189,10 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
     torch_lib = Path(torch_lib)
     jdir = journal_dir_for(torch_lib, journal_dir)
     if read_journal(torch_lib, journal_dir) is None:
+        swept = sweep_stale_lock(jdir)  # a placement killed before its journal left only its lock
         raise PlacementError(
-            f"nothing to restore in {torch_lib}: no placement journal at {jdir / JOURNAL_FILE}",
+            f"nothing to restore in {torch_lib}: no placement journal at {jdir / JOURNAL_FILE}"
+            + (f" (the empty {jdir} a killed placement left was removed)" if swept else ""),
             hint="zluda-runner never placed DLLs here (or already restored them)",
         )
     with lock(jdir) as held:
