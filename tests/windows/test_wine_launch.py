@@ -145,6 +145,11 @@ def test_plain_exe_runs_through_the_injector(regular: WinPython, fork: Path, nvi
     assert out.returncode == 0, out.stderr
     assert f"[standin zluda nvcuda] cuInit (module {winpath(fork)}\\nvcuda.dll)" in out.stdout
     assert f"nvcuda.dll in process: {winpath(fork)}\\nvcuda.dll" in out.stdout
+    # no Python in it: nothing of ours runs inside to list its modules, so --verify-load proves nothing
+    blind = _run(regular, fork, tmp_path / "cache", app / "client.exe", "cudart64_110.dll", "-", verify=True)
+    show("plain .exe, --verify-load", blind)
+    assert "[standin zluda nvcuda] cuInit" in blind.stdout
+    assert blind.returncode == 3 and "nothing proven" in blind.stderr
 
 
 def test_verify_load_proves_each_module_and_fails_on_a_planted_driver(

@@ -48,8 +48,9 @@ def verify_setup(plan: ShimPlan, *, hook_written: str | None) -> tuple[dict[str,
     folder = tempfile.mkdtemp(prefix="zluda-runner-modules-")
     hook = plan.startup_hook
     if hook is None:
-        no_listing = ("the workload's interpreter runs nothing of zluda-run's at start-up (see the plan: "
-                      "no start-up hook), so no module list can be taken from inside it")
+        no_listing = ("nothing of zluda-run's runs inside this workload at start-up (not a Python, or one "
+                      "that reads no start-up code: see the plan), so no module list can be taken from "
+                      "inside it")
     else:
         where = hook_written or ("a sitecustomize on a private PYTHONPATH" if hook.kind == "sitecustomize"
                                  else hook.folder or "?")
