@@ -34,7 +34,8 @@ def test_ours_first_users_after_no_empty_components(tmp_path: Path) -> None:
         env={"ZLUDA_NVRTC_LIB": "/x/nvrtc.so", "DISABLE_ADDMM_CUDA_LT": "1"},
     )
     env = compose_env(base, launch)
-    assert env["LD_LIBRARY_PATH"] == f"{tmp_path / 'links'}:/release/lib:/user/lib:/other:/semi"
+    # the user's empty components are the current folder to ld.so: kept, as ./ (issue 20, adversarial 19)
+    assert env["LD_LIBRARY_PATH"] == f"{tmp_path / 'links'}:/release/lib:./:/user/lib:/other:/semi"
     assert env["LD_PRELOAD"] == "libcuda.so.1:libuser.so:/x/libother.so"
     assert env["LD_AUDIT"] == "/cache/redirect.so:/user/audit.so"
     assert env["ZLUDA_NVRTC_LIB"] == "/x/nvrtc.so"
@@ -46,8 +47,9 @@ def test_ours_first_users_after_no_empty_components(tmp_path: Path) -> None:
 
 
 def test_nothing_planned_leaves_no_empty_variable() -> None:
-    env = compose_env({"LD_LIBRARY_PATH": "::", "PATH": "/bin"}, LinuxLaunch())
-    assert "LD_LIBRARY_PATH" not in env
+    env = compose_env({"LD_LIBRARY_PATH": "", "PATH": "/bin"}, LinuxLaunch())
+    assert "LD_LIBRARY_PATH" not in env  # an empty variable is no search path to ld.so either
+    assert compose_env({"LD_LIBRARY_PATH": "::"}, LinuxLaunch())["LD_LIBRARY_PATH"] == "./"
     assert "LD_PRELOAD" not in env and "LD_AUDIT" not in env
 
 
@@ -114,3 +116,23 @@ def test_redirect_map_is_content_keyed(tmp_path: Path) -> None:
     assert write_redirect_map(tmp_path, dict(reversed(mapping.items()))) == path
     assert write_redirect_map(tmp_path, {"libcuda.so.1": tmp_path / "c.so"}) != path
     assert MAP_ENV == "ZLUDA_RUNNER_REDIRECT_MAP"
+
+
+def test_an_empty_ld_library_path_entry_still_finds_the_current_folder(cc_build, tmp_path: Path) -> None:
+    """glibc's ld.so searches the current folder for an empty LD_LIBRARY_PATH component: a workload
+    that relies on one still finds its library under zluda-run (it was dropped: exit 127 on 5c673db)."""
+    import subprocess
+
+    src = tmp_path / "here.c"
+    src.write_text("int here(void) { return 7; }\n")
+    app_src = tmp_path / "app.c"
+    app_src.write_text("int here(void);\nint main(void) { return here(); }\n")
+    lib = cc_build([src], "libhere20.so", args=["-Wl,-soname,libhere20.so"])
+    app = cc_build([app_src, lib], "app_here20", shared=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "libhere20.so").write_bytes(lib.read_bytes())
+    base = {"PATH": os.environ.get("PATH", "/usr/bin"), "LD_LIBRARY_PATH": "/nowhere:"}
+    assert subprocess.run([str(app)], cwd=work, env=base, check=False).returncode == 7  # ld.so's own rule
+    env = compose_env(base, LinuxLaunch(link_dir=tmp_path / "links"))
+    assert subprocess.run([str(app)], cwd=work, env=env, check=False).returncode == 7, env["LD_LIBRARY_PATH"]

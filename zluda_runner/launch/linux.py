@@ -46,13 +46,19 @@ class LinuxLaunch(JsonMixin):
         return [*head, *self.ld_library_path]
 
 
-def _split_user(value: str | None, separators: str) -> list[str]:
-    """The user's entries, empty components dropped (an empty one means '.' to ld.so)."""
-    if not value:
+CURRENT_DIR = "./"  # what ld.so reads an empty LD_LIBRARY_PATH component as (glibc fillin_rpath)
+
+
+def _split_user(value: str | None, separators: str, *, empty_means: str | None = None) -> list[str]:
+    """The user's entries. An empty component is dropped, or (``empty_means``: LD_LIBRARY_PATH, where
+    ld.so searches the current folder for it) written as that folder, so the workload keeps it."""
+    if not value:  # an empty variable is ignored by ld.so as a whole
         return []
     parts = [value]
     for sep in separators:
         parts = [piece for part in parts for piece in part.split(sep)]
+    if empty_means is not None:
+        return [p if p else empty_means for p in parts]
     return [p for p in parts if p.strip()]
 
 
@@ -86,7 +92,8 @@ def _join(ours: list[str], user: list[str]) -> str | None:
 def compose_env(base_env: Mapping[str, str], launch: LinuxLaunch) -> dict[str, str]:
     """The workload's environment: ``base_env`` plus ``launch``, ours first, the user's kept after.
 
-    Never produces an empty path component; an entry already present (a
+    Never produces an empty path component: the user's empty LD_LIBRARY_PATH component (the current
+    folder to ld.so) is kept as ``./``, which ld.so reads the same; an entry already present (a
     nested ``zluda-run``) is not repeated.
     """
     env = dict(base_env)
@@ -98,9 +105,10 @@ def compose_env(base_env: Mapping[str, str], launch: LinuxLaunch) -> dict[str, s
     )
     for variable, entries, separators in lists:
         ours = _ours(entries, variable)
-        user = _split_user(base_env.get(variable), separators)
+        empty = CURRENT_DIR if variable == "LD_LIBRARY_PATH" else None
+        user = _split_user(base_env.get(variable), separators, empty_means=empty)
         if variable in launch.env:  # an explicit value from the plan replaces the user's
-            user = _split_user(launch.env[variable], separators)
+            user = _split_user(launch.env[variable], separators, empty_means=empty)
         value = _join(ours, user)
         if value is None:
             env.pop(variable, None)
