@@ -28,6 +28,8 @@ RUN_COMMAND = "run"
 # Commands that need the x86-64 machine ZLUDA runs on (everything else works anywhere).
 X86_COMMANDS = frozenset({"run", "probe", "warmup", "ab"})
 _SUGGEST_CUTOFF = 0.75
+# Options of a command that may also come first, like the group's own: `zluda-run --strict python x.py`.
+COMMAND_FIRST = frozenset({"--strict"})
 
 
 class FallthroughGroup(click.Group):
@@ -46,21 +48,23 @@ class FallthroughGroup(click.Group):
 
     def _normalise(self, ctx: click.Context, args: list[str]) -> list[str]:
         i = self._skip_own_options(ctx, args, 0)
+        own = [a for a in args[:i] if a in COMMAND_FIRST]  # handed to the command (run's, doctor's)
+        args, i = [*(a for a in args[:i] if a not in COMMAND_FIRST), *args[i:]], i - len(own)
         if i >= len(args):
-            return args
+            return [*args, *own]
         word = args[i]
         ctx.meta["zluda_command"] = RUN_COMMAND if word == "--" else word
         if word == "--":
-            return [*args[:i], RUN_COMMAND, "--", *args[i + 1 :]]
+            return [*args[:i], RUN_COMMAND, *own, "--", *args[i + 1 :]]
         if word not in self.commands and word not in COMMAND_MODULES:
             self._refuse_typo(ctx, word)
             ctx.meta["zluda_command"] = RUN_COMMAND
-            return [*args[:i], RUN_COMMAND, "--", *args[i:]]
+            return [*args[:i], RUN_COMMAND, *own, "--", *args[i:]]
         command = self.get_command(ctx, word)
         if command is None:  # pragma: no cover - COMMAND_MODULES names only real commands
             return args
         hoisted, rest = self._hoist_globals(ctx, command, args[i + 1 :])
-        return [*args[:i], *hoisted, word, *rest]
+        return [*args[:i], *hoisted, word, *own, *rest]
 
     def _skip_own_options(self, ctx: click.Context, args: list[str], i: int) -> int:
         while i < len(args) and args[i].startswith("-") and args[i] != "--":

@@ -39,6 +39,14 @@ def split_command(text: str) -> list[str]:
     return argv
 
 
+def _existing(python: str) -> str:
+    """``--b-python`` as given, when it names a program that exists (else nothing runs at all)."""
+    import shutil
+
+    if shutil.which(python) is None and not (os.sep in python and os.path.isfile(python)):
+        raise HostError(f"--b-python {python} does not exist (not a file, not on PATH)",
+                        hint="give the interpreter of a native ROCm torch, e.g. --b-python ~/rocm/bin/python")
+    return python
 
 
 def ab_sides(
@@ -64,7 +72,7 @@ def ab_sides(
     if b_cmd:
         b_argv = split_command(b_cmd) + args
     elif b_python and args:
-        b_argv = default_side_b(args, b_python)
+        b_argv = default_side_b(args, _existing(b_python))
     elif b_python:
         raise HostError(
             "--b-python needs a SCRIPT to run", hint="zluda-run ab --b-python PY -- SCRIPT [ARGS]"

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from zluda_runner.commands.common import emit_json, html_option, pass_settings, record
-from zluda_runner.core.exitcodes import CHECK_FAILED
+from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES
 from zluda_runner.probe.session import csv_list
@@ -52,8 +52,7 @@ def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, h
         emit_json(report)
     else:
         print_probe(report, html=html)
-    if report.has_problems:
-        sys.exit(CHECK_FAILED)
+    sys.exit(ERROR if report.could_not_run else CHECK_FAILED if report.has_problems else OK)  # as --help says
 
 
 @click.command("trace-report")

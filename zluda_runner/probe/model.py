@@ -79,6 +79,11 @@ class ProbeReport(JsonMixin):
             self.load is not None and self.load.status not in (PASS,)
         )
 
+    @property
+    def could_not_run(self) -> bool:
+        """The target said before any case that it cannot run them (no device, no OpInfo database)."""
+        return self.load is not None and self.load.status == UNAVAILABLE and not self.cases
+
     def by_status(self, status: str) -> list[str]:
         return [c.id for c in self.cases if c.status == status]
 
