@@ -112,7 +112,8 @@ def test_hand_downloaded_archive_found_by_name(setup, monkeypatch):
 def test_nothing_fits_is_an_error(setup):
     run, *_ = setup
     res = run("fetch", "--os", "windows")
-    assert res.exit_code == 1 and "error:" in res.stderr and "Traceback" not in res.stderr
+    # nothing fits: exit 3 on every path, as the README's table says (issue 20 item 2)
+    assert res.exit_code == 3 and "error:" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_archive_name_of_several_releases_must_be_named(setup):

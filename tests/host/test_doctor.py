@@ -303,8 +303,10 @@ def test_windows_hip_sdk_too_old_for_the_fork_names_the_version_it_wants(tmp_pat
     assert report.check("torch").status is Status.OK and "cu118" in report.check("torch").message
     assert report.check("rocm").status is Status.WARN and "older than 5.7" in report.check("rocm").message
     release = report.check("release")
-    assert release.status is Status.WARN and "needs HIP SDK 5.7, you have 5.5" in release.message
-    assert "HIP SDK 5.7 (" in release.fix and "rocm5" in release.fix
+    # the run's own verdict: it refuses this host, so the doctor fails it, in the run's words
+    assert release.status is Status.FAIL and "HIP SDK 5.5 at C:\\Program Files" in release.message
+    assert "needs HIP SDK 5.7: fork-3.9.6, fork-3.9.5, fork-3.9.2, fork-rel.11cc584" in release.message
+    assert "AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1" in release.fix
 
 
 def test_windows_hip_sdk_7_is_not_called_a_rocm6_fork_sdk(tmp_path: Path) -> None:
@@ -360,5 +362,6 @@ def test_a_distribution_hip_is_hip_5_2_for_the_doctor_too_and_v6_does_not_fit(tm
     rocm = report.facts.rocm
     assert rocm is not None and rocm.kind == "distribution" and rocm.major_minor == (5, 2)
     release = next(c for c in report.checks if c.id == "release")
-    assert release.status is Status.WARN
-    assert release.message.startswith("No manifest release fits (linux, HIP 5.2")
+    assert release.status is Status.FAIL
+    assert release.message.startswith(
+        "no ZLUDA release fits this host (linux, HIP 5.2 from the distribution's libamdhip64-5 package")

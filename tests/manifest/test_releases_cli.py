@@ -11,7 +11,7 @@ from zluda_runner.cli import main_group
 
 
 def test_listing_shows_every_release() -> None:
-    result = CliRunner().invoke(main_group, ["releases"])
+    result = CliRunner().invoke(main_group, ["releases", "--all"])
     assert result.exit_code == 0, result.output
     for rid in ("upstream-v6", "upstream-v3", "fork-3.9.5", "fork-3.9.6", "fork-rel.11cc584"):
         assert rid in result.output
@@ -40,7 +40,7 @@ def test_acceptance_json_selects_fork_rocm6() -> None:
 
 
 def test_global_json_flag_and_manifest_option(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main_group, ["--json", "releases"])
+    result = CliRunner().invoke(main_group, ["--json", "releases", "--all"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["selected"] is None and data["rejected"] == [] and data["releases"]

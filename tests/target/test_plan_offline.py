@@ -60,9 +60,9 @@ def test_a_requested_release_that_does_not_fit_says_why_first(fake_torch, tmp_pa
          "plan", "--", sys.executable, "-c", "pass"],
         capture_output=True, text=True, env=env, timeout=120,
     )
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    first = proc.stderr.splitlines()[0]
-    assert first.startswith("error: the requested release fork-3.9.5 does not fit")
-    assert "cannot serve torch built for CUDA 13 (serves 11)" in first
-    assert "built for windows" not in first  # assets for another OS are not news
-    assert "without --release, upstream-v6/" in first
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr  # nothing fits: exit 3 (issue 20 item 2)
+    first = proc.stderr.split("hint:", 1)[0]
+    assert first.startswith("error: release fork-3.9.5 does not fit this host")
+    assert "needs torch built for CUDA 11: fork-3.9.5" in first
+    assert "built for windows" not in first and "HIP SDK" not in first  # assets for another OS are not news
+    assert "without --release: upstream-v6/" in first

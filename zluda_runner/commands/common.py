@@ -35,3 +35,5 @@ def record(kind: str, report: object, settings: Settings, command: list[str], *,
 
 html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
                            help="Also write a self-contained HTML page to FILE.")
+def warn(text: str) -> None:
+    click.echo(f"warning: {text}", err=True)

@@ -9,7 +9,7 @@ import click
 
 from zluda_runner.abtest.run import run_ab
 from zluda_runner.abtest.sides import ab_sides
-from zluda_runner.commands.common import emit_json, pass_settings, record
+from zluda_runner.commands.common import emit_json, pass_settings, record, warn
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, run_doctor
 from zluda_runner.host.fs import ROOT_ENV, root_from_env
@@ -56,7 +56,7 @@ def warmup_command(settings: Settings, heartbeat: float, as_is: bool,
     """
     argv, env = list(command), dict(os.environ)
     if not as_is:
-        run = prepare_run(argv, settings)
+        run = prepare_run(argv, settings, on_warning=warn)
         argv, env = run.argv, run.env
         for warning in run.warnings:
             click.echo(f"warning: {warning}", err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings, record
+from zluda_runner.commands.common import emit_json, pass_settings, record, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 
@@ -27,7 +27,7 @@ _PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_settings
 def run_command(settings: Settings, strict: bool, injector: bool, command: tuple[str, ...]) -> None:
-    """Run COMMAND under ZLUDA (``zluda-run python infer.py`` is the same).
+    """Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same).
 
     Checks the host, inspects the interpreter the command runs, picks the ZLUDA release, plans every
     binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with its
@@ -35,7 +35,7 @@ def run_command(settings: Settings, strict: bool, injector: bool, command: tuple
     """
     from zluda_runner.launch.run import prepare_run, start
 
-    run = prepare_run(list(command), settings, injector=injector, strict=strict)
+    run = prepare_run(list(command), settings, injector=injector, strict=strict, on_warning=warn)
     for line in [*(f"warning: {w}" for w in run.warnings), *(f"results store: {n}" for n in run.notes)]:
         click.echo(line, err=True)
     if settings.trace:
@@ -73,15 +73,15 @@ def _traced(plan: ShimPlan, argv: list[str], settings: Settings) -> int:
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @pass_settings
 def plan_command(settings: Settings, no_cache: bool, torch_lib: str | None, command: tuple[str, ...]) -> None:
-    """Show what ``zluda-run -- COMMAND`` would do, and whether each library will bind (no download).
+    """Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no download).
 
-    With --verify-load, also run ``python -c "import torch"`` under the plan and report
+    With --verify-load, also run `python -c "import torch"` under the plan and report
     the file the loader really took for every planned binding.
     """
     from zluda_runner.launch.prepare import prepare_plan
     from zluda_runner.launch.run import plan_argv
 
-    argv = plan_argv(command, settings)
+    argv = plan_argv(command, settings, check_host=not torch_lib)
     if torch_lib:
         from zluda_runner.launch.windows import plan_for_torch_lib
 

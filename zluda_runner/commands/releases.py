@@ -7,9 +7,9 @@ import click
 from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
-from zluda_runner.host.hipversion import host_hip_version
-from zluda_runner.host.quick import quick_facts
-from zluda_runner.release.listing import releases_report, render_text
+from zluda_runner.host.quick import hip_found, quick_facts
+from zluda_runner.launch.prepare import target_cuda
+from zluda_runner.release.listing import releases_report, render_text, update_url
 from zluda_runner.release.model import OSES
 from zluda_runner.release.selection import CHANNEL_CHOICES
 from zluda_runner.release.update import update_manifest
@@ -24,12 +24,12 @@ from zluda_runner.results.recording import known_on_this_gpu
 @click.option("--channel", type=click.Choice(CHANNEL_CHOICES), default="stable", show_default=True,
               help="'preview' also offers nightly and CI preview builds.")
 @click.option("--gpu", "gfx", metavar="GFX", help="Your GPU's gfx name (gfx1201): adds its HIP rules.")
+@click.option("--all", "list_all", is_flag=True, help="List every release of the manifest; select nothing.")
 @pass_settings
 def releases_command(
     settings: Settings, os_name: str | None, hip: str | None, cuda: str | None, channel: str, gfx: str | None,
-) -> None:
-    """List the ZLUDA releases in the manifest, with the source of every fact; with --os/--hip/--cuda
-    (or --release X: why X does not fit comes first), pick one. Exit 3 when nothing fits.
+    list_all: bool) -> None:
+    """Pick the release for this host's HIP and this (--python) torch as run does; exit 3 if nothing fits.
 
     \b
       zluda-run releases
@@ -37,7 +37,8 @@ def releases_command(
     """
     report = releases_report(
         manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os_name, hip=hip, cuda=cuda,
-        release=settings.release, channel=channel, gfx=gfx, detect_hip=host_hip_version,
+        release=settings.release, channel=channel, gfx=gfx, detect_hip=lambda: hip_found().version,
+        for_host=not list_all, detect_cuda=lambda: target_cuda(settings.python),
     )
     known = known_on_this_gpu(settings, quick_facts().gfx)  # what the results store says of this GPU
     if settings.json:
@@ -58,10 +59,9 @@ def manifest_group() -> None:
 @click.option("--allow-http", is_flag=True, help="Accept a plain http:// URL (no TLS) that is not 127.0.0.1.")
 @pass_settings
 def update_command(settings: Settings, url: str | None, allow_http: bool) -> None:
-    """Fetch a newer manifest from URL (default $ZLUDA_RUNNER_MANIFEST_URL) over TLS, validate it,
-    and make it the one every command uses (--manifest still wins). An older, malformed or
-    oversized manifest is refused and nothing is replaced."""
-    result = update_manifest(settings.cache_dir, url, allow_http=allow_http)
+    """Fetch a newer manifest from URL (default $ZLUDA_RUNNER_MANIFEST_URL, else the last update's) over TLS,
+    validated, for every command (--manifest wins); an older, malformed or oversized one replaces nothing."""
+    result = update_manifest(settings.cache_dir, update_url(url, settings.cache_dir), allow_http=allow_http)
     text = result.message + (f"\n  saved to {result.path}" if result.replaced else "")
     emit_json(result) if settings.json else click.echo(text)
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
+from zluda_runner.host.fs import HostFs
+from zluda_runner.host.hipversion import find_host_hip
+from zluda_runner.host.quick import describe_hip
 from zluda_runner.release.cache import list_cache, verify_cache
-from zluda_runner.release.manifest import Manifest, load_current_manifest
-from zluda_runner.release.selection import Selection, select_asset
+from zluda_runner.release.manifest import load_current_manifest
+from zluda_runner.release.selection import NothingFitsError, choose
 
 
 def _cuda_major(torch: Check | None) -> int | None:
@@ -22,68 +26,35 @@ def _cuda_major(torch: Check | None) -> int | None:
 
 
 def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | None) -> Check:
+    """The run's own verdict (:func:`~zluda_runner.release.selection.choose`, the same HIP finder and
+    the same words): a host no release fits fails here as the run is refused."""
     facts = report.facts
     if facts.os not in ("linux", "windows"):
         return Check(
             "release", Status.FAIL, f"No ZLUDA release is built for {facts.os}", "Use Linux or Windows."
         )
-    rocm = facts.rocm
-    hip = f"{rocm.major_minor[0]}.{rocm.major_minor[1]}" if rocm and rocm.major_minor else None
+    found = describe_hip(find_host_hip(opts.root, opts.env, opts.platform), HostFs(opts.root), opts.platform)
     cuda = _cuda_major(torch)
     settings = opts.settings
     try:
         manifest = load_current_manifest(settings.manifest if settings else None,
                                          settings.cache_dir if settings else None)
-        selection = select_asset(
-            manifest, os=facts.os, hip=hip, cuda=cuda, release=settings.release if settings else None
-        )
-    except Exception as exc:  # ManifestError / SelectionError carry their own hint
-        return Check(
-            "release",
-            Status.WARN,
-            f"Could not choose a release: {getattr(exc, 'message', exc)}",
-            getattr(exc, "hint", None) or "Run `zluda-run releases` to see what exists.",
-        )
-    wanted = f"{facts.os}, HIP {hip or 'any'}, torch CUDA {cuda or 'any'}"
-    chosen = selection.chosen
-    if chosen is None:
-        # what stands in the way on this OS (assets for the other OS are not news)
-        found = {r for rej in selection.rejected for r in rej.reasons if not r.startswith("built for")}
-        reasons = sorted(found, key=lambda r: (not r.startswith("needs "), r))  # HIP mismatches first
-        label = rocm.label if rocm is not None else "ROCm"
-        wants = _hip_wanted(manifest, selection)
-        fix = (
-            f"Install the {label} version a build for your torch wants: {'; '.join(wants)}."
-            if wants
-            else "Install torch built for CUDA 11.8 (fork) or 12.x (rewrite), or pass --zluda-dir."
-        )
-        return Check(
-            "release",
-            Status.WARN,
-            f"No manifest release fits ({wanted}): {'; '.join(reasons[:3])}",
-            fix,
-            {"rejected": [r.to_dict() for r in selection.rejected], "hip_wanted": wants},
-        )
+        chosen = choose(manifest, found, os=facts.os, cuda=cuda,
+                        release=settings.release if settings else None)
+    except NothingFitsError as exc:
+        sel = exc.selection
+        return Check("release", Status.FAIL, exc.message, exc.hint,
+                     {"rejected": [r.to_dict() for r in sel.rejected] if sel else []})
+    except ZludaRunnerError as exc:  # ManifestError / SelectionError carry their own hint
+        return Check("release", Status.WARN, f"Could not choose a release: {exc.message}",
+                     exc.hint or "Run `zluda-run releases` to see what exists.")
+    wanted = f"{facts.os}, {found.text}, torch CUDA {cuda or 'any'}"
     return Check(
         "release",
         Status.OK,
         f"Release that fits ({wanted}): {chosen.release_id} / {chosen.asset.name}",
         details=chosen.summary(),
     )
-
-
-def _hip_wanted(manifest: Manifest, selection: Selection, limit: int = 3) -> list[str]:
-    """Assets turned down only for the HIP version, one per distinct requirement (manifest order:
-    newest first): ``"HIP SDK 5.7 (fork-3.9.5/ZLUDA-windows-rocm5-amd64.zip)"``."""
-    wants: dict[str, str] = {}
-    for rejection in selection.rejected:
-        if not rejection.reasons or not all(r.startswith("needs ") for r in rejection.reasons):
-            continue
-        release = next((r for r in manifest.releases if r.id == rejection.release_id), None)
-        asset = next((a for a in release.assets if a.name == rejection.asset_name), None) if release else None
-        if asset is not None:
-            wants.setdefault(asset.hip.describe(), f"{rejection.release_id}/{rejection.asset_name}")
-    return [f"{need} ({where})" for need, where in list(wants.items())[:limit]]
 
 
 def check_cached_releases(opts: ResolvedOptions) -> Check:

@@ -15,7 +15,16 @@ from pathlib import Path
 
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import gpus_from_kfd, target_gpu
-from zluda_runner.host.hipversion import find_host_hip
+from zluda_runner.host.hipversion import HostHip, find_host_hip
+from zluda_runner.release.selection import HipFound, HipRoute
+
+AMD_ROCM_LINUX = "https://rocm.docs.amd.com/projects/install-on-linux/"
+AMD_HIP_SDK = "https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html"
+# What each route gives (the newest line of each major it offers); DESIGN.md, field facts.
+_AMD_LINUX = HipRoute(f"ROCm 6 or 7 from AMD's repository ({AMD_ROCM_LINUX})", ("6.4", "7.1"))
+_DEBIAN = (HipRoute("Debian trixie's packaged ROCm (HIP 5.7)", ("5.7",)),
+           HipRoute("Debian sid's packaged ROCm (HIP 6.4)", ("6.4",)))
+_AMD_WINDOWS = HipRoute(f"AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1 ({AMD_HIP_SDK})", ("5.7", "6.2", "6.4", "7.1"))
 
 
 @dataclass
@@ -28,6 +37,7 @@ class QuickFacts:
     hip_kind: str | None = None
     driver_version: str | None = None
     problems: list[str] = field(default_factory=list)  # what stands in the way, in plain words
+    hip: HipFound | None = None  # the HIP found, in words, and the ways to another one
 
     def fingerprint(self) -> dict[str, str | None]:
         """The flat keys the results store takes as ``host=``."""
@@ -55,9 +65,55 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
         if gpu is not None:
             facts.driver_version = f"amdgpu {version or '(in-tree)'}"
     hip = find_host_hip(root, environ, plat)
+    facts.hip = describe_hip(hip, HostFs(root), plat)
     if hip is not None:
         facts.hip_version, facts.hip_kind = hip.major_minor, hip.kind
     else:
         facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
                               "library folders)" if plat != "win32" else "no AMD HIP SDK found")
     return facts
+
+
+def os_release(fs: HostFs) -> dict[str, str]:
+    """``/etc/os-release`` (else ``/usr/lib/os-release``) as a dict: ``ID``, ``VERSION_CODENAME`` ..."""
+    text = fs.read_text("/etc/os-release") or fs.read_text("/usr/lib/os-release") or ""
+    out: dict[str, str] = {}
+    for line in text.splitlines()[:200]:
+        key, sep, value = line.partition("=")
+        if sep and key.strip().isidentifier():
+            out[key.strip()] = value.strip().strip("\"'")
+    return out
+
+
+def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
+    """The host's HIP in the user's words and the ways to another on this system (one text for every
+    command: run, plan, warmup, releases, doctor)."""
+    if platform == "win32":
+        routes: tuple[HipRoute, ...] = (_AMD_WINDOWS,)
+        distro = ""
+    else:
+        info = os_release(fs)
+        distro = info.get("NAME", "").split(" ")[0] or "the distribution"
+        routes = (_AMD_LINUX, *(_DEBIAN if info.get("ID") == "debian" else ()))
+    if hip is None:
+        return HipFound(None, "no HIP/ROCm found", routes)
+    version = hip.major_minor
+    shown = f"HIP {version}" if version else "HIP of unknown version"
+    if hip.kind == "distribution":
+        major = (version or "").split(".")[0]
+        package = f"libamdhip64-{major} package" if major else "package"
+        text = f"{shown} from {distro}'s {package} ({hip.source})"
+    elif hip.kind == "hip-sdk":
+        text = f"HIP SDK {version or '(version unknown)'} at {hip.path}"
+    else:
+        text = f"ROCm {hip.version or '(version unknown)'} at {hip.path}"
+    return HipFound(version, text, routes)
+
+
+def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
+              platform: str | None = None) -> HipFound:
+    """The host's HIP (:func:`describe_hip`), read under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree."""
+    environ = os.environ if env is None else env
+    plat = platform or sys.platform
+    root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
+    return describe_hip(find_host_hip(root, environ, plat), HostFs(root), plat)

@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zluda_runner import __version__
-from zluda_runner.core.errors import FatalPlanError, LaunchError, PlanError
+from zluda_runner.core.errors import FatalPlanError, LaunchError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch stays fast
     from zluda_runner.launch.linux import LinuxLaunch
     from zluda_runner.release.layout import ReleaseLayout
+    from zluda_runner.release.model import Manifest
+    from zluda_runner.release.selection import HipFound
     from zluda_runner.target.profile import TargetProfile
 from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
@@ -151,9 +153,63 @@ class ReleaseSource:
 
 def host_hip_version(env: Mapping[str, str] | None = None) -> str | None:
     """The host's HIP/ROCm version as "X.Y" (ROCm folder, HIP SDK or distribution package), or None."""
-    from zluda_runner.host.hipversion import host_hip_version as find_version
+    return host_hip_found(env).version
 
-    return find_version(env=env)
+
+def host_hip_found(env: Mapping[str, str] | None = None) -> HipFound:
+    """The host's HIP in words (read under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree)."""
+    from zluda_runner.host.quick import hip_found
+
+    return hip_found(env)
+
+
+def target_cuda(python: str | None) -> tuple[str | None, str | None]:
+    """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
+    and a note that says why not (``releases`` then selects for any CUDA)."""
+    from zluda_runner.core.errors import TargetError
+    from zluda_runner.target.interpreter import check_cuda_build, probe_interpreter, torch_info
+
+    try:
+        facts = probe_interpreter(python or sys.executable)
+        if facts.torch_path is None:
+            return None, f"no torch in {facts.executable}: CUDA not checked (--python PY or --cuda N)"
+        info = torch_info(Path(facts.torch_path), facts.torch_version_py)
+        check_cuda_build(info, facts.executable)
+    except TargetError as exc:
+        return None, f"{exc.message}: CUDA not checked (--python PY or --cuda N)"
+    return info.cuda, None
+
+
+def archive_release(manifest: Manifest, settings: Settings, os_name: str) -> str | None:
+    """``--archive FILE`` is looked at before any release is chosen: a file that is not there is an
+    error; a file named as one manifest asset for this OS picks that release."""
+    archive = settings.archive
+    if archive is None:
+        return None
+    from zluda_runner.core.errors import FetchError
+
+    path = archive.expanduser()
+    if not path.is_file():
+        raise FetchError(f"the archive {path} given with --archive is not a file",
+                         hint="give the path of the release archive you downloaded by hand")
+    named = {r.id for r in manifest.releases for a in r.assets if a.name == path.name and a.os == os_name}
+    return named.pop() if len(named) == 1 else None
+
+
+def host_release_check(settings: Settings, found: HipFound | None = None) -> None:
+    """Before the target is inspected: a host whose HIP no release for this OS takes is refused here,
+    with what was found and how to get a HIP that fits (:class:`NothingFitsError`, exit 3)."""
+    if settings.zluda_dir is not None:
+        return
+    from zluda_runner.release.manifest import load_current_manifest
+    from zluda_runner.release.selection import choose, host_os
+
+    os_name = host_os()
+    if os_name is None:
+        return
+    manifest = load_current_manifest(settings.manifest, settings.cache_dir)
+    wanted = settings.release or archive_release(manifest, settings, os_name)
+    choose(manifest, found if found is not None else host_hip_found(), os=os_name, release=wanted)
 
 
 def release_for(
@@ -176,30 +232,13 @@ def release_for(
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
     from zluda_runner.release.cache import cached_release_dir, ensure_release
     from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
-    from zluda_runner.release.selection import host_os, select_asset
+    from zluda_runner.release.selection import choose, host_os
 
     manifest = load_current_manifest(settings.manifest, settings.cache_dir)
-    hip = host_hip_version() if os_name == host_os() else None
-    selection = select_asset(manifest, os=os_name, hip=hip, cuda=cuda_major, release=settings.release)
-    if selection.chosen is None:
-        cuda = cuda_version or cuda_major or "?"
-        wanted = f"({os_name}, HIP {hip or 'unknown'}, torch built for CUDA {cuda})"
-        if selection.requested:  # --release X: why X does not fit comes first (assets for this OS)
-            here = [r for r in selection.requested if not any(x.startswith("built for") for x in r.reasons)]
-            why = "; ".join(f"{r.asset_name}: {', '.join(r.reasons)}" for r in here or selection.requested)
-            instead = (f"; without --release, {selection.instead.release.id}/{selection.instead.asset.name} "
-                       "fits" if selection.instead is not None else "")
-            raise PlanError(f"the requested release {settings.release} does not fit this target {wanted}: "
-                            f"{why}{instead}",
-                            hint="drop --release to take the release that fits, or see `zluda-run releases`")
-        near = [r for r in selection.rejected if r.fits] or selection.rejected
-        reasons = "; ".join(f"{r.release_id}/{r.asset_name}: {', '.join(r.reasons)}" for r in near[:4])
-        raise PlanError(
-            f"no ZLUDA release in the manifest fits this target {wanted}; closest: {reasons}",
-            hint="see `zluda-run releases --cuda N` for every release and why it does not fit; "
-            "a self-built ZLUDA can be used with --zluda-dir DIR",
-        )
-    release, asset = selection.chosen.release, selection.chosen.asset
+    found = host_hip_found() if os_name == host_os() else None
+    wanted = settings.release or archive_release(manifest, settings, os_name)
+    choice = choose(manifest, found, os=os_name, cuda=cuda_major, release=wanted)
+    release, asset = choice.release, choice.asset
     if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
         from zluda_runner.release.provisional import download_note, provisional_layout
 

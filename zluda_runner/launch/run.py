@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from zluda_runner.core.errors import CheckFailedError
@@ -31,10 +31,13 @@ class PreparedRun:
     notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
 
 
-def check_host(settings: Settings, *, strict: bool) -> tuple[list[str], str | None]:
-    """The doctor's quick checks before anything is downloaded: warnings, or (``strict``) a refusal;
-    and the GPU target found (gfx)."""
+def check_host(settings: Settings, *, strict: bool,
+               on_warning: Callable[[str], None] | None = None) -> tuple[list[str], str | None]:
+    """The doctor's quick checks before anything is downloaded or inspected: warnings (given to
+    ``on_warning`` at once, when set), or (``strict``) a refusal; then the release check of the
+    host's HIP (no release takes it: exit 3 here); and the GPU target found (gfx)."""
     from zluda_runner.host.quick import quick_facts
+    from zluda_runner.launch.prepare import host_release_check
 
     facts = quick_facts()
     problems = facts.problems
@@ -44,9 +47,14 @@ def check_host(settings: Settings, *, strict: bool) -> tuple[list[str], str | No
             hint="`zluda-run doctor` says what to install; without --strict zluda-run goes on "
             "(torch then sees no GPU)",
         )
-    if not problems:
-        return [], facts.gfx
-    return ["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"], facts.gfx
+    warnings = (["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"]
+                if problems else [])
+    if on_warning is not None:
+        for warning in warnings:
+            on_warning(warning)
+        warnings = []
+    host_release_check(settings, facts.hip)
+    return warnings, facts.gfx
 
 
 def prepare_run(
@@ -56,11 +64,14 @@ def prepare_run(
     injector: bool = False,
     trust_on_first_use: bool = False,
     strict: bool = False,
+    on_warning: Callable[[str], None] | None = None,
 ) -> PreparedRun:
+    """Everything before the workload starts (module doc). ``on_warning`` hears the host's warnings
+    first, before anything can fail on a release or a plan."""
     args = list(argv)
     check_argv(args)
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
-    warnings, gfx = check_host(settings, strict=strict)
+    warnings, gfx = check_host(settings, strict=strict, on_warning=on_warning)
     plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     notes: list[str] = []
@@ -92,11 +103,16 @@ def start(run: PreparedRun) -> int:
     return run_process(run.argv, run.env)
 
 
-def plan_argv(command: Sequence[str], settings: Settings) -> list[str]:
+def plan_argv(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> list[str]:
     """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
 
-    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too."""
+    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too;
+    then (``check_host``) the host's HIP is judged, as ``run`` does, before anything is inspected."""
     argv = [a for a in command if a != "--"]
     if argv:
         resolve_command(argv[0], os.environ)
+    if check_host:
+        from zluda_runner.launch.prepare import host_release_check
+
+        host_release_check(settings)
     return argv or [settings.python or sys.executable]

@@ -7,6 +7,7 @@ and :meth:`ReleasesReport.to_json_dict` are its views.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Manifest, Release
 from zluda_runner.release.selection import Selection, describe_constraints, host_os, parse_cuda, select_asset
-from zluda_runner.release.update import cached_origin, staleness_warning
+from zluda_runner.release.update import URL_ENV, cached_origin, staleness_warning
 
 
 @dataclass
@@ -62,8 +63,12 @@ def releases_report(
     gfx: str | None = None,
     detect_hip: Callable[[], str | None] | None = None,
     today: dt.date | None = None,
+    for_host: bool = False,
+    detect_cuda: Callable[[], tuple[str | None, str | None]] | None = None,
 ) -> ReleasesReport:
-    """Load the manifest in use and, when any constraint is given, select an asset.
+    """Load the manifest in use and, when any constraint is given (or ``for_host``: this host and the
+    target's torch, as ``run`` selects), select an asset. ``detect_cuda`` reads the target torch's CUDA
+    (``for_host`` without ``cuda``): ``(cuda, None)`` or ``(None, why not)``.
 
     Without ``hip``, ``detect_hip`` (the host's HIP version finder) is asked when selecting
     for this host's OS, so ``releases`` judges HIP the same way ``run`` does.
@@ -73,8 +78,12 @@ def releases_report(
     if origin is not None and manifest.source and not manifest.source.startswith(str(cache_dir)):
         origin = None  # the cached copy was not newer: the packaged one is in use
     warnings = [w for w in (staleness_warning(manifest, today),) if w]
+    if for_host and cuda is None and detect_cuda is not None and (os_name or host_os()) == host_os():
+        cuda, why_not = detect_cuda()
+        warnings.extend([why_not] if why_not else [])
     major = parse_cuda(cuda)
-    constrained = any(v is not None for v in (os_name, hip, major, release, gfx)) or channel != "stable"
+    constrained = (for_host or any(v is not None for v in (os_name, hip, major, release, gfx))
+                   or channel != "stable")
     hip_source = "--hip" if hip else None
     if constrained and hip is None and detect_hip is not None and (os_name or host_os()) == host_os():
         hip = detect_hip()
@@ -87,6 +96,15 @@ def releases_report(
     if selection is not None:
         warnings.extend(selection.warnings)
     return ReleasesReport(manifest, selection, hip_source, origin, warnings)
+
+
+def update_url(url: str | None, cache_dir: Path) -> str | None:
+    """``manifest update``'s URL: as given, else ``$ZLUDA_RUNNER_MANIFEST_URL`` (read by the update
+    itself), else the URL the cached manifest was fetched from."""
+    if url or os.environ.get(URL_ENV):
+        return url
+    origin = cached_origin(cache_dir)
+    return origin["url"] if origin else None
 
 
 # --------------------------------------------------------------------------- text view

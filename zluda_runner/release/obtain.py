@@ -14,7 +14,13 @@ from pathlib import Path
 from zluda_runner.core.errors import CacheError, ManifestError, SelectionError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.cache import FetchOutcome, fetch_release, list_cache
-from zluda_runner.release.manifest import Asset, Manifest, Release, load_manifest, resolve_release_root
+from zluda_runner.release.manifest import (
+    Asset,
+    Manifest,
+    Release,
+    load_current_manifest,
+    resolve_release_root,
+)
 from zluda_runner.release.selection import select_asset
 from zluda_runner.release.store import CacheLayout, safe_component
 
@@ -81,7 +87,7 @@ def fetch(
     progress: bool | None = None,
 ) -> Fetched:
     """Pick, install or check, and locate a release (see the module doc)."""
-    manifest = load_manifest(manifest_path)
+    manifest = load_current_manifest(manifest_path, cache_dir)  # the one every command uses
     archive = archive.expanduser() if archive is not None else None
     release, asset = pick(manifest, version, os_name, hip, cuda, archive)
     outcome = fetch_release(release, asset, cache_dir, trust_on_first_use=trust_on_first_use,
@@ -92,7 +98,7 @@ def fetch(
 def release_id_for(manifest_path: Path | None, cache_dir: Path, version: str) -> str:
     """A manifest release's id for VERSION, or VERSION itself when the cache holds such an id."""
     try:
-        return load_manifest(manifest_path).find(version).id
+        return load_current_manifest(manifest_path, cache_dir).find(version).id
     except ManifestError:
         layout = CacheLayout(cache_dir)
         key = safe_component(version, "release id")

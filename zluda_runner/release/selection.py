@@ -40,6 +40,7 @@ from zluda_runner.release.model import (
     UNKNOWN,
     Asset,
     Fact,
+    HipRequirement,
     Manifest,
     Release,
     parse_version,
@@ -100,6 +101,9 @@ class Rejection(JsonMixin):
     asset_name: str
     reasons: list[str]
     fits: bool = False
+    # what alone stands in the way on this OS: "hip" (its HIP requirement, ``needs``) or "cuda"
+    blocked_by: str | None = None
+    needs: str | None = None
 
 
 @dataclass
@@ -125,21 +129,99 @@ class Selection(JsonMixin):
     requested: list[Rejection] = field(default_factory=list)
     instead: Choice | None = None
     warnings: list[str] = field(default_factory=list)
+    hip_blocked: list[tuple[Rejection, HipRequirement]] = field(default_factory=list, repr=False)
 
-    def require(self) -> Choice:
-        """The choice, or a SelectionError that lists why nothing fits."""
+    def require(self, found: HipFound | None = None) -> Choice:
+        """The choice, or the one "nothing fits" error (:func:`nothing_fits`, exit 3)."""
         if self.chosen is not None:
             return self.chosen
-        c = self.constraints
-        first = self.requested or self.rejected
-        lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in first]
-        if self.requested and self.instead is not None:
-            lines.append(f"without --release: {self.instead.release.id}/{self.instead.asset.name} fits")
-        raise SelectionError(
-            f"no ZLUDA release in the manifest fits {describe_constraints(c)}:\n  " + "\n  ".join(lines),
-            hint="change --hip/--cuda (e.g. install torch built for CUDA 11.8 for the fork), or pass "
-            "--zluda-dir with a ZLUDA you built yourself",
-        )
+        raise nothing_fits(self, found)
+
+
+@dataclass(frozen=True)
+class HipRoute:
+    """A way to another HIP on this host: what to do (``how``) and the HIP versions it gives."""
+
+    how: str
+    gives: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HipFound:
+    """The host's HIP as the user should read it (``HIP 5.2 from Debian's libamdhip64-5 package``),
+    and the ways to another one on this system (:func:`zluda_runner.host.quick.hip_found`)."""
+
+    version: str | None
+    text: str
+    routes: tuple[HipRoute, ...] = ()
+
+
+class NothingFitsError(SelectionError):
+    """No release fits the host and the target (every path: run, plan, warmup, fetch, releases): exit 3."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, hint: str | None = None, *, selection: Selection | None = None) -> None:
+        super().__init__(message, hint)
+        self.selection = selection
+
+
+_MAX_NEED_LINES = 5
+
+
+def nothing_fits(selection: Selection, found: HipFound | None = None) -> NothingFitsError:
+    """The short "nothing fits" error: what was found, what each release for this OS would need,
+    how to get there on this system, or ``--zluda-dir``; the long list stays behind ``releases``."""
+    c = selection.constraints
+    have = found.text if found is not None else (f"HIP {c.hip}" if c.hip else "no HIP/ROCm found")
+    torch = f", torch built for CUDA {c.cuda}" if c.cuda else ""
+    if c.release:
+        head = f"release {c.release} does not fit this host ({c.os}, {have}{torch})"
+    else:
+        head = f"no ZLUDA release fits this host ({c.os}, {have}{torch})"
+    pool = selection.requested if c.release else selection.rejected
+    by_need: dict[tuple[str, str], list[str]] = {}
+    for rej in pool:
+        if rej.blocked_by and rej.needs:
+            ids = by_need.setdefault((rej.blocked_by, rej.needs), [])
+            if rej.release_id not in ids:
+                ids.append(rej.release_id)
+    lines = [f"needs {need}: {', '.join(ids)}" for (_, need), ids in list(by_need.items())[:_MAX_NEED_LINES]]
+    if not lines:  # nothing for this OS is one step away: the first reasons, as releases gives them
+        lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in pool
+                 if not any(x.startswith("built for") for x in r.reasons)][:3]
+    message = head + (":\n  " + "\n  ".join(lines) if lines else "")
+    if selection.instead is not None:
+        instead = selection.instead
+        message += f"\n  without --release: {instead.release.id}/{instead.asset.name} fits"
+    ways = []
+    hip_pool = [(rej, req) for rej, req in selection.hip_blocked if any(rej is r for r in pool)]
+    for route in found.routes if found is not None and hip_pool else ():
+        fits = list(dict.fromkeys(rej.release_id for rej, req in hip_pool
+                                  if any(req.accepts(v) for v in route.gives)))
+        ways.append(f"{route.how}: " + (f"fits {', '.join(fits)}" if fits else "fits none of these"))
+    ways.extend(f"install {need}" for (kind, need) in by_need if kind == "cuda")
+    ways.append(("or " if ways else "") + "--zluda-dir DIR with a ZLUDA you built yourself")
+    ways.append("`zluda-run releases` lists every release and why; `zluda-run doctor` checks the rest "
+                "of this host")
+    hint = "\n  ".join(ways)
+    return NothingFitsError(message, hint, selection=selection)
+
+
+def choose(
+    manifest: Manifest | Path | None,
+    found: HipFound | None,
+    *,
+    os: str | None = None,
+    cuda: int | None = None,
+    release: str | None = None,
+    channel: str = "stable",
+) -> Choice:
+    """The one verdict every path gives (run, plan, warmup, doctor, fetch): the release for this host's
+    HIP (``found``) and torch's CUDA, or :class:`NothingFitsError`."""
+    selection = select_asset(manifest, os=os, hip=found.version if found else None, cuda=cuda,
+                             release=release, channel=channel)
+    return selection.require(found)
 
 
 def describe_constraints(c: Constraints) -> str:
@@ -312,6 +394,18 @@ def _check_inputs(os: str | None, arch: str, hip: str | None, cuda: int | None, 
     return target_os
 
 
+def _blocker(asset: Asset, c: Constraints, reasons: list[str]) -> str | None:
+    """"hip" / "cuda" when that alone keeps an asset for this OS, arch and channel out, else None."""
+    own = [r for r in reasons if not r.startswith("not the requested release")]
+    if asset.os != c.os or asset.arch != c.arch or not own:
+        return None
+    if all(r.startswith("needs ") for r in own):
+        return "hip"
+    if all(r.startswith("cannot serve torch") for r in own):
+        return "cuda"
+    return None
+
+
 def _gpu_warnings(manifest: Manifest, c: Constraints) -> list[str]:
     if not c.gfx or not c.hip:
         return []
@@ -349,6 +443,7 @@ def select_asset(
                     channel=channel, gfx=gfx)
     rejected: list[Rejection] = []
     requested: list[Rejection] = []
+    hip_blocked: list[tuple[Rejection, HipRequirement]] = []
     fitting: list[tuple[tuple[float, ...], Release, Asset, list[str]]] = []
     others_fitting: list[tuple[tuple[float, ...], Release, Asset, list[str]]] = []
     order = 0
@@ -362,7 +457,13 @@ def select_asset(
                     others_fitting.append((key, rel, asset, notes))
                 reasons.insert(0, f"not the requested release '{wanted.id}'")
             if reasons:
-                rejection = Rejection(rel.id, asset.name, reasons)
+                rejection = Rejection(rel.id, asset.name, reasons, blocked_by=_blocker(asset, c, reasons))
+                if rejection.blocked_by == "hip":
+                    rejection.needs = asset.hip.describe()
+                    hip_blocked.append((rejection, asset.hip))
+                elif rejection.blocked_by == "cuda":
+                    served = ", ".join(str(m) for m in asset.cuda_majors)
+                    rejection.needs = f"torch built for CUDA {served}" if served else None
                 rejected.append(rejection)
                 if wanted is not None and rel.id == wanted.id:
                     requested.append(rejection)
@@ -375,7 +476,8 @@ def select_asset(
             others_fitting.sort(key=lambda item: item[0], reverse=True)
             _, rel, asset, notes = others_fitting[0]
             instead = Choice(rel, asset, notes)
-        return Selection(c, None, rejected, requested=requested, instead=instead, warnings=warnings)
+        return Selection(c, None, rejected, requested=requested, instead=instead, warnings=warnings,
+                         hip_blocked=hip_blocked)
     fitting.sort(key=lambda item: item[0], reverse=True)
     best_key, best_rel, best_asset, best_notes = fitting[0]
     chosen = Choice(release=best_rel, asset=best_asset, notes=best_notes)
@@ -383,4 +485,4 @@ def select_asset(
         why = _why_lower(best_key, key)
         reason = f"fits, but {best_rel.id}/{best_asset.name} is preferred: this one {why}"
         rejected.append(Rejection(rel.id, asset.name, [reason], fits=True))
-    return Selection(c, chosen, rejected, requested=requested, warnings=warnings)
+    return Selection(c, chosen, rejected, requested=requested, warnings=warnings, hip_blocked=hip_blocked)
