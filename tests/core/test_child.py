@@ -49,3 +49,17 @@ def test_a_timeout_kills_what_the_child_started() -> None:
     except FileNotFoundError:
         state = "gone"
     assert state in ("gone", "Z", "X"), f"the grandchild outlived its group (state {state})"
+
+
+def test_exit_status_and_what_ended_a_process() -> None:
+    """The seam's reading of return codes: POSIX here, and Windows' (pure functions, no kernel32)."""
+    from zluda_runner.core import proctree, winproc
+
+    assert proctree.exit_status(-2) == 130 and proctree.exit_status(7) == 7
+    assert proctree.ended_by(-11) == "SIGSEGV"
+    assert proctree.ended_by(1) is None and proctree.ended_by(None) is None
+    assert winproc.exit_status(0xC000013A) == 130 and winproc.exit_status(-1073741510) == 130
+    assert winproc.exit_status(0xC0000005) == 0xC0000005 and winproc.exit_status(3) == 3
+    assert winproc.termination_name(0xC0000005) == "STATUS_ACCESS_VIOLATION"
+    assert winproc.termination_name(-1073741819) == "STATUS_ACCESS_VIOLATION"  # the same code, signed
+    assert winproc.termination_name(1) is None

@@ -115,3 +115,16 @@ def test_floats_nesting_threads_forks_and_exit_from_a_thread(
     assert quick.calls == [] and quick.warnings == [NO_COUNTS_WARNING]
     assert any(w == f"pid {quick.pid}: {NO_COUNTS_WARNING}" for w in report.warnings)
     assert report.call("cuDriverGetVersion").count == 4 * 20000 + 2 + 7  # type: ignore[union-attr]
+
+
+def test_tracing_a_windows_plan_is_refused_clearly() -> None:
+    """The tracer interposes on libcuda.so.1: on Windows (or for a Windows plan) it says so, exit 1."""
+    from zluda_runner.trace.workload import check_supported
+
+    with pytest.raises(TraceError) as caught:
+        check_supported("windows")
+    assert caught.value.exit_code == 1
+    assert caught.value.message.startswith("--trace is not supported on Windows")
+    assert caught.value.hint and "probe --libcuda nvcuda.dll" in caught.value.hint
+    if sys.platform != "win32":
+        check_supported("linux")  # no refusal where it works

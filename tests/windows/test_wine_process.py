@@ -40,12 +40,14 @@ def accounting():
 # A child that starts a grandchild, waits until it runs, then (argv[1]) hangs or exits 0.
 FAMILY = r'''
 import subprocess, sys, time
-grandchild = subprocess.Popen([sys.executable, "-c", "print('up', flush=True); import time; time.sleep(3600)"],
-                              stdout=subprocess.PIPE)
+sleeper = "print('up', flush=True); import time; time.sleep(600)"
+# holding none of the driver's pipes: a grandchild left alive fails the test, it does not hang it
+grandchild = subprocess.Popen([sys.executable, "-c", sleeper], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 assert grandchild.stdout.readline().strip() == b"up"
 print(grandchild.pid, flush=True)
 if sys.argv[1] == "hang":
-    time.sleep(3600)
+    time.sleep(600)
 '''
 
 
@@ -153,7 +155,7 @@ grandchild = winproc.open_process(int(tree.proc.stdout.readline()))
 child = winproc.open_process(tree.proc.pid)
 before = [winproc.has_exited(child), winproc.has_exited(grandchild)]
 tree.kill()
-ends = [winproc._k32().WaitForSingleObject(h, 120000) for h in (child, grandchild)]
+ends = [winproc._k32().WaitForSingleObject(h, 60000) for h in (child, grandchild)]
 codes = [winproc.exit_code_of(h) for h in (child, grandchild)]
 tree.proc.wait()
 tree.close()

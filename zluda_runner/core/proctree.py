@@ -39,7 +39,7 @@ class ProcessTree:
     def kill(self) -> None:
         """Kill the child and all it started, now (harmless when they are gone)."""
         if self._job is not None:
-            self._job.terminate(1)  # the code Popen.kill (TerminateProcess) gives too
+            self._job.terminate()
             return
         if self._own_group and hasattr(os, "killpg"):
             try:

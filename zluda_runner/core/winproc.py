@@ -13,11 +13,19 @@ Measured under Wine 8.0 (Debian 12) with the official CPython 3.13.2 (tests/wind
 test_wine_process.py keeps each of these true):
 
 - ``TerminateJobObject`` ends a child and the grandchild it started (``WaitForSingleObject`` on
-  a handle to the grandchild returns at once afterwards); closing the last job handle with
-  ``KILL_ON_JOB_CLOSE`` does the same.
+  a handle to the grandchild returns at once afterwards, exit code as given); closing the last
+  job handle with ``KILL_ON_JOB_CLOSE`` does the same (the killed exit with 0).
 - A child created ``CREATE_SUSPENDED`` runs after ``NtResumeProcess``; its children are in the job.
-- A process already in our job can be assigned to a job of its own (nested jobs work).
-- Python ended by an uncaught ``KeyboardInterrupt`` exits 0xC000013A (``STATUS_CONTROL_C_EXIT``).
+- A process already in our job can be assigned to a job of its own (nested jobs work, and the
+  outer job still counts its processes); ``CREATE_BREAKAWAY_FROM_JOB`` is refused (WinError 5),
+  so a workload cannot leave the job.
+- Python ended by an uncaught ``KeyboardInterrupt`` exits 0xC000013A (``STATUS_CONTROL_C_EXIT``),
+  and so does a process ended by the console's Ctrl-C; an access violation exits 0xC0000005.
+- ``GenerateConsoleCtrlEvent`` needs a console: a python.exe started from a pipe has none
+  (error 12). With one (``AllocConsole``), ``CTRL_C_EVENT`` to group 0 reaches every process on
+  it; Wine 8 delivers no ``CTRL_BREAK_EVENT`` (to a group: error 6; to group 0: refused).
+- ``PROC_THREAD_ATTRIBUTE_HANDLE_LIST`` is honoured: an inheritable handle not in the list is
+  not inherited.
 """
 
 from __future__ import annotations
@@ -29,10 +37,9 @@ from typing import Any
 
 STATUS_CONTROL_C_EXIT = 0xC000013A
 STILL_ACTIVE = 259
-KILLED_EXIT_CODE = 0xC000013A  # what a killed tree exits with (Windows' own choice for Ctrl-C)
+KILLED_EXIT_CODE = 1  # what a killed tree exits with: Popen.kill's (TerminateProcess) code
 CREATE_SUSPENDED = 0x00000004
 CREATE_NEW_PROCESS_GROUP = 0x00000200
-CREATE_BREAKAWAY_FROM_JOB = 0x01000000
 
 NTSTATUS_NAMES = {
     0xC0000005: "STATUS_ACCESS_VIOLATION",
@@ -129,7 +136,6 @@ def _k32() -> Any:
         k.WaitForSingleObject.restype = wintypes.DWORD
         k.WaitForSingleObject.argtypes = [wintypes.HANDLE, wintypes.DWORD]
         k.GetExitCodeProcess.argtypes = [wintypes.HANDLE, ctypes.POINTER(wintypes.DWORD)]
-        k.GenerateConsoleCtrlEvent.argtypes = [wintypes.DWORD, wintypes.DWORD]
         _kernel32 = k
     return _kernel32
 
@@ -262,8 +268,3 @@ def termination_name(returncode: int | None) -> str | None:
     if returncode is None:
         return None
     return NTSTATUS_NAMES.get(returncode & 0xFFFFFFFF)
-
-
-def send_ctrl_break(pid: int) -> bool:
-    """Ctrl-Break to the console process group ``pid`` leads (Ctrl-C cannot target a group)."""
-    return bool(_k32().GenerateConsoleCtrlEvent(1, pid))

@@ -1,10 +1,11 @@
-"""A probe child: its own process group, bounded output, framed events, death seen at once.
+"""A probe child: its own process tree, bounded output, framed events, death seen at once.
 
 Whatever runs in a probe child (the library under test, torch and what it loads) can print
 without end, write to any descriptor it inherited, fork, and crash. So:
 
-- the child leads its own process group, and the whole group is killed when the child is done
-  (before the child is reaped, so the group id cannot have been reused);
+- the child is the root of its own process tree (:mod:`zluda_runner.core.proctree`: a process
+  group on POSIX, a Job object on Windows), killed whole when the child is done (on POSIX before
+  the child is reaped, so the group id cannot have been reused);
 - its stdout and stderr are drained as they come and only a tail is kept (:data:`TAIL_BYTES`);
 - events are lines carrying a prefix (for the driver worker a random token the library is never
   shown; for the torch scripts a marker); a line without it is output, a line longer than
@@ -12,6 +13,14 @@ without end, write to any descriptor it inherited, fork, and crash. So:
   becomes ``{"event": "garbled", ...}`` for the caller to charge to the case it was running;
 - the child's exit is seen through a pidfd (else polled), not through end-of-file, which a
   forked process holding the pipes would delay for ever.
+
+How the pipes are read is this module's platform seam, chosen once (:data:`_PUMP`): on POSIX
+``poll(2)`` on the pipes and the pidfd; on Windows, which cannot poll a pipe, a thread per pipe
+feeds a bounded queue (a child that floods it blocks, as an unread pipe blocks it on POSIX) and a
+thread waiting on the process handle queues its exit after what it wrote. The private event
+pipe reaches a Windows child as an inherited handle, the only one it inherits besides stdio
+(``PROC_THREAD_ATTRIBUTE_HANDLE_LIST``; measured under Wine 8: a second inheritable handle not
+in the list is not there in the child).
 """
 
 from __future__ import annotations
@@ -19,19 +28,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
-import signal
+import queue
 import subprocess
+import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+
+from zluda_runner.core.proctree import ProcessTree, handle_arg, start_tree
 
 TAIL_BYTES = 64 << 10  # of each output stream, kept for error messages
 MAX_FRAME = 1 << 20  # an event line longer than this is not ours
 READ_CHUNK = 1 << 16
 DRAIN_READS = 256  # reads after the child's exit: what it wrote before it died
 POLL_S = 0.1  # exit polling where there is no pidfd
+QUEUED_CHUNKS = 64  # Windows: chunks read ahead of the caller, per child
+DRAIN_WAIT_S = 2.0  # Windows, after the tree is killed: the longest wait for a pipe's end
 
 
 class Tail:
@@ -116,13 +130,168 @@ class FrameReader:
         return events
 
 
+Deliver = Callable[[int, bytes], None]
+
+
+class _PollPump:
+    """POSIX: ``poll(2)`` on the pipes and the child's pidfd (else its exit polled every POLL_S)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], fds: list[int], deliver: Deliver) -> None:
+        self.proc, self.deliver = proc, deliver
+        self.open_fds = set(fds)
+        self.pidfd: int | None = None
+        with contextlib.suppress(AttributeError, OSError):
+            self.pidfd = os.pidfd_open(proc.pid)
+
+    def _read(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.open_fds.discard(fd)
+            return
+        self.deliver(fd, chunk)
+
+    def _poll(self, timeout_ms: int, with_pidfd: bool) -> list[int]:
+        import select
+
+        poller = select.poll()
+        for fd in self.open_fds:
+            poller.register(fd, select.POLLIN)
+        if with_pidfd and self.pidfd is not None:
+            poller.register(self.pidfd, select.POLLIN)
+        return [fd for fd, _ in poller.poll(timeout_ms)]
+
+    def has_exited(self) -> bool:
+        """The child is dead (not reaped: its pid, and so its group id, stay ours)."""
+        try:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def step(self, left: float) -> bool:
+        """Deliver what comes within ``left`` seconds; True once the child has exited."""
+        wait = left if self.pidfd is not None else min(left, POLL_S)
+        ready = self._poll(max(1, int(wait * 1000)), with_pidfd=True)
+        for fd in ready:
+            if fd != self.pidfd:
+                self._read(fd)
+        return self.pidfd in ready or (self.pidfd is None and self.has_exited())
+
+    def drain(self) -> None:
+        """After the exit (and the group killed): what the child wrote before it died."""
+        for _ in range(DRAIN_READS):
+            ready = self._poll(0, with_pidfd=False)
+            if not ready:
+                break
+            for fd in ready:
+                self._read(fd)
+
+    def wait_exit(self, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while not self.has_exited():
+            if time.monotonic() >= end:
+                return False
+            if self.pidfd is not None:
+                import select
+
+                poller = select.poll()
+                poller.register(self.pidfd, select.POLLIN)
+                poller.poll(max(1, int((end - time.monotonic()) * 1000)))
+            else:
+                time.sleep(POLL_S)
+        return True
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+class _ThreadPump:
+    """Windows: a thread per pipe feeds a bounded queue; a thread on the process handle queues the
+    exit after all that was queued before it (what is still in the pipes is drained after)."""
+
+    _EXIT = (-1, b"")
+
+    def __init__(self, proc: subprocess.Popen[bytes], fds: list[int], deliver: Deliver) -> None:
+        self.proc, self.deliver = proc, deliver
+        self.chunks: queue.Queue[tuple[int, bytes]] = queue.Queue(QUEUED_CHUNKS)
+        self.open_fds = set(fds)
+        self.threads = [threading.Thread(target=self._reader, args=(fd,), daemon=True) for fd in fds]
+        self.threads.append(threading.Thread(target=self._waiter, daemon=True))
+        for thread in self.threads:
+            thread.start()
+
+    def _reader(self, fd: int) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except OSError:
+                chunk = b""
+            self.chunks.put((fd, chunk))
+            if not chunk:
+                return
+
+    def _waiter(self) -> None:
+        self.proc.wait()
+        self.chunks.put(self._EXIT)
+
+    def _take(self, item: tuple[int, bytes]) -> bool:
+        fd, chunk = item
+        if fd == self._EXIT[0]:
+            return True
+        if chunk:
+            self.deliver(fd, chunk)
+        else:
+            self.open_fds.discard(fd)
+        return False
+
+    def step(self, left: float) -> bool:
+        try:
+            exited = self._take(self.chunks.get(timeout=max(left, 0.001)))
+        except queue.Empty:
+            return False
+        while not exited:
+            try:
+                exited = self._take(self.chunks.get_nowait())
+            except queue.Empty:
+                break
+        return exited
+
+    def drain(self) -> None:
+        """The tree is killed: read on to each pipe's end (bounded, should a handle have leaked)."""
+        end = time.monotonic() + DRAIN_WAIT_S
+        while self.open_fds and time.monotonic() < end:
+            try:
+                self._take(self.chunks.get(timeout=max(end - time.monotonic(), 0.001)))
+            except queue.Empty:
+                break
+
+    def wait_exit(self, timeout: float) -> bool:
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def close(self) -> None:
+        """Let the readers finish (their pipes' writers are dead) before the pipes are closed."""
+        self.deliver = lambda fd, chunk: None
+        self.drain()
+
+
+_PUMP = _ThreadPump if sys.platform == "win32" else _PollPump
+
 _LIVE: set[ProbeChild] = set()
 
 
 @contextlib.contextmanager
 def reaping() -> Iterator[None]:
     """Children started inside and not finished when it is left by an exception (Ctrl-C) are
-    killed with their groups: a probe interrupted leaves nothing running."""
+    killed with their trees: a probe interrupted leaves nothing running."""
     before = set(_LIVE)
     try:
         yield
@@ -133,10 +302,12 @@ def reaping() -> Iterator[None]:
 
 
 class ProbeChild:
-    """``argv`` in its own process group; events from a private pipe or from its stdout.
+    """``argv`` as the root of its own process tree; events from a private pipe or from its stdout.
 
-    ``prefix``: what starts an event line. ``channel``: events come on a private pipe whose
-    descriptor number is appended to ``argv`` (else on stdout). ``stdin``: keep a pipe to it.
+    ``prefix``: what starts an event line. ``channel``: events come on a private pipe named by the
+    argument appended to ``argv`` (a descriptor number, on Windows a handle: the child opens it
+    with :func:`zluda_runner.core.proctree.open_inherited`), else on stdout. ``stdin``: keep a
+    pipe to it.
     """
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None, *, prefix: bytes,
@@ -147,17 +318,16 @@ class ProbeChild:
         read_fd = write_fd = -1
         if channel:
             read_fd, write_fd = os.pipe()
-            args.append(str(write_fd))
+            args.append(handle_arg(write_fd))
             pass_fds = (write_fd,)
         try:
-            self.proc = subprocess.Popen(
+            self.tree: ProcessTree = start_tree(
                 args,
+                pass_fds=pass_fds,
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=pass_fds,
                 env=dict(env) if env is not None else None,
-                start_new_session=True,
             )
         except BaseException:
             if channel:
@@ -166,6 +336,7 @@ class ProbeChild:
             raise
         if channel:
             os.close(write_fd)
+        self.proc = self.tree.proc
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self.streams: dict[int, FrameReader | Tail] = {}
         out_fd, err_fd = self.proc.stdout.fileno(), self.proc.stderr.fileno()
@@ -176,51 +347,25 @@ class ProbeChild:
             self.streams[out_fd] = FrameReader(prefix, self.out_tail)
         self.streams[err_fd] = self.err_tail
         self.own_fds = [read_fd] if channel else []
-        self.open_fds = set(self.streams)
         self.pending: deque[dict[str, Any]] = deque()
         self.exited = False
-        self.pidfd: int | None = None
-        with contextlib.suppress(AttributeError, OSError):
-            self.pidfd = os.pidfd_open(self.proc.pid)
+        self.pump = _PUMP(self.proc, list(self.streams), self._deliver)
         _LIVE.add(self)
 
     # ---- reading -------------------------------------------------------------------------------
 
-    def _read(self, fd: int) -> None:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.open_fds.discard(fd)
-            return
+    def _deliver(self, fd: int, chunk: bytes) -> None:
         sink = self.streams[fd]
         if isinstance(sink, FrameReader):
             self.pending.extend(sink.feed(chunk))
         else:
             sink.add(chunk)
 
-    def _has_exited(self) -> bool:
-        """The child is dead (not reaped: its pid, and so its group id, stay ours)."""
-        try:
-            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        return info is not None
-
     def _on_exit(self) -> None:
-        """The child is gone: kill what it left in its group, then read what it wrote before."""
+        """The child is gone: kill what it left in its tree, then read what it wrote before."""
         self.exited = True
-        self._kill_group()
-        for _ in range(DRAIN_READS):
-            poller = select.poll()
-            for fd in self.open_fds:
-                poller.register(fd, select.POLLIN)
-            ready = [fd for fd, _ in poller.poll(0)]
-            if not ready:
-                break
-            for fd in ready:
-                self._read(fd)
+        self.tree.kill()
+        self.pump.drain()
 
     def event(self, deadline: float) -> dict[str, Any] | None:
         """The next event; ``{"event": "eof"}`` once the child has exited; None at ``deadline``."""
@@ -232,17 +377,7 @@ class ProbeChild:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            poller = select.poll()
-            for fd in self.open_fds:
-                poller.register(fd, select.POLLIN)
-            if self.pidfd is not None:
-                poller.register(self.pidfd, select.POLLIN)
-            wait = left if self.pidfd is not None else min(left, POLL_S)
-            ready = [fd for fd, _ in poller.poll(max(1, int(wait * 1000)))]
-            for fd in ready:
-                if fd != self.pidfd:
-                    self._read(fd)
-            if self.pidfd in ready or (self.pidfd is None and self._has_exited()):
+            if self.pump.step(left):
                 self._on_exit()
 
     def run_to_end(self, deadline: float, keep: Callable[[dict[str, Any]], bool]
@@ -279,41 +414,23 @@ class ProbeChild:
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def _kill_group(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def _wait_exit(self, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while not self._has_exited():
-            if time.monotonic() >= end:
-                return False
-            if self.pidfd is not None:
-                poller = select.poll()
-                poller.register(self.pidfd, select.POLLIN)
-                poller.poll(max(1, int((end - time.monotonic()) * 1000)))
-            else:
-                time.sleep(POLL_S)
-        return True
-
     def finish(self, kill: bool = False, grace: float = 5.0) -> int | None:
-        """End the child (at once with ``kill``, else after ``grace`` seconds), then its whole group;
-        its return code (negative: the signal that ended it)."""
+        """End the child (at once with ``kill``, else after ``grace`` seconds), then its whole tree;
+        its return code (POSIX, negative: the signal that ended it; Windows: its exit code)."""
         _LIVE.discard(self)
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-        if kill or not self._wait_exit(grace):
-            self._kill_group()
-        self._kill_group()  # the child has exited, not yet been reaped: its group is still ours
+        if kill or not self.pump.wait_exit(grace):
+            self.tree.kill()
+        self.tree.kill()  # the child has exited, not yet been reaped: its group is still ours
         rc = self.proc.wait()
+        self.pump.close()
         for fd in self.own_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
+        self.tree.close()
         return rc

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.data.driver_api import result_name
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CASES_BY_ID, CATALOGUE, Case
@@ -47,14 +47,14 @@ Progress = Callable[[CaseResult], None]
 
 
 def _signal_name(returncode: int | None) -> str | None:
-    if returncode is None or returncode >= 0:
-        return None
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
+    """What ended a process abnormally: a signal on POSIX, a crash code (NTSTATUS) on Windows."""
+    return ended_by(returncode)
 
 
+# The driver file a probe loads by default on this platform: what hints name.
+DRIVER_NAMES = ("nvcuda.dll",) if sys.platform == "win32" else ("libcuda.so.1", "libcuda.so")
+DRIVER_NAME = DRIVER_NAMES[0]
+LOADER_CALL = "LoadLibrary" if sys.platform == "win32" else "dlopen"
 WORKER = (sys.executable, "-m", "zluda_runner.probe.worker")  # + libcuda, event descriptor
 
 
@@ -110,7 +110,7 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
         return worker, LoadResult(PASS, "")
     if event["event"] == "load_failed":
         worker.finish()
-        return None, LoadResult(FAIL, f"dlopen failed: {str(event.get('error', ''))[:MAX_DETAIL]}")
+        return None, LoadResult(FAIL, f"{LOADER_CALL} failed: {str(event.get('error', ''))[:MAX_DETAIL]}")
     if event["event"] == "garbled":
         worker.finish(kill=True)
         return None, LoadResult(FAIL, f"the worker's report on loading {libcuda} was unreadable: "
@@ -165,7 +165,8 @@ def run_probe(
     """Probe ``libcuda``: every case of the catalogue (or ``case_ids``), plus symbol coverage."""
     libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
-        raise ProbeError(f"no libcuda to probe at {libcuda}", hint="pass --libcuda PATH to a libcuda.so.1")
+        raise ProbeError(f"no libcuda to probe at {libcuda}",
+                         hint=f"pass --libcuda PATH to the driver library to probe ({DRIVER_NAME})")
     unknown = [c for c in case_ids or () if c not in CASES_BY_ID]
     if unknown:
         raise ProbeError(

@@ -1,7 +1,8 @@
 """``zluda-run probe``: which driver (or which torch ops) to probe, under which environment.
 
 The driver probe takes ``--libcuda``, else ZLUDA's driver from ``--zluda-dir`` (not its ``trace/``
-copy), else the driver of the manifest release that fits this host. The torch-level probe runs in
+copy), else the driver of the manifest release that fits this host (``libcuda.so.1``; on Windows
+the release's ``nvcuda.dll``). The torch-level probe runs in
 the target interpreter under the planned launch (``--native``/``--device cpu``: as it is), over
 PyTorch's own OpInfo database, or the hand-written smoke set with ``quick``.
 """
@@ -18,10 +19,10 @@ from zluda_runner.core.errors import ProbeError
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import CaseResult, ProbeReport
 from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES, DEFAULT_OP_TIMEOUT, run_opinfo_probe
-from zluda_runner.probe.runner import DEFAULT_TIMEOUT, run_probe
+from zluda_runner.probe.runner import DEFAULT_TIMEOUT, DRIVER_NAME, DRIVER_NAMES, run_probe
 from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
 
-LIBCUDA_NAMES = ("libcuda.so.1", "libcuda.so")
+LIBCUDA_NAMES = DRIVER_NAMES  # this platform's: nvcuda.dll on Windows, libcuda.so.1 elsewhere
 
 
 @dataclass
@@ -56,10 +57,13 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
 
     source = release_for(settings, os_name=host_os() or sys.platform, cuda_major=None,
                          trust_on_first_use=trust_on_first_use)
-    drivers = [s for s in source.layout.for_family("driver") if not s.path.lower().endswith(".dll")]
+    windows = sys.platform == "win32"
+    drivers = [s for s in source.layout.for_family("driver") if s.path.lower().endswith(".dll") == windows]
+    drivers.sort(key=lambda s: Path(s.path).name.lower() not in LIBCUDA_NAMES)  # nvcuda.dll before nvcuda64
     if not drivers:
-        raise ProbeError(f"no libcuda.so.1 in {source.layout.root}",
-                         hint="point --zluda-dir at an unpacked Linux ZLUDA, or pass --libcuda PATH")
+        kind = "Windows" if windows else "Linux"
+        raise ProbeError(f"no {DRIVER_NAME} in {source.layout.root}",
+                         hint=f"point --zluda-dir at an unpacked {kind} ZLUDA, or pass --libcuda PATH")
     return Path(drivers[0].path)
 
 

@@ -1,8 +1,9 @@
 """The probe's worker process: loads one libcuda and runs the cases the parent names.
 
 Protocol: the parent writes a random token, then case ids, one per line, on stdin; the worker
-writes JSON lines, each after the token and a space, on the file descriptor given as its second
-argument (never stdout, which the library may use). The library under test can write to that
+writes JSON lines, each after the token and a space, on the private pipe its second argument
+names (a descriptor number, on Windows an inherited handle; never stdout, which the library may
+use). The library under test can write to that
 descriptor too, but it is never shown the token (read before the library is loaded; not in argv
 or the environment), so its lines are output, never events:
 ``{"event": "started"}`` once the interpreter is up, ``{"event": "loaded"}`` or
@@ -19,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+from zluda_runner.core.proctree import open_inherited
 from zluda_runner.probe.bindings import CallFailed, Driver, MissingFunction, make_ffi, symbol_of
 from zluda_runner.probe.cases import CASES_BY_ID, CheckFailed, NotApplicable, Setup
 from zluda_runner.probe.model import FAIL, MISSING, PASS, SKIPPED
@@ -62,7 +64,8 @@ def run_case(driver: Driver, setup: Setup, case_id: str) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    libcuda, fd = os.path.abspath(argv[0]), int(argv[1])  # a bare name would be searched for
+    libcuda = os.path.abspath(argv[0])  # a bare name would be searched for
+    fd = open_inherited(argv[1])
     token = sys.stdin.buffer.readline().strip()
     out = Channel(fd, token)
     ffi = make_ffi()  # parsing the declarations is start-up work, not the library's

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,20 @@ class TracedRun:
         return self.report.exit_code if self.report.exit_code is not None else 124
 
 
+NOT_ON_WINDOWS = ("--trace is not supported on Windows: the tracer interposes on Linux's libcuda.so.1 "
+                  "(LD_PRELOAD/LD_LIBRARY_PATH), which a Windows workload never loads")
+NOT_ON_WINDOWS_HINT = ("trace the workload on Linux; on Windows `zluda-run probe --libcuda nvcuda.dll` shows "
+                       "which driver calls ZLUDA's nvcuda.dll answers")
+
+
+def check_supported(plan_os: str | None = None) -> None:
+    """Refuse (exit 1) at once where tracing cannot work: on Windows, or for a Windows plan."""
+    if sys.platform == "win32" or plan_os == "windows":
+        raise TraceError(NOT_ON_WINDOWS, hint=NOT_ON_WINDOWS_HINT)
+
+
 def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> TracedRun:
+    check_supported(plan.os)
     driver = next((b for b in plan.bindings if b.family == "driver" and b.shim), None)
     if driver is None or driver.shim is None or plan.os != "linux":
         raise TraceError(

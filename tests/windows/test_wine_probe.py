@@ -1,0 +1,153 @@
+"""The driver probe and the torch probes on the real Windows CPython under Wine, each case isolated.
+
+The driver is the probe's own stand-in (tests/fixtures/probe/standin_cuda.c, planted gaps: missing
+functions, 101/801 results, an access violation in cuEventElapsedTime, a hang in
+cuCtxGetStreamPriorityRange) built by mingw-w64 as ``nvcuda.dll`` (tests/fixtures/windows/
+standin_driver.c): the Windows report must list exactly the gaps the Linux one lists. The torch
+probes run PyPI's real Windows torch 2.13.0 (a CPU build).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.probe.test_probe_standin import EXPECTED
+from tests.windows.winpy import WinPython
+from zluda_runner.probe.cases import CATALOGUE
+
+QUICK_OPS = {"matmul.fp32", "matmul.fp16", "matmul.bf16", "conv2d", "sdpa", "layer_norm", "softmax", "fft",
+             "sort_topk", "index_scatter", "embedding", "random.seeded"}  # torch_ops.py's smoke set
+
+
+@pytest.fixture(scope="module")
+def standin_nvcuda(mingw_build) -> Path:  # type: ignore[no-untyped-def]
+    posix = Path(__file__).resolve().parents[1] / "fixtures" / "windows" / "posix"
+    return mingw_build(["windows/standin_driver.c"], "nvcuda.dll", args=[f"-I{posix}"],
+                       deps=["probe/standin_cuda.c", "windows/posix/dlfcn.h"])
+
+
+def _report(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    start = proc.stdout.find("{")
+    assert start >= 0, f"exit {proc.returncode}, no JSON:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    report: dict[str, Any] = json.loads(proc.stdout[start:])
+    return report
+
+
+@pytest.fixture(scope="module")
+def driver_report(winpy: WinPython, standin_nvcuda: Path) -> tuple[int, dict[str, Any]]:
+    proc = winpy.zluda_run("probe", "--libcuda", winpy.winpath(standin_nvcuda), "--json", "--timeout", "5")
+    return proc.returncode, _report(proc)
+
+
+def test_driver_probe_lists_exactly_the_planted_gaps(driver_report: tuple[int, dict[str, Any]],
+                                                     winpy: WinPython, standin_nvcuda: Path) -> None:
+    rc, report = driver_report
+    assert rc == 3  # cases failed, crashed, hung: as on Linux
+    assert report["target"].lower() == winpy.winpath(standin_nvcuda).lower()
+    assert report["load"]["status"] == "pass"
+    assert report["coverage"]["present"] > 150  # read from the DLL's PE export table
+    status = {c["id"]: c["status"] for c in report["cases"]}
+    assert len(status) == len(CATALOGUE)
+    for want, ids in EXPECTED.items():
+        assert {i for i, s in status.items() if s == want} == ids, want
+    planted = set().union(*EXPECTED.values())
+    assert {i for i, s in status.items() if s == "pass"} == {c.id for c in CATALOGUE} - planted
+
+
+def test_a_crash_and_a_hang_cost_only_their_own_case(driver_report: tuple[int, dict[str, Any]]) -> None:
+    """The access violation ends one worker (its NTSTATUS named, its calls kept), the hang is killed
+    with its tree at the timeout; fresh workers run every case after each."""
+    _, report = driver_report
+    cases = {c["id"]: c for c in report["cases"]}
+    crashed = cases["event.elapsed_time"]
+    assert crashed["signal"] == "STATUS_ACCESS_VIOLATION" and "cuEventElapsedTime_v2" in crashed["detail"]
+    fatal = {"function": "cuEventElapsedTime_v2", "result": None, "result_name": "crashed"}
+    assert crashed["calls"][-1] == fatal
+    assert ("cuEventSynchronize", 0) in [(c["function"], c["result"]) for c in crashed["calls"]]
+    hung = cases["context.stream_priority_range"]
+    assert hung["status"] == "timeout" and "no answer within 5 s" in hung["detail"]
+    assert hung["calls"][-1]["function"] == "cuCtxGetStreamPriorityRange"
+    order = [c["id"] for c in report["cases"]]
+    after = order[order.index("event.elapsed_time") + 1:]
+    assert after and all(cases[i]["status"] != "skipped" or "needs" in cases[i]["detail"] for i in after)
+
+
+def test_a_file_that_is_no_dll_fails_to_load_and_skips_every_case(winpy: WinPython, tmp_path: Path) -> None:
+    bogus = tmp_path / "nvcuda.dll"
+    bogus.write_bytes(b"not a PE file\n" * 10)
+    proc = winpy.zluda_run("probe", "--libcuda", winpy.winpath(bogus), "--json", "--timeout", "30")
+    report = _report(proc)
+    assert proc.returncode == 3
+    assert report["load"]["status"] == "fail" and report["load"]["detail"].startswith("LoadLibrary failed")
+    assert {c["status"] for c in report["cases"]} == {"skipped"}
+
+
+def test_a_missing_driver_is_named_with_windows_wording(winpy: WinPython, tmp_path: Path) -> None:
+    proc = winpy.zluda_run("probe", "--libcuda", winpy.winpath(tmp_path / "nvcuda.dll"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "no libcuda to probe at" in proc.stderr and "(nvcuda.dll)" in proc.stderr
+    assert "libcuda.so" not in proc.stderr
+
+
+def test_torch_quick_probe_says_no_cuda_device_on_a_cpu_torch(winpy: WinPython) -> None:
+    proc = winpy.zluda_run("probe", "--torch", "--quick", "--native", "--json")
+    report = _report(proc)
+    assert proc.returncode == 3  # documented: the probe ran, and what it probes is not there
+    assert report["load"]["status"] == "unavailable"
+    detail = report["load"]["detail"]
+    assert "CUDA is not available" in detail and "not compiled with CUDA" in detail
+    assert report["environment"]["torch"] == "2.13.0+cpu" and report["cases"] == []
+
+
+def test_torch_quick_probe_on_the_cpu_reports_every_op(winpy: WinPython) -> None:
+    """Each op reported; one that kills the interpreter (Wine 8 runs some of torch's CPU kernels into
+    an illegal instruction) is ``crashed`` with its NTSTATUS, and a fresh interpreter runs the rest."""
+    proc = winpy.zluda_run("probe", "--torch", "--quick", "--device", "cpu", "--json")
+    report = _report(proc)
+    assert report["load"]["status"] == "pass", report["load"]
+    cases = {c["id"]: c for c in report["cases"]}
+    assert set(cases) == QUICK_OPS
+    assert {c["status"] for c in cases.values()} <= {"pass", "crashed"}
+    for case in cases.values():
+        if case["status"] == "crashed":
+            assert case["signal"] and case["signal"].startswith("STATUS_"), case
+    passed = [i for i, c in cases.items() if c["status"] == "pass"]
+    assert len(passed) >= len(cases) - 2, cases
+    assert proc.returncode == (3 if len(passed) < len(cases) else 0)
+
+
+def test_torch_probe_under_zluda_refuses_a_cpu_torch_clearly(winpy: WinPython) -> None:
+    proc = winpy.zluda_run("probe", "--torch", "--quick")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "CPU-only build" in proc.stderr and "hint:" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def injector_release(mingw_build, standin, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """The least a plan for a plain .exe takes: a stand-in nvcuda.dll and the injector (zluda.exe)."""
+    folder = tmp_path_factory.mktemp("release") / "ZLUDA"
+    folder.mkdir()
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), folder / "nvcuda.dll")
+    shutil.copyfile(mingw_build(["windows/injector.c"], "zluda.exe", shared=False, args=["-municode"]),
+                    folder / "zluda.exe")
+    return folder
+
+
+def test_trace_on_windows_is_refused_clearly(winpy: WinPython, injector_release: Path, tmp_path: Path
+                                             ) -> None:
+    """The plan for Wine's own hostname.exe is fine (``run`` starts it); ``--trace`` says it cannot."""
+    env = {"ZLUDA_RUNNER_CACHE": winpy.winpath(tmp_path / "cache")}
+    base = ["--zluda-dir", winpy.winpath(injector_release)]
+    program = "C:\\windows\\system32\\hostname.exe"
+    ran = winpy.zluda_run(*base, "run", "--", program, env=env)
+    assert ran.returncode == 0, ran.stderr
+    traced = winpy.zluda_run(*base, "--trace", "--", program, env=env)
+    assert traced.returncode == 1 and "Traceback" not in traced.stderr
+    assert "error: --trace is not supported on Windows" in traced.stderr and "hint:" in traced.stderr
