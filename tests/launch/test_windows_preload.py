@@ -156,11 +156,14 @@ def _ctx(**kw: object) -> WindowsContext:
 def test_mechanism_never_ok_for_something_that_will_not_act() -> None:
     from zluda_runner.loader.windows import TorchDllLoop
 
-    hook = StartupHook(HOOK_PTH, folder=r"C:\py\Lib\site-packages")
+    hook = StartupHook(HOOK_PTH, folder=r"C:\py\Lib\site-packages", why="why the hook goes there")
     no_hook = r"C:\py\python313._pth has no active `import site` line (fix: uncomment `import site`)"
     loop = TorchDllLoop(present=True, flags=0x1100, where="torch/__init__.py:264")
     # a Python workload without torch (ctypes): preloaded through the hook
-    assert windows_mechanism("nvcuda.dll", "driver", [], _ctx(python=True, hook=hook))[0] == MECH_PRELOAD
+    mech, reasons, _ = windows_mechanism("nvcuda.dll", "driver", [], _ctx(python=True, hook=hook))
+    assert mech == MECH_PRELOAD and "why the hook goes there" in reasons  # the plan says where, and why
+    assert "why the hook goes there" not in windows_mechanism("nvml.dll", "nvml", [],
+                                                              _ctx(python=True, hook=hook))[1]  # once
     # ... through no hook: the injector, else fatal with the fix
     mech, _, problems = windows_mechanism("nvcuda.dll", "driver", [],
                                           _ctx(python=True, no_hook=no_hook, injector=r"C:\z\zluda.exe"))

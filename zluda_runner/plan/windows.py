@@ -120,7 +120,7 @@ def choose_startup_hook(startup: PythonStartup | None,
         f".pth files of {folder}: zluda-run writes {hook_file} there, one inert line that runs zluda-run's "
         f"start-up code (kept in its cache) only while {STARTUP_ENV} is set (journaled in the cache; "
         "`zluda-run restore` removes it). It is the one file written beside the target's packages: the "
-        "only start-up code this interpreter reads outside its own python ._pth file")), ""
+        "only place this interpreter reads start-up code from, short of editing its ._pth file")), ""
 
 
 def windows_context(target: object, layout: ReleaseLayout) -> WindowsContext:
@@ -167,6 +167,11 @@ def _loop_text(loop: TorchDllLoop) -> str:
     return f"torch's DLL loop ({loop.where}: LoadLibraryExW(dll, None, {flags}) over every torch/lib/*.dll)"
 
 
+def _hook_reasons(hook: StartupHook, family: str) -> list[str]:
+    """Where a portable Python's hook goes, and why there, said once (with the driver)."""
+    return [hook.why] if hook.kind == HOOK_PTH and family == "driver" else []
+
+
 def _hook_text(hook: StartupHook) -> str:
     if hook.kind == HOOK_PTH:
         return f"zluda-run's start-up code, run through {_join(hook.folder or '', PTH_HOOK_NAME)}"
@@ -202,6 +207,7 @@ def windows_mechanism(
                 "a Python workload without torch (its own ctypes load, or a library that loads the driver): "
                 f"{_hook_text(hook)} loads the release's {need_name} by full path before its first line, "
                 f"so a later LoadLibrary(\"{need_name}\") finds the module already loaded",
+                *_hook_reasons(hook, family),
             ], []
         if ctx.python:
             why = f"{need_name} must be loaded first by something in the process: {ctx.no_hook}"
@@ -225,6 +231,7 @@ def windows_mechanism(
                 reasons.append(f"{_hook_text(hook)} also loads the placed torch/lib/{need_name} by full path "
                                f"before the workload's first line: a workload that loads {need_name} itself "
                                "(ctypes, before `import torch`) finds it already loaded")
+                reasons.extend(_hook_reasons(hook, family))
             else:
                 reasons.append(f"a workload that loads {need_name} itself before `import torch` (ctypes) "
                                f"would not get it: {ctx.no_hook}")
@@ -234,6 +241,7 @@ def windows_mechanism(
                 _restricted(need_name),
                 "this torch's __init__.py has no DLL loop to load it first, so placement is not enough: "
                 f"{_hook_text(hook)} loads it by full path before the workload imports torch",
+                *_hook_reasons(hook, family),
             ], []
         return _not_loaded_first(need_name, ctx, (
             f"this torch's __init__.py has no DLL loop to load {need_name} first, so placement is not "
