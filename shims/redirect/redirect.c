@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAP_TEXT_MAX (256 * 1024)
@@ -77,12 +78,23 @@ static void load_map(void) {
         debug_log("no map:", "ZLUDA_RUNNER_REDIRECT_MAP is not set", NULL);
         return;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO with no writer must not block the process start (it would block every
+     * start that inherits LD_AUDIT); only a regular file is a map, anything else is refused. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         write_str("zluda-runner redirect: cannot open map ");
         write_str(path);
         write_str("\n");
         return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        write_str("zluda-runner redirect: the map ");
+        write_str(path);
+        write_str(" is not a regular file (a FIFO, a device?): refused; unset "
+                  "ZLUDA_RUNNER_REDIRECT_MAP or point it at the map zluda-runner wrote\n");
+        _exit(127); /* never run half-redirected: NVIDIA's library could load in ZLUDA's place */
     }
     size_t used = 0;
     for (;;) {

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import shutil
@@ -41,6 +42,40 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+class NotRegularFileError(OSError):
+    """A file to read is not a regular file (a FIFO, a device, a socket, a folder): refused, unread."""
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return f"it is {name}, not a regular file"
+    return "it is not a regular file"
+
+
+def open_regular(path: Path) -> io.BufferedReader:
+    """Open ``path`` for reading if it is a regular file, else :class:`NotRegularFileError`.
+
+    Opened without waiting (O_NONBLOCK) and checked on the open file itself (no race with a
+    rename): a FIFO with no writer, ``/dev/zero`` or a terminal is refused at once instead of
+    blocking or reading forever."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    flags = os.O_RDONLY | nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(errno.EINVAL, _kind(mode), str(path))
+        if nonblock:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def is_special(path: Path) -> bool:
     """``path`` (links followed) exists and is neither a regular file nor a folder: a device, a FIFO,
     a socket. Such a file is written in place, never renamed over."""
@@ -56,7 +91,7 @@ def open_special(path: Path, mode: str = "wb", *, newline: str | None = None) ->
     an OSError at once (ENXIO) instead of a wait for a reader that may never come."""
     nonblock = getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, os.O_WRONLY | nonblock | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, os.O_WRONLY | nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         if exc.errno == errno.ENXIO:
             raise OSError(errno.ENXIO, "it is a FIFO that no program is reading", str(path)) from exc

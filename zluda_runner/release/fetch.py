@@ -57,6 +57,7 @@ import urllib3.exceptions
 
 from zluda_runner import __version__
 from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
+from zluda_runner.core.fsutil import open_regular
 from zluda_runner.core.paths import CACHE_ENV, MIRROR_ENV
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
@@ -306,7 +307,7 @@ def _verify(ctx: _Context, result: DownloadResult) -> None:
 def _copy_local(ctx: _Context, dest: Path, show: bool) -> DownloadResult:
     source = Path(url2pathname(urlsplit(ctx.url).path))
     try:
-        src = source.open("rb")
+        src = open_regular(source)  # a FIFO, /dev/zero: refused at once, never a hang
     except OSError as exc:
         raise FetchError(
             f"Could not read {ctx.url} (expected {ctx.expectation()} at {source}): {exc.strerror or exc}.",

@@ -29,12 +29,13 @@ recorded). Readers ignore header keys they do not know; a higher ``version`` is 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from zluda_runner.core.fsutil import atomic_open
+from zluda_runner.core.fsutil import NotRegularFileError, atomic_open, open_regular
 from zluda_runner.results.schema import (
     KINDS,
     MAX_ITEMS_PER_RUN,
@@ -165,8 +166,13 @@ def read_bundle(path: Path) -> Iterator[RunRecord]:
     """The runs in a bundle, checked; a bad bundle raises ResultsStoreError naming the line."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        handle = path.open("rb")
+        handle = open_regular(path)  # a FIFO or pipe is refused at once: a bundle is read twice
+        size = os.fstat(handle.fileno()).st_size
+    except NotRegularFileError as exc:
+        raise ResultsStoreError(
+            f"cannot read {path}: {exc.strerror}",
+            "save the bundle to a file first: it is read twice (checked whole, then stored)",
+        ) from exc
     except OSError as exc:
         raise ResultsStoreError(
             f"cannot read {path}: {exc.strerror or exc}", "give a bundle written by `results export`"
