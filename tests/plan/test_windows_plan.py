@@ -206,3 +206,17 @@ def test_zluda_dir_without_the_fork_launcher_keeps_its_names(
     assert scanned.renames_from is None
     cublas = next(s for s in scanned.shims if s.family == "cublas")
     assert (cublas.load_names, cublas.cuda_major, cublas.recognised_by) == (["cublas.dll"], None, "name")
+
+
+def test_the_plan_view_says_which_start_up_code_runs_and_where_it_is_written() -> None:
+    from zluda_runner.plan.model import ShimPlan, StartupHook
+    from zluda_runner.report.plan_view import windows_setup_lines
+
+    site = "C:\\ComfyUI\\python_embeded\\Lib\\site-packages"
+    pth = ShimPlan(os="windows", startup_hook=StartupHook("pth", site, [site + "\\torch\\lib\\nvcuda.dll"]))
+    text = "\n".join(line.plain for line in windows_setup_lines(pth))
+    assert f"{site}\\zluda_runner_startup.pth" in text and "restore` removes it" in text
+    assert "loading nvcuda.dll by full path" in text
+    regular = ShimPlan(os="windows", startup_hook=StartupHook("sitecustomize"))
+    text = "\n".join(line.plain for line in windows_setup_lines(regular))
+    assert "sitecustomize on a private PYTHONPATH" in text and "loading" not in text

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 from rich.console import Console
 from rich.text import Text
 
 from zluda_runner.plan.model import ShimPlan
+from zluda_runner.plan.windows import PTH_HOOK_NAME
 from zluda_runner.report.terminal import make_console
 
 _MARK = {"ok": ("ok   ", "green"), "warn": ("WARN ", "yellow"), "fatal": ("FATAL", "bold red")}
@@ -70,6 +71,14 @@ def windows_setup_lines(plan: ShimPlan) -> list[Text]:
     if injected:
         lines.append(Text("started through the release's injector (zluda.exe), which loads: "
                           + ", ".join(injected)))
+    hook = plan.startup_hook
+    if hook is not None:
+        where = (f"an inert {PureWindowsPath(hook.folder) / PTH_HOOK_NAME} (journaled; `zluda-run restore` "
+                 "removes it)" if hook.kind == "pth" and hook.folder
+                 else "a sitecustomize on a private PYTHONPATH (in the cache)")
+        names = ", ".join(PureWindowsPath(p).name for p in hook.preload)
+        loads = f", loading {names} by full path" if names else ""
+        lines.append(Text(f"start-up code before the workload's first line: {where}{loads}"))
     if plan.path_prepend:
         lines.append(Text("PATH gets first (for the DLLs' own dependencies): "
                           + "; ".join(plan.path_prepend)))
