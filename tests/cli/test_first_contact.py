@@ -296,3 +296,13 @@ def test_every_path_reads_the_updated_manifest(host: dict[str, str], tmp_path: P
         proc = zr(mirror, *args)
         assert "no release 'upstream-v99' in the manifest" not in proc.stderr, (args, proc.stderr[-600:])
         assert text in proc.stdout + proc.stderr, (args, proc.stdout[-300:], proc.stderr[-600:])
+
+
+def test_an_empty_hip_path_variable_is_no_hip_sdk(tmp_path: Path) -> None:
+    """`HIP_PATH_64=` (set, empty) names no folder: the run's HIP finder must not take the current
+    folder for a HIP SDK 6.4 (it did: --strict then let a host without HIP through)."""
+    from zluda_runner.host.quick import hip_found, quick_facts
+
+    env = {"HIP_PATH": "", "HIP_PATH_64": "", "ProgramFiles": "C:\\Program Files"}
+    assert hip_found(env, tmp_path, "win32").version is None
+    assert quick_facts(env, tmp_path, "win32").problems == ["no AMD HIP SDK found"]

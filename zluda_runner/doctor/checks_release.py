@@ -11,9 +11,7 @@ from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
-from zluda_runner.host.fs import HostFs
-from zluda_runner.host.hipversion import find_host_hip
-from zluda_runner.host.quick import describe_hip
+from zluda_runner.host.quick import hip_found
 from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.selection import NothingFitsError, choose
@@ -33,7 +31,7 @@ def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | No
         return Check(
             "release", Status.FAIL, f"No ZLUDA release is built for {facts.os}", "Use Linux or Windows."
         )
-    found = describe_hip(find_host_hip(opts.root, opts.env, opts.platform), HostFs(opts.root), opts.platform)
+    found = hip_found(opts.env, opts.root, opts.platform)  # the run's own HIP finder
     cuda = _cuda_major(torch)
     settings = opts.settings
     try:

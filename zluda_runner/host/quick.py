@@ -64,7 +64,7 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
         version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
         if gpu is not None:
             facts.driver_version = f"amdgpu {version or '(in-tree)'}"
-    hip = find_host_hip(root, environ, plat)
+    hip = find_host_hip(root, _set_only(environ), plat)
     facts.hip = describe_hip(hip, HostFs(root), plat)
     if hip is not None:
         facts.hip_version, facts.hip_kind = hip.major_minor, hip.kind
@@ -116,4 +116,9 @@ def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
     environ = os.environ if env is None else env
     plat = platform or sys.platform
     root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
-    return describe_hip(find_host_hip(root, environ, plat), HostFs(root), plat)
+    return describe_hip(find_host_hip(root, _set_only(environ), plat), HostFs(root), plat)
+
+
+def _set_only(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without empty variables: ``HIP_PATH_64=`` names no folder (not the current one)."""
+    return {k: v for k, v in env.items() if v}

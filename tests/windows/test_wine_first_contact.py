@@ -1,0 +1,70 @@
+"""Issue 20's first-contact fixes on the official Windows CPython under Wine (zluda-runner from its wheel).
+
+The host fact is an input: a HIP SDK folder named ``5.5`` given as ``HIP_PATH`` (the SDK installs into
+``ROCm\\X.Y``), too old for every fork build; the target is PyPI's real Windows torch 2.13.0 made a
+CUDA 11.8 build (``new_cuda11_winpy``), which the fork serves and upstream v5 (CUDA 12 only) does not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.windows.winpy import WinPython
+
+NO_HIP = {"HIP_PATH": "", "HIP_PATH_57": "", "HIP_PATH_62": "", "HIP_PATH_64": ""}
+
+
+def _hip55(py: WinPython, tmp_path: Path) -> dict[str, str]:
+    sdk = tmp_path / "AMD" / "ROCm" / "5.5"
+    (sdk / "bin").mkdir(parents=True)
+    cache = py.winpath(tmp_path / "cache")
+    return {**NO_HIP, "HIP_PATH": py.winpath(sdk) + "\\", "ZLUDA_RUNNER_CACHE": cache}
+
+
+def test_nothing_fits_on_windows_one_short_message_exit_3_everywhere(  # type: ignore[no-untyped-def]
+        new_cuda11_winpy, tmp_path: Path) -> None:
+    py: WinPython = new_cuda11_winpy(portable=False)
+    env = _hip55(py, tmp_path)
+    plan = py.zluda_run("plan", env=env)
+    assert plan.returncode == 3, plan.stdout + plan.stderr
+    err = plan.stderr
+    assert err.startswith("error: no ZLUDA release fits this host (windows, HIP SDK 5.5 at Z:\\"), err
+    assert "torch built for CUDA 11)" in err
+    assert "  needs HIP SDK 5.7: fork-3.9.6, fork-3.9.5, fork-3.9.2, fork-rel.11cc584" in err.splitlines()
+    assert "needs torch built for CUDA 12: upstream-v5" in err
+    hint = err.split("hint: ", 1)[1]
+    assert "AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1" in hint and "fits upstream-v6, fork-3.9.6" in hint
+    assert "--zluda-dir DIR" in hint and "ROCm/HIP" not in err and "Traceback" not in err
+    run = py.zluda_run(py.winpath(py.exe), "-c", "print('never')", env=env)
+    assert run.returncode == 3 and "never" not in run.stdout and run.stderr == err, run.stderr
+    as_json = json.loads(py.zluda_run("--json", "plan", env=env).stdout)
+    assert as_json["exit_code"] == 3
+    doctor = json.loads(py.zluda_run("--json", "doctor", env=env).stdout)
+    release = next(c for c in doctor["checks"] if c["id"] == "release")
+    assert release["status"] == "fail"  # the run's own verdict, in the run's words
+    assert release["message"] == as_json["error"] and release["fix"] == as_json["hint"]
+    listed = py.zluda_run("releases", "--json", env=env)  # bare: this host's HIP and this torch's CUDA
+    assert listed.returncode == 3, listed.stderr
+    data = json.loads(listed.stdout)
+    assert data["constraints"]["os"] == "windows" and data["constraints"]["hip"] == "5.5"
+    assert data["constraints"]["cuda"] == 11 and data["selected"] is None
+
+
+def test_strict_first_and_ab_without_b_python_under_windows(winpy: WinPython, tmp_path: Path) -> None:
+    release = tmp_path / "zluda"
+    release.mkdir()
+    marker = tmp_path / "ran.txt"
+    code = f"open({winpy.winpath(marker)!r}, 'w').write('x')"
+    for args in (["--strict", winpy.winpath(winpy.exe), "-c", code],
+                 ["--strict", "--", winpy.winpath(winpy.exe), "-c", code]):
+        proc = winpy.zluda_run("--zluda-dir", winpy.winpath(release), *args, env=NO_HIP)
+        assert proc.returncode == 3, proc.stderr
+        assert "error: this host cannot run the workload on an AMD GPU: no AMD HIP SDK found" in proc.stderr
+        assert not marker.exists()
+    script = tmp_path / "s.py"
+    script.write_text(code + "\n")
+    ab = winpy.zluda_run("ab", "--b-python", winpy.winpath(tmp_path / "nope" / "python.exe"), "--",
+                         winpy.winpath(script), env=NO_HIP)
+    assert ab.returncode == 1 and "does not exist" in ab.stderr, ab.stderr
+    assert not marker.exists()
