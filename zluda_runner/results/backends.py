@@ -9,6 +9,12 @@
 
 The URL comes from ``--results-db`` on ``zluda-run results``, else the environment
 variable ``ZLUDA_RUNNER_RESULTS_DB``, else the SQLite file in the cache folder.
+
+A SQLite URL is read as SQLAlchemy reads it: ``sqlite:///results.db`` is ``results.db`` in the
+current folder, ``sqlite:////srv/results.db`` the absolute path; a plain path works too. An in-memory
+store (``:memory:``) keeps nothing and is refused, as is a path that is not a regular file (a device,
+a FIFO, a folder). A store whose folder cannot be written (a read-only mount, a shared folder) is
+opened read-only: it can be listed and shown, not added to.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -47,14 +54,43 @@ def _switch_to_wal(conn: sqlite3.Connection) -> Any:
     return conn.execute("PRAGMA journal_mode = WAL").fetchone()
 
 
+def _not_a_store_file(path: Path) -> ResultsStoreError | None:
+    """A path that exists and is not a regular file (a device, a FIFO, a folder) is no SQLite store;
+    SQLite must not even open it (a FIFO blocks, a device is overwritten or read as garbage)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+    return ResultsStoreError(
+        f"the results store {path} is {kind}, not a results database file; nothing was changed",
+        "give --results-db / ZLUDA_RUNNER_RESULTS_DB the path of a file (a new name makes a new store)",
+    )
+
+
 class SQLiteStore(ResultsStore):
     dialect = "sqlite"
 
     def __init__(self, path: Path) -> None:
         super().__init__(str(path))
         self.path = path
+        self.read_only = False
 
     def _connect(self) -> Any:
+        refused = _not_a_store_file(self.path)
+        if refused is not None:
+            raise refused
+        try:
+            return self._connect_read_write()
+        except (sqlite3.OperationalError, OSError):
+            if not self.path.is_file() or os.access(self.path.parent, os.W_OK):
+                raise
+            return self._connect_read_only()  # a read-only folder: what is there can still be read
+
+    def _connect_read_write(self) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
@@ -72,8 +108,36 @@ class SQLiteStore(ResultsStore):
             raise
         return conn
 
+    def _connect_read_only(self) -> Any:
+        """``mode=ro``; a WAL store whose ``-shm`` cannot be made in the folder needs ``immutable=1``
+        (nothing can write there anyway)."""
+        uri = Path(os.path.abspath(self.path)).as_uri()
+        last: Exception | None = None
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None)
+            try:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            except sqlite3.Error as exc:
+                conn.close()
+                last = exc
+                continue
+            self.read_only = True
+            return conn
+        assert last is not None
+        raise last
+
     def _begin_write(self, cur: Any) -> None:
+        if self.read_only:
+            raise self._read_only_error()
         cur.execute("BEGIN IMMEDIATE")
+
+    def _read_only_error(self) -> ResultsStoreError:
+        return ResultsStoreError(
+            f"the results store {self.path} can only be read here (its folder or file cannot be "
+            "written): runs can be listed, not added; nothing was changed",
+            "give --results-db / ZLUDA_RUNNER_RESULTS_DB a store in a folder you can write",
+        )
 
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
         if isinstance(exc, ResultsStoreError):
@@ -83,7 +147,12 @@ class SQLiteStore(ResultsStore):
                 f"the results store {self.path} stayed locked by another process ({exc})",
                 "another zluda-run is writing to it; try again when it finishes",
             )
+        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+            return self._read_only_error()
         if isinstance(exc, sqlite3.DatabaseError | OSError):
+            refused = _not_a_store_file(self.path)
+            if refused is not None:
+                return refused
             return ResultsStoreError(
                 f"the results store {self.path} is unusable: {exc}",
                 f"move it aside (mv {self.path} {self.path}.bad) and a fresh store is made on the next run",
@@ -152,14 +221,38 @@ def make_store(url: str) -> ResultsStore:
     """A store object for ``url`` (not yet connected)."""
     if url.startswith(("postgresql://", "postgres://")):
         return PostgresStore(url)
-    if url.startswith("sqlite:///"):
-        return SQLiteStore(Path(url[len("sqlite:///") - 1 :]))
+    if url.startswith("sqlite:"):
+        return SQLiteStore(_sqlite_path(url))
+    if url.strip() == ":memory:":
+        raise _in_memory(url)
     if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", url):
         raise ResultsStoreError(
             f"unsupported results database URL {redact_url(url)!r}",
             "use postgresql://user@host/db, sqlite:///path/results.db, or a plain file path",
         )
     return SQLiteStore(Path(url).expanduser())
+
+
+def _sqlite_path(url: str) -> Path:
+    """``sqlite:///rel.db`` -> ``rel.db`` (the current folder), ``sqlite:////abs.db`` -> ``/abs.db``,
+    as SQLAlchemy reads them; never a file at ``/`` for a relative name."""
+    if not url.startswith("sqlite:///"):
+        raise ResultsStoreError(
+            f"unsupported results database URL {redact_url(url)!r}",
+            "write sqlite:///results.db (the current folder), sqlite:////abs/path/results.db, "
+            "or a plain path",
+        )
+    rest = url[len("sqlite:///"):].split("?", 1)[0]
+    if rest in ("", ":memory:"):
+        raise _in_memory(url)
+    return Path(rest).expanduser()
+
+
+def _in_memory(url: str) -> ResultsStoreError:
+    return ResultsStoreError(
+        f"the results database URL {url!r} names no file (an in-memory store keeps nothing)",
+        "give a file: sqlite:///results.db (the current folder), sqlite:////abs/path/results.db, or a path",
+    )
 
 
 def open_store(

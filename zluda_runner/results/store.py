@@ -130,17 +130,32 @@ class ResultsStore(abc.ABC):
         row = self._exec(cur, "SELECT MAX(version) FROM schema_version").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
+    def _known(self, current: int) -> int:
+        if current > SCHEMA_VERSION:
+            raise ResultsStoreError(
+                f"the results store {self.location} has schema version {current}, "
+                f"newer than this zluda-runner knows ({SCHEMA_VERSION})",
+                "upgrade zluda-runner, or point --results-db at another store",
+            )
+        return current
+
+    def _has_version_table(self, cur: Any) -> bool:
+        sql = ("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+               if self.dialect == "sqlite" else "SELECT to_regclass('schema_version') IS NOT NULL")
+        row = self._exec(cur, sql).fetchone()
+        return bool(row and row[0])
+
     def migrate(self) -> int:
-        """Apply the missing migrations in order; returns the schema version."""
+        """Apply the missing migrations in order; returns the schema version. A store already up
+        to date is only read (no write transaction: a read-only store opens, writers are not waited on)."""
+        with self._tx(write=False) as cur:
+            has_table = self._has_version_table(cur)
+            current = self._version(cur) if has_table else 0
+        if has_table and current >= SCHEMA_VERSION:
+            return self._known(current)
         with self._tx(write=True) as cur:
             self._exec(cur, VERSION_TABLE)
-            current = self._version(cur)
-            if current > SCHEMA_VERSION:
-                raise ResultsStoreError(
-                    f"the results store {self.location} has schema version {current}, "
-                    f"newer than this zluda-runner knows ({SCHEMA_VERSION})",
-                    "upgrade zluda-runner, or point --results-db at another store",
-                )
+            current = self._known(self._version(cur))
             for version in range(current + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[version - 1]:
                     self._exec(cur, statement)
