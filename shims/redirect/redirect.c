@@ -32,6 +32,7 @@
  * and the same read-only table serves every link-map namespace.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
@@ -42,6 +43,8 @@
 
 #define MAP_TEXT_MAX (256 * 1024)
 #define MAP_ENTRIES_MAX 1024
+/* the limits named in the messages below, and in zluda_runner/launch/redirect.py */
+_Static_assert(MAP_TEXT_MAX == 262144 && MAP_ENTRIES_MAX == 1024, "update the messages");
 
 static char map_text[MAP_TEXT_MAX + 1];
 static const char *map_names[MAP_ENTRIES_MAX];
@@ -72,6 +75,18 @@ static void debug_log(const char *what, const char *a, const char *b) {
     write_str("\n");
 }
 
+/* A map that cannot be read whole stops the process: running on with part of a map (or none)
+ * would let NVIDIA's library load in ZLUDA's place, silently. */
+static void map_refused(const char *path, const char *why) {
+    write_str("zluda-runner redirect: the map ");
+    write_str(path);
+    write_str(" ");
+    write_str(why);
+    write_str("; refused (the process does not start half-redirected): unset "
+              "ZLUDA_RUNNER_REDIRECT_MAP or point it at a map zluda-runner wrote\n");
+    _exit(127);
+}
+
 static void load_map(void) {
     const char *path = getenv("ZLUDA_RUNNER_REDIRECT_MAP");
     if (!path || !*path) {
@@ -81,12 +96,7 @@ static void load_map(void) {
     /* O_NONBLOCK: a FIFO with no writer must not block the process start (it would block every
      * start that inherits LD_AUDIT); only a regular file is a map, anything else is refused. */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) {
-        write_str("zluda-runner redirect: cannot open map ");
-        write_str(path);
-        write_str("\n");
-        return;
-    }
+    if (fd < 0) map_refused(path, "cannot be opened (deleted?)");
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -96,14 +106,28 @@ static void load_map(void) {
                   "ZLUDA_RUNNER_REDIRECT_MAP or point it at the map zluda-runner wrote\n");
         _exit(127); /* never run half-redirected: NVIDIA's library could load in ZLUDA's place */
     }
+    if (st.st_size > MAP_TEXT_MAX) {
+        close(fd);
+        map_refused(path, "is larger than the redirector's limit of 262144 bytes (256 KiB)");
+    }
     size_t used = 0;
     for (;;) {
-        if (used == MAP_TEXT_MAX) {
-            write_str("zluda-runner redirect: map too large, rest ignored\n");
+        if (used == MAP_TEXT_MAX) { /* grew while read: one byte more tells */
+            char extra;
+            ssize_t more = read(fd, &extra, 1);
+            if (more != 0) {
+                close(fd);
+                map_refused(path, "is larger than the redirector's limit of 262144 bytes (256 KiB)");
+            }
             break;
         }
         ssize_t n = read(fd, map_text + used, MAP_TEXT_MAX - used);
-        if (n <= 0) break;
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            close(fd);
+            map_refused(path, "could not be read");
+        }
         used += (size_t)n;
     }
     close(fd);
@@ -116,14 +140,11 @@ static void load_map(void) {
         char *tab = strchr(line, '\t');
         if (line[0] != '#' && tab && tab != line && tab[1] == '/') {
             *tab = '\0';
-            if (map_count < MAP_ENTRIES_MAX) {
-                map_names[map_count] = line;
-                map_paths[map_count] = tab + 1;
-                map_count++;
-            } else {
-                write_str("zluda-runner redirect: too many map entries, rest ignored\n");
-                break;
-            }
+            if (map_count == MAP_ENTRIES_MAX)
+                map_refused(path, "has more entries than the redirector's limit of 1024");
+            map_names[map_count] = line;
+            map_paths[map_count] = tab + 1;
+            map_count++;
         }
         line = next;
     }

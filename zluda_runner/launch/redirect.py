@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 MAP_ENV = "ZLUDA_RUNNER_REDIRECT_MAP"
 DEBUG_ENV = "ZLUDA_RUNNER_REDIRECT_DEBUG"
 LIBRARY_NAME = "libzluda_runner_redirect.so"
+#: what the redirector reads (MAP_TEXT_MAX, MAP_ENTRIES_MAX in redirect.c): it refuses a larger map
+MAP_MAX_BYTES = 256 * 1024
+MAP_MAX_ENTRIES = 1024
 
 
 def redirector_source() -> Path:
@@ -55,7 +58,16 @@ def map_text(mapping: Mapping[str, Path]) -> str:
                 hint="move the release to a folder without such characters",
             )
         lines.append(f"{name}\t{target}\n")
-    return "".join(lines)
+    text = "".join(lines)
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if len(lines) > MAP_MAX_ENTRIES or size > MAP_MAX_BYTES:
+        raise LaunchError(
+            f"the redirect map would hold {len(lines)} libraries in {size} bytes, more than the redirector "
+            f"reads ({MAP_MAX_ENTRIES} entries, {MAP_MAX_BYTES} bytes): it would refuse it",
+            hint="the release or the cache folder path is unusually large; use a shorter --cache-dir, or "
+            "report the release",
+        )
+    return text
 
 
 def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
