@@ -150,7 +150,9 @@ def update_manifest(
         raise ManifestError(
             f"the manifest at {url} is older (manifest_version {new_v}) than the one in use ({old_v}, "
             f"{current.source})",
-            hint="nothing was replaced; an older manifest is never installed over a newer one",
+            hint="nothing was replaced; an older manifest is never installed over a newer one"
+            + (f". If the one in use is wrong (a bad mirror's version), delete {current.source} to go back "
+               "to the packaged manifest, then update again" if current.source == str(target) else ""),
         )
     if new_v == old_v:
         return UpdateResult(url, str(target), False, new_v, old_v, fetched.updated,

@@ -452,6 +452,11 @@ def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
     return rule
 
 
+#: the largest ``manifest_version`` accepted (2**31 - 1: room for a YYYYMMDDNN scheme). A manifest
+#: above it (10**30 from a bad mirror) would be "newer" than every real one forever.
+MAX_MANIFEST_VERSION = 2**31 - 1
+
+
 def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
     """Validate already-decoded JSON and build a :class:`Manifest` (ManifestError on any fault)."""
     c = Checker(data, "top level", source)
@@ -459,8 +464,13 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
     if schema != SCHEMA_VERSION or isinstance(schema, bool):
         c.fail("schema_version", f"must be {SCHEMA_VERSION} (the schema this program reads), got {schema!r}")
     mversion = c.get("manifest_version")
-    if not isinstance(mversion, int) or isinstance(mversion, bool) or mversion < 1:
-        c.fail("manifest_version", f"must be a positive whole number (it only grows), got {mversion!r}")
+    whole = isinstance(mversion, int) and not isinstance(mversion, bool)
+    if not whole or not 1 <= mversion <= MAX_MANIFEST_VERSION:
+        huge = whole and mversion.bit_length() > 64
+        shown = f"a number of {mversion.bit_length()} bits" if huge else repr(mversion)
+        c.fail("manifest_version", f"must be a whole number from 1 to {MAX_MANIFEST_VERSION} (it grows by "
+               "one step per published manifest; a larger one would lock out every later update), "
+               f"got {shown}")
     updated = c.string("updated", pattern=_DATE_RE)
     raw = c.objects("releases", nonempty=True)
     releases = [_parse_release(item, i, source) for i, item in enumerate(raw)]
