@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.probe.test_probe_standin import EXPECTED
+from tests.windows.test_wine_process import OUTER_JOB
 from tests.windows.winpy import WinPython
 from zluda_runner.probe.cases import CATALOGUE
 
@@ -163,3 +164,35 @@ def test_trace_on_windows_is_refused_clearly(winpy: WinPython, injector_release:
     traced = winpy.zluda_run(*base, "--trace", "--", program, env=env)
     assert traced.returncode == 1 and "Traceback" not in traced.stderr
     assert "error: --trace is not supported on Windows" in traced.stderr and "hint:" in traced.stderr
+
+
+def test_ctrl_c_during_the_probe_leaves_no_worker_running(winpy: WinPython, standin_nvcuda: Path,
+                                                          tmp_path: Path) -> None:
+    """A console Ctrl-C (pressed when the first case is reported) interrupts the probe; the worker,
+    in its own console group and job, is killed with its tree: the driver's job ends up alone."""
+    source = OUTER_JOB + r'''
+from pathlib import Path
+from zluda_runner.probe import run_probe
+k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+k32.FreeConsole()
+assert k32.AllocConsole(), "no console to send Ctrl-C in"
+pressed = []
+def progress(result):
+    if not pressed:
+        pressed.append(result.id)
+        assert k32.GenerateConsoleCtrlEvent(0, 0), ctypes.get_last_error()
+try:
+    run_probe(Path(sys.argv[1]), timeout=60.0, progress=progress)  # the hang case waits 60 s
+    said = "finished"
+except KeyboardInterrupt:
+    said = "interrupted"
+print("ANSWER", json.dumps({"said": said, "pressed": bool(pressed), **accounting()}), flush=True)
+'''
+    script = tmp_path / "driver.py"
+    script.write_text(source, encoding="utf-8")
+    proc = winpy.run([winpy.winpath(script), winpy.winpath(standin_nvcuda)], cwd=tmp_path, timeout=300)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ANSWER ")]
+    assert lines, f"driver exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    answer = json.loads(lines[-1][len("ANSWER "):])
+    assert answer["said"] == "interrupted" and answer["pressed"]
+    assert answer["active"] == 1 and answer["total"] >= 2, answer  # a worker ran, none is left
