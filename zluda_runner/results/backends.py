@@ -1,11 +1,16 @@
 """The two backends of the results store, and how a URL picks one.
 
-* SQLite (default): ``<cache>/results.db``, WAL mode so readers never block the one
+* SQLite (default): ``<cache>/results.db``, WAL mode so readers never wait for the one
   writer; a write transaction starts with ``BEGIN IMMEDIATE`` and waits up to
-  ``busy_timeout`` for another process's write, so concurrent recorders queue
-  instead of failing.
+  ``BUSY_TIMEOUT_MS`` for another process's write, so concurrent recorders queue
+  instead of failing, and then fail (a recording turns that into a warning).
 * PostgreSQL: ``postgresql://user@host/db`` (or ``?host=/socket/dir``), through
-  psycopg 3. Migrations take a transaction-level advisory lock.
+  psycopg 3. Only migrations take a (transaction-level advisory) lock; inserts rely on
+  ``ON CONFLICT``. Every wait is bounded: ``connect_timeout``, ``lock_timeout`` and
+  ``statement_timeout`` on the server, and a client-side watchdog that drops the
+  connection when a stalled server does not answer within ``STALL_S``.
+
+Opening a store whose schema is current takes no lock at all, on either backend.
 
 The URL comes from ``--results-db`` on ``zluda-run results``, else the environment
 variable ``ZLUDA_RUNNER_RESULTS_DB``, else the SQLite file in the cache folder.
@@ -21,9 +26,13 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import sqlite3
 import stat
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +44,10 @@ from zluda_runner.results.store import ResultsStore
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
 SQLITE_NAME = "results.db"
 BUSY_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT_S = 10
+LOCK_TIMEOUT_MS = 10_000  # PostgreSQL: a row or the migration lock held by another session
+STATEMENT_TIMEOUT_MS = 120_000  # PostgreSQL: one statement
+STALL_S = 150.0  # PostgreSQL: a server that answers nothing (stopped, wedged) for this long is dropped
 WAL_SWITCH_TRIES = 60  # about 25 s of waiting in all
 _MIGRATION_LOCK = 0x7A6C7564  # "zlud": the advisory lock id migrations hold on PostgreSQL
 
@@ -127,7 +140,7 @@ class SQLiteStore(ResultsStore):
         assert last is not None
         raise last
 
-    def _begin_write(self, cur: Any) -> None:
+    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None:
         if self.read_only:
             raise self._read_only_error()
         cur.execute("BEGIN IMMEDIATE")
@@ -174,11 +187,51 @@ class PostgresStore(ResultsStore):
             raise ResultsStoreError(
                 "PostgreSQL support needs psycopg 3", "pip install 'psycopg[binary]'"
             ) from exc
-        return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
+        try:
+            with self._watchdog(conn):
+                conn.execute(
+                    "SELECT set_config('lock_timeout', %s, false),"
+                    " set_config('statement_timeout', %s, false)",
+                    (f"{int(LOCK_TIMEOUT_MS)}ms", f"{int(STATEMENT_TIMEOUT_MS)}ms"),
+                )
+        except Exception:
+            conn.close()
+            raise
+        return conn
 
-    def _begin_write(self, cur: Any) -> None:
+    @contextmanager
+    def _watchdog(self, conn: Any) -> Iterator[None]:
+        """Drop the connection when the server answers nothing for ``STALL_S`` (statement_timeout
+        runs in the server, so a stopped server never sends it): the blocked read then fails."""
+
+        def drop() -> None:
+            try:
+                sock = socket.socket(fileno=os.dup(conn.fileno()))
+            except OSError:
+                return
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            finally:
+                sock.close()
+
+        timer = threading.Timer(STALL_S, drop)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _guard(self) -> Any:
+        return self._watchdog(self._conn)
+
+    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None:
         cur.execute("BEGIN")
-        cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        if migrating:  # inserts need no lock: ON CONFLICT (run_id) DO NOTHING settles a race
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
@@ -190,10 +243,16 @@ class PostgresStore(ResultsStore):
             import psycopg
         except ImportError:  # pragma: no cover
             return None
+        if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
+            return ResultsStoreError(
+                f"the results database {self.location} kept us waiting: {str(exc).strip()}",
+                "another session holds the store (a stalled writer?); try again when it finishes",
+            )
         if isinstance(exc, psycopg.OperationalError):
             return ResultsStoreError(
                 f"cannot reach the results database {self.location}: {str(exc).strip()}",
-                "check the URL given to --results-db / ZLUDA_RUNNER_RESULTS_DB and that the server runs",
+                "check the URL given to --results-db / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
+                " (and answers)",
             )
         if isinstance(exc, psycopg.Error):
             return ResultsStoreError(

@@ -63,7 +63,11 @@ class ResultsStore(abc.ABC):
     def _connect(self) -> Any: ...
 
     @abc.abstractmethod
-    def _begin_write(self, cur: Any) -> None: ...
+    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None: ...
+
+    def _guard(self) -> Any:
+        """Around each transaction: a bound on a server that stops answering (PostgreSQL)."""
+        return contextlib.nullcontext()
 
     @abc.abstractmethod
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
@@ -100,26 +104,27 @@ class ResultsStore(abc.ABC):
         return self
 
     @contextmanager
-    def _tx(self, write: bool) -> Iterator[Any]:
+    def _tx(self, write: bool, *, migrating: bool = False) -> Iterator[Any]:
         if self._conn is None:
             raise ResultsStoreError("the results store is closed", "open it again")
-        cur = self._conn.cursor()
-        try:
-            if write:
-                self._begin_write(cur)
-            else:
-                cur.execute("BEGIN")
-            yield cur
-            cur.execute("COMMIT")
-        except Exception as exc:
-            with contextlib.suppress(Exception):  # the first error is the one worth reporting
-                cur.execute("ROLLBACK")
-            wrapped = self._wrap_error(exc)
-            if wrapped is None:
-                raise
-            raise wrapped from exc
-        finally:
-            cur.close()
+        with self._guard():
+            cur = self._conn.cursor()
+            try:
+                if write:
+                    self._begin_write(cur, migrating=migrating)
+                else:
+                    cur.execute("BEGIN")
+                yield cur
+                cur.execute("COMMIT")
+            except Exception as exc:
+                with contextlib.suppress(Exception):  # the first error is the one worth reporting
+                    cur.execute("ROLLBACK")
+                wrapped = self._wrap_error(exc)
+                if wrapped is None:
+                    raise
+                raise wrapped from exc
+            finally:
+                cur.close()
 
     def _exec(self, cur: Any, sql: str, params: Sequence[Any] = ()) -> Any:
         cur.execute(self._sql(sql), tuple(params))
@@ -153,7 +158,7 @@ class ResultsStore(abc.ABC):
             current = self._version(cur) if has_table else 0
         if has_table and current >= SCHEMA_VERSION:
             return self._known(current)
-        with self._tx(write=True) as cur:
+        with self._tx(write=True, migrating=True) as cur:
             self._exec(cur, VERSION_TABLE)
             current = self._known(self._version(cur))
             for version in range(current + 1, SCHEMA_VERSION + 1):
