@@ -1,4 +1,4 @@
-"""``zluda-run results``: list, show, diff, matrix, export and import recorded runs."""
+"""``zluda-run results``: list, show, delete, diff, matrix, export and import recorded runs."""
 
 from __future__ import annotations
 
@@ -58,6 +58,17 @@ def show_command(settings: Settings, run_id: str) -> None:
     with _store(settings) as store:
         run = store.get_run(run_id)
     emit_json({"run": run.to_dict()}) if settings.json else click.echo(render_run(run))
+
+
+@results_group.command("delete")
+@click.argument("run_id")
+@pass_settings
+def delete_command(settings: Settings, run_id: str) -> None:
+    """Remove one run and its items from the store (RUN_ID: at least 4 hex digits of its id)."""
+    with _store(settings) as store:
+        full = store.resolve_id(run_id)
+        store.delete_run(full)
+    click.echo(f"deleted run {full[:12]} from {store.location}")
 
 
 @results_group.command("diff")

@@ -37,7 +37,9 @@ from typing import Any
 
 from zluda_runner.core.fsutil import NotRegularFileError, atomic_open, open_regular
 from zluda_runner.results.schema import (
+    COUNT_KEYS,
     KINDS,
+    MAX_COUNT,
     MAX_ITEMS_PER_RUN,
     SCHEMA_VERSION,
     ItemRecord,
@@ -45,6 +47,7 @@ from zluda_runner.results.schema import (
     RunRecord,
     canonical_json,
     content_id,
+    summary_count,
 )
 from zluda_runner.results.store import ResultsStore, now_iso
 
@@ -113,6 +116,26 @@ def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | 
     return value
 
 
+_SUMMARY_TEXT = ("verdict", "verdict_text", "load", "faster")
+
+
+def _summary(value: Any) -> dict[str, Any]:
+    """The summary's own fields have their types: counts are counts, texts are texts."""
+    summary = _scalars(value, "summary") or {}
+    for key in COUNT_KEYS:
+        if key in summary and (isinstance(summary[key], bool) or summary_count(summary, key) != summary[key]):
+            raise ValueError(f"summary {key} must be a count (0..{MAX_COUNT}), not {summary[key]!r}")
+    for key in _SUMMARY_TEXT:
+        if summary.get(key) is not None and not isinstance(summary[key], str):
+            raise ValueError(f"summary {key} must be text, not {summary[key]!r}")
+    if summary.get("agree") is not None and not isinstance(summary["agree"], bool):
+        raise ValueError(f"summary agree must be true, false or null, not {summary['agree']!r}")
+    code = summary.get("exit_code")
+    if code is not None and (isinstance(code, bool) or not isinstance(code, int) or abs(code) > 1 << 32):
+        raise ValueError(f"summary exit_code must be a whole number, not {code!r}")
+    return summary
+
+
 def _item(data: Any) -> ItemRecord:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
@@ -153,7 +176,7 @@ def run_from_bundle(data: Any) -> RunRecord:
         release=_scalars(raw.get("release"), "release", nullable=True),
         target=_scalars(raw.get("target"), "target", nullable=True),
         command=command,
-        summary=_scalars(raw.get("summary", {}), "summary") or {},
+        summary=_summary(raw.get("summary", {})),
         items=[_item(i) for i in items],
         run_id=raw["run_id"],
     )

@@ -75,8 +75,13 @@ class Matrix(JsonMixin):
 
 def _rate(run: RunRecord) -> Rate:
     return Rate(
-        int(run.summary.get("passed", 0)), int(run.summary.get("total", 0)), run.run_id, run.started_at
+        run.count("passed"), run.count("total"), run.run_id, run.started_at
     )
+
+
+def _verdict(run: RunRecord) -> str:
+    verdict = run.summary.get("verdict")
+    return verdict if isinstance(verdict, str) and verdict else "?"
 
 
 def build_matrix(store: ResultsStore, *, since: str | None = None) -> Matrix:
@@ -97,10 +102,10 @@ def build_matrix(store: ResultsStore, *, since: str | None = None) -> Matrix:
         if "torch-ops" in by_kind:
             cell.torch_ops = _rate(by_kind["torch-ops"])
         if "ab" in by_kind:
-            cell.ab = str(by_kind["ab"].summary.get("verdict") or "?")
+            cell.ab = _verdict(by_kind["ab"])
             cell.ab_run = by_kind["ab"].run_id
         wanted += [
-            r.run_id for k, r in by_kind.items() if k in DRILL_KINDS and int(r.summary.get("failed", 0))
+            r.run_id for k, r in by_kind.items() if k in DRILL_KINDS and r.count("failed")
         ]
     failing = store.failing_items(wanted, per_run=FAILING_PER_RUN)
     for key, by_kind in latest.items():

@@ -142,8 +142,8 @@ def summary_for_gpu(
                 continue
             s = rows.setdefault(run.release_id, GpuSummary(run.release_id, gfx, 0, 0, 0, run.started_at))
             s.runs += 1
-            s.passed += int(run.summary.get("passed", 0))
-            s.total += int(run.summary.get("total", 0))
+            s.passed += run.count("passed")
+            s.total += run.count("total")
             s.last_run = max(s.last_run, run.started_at)
         return sorted(rows.values(), key=lambda s: (-(s.percent or 0.0), s.release))
 
@@ -164,7 +164,7 @@ def failed_releases_for_gpu(
         for run in st.list_runs(gfx=gfx):  # oldest first: later runs replace earlier ones
             if run.kind != "doctor" and run.release_id != "none":
                 latest[(run.release_id, run.kind)] = run
-        bad = [r for r in latest.values() if int(r.summary.get("failed", 0)) > 0]
+        bad = [r for r in latest.values() if r.count("failed") > 0]
         examples = st.failing_items([r.run_id for r in bad], per_run=3)
         return [
             FailedRelease(
@@ -173,7 +173,7 @@ def failed_releases_for_gpu(
                 r.kind,
                 r.run_id,
                 r.started_at,
-                int(r.summary.get("failed", 0)),
+                r.count("failed"),
                 [i.item for i in examples.get(r.run_id, [])],
             )
             for r in sorted(bad, key=lambda r: (r.release_id, r.kind))

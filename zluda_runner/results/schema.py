@@ -74,10 +74,25 @@ class RunRecord(JsonMixin):
     def torch_build(self) -> str:
         return torch_build(self.target)
 
+    def count(self, key: str) -> int:
+        """A summary count (passed, failed, total, items); 0 when the stored value is not a count."""
+        return summary_count(self.summary, key)
+
     def content(self) -> dict[str, Any]:
         data = self.to_dict()
         data.pop("run_id", None)
         return data
+
+
+COUNT_KEYS = ("passed", "failed", "total", "items")
+MAX_COUNT = 10**9
+
+
+def summary_count(summary: dict[str, Any], key: str) -> int:
+    value = summary.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        return 0
+    return value
 
 
 def torch_build(target: dict[str, Any] | None) -> str:

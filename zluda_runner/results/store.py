@@ -208,9 +208,9 @@ class ResultsStore(abc.ABC):
                 run.gfx,
                 run.release_id,
                 run.torch_build,
-                int(summary.get("passed", 0)),
-                int(summary.get("failed", 0)),
-                summary.get("verdict"),
+                run.count("passed"),
+                run.count("failed"),
+                verdict if isinstance(verdict := summary.get("verdict"), str) else None,
                 now_iso(),
             ),
         )
@@ -339,6 +339,12 @@ class ResultsStore(abc.ABC):
     def count_runs(self) -> int:
         with self._tx(write=False) as cur:
             return int(self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def delete_run(self, run_id: str) -> bool:
+        """Remove one run and its items (the full id); False when it is not stored."""
+        with self._tx(write=True) as cur:
+            self._exec(cur, "DELETE FROM items WHERE run_id = ?", (run_id,))
+            return bool(self._exec(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount == 1)
 
 
 def _item_from_row(row: Sequence[Any]) -> ItemRecord:
