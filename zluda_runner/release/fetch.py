@@ -3,10 +3,9 @@
 :func:`download` writes a URL's bytes to a file the caller names (the cache
 gives it a temporary path inside the cache), computing SHA-256 on the fly:
 
-- ``https://`` / ``http://`` through a :class:`requests.Session` with
-  ``stream=True``; TLS certificates are always verified (the CA bundle of
-  ``REQUESTS_CA_BUNDLE`` / the system is honoured, proxies from the
-  environment too);
+- ``https://`` / ``http://`` through a :class:`requests.Session` (``stream=True``; certificates always
+  verified; ``REQUESTS_CA_BUNDLE`` and proxies honoured); without a known hash (trust on first use)
+  no redirect hop may go over plain http (checked at each hop, :mod:`~zluda_runner.release.httpguard`);
 - a body cut short is resumed with ``Range: bytes=N-``: on ``206`` only the
   remainder is appended and the running hash simply continues; on ``200``
   (the server ignores ``Range``) the file is truncated and the download
@@ -22,17 +21,15 @@ Every download is bounded (:class:`Limits`):
   manifest's, else the server's Content-Length, else :data:`MAX_DOWNLOAD_BYTES`),
   and a server announcing another size than the manifest's is refused before
   its body is read;
-- by time: each ``window`` (60 s) must bring at least ``min_rate`` bytes a
-  second on average, so a server trickling one byte every few seconds (which
-  resets every read time-out) cannot keep a fetch alive. Reads return as soon
-  as the socket has data, so the check runs however slowly bytes arrive.
+- by time: each ``window`` (60 s) must bring at least ``min_rate`` bytes a second on average, so a
+  server trickling one byte every few seconds (which resets every read time-out) cannot keep a fetch
+  alive (reads return as soon as the socket has data); a response's headers must all come within one
+  window (a watchdog shuts the socket).
 
-Any failure removes the output file and raises :class:`~zluda_runner.core.errors.FetchError`
-(or :class:`~zluda_runner.core.errors.ChecksumError`) whose message names the URL,
-what was expected and what happened, and whose hint says what to do. With
-``resume=True`` the output file may hold the start of the same download (it is
-hashed and continued with ``Range``), and an interruption (Ctrl-C) or a
-network failure keeps what arrived, for the next call to resume
+Any failure removes the output file and raises a FetchError (or ChecksumError) whose message names
+the URL, what was expected and what happened, and whose hint says what to do. With ``resume=True``
+the output file may hold the start of the same download (hashed and continued with ``Range``), and
+an interruption (Ctrl-C) or a network failure keeps what arrived, for the next call to resume
 (:class:`TransferError`); bytes that fail a size or hash check never stay.
 
 Mirrors: ``ZLUDA_RUNNER_MIRROR`` replaces an upstream URL's scheme and host (:func:`mirror_url`).
@@ -55,18 +52,20 @@ from urllib.request import url2pathname
 import requests
 import urllib3.exceptions
 
-from zluda_runner import __version__
 from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
 from zluda_runner.core.fsutil import open_regular
 from zluda_runner.core.paths import CACHE_ENV, MIRROR_ENV
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
+from zluda_runner.release.httpguard import HopCheck, Watchdog, client_url, guarded_session
+from zluda_runner.release.httpguard import connection_problem as _connection_problem
+from zluda_runner.release.httpguard import reason as _reason
 
 __all__ = ["DownloadResult", "Limits", "RetryPolicy", "TransferError", "download", "hash_file", "mirror_url",
            "normalize_sha256"]
 
 DEFAULT_TIMEOUT = (15.0, 60.0)  # (connect, read) seconds
-USER_AGENT = f"zluda-runner/{__version__}"
 #: the most a download may bring when neither the manifest nor the server gives its size
 #: (a ZLUDA release archive is tens of MB)
 MAX_DOWNLOAD_BYTES = 1 << 30
@@ -141,24 +140,27 @@ class _Restart(_Retryable):
 def mirror_url(url: str, mirror: str | None = None) -> str:
     """Map an upstream URL onto a mirror base: the mirror replaces scheme and host.
 
-    ``https://github.com/vosen/ZLUDA/releases/download/v5/x.tar.gz`` with mirror
-    ``https://mirror.example/zluda`` becomes
-    ``https://mirror.example/zluda/vosen/ZLUDA/releases/download/v5/x.tar.gz``;
-    with ``file:///srv/zluda`` it is the local file
-    ``/srv/zluda/vosen/ZLUDA/releases/download/v5/x.tar.gz``.
-    ``mirror=None`` reads ``$ZLUDA_RUNNER_MIRROR``; empty means no mirror.
+    ``https://github.com/vosen/ZLUDA/releases/download/v5/x.tar.gz`` with mirror ``https://mirror.example/z``
+    becomes ``https://mirror.example/z/vosen/ZLUDA/releases/download/v5/x.tar.gz``; with ``file:///srv/z``
+    the file ``/srv/z/vosen/ZLUDA/releases/download/v5/x.tar.gz``. None: ``$ZLUDA_RUNNER_MIRROR``; "": none.
     """
     if mirror is None:
         mirror = os.environ.get(MIRROR_ENV, "")
     mirror = mirror.strip()
     if not mirror:
         return url
-    scheme = urlsplit(mirror).scheme.lower()
+    try:
+        scheme = urlsplit(mirror).scheme.lower()
+    except ValueError:  # "http://[::1": urlsplit refuses it
+        scheme = ""
     if scheme not in ("http", "https", "file"):
         raise FetchError(
-            f"The mirror base {mirror!r} (from {MIRROR_ENV}) is not an http://, https:// or file:// URL.",
+            f"The mirror base {mirror!r} (from {MIRROR_ENV}) is not an http://, https:// or file:// "
+            "URL.",
             hint=f"Set {MIRROR_ENV} to e.g. https://mirror.example/zluda or file:///srv/zluda, or unset it.",
         )
+    if scheme != "file":
+        client_url(mirror, f"mirror base (from {MIRROR_ENV})")
     parts = urlsplit(url)
     tail = parts.path.lstrip("/")
     if parts.query:
@@ -166,10 +168,25 @@ def mirror_url(url: str, mirror: str | None = None) -> str:
     return f"{mirror.rstrip('/')}/{tail}"
 
 
-def make_session() -> requests.Session:
-    session = requests.Session()
-    session.headers["User-Agent"] = USER_AGENT
-    return session
+def make_session(check: HopCheck | None = None, watchdog: Watchdog | None = None) -> requests.Session:
+    """A session checking every hop with ``check`` and bounded by ``watchdog`` (httpguard)."""
+    return guarded_session(check, watchdog)
+
+
+def _no_plain_http_hop(ctx: _Context) -> HopCheck:
+    """Trust on first use: no hop over plain http, where anyone on the way chooses the bytes."""
+
+    def check(hop: str) -> None:
+        if client_url(hop).scheme != "https":
+            raise FetchError(
+                f"Refusing to trust {ctx.label} on first use: {redact_url(ctx.url)} redirected to plain http "
+                f"({redact_url(hop)}): anyone on the way could have replaced it, and its hash would then be "
+                "recorded as the trusted one. Nothing was downloaded.",
+                hint="Use an https:// mirror (ZLUDA_RUNNER_MIRROR) that does not redirect to http, or none; "
+                "or add the asset's sha256 to the manifest.",
+            )
+
+    return check
 
 
 def normalize_sha256(value: str) -> str:
@@ -215,7 +232,9 @@ def download(
         if urlsplit(url).scheme.lower() == "file":
             result = _copy_local(ctx, dest, show)
         else:
-            sess = session if session is not None else make_session()
+            tofu = expected is None and client_url(url).scheme == "https"
+            sess = session if session is not None else make_session(
+                _no_plain_http_hop(ctx) if tofu else None, ctx.watchdog)
             try:
                 result = _download_http(ctx, dest, sess, retry or RetryPolicy(), timeout, show, resume)
             finally:
@@ -256,6 +275,7 @@ class _Context:
     size: int | None
     upstream_url: str | None
     limits: Limits = field(default_factory=Limits)
+    watchdog: Watchdog = field(default_factory=Watchdog)  # bounds the wait for each response's headers
 
     def size_limit(self, announced_total: int | None) -> tuple[int, str]:
         """The most bytes this download may bring, and where that bound comes from."""
@@ -385,6 +405,8 @@ def _one_request(
     headers = {"Accept-Encoding": "identity"}
     if writer.written:
         headers["Range"] = f"bytes={writer.written}-"
+    resp: requests.Response | None = None
+    ctx.watchdog.arm(ctx.limits.window)  # the pace rule for the headers: all of them within a window
     try:
         resp = session.get(ctx.url, headers=headers, stream=True, timeout=timeout, verify=True)
     except requests.exceptions.SSLError as exc:
@@ -400,13 +422,24 @@ def _one_request(
             f"{ctx.url} is not a valid download URL: {exc}.", hint="Fix the asset URL or the mirror."
         ) from exc
     except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
-        raise _Retryable(_connection_problem(exc)) from exc
+        if not ctx.watchdog.fired:
+            raise _Retryable(_connection_problem(exc)) from exc
     except requests.exceptions.RequestException as exc:  # too many redirects, a bad redirect target ...
         raise FetchError(
             f"Could not download {ctx.url} (expected {ctx.expectation()}): {_reason(exc)}.",
             hint="The server's answer cannot be followed (a redirect loop or a broken redirect?); "
             + ctx.fallback_hint(),
         ) from exc
+    finally:
+        ctx.watchdog.disarm()
+    if resp is None or ctx.watchdog.fired:  # cut by the watchdog: what came may look whole, never use it
+        if resp is not None:
+            resp.close()
+        raise TransferError(
+            f"Could not download {ctx.url} (expected {ctx.expectation()}): the server's response headers "
+            f"did not all arrive within {ctx.limits.window:.0f} s; stopped.",
+            hint="The server or a proxy is stalling; retry later; or " + ctx.fallback_hint(),
+        )
     restarted = 0
     with resp:
         _check_status(ctx, resp, writer.written)
@@ -557,8 +590,7 @@ def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
     )
 
 
-def _content_range_start(value: str) -> int | None:
-    # "bytes 100-999/1000"
+def _content_range_start(value: str) -> int | None:  # "bytes 100-999/1000"
     try:
         unit, rest = value.strip().split(" ", 1)
         if unit.lower() != "bytes":
@@ -566,35 +598,3 @@ def _content_range_start(value: str) -> int | None:
         return int(rest.split("-", 1)[0])
     except ValueError:
         return None
-
-
-def _reason(exc: BaseException) -> str:
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    deepest = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        deepest = cur
-        nxt = getattr(cur, "reason", None)
-        if not isinstance(nxt, BaseException):
-            nxt = cur.__cause__ or cur.__context__
-        cur = nxt
-    text = str(deepest) or type(deepest).__name__
-    return text if len(text) < 300 else text[:297] + "..."
-
-
-def _connection_problem(exc: BaseException) -> str:
-    reason = _reason(exc)
-    chain: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and len(chain) < 10:
-        chain.append(cur)
-        nxt = getattr(cur, "reason", None)
-        cur = nxt if isinstance(nxt, BaseException) else (cur.__cause__ or cur.__context__)
-    if any(isinstance(e, urllib3.exceptions.NameResolutionError) for e in chain):
-        return f"the host name could not be resolved (DNS failure: {reason})"
-    if any(isinstance(e, ConnectionRefusedError) for e in chain):
-        return "the connection was refused (nothing listens there, or a firewall blocks it)"
-    if isinstance(exc, requests.exceptions.Timeout):
-        return f"the server did not answer in time ({reason})"
-    return f"the connection failed ({reason})"

@@ -1,10 +1,12 @@
 """``zluda-run manifest update``: fetch a newer release manifest without a new package.
 
 The manifest is fetched over TLS (certificates verified; plain ``http://`` only to the
-loopback address, for tests, or when the caller allows it explicitly), read within
-bounds (size, nesting depth, time), validated like any manifest, and accepted only when
-its ``manifest_version`` is newer than the one in use. It then atomically replaces the
-cached copy under :attr:`CachePaths.manifest_dir`; a refused manifest replaces nothing.
+loopback address, for tests, or when the caller allows it explicitly; checked at every redirect
+hop, on the URL as the HTTP client parses it), read within bounds (size, nesting depth, and a
+total deadline a watchdog enforces however slowly headers or body trickle), validated like any
+manifest, and accepted only when its ``manifest_version`` is newer than the one in use. It then
+atomically replaces the cached copy under :attr:`CachePaths.manifest_dir`;
+a refused manifest replaces nothing.
 ``--manifest`` still wins over the cached copy (:func:`load_current_manifest`).
 """
 
@@ -16,11 +18,10 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from zluda_runner import __version__
 from zluda_runner.core.errors import FetchError, ManifestError
 from zluda_runner.core.fsutil import atomic_write_bytes, atomic_write_json
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.manifest import (
     MAX_MANIFEST_BYTES,
@@ -38,6 +39,7 @@ DEFAULT_TIMEOUT = (10.0, 30.0)  # connect, read
 TOTAL_SECONDS = 120.0
 ORIGIN_FILE = "origin.json"
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+BUDGET_ENV = "ZLUDA_RUNNER_MANIFEST_BUDGET_S"  # the total deadline, seconds (default TOTAL_SECONDS)
 
 
 @dataclass
@@ -64,40 +66,65 @@ def cached_origin(cache_dir: Path) -> dict[str, str] | None:
     except (ManifestError, ValueError):
         return None
     if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in ("url", "fetched")):
-        return {"url": data["url"], "fetched": data["fetched"]}
+        return {"url": redact_url(data["url"]), "fetched": data["fetched"]}  # one stored before redaction
     return None
 
 
 def _check_url(url: str, allow_http: bool) -> None:
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.netloc:
+    """``url`` (the first or any redirect hop) as the HTTP client connects to it: https, or plain http
+    to the loopback address (or anywhere with ``allow_http``)."""
+    from zluda_runner.release.httpguard import client_url  # imports requests: only when updating
+
+    parts = client_url(url, "manifest URL")
+    scheme, host = (parts.scheme or "").lower(), (parts.host or "").strip("[]").lower()
+    if scheme == "https" and host:
         return
-    if parts.scheme == "http" and parts.hostname and (parts.hostname in _LOOPBACK or allow_http):
+    if scheme == "http" and host and (host in _LOOPBACK or allow_http):
         return
     raise ManifestError(
-        f"refusing to fetch a manifest from {url!r}: only https:// URLs are used",
-        hint="give an https:// URL; plain http:// only to 127.0.0.1, or with --allow-http if you trust "
-        "the network",
+        f"refusing to fetch a manifest from {redact_url(url)!r}: only https:// URLs are used",
+        hint="give an https:// URL (every redirect must stay on https); plain http:// only to 127.0.0.1, "
+        "or with --allow-http if you trust the network",
     )
+
+
+def _budget(total: float | None) -> float:
+    if total is not None:
+        return total
+    text = os.environ.get(BUDGET_ENV, "").strip()
+    try:
+        value = float(text) if text else TOTAL_SECONDS
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise ManifestError(f"{BUDGET_ENV}={text!r} is not a number of seconds (above 0)",
+                            hint="set it to e.g. 120, or unset it")
+    return value
 
 
 def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, float], total: float) -> bytes:
     import requests  # here: listing the manifest must not pay for importing requests
 
+    from zluda_runner.release.httpguard import Watchdog, guarded_session, reason
+
+    shown = redact_url(url)
+    late = FetchError(f"fetching the manifest {shown} took more than {total:g} s (the whole budget)",
+                      hint=f"try again, or raise {BUDGET_ENV}; nothing was replaced")
     deadline = time.monotonic() + total
+    dog = Watchdog()
+    dog.arm(total)  # a server trickling headers or body (each byte resets the read time-out) is cut here
+    session = guarded_session(lambda hop: _check_url(hop, allow_http), dog)
     try:
-        with requests.get(url, stream=True, timeout=timeout, verify=True,
-                          headers={"User-Agent": f"zluda-runner/{__version__}"}) as resp:
-            _check_url(resp.url, allow_http)  # where redirects ended
+        with session, session.get(url, stream=True, timeout=timeout, verify=True) as resp:
             if resp.status_code != 200:
                 raise FetchError(
-                    f"could not fetch the manifest {url}: HTTP {resp.status_code}",
+                    f"could not fetch the manifest {shown}: HTTP {resp.status_code}",
                     hint="check the URL; nothing was replaced",
                 )
             declared = resp.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > limit:
                 raise ManifestError(
-                    f"the manifest at {url} is {declared} bytes, more than the {limit} a manifest may have",
+                    f"the manifest at {shown} is {declared} bytes, more than the {limit} a manifest may have",
                     hint="is the URL right? nothing was replaced",
                 )
             chunks: list[bytes] = []
@@ -106,20 +133,25 @@ def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, floa
                 size += len(chunk)
                 if size > limit:
                     raise ManifestError(
-                        f"the manifest at {url} is more than {limit} bytes",
+                        f"the manifest at {shown} is more than {limit} bytes",
                         hint="is the URL right? nothing was replaced",
                     )
-                if time.monotonic() > deadline:
-                    raise FetchError(f"fetching the manifest {url} took more than {total:.0f} s",
-                                     hint="try again; nothing was replaced")
+                if dog.fired or time.monotonic() > deadline:
+                    raise late
                 chunks.append(chunk)
+            if dog.fired:  # a body without a length ends where the watchdog cut it: never use that
+                raise late
             return b"".join(chunks)
-    except requests.exceptions.SSLError as exc:
-        raise FetchError(f"TLS verification failed for {url}: {exc}",
-                         hint="the certificate is not trusted; nothing was replaced") from None
     except requests.exceptions.RequestException as exc:
-        raise FetchError(f"could not fetch the manifest {url}: {exc}",
+        if dog.fired:
+            raise late from None
+        if isinstance(exc, requests.exceptions.SSLError):
+            raise FetchError(f"TLS verification failed for {shown}: {reason(exc)}",
+                             hint="the certificate is not trusted; nothing was replaced") from None
+        raise FetchError(f"could not fetch the manifest {shown}: {reason(exc)}",
                          hint="check the network and the URL; nothing was replaced") from None
+    finally:
+        dog.disarm()
 
 
 def update_manifest(
@@ -129,11 +161,12 @@ def update_manifest(
     allow_http: bool = False,
     limit: int = MAX_MANIFEST_BYTES,
     timeout: tuple[float, float] = DEFAULT_TIMEOUT,
-    total_seconds: float = TOTAL_SECONDS,
+    total_seconds: float | None = None,
 ) -> UpdateResult:
     """Fetch ``url`` (default ``$ZLUDA_RUNNER_MANIFEST_URL``), validate it, and replace the cached
     manifest when it is newer than the one in use. Raises ManifestError/FetchError, replacing
-    nothing, for a bad URL, a download fault, an oversized, malformed or older manifest."""
+    nothing, for a bad URL, a download fault, an oversized, malformed or older manifest.
+    ``total_seconds`` (default ``$ZLUDA_RUNNER_MANIFEST_BUDGET_S``, else 120) bounds the whole fetch."""
     url = url or os.environ.get(URL_ENV)
     if not url:
         raise ManifestError(
@@ -141,7 +174,8 @@ def update_manifest(
             hint=f"pass the URL of a published zluda-releases.json, or set {URL_ENV}",
         )
     _check_url(url, allow_http)
-    data = _download(url, limit, allow_http, timeout, total_seconds)
+    shown = redact_url(url)
+    data = _download(url, limit, allow_http, timeout, _budget(total_seconds))
     fetched: Manifest = parse_manifest(decode_manifest_bytes(data, url, limit), source=url)
     current = load_current_manifest(None, cache_dir)
     new_v, old_v = int(fetched.manifest_version), int(current.manifest_version)
@@ -155,12 +189,12 @@ def update_manifest(
                "to the packaged manifest, then update again" if current.source == str(target) else ""),
         )
     if new_v == old_v:
-        return UpdateResult(url, str(target), False, new_v, old_v, fetched.updated,
+        return UpdateResult(shown, str(target), False, new_v, old_v, fetched.updated,
                             f"the manifest in use is already version {old_v}; nothing replaced")
     atomic_write_bytes(target, data, durable=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    atomic_write_json(origin_path(cache_dir), {"url": url, "fetched": stamp})
-    return UpdateResult(url, str(target), True, new_v, old_v, fetched.updated,
+    atomic_write_json(origin_path(cache_dir), {"url": shown, "fetched": stamp})  # never a credential
+    return UpdateResult(shown, str(target), True, new_v, old_v, fetched.updated,
                         f"manifest version {new_v} (updated {fetched.updated}) replaces version {old_v}")
 
 

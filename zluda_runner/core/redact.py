@@ -1,0 +1,54 @@
+"""The one redaction of credentials in URLs: every place that prints or stores a URL uses it.
+
+What goes: the password of ``user:password@`` (a password may hold ``/`` or ``@``: everything up to
+the last ``@`` before the path's query is the user part, as HTTP clients read it), a bare
+``token@`` user part, and the values of query parameters whose names say they are secrets
+(``password``, ``token``, ``key``, ``secret``, ``sig``, ``auth`` ...). Over-redacting is preferred
+to leaking: a path holding ``@`` loses what precedes it.
+"""
+
+from __future__ import annotations
+
+import re
+
+MASK = "***"
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]*")
+_SECRET_NAME = re.compile(
+    r"pass|pwd|token|secret|key|sig|auth|cred|session|cookie|bearer|ticket|code", re.IGNORECASE
+)
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its credentials masked (``https://u:***@host/p?token=***``)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    cut = len(rest)
+    for stop in "?#":
+        at = rest.find(stop)
+        if at >= 0:
+            cut = min(cut, at)
+    head, tail = rest[:cut], rest[cut:]
+    at = head.rfind("@")
+    if at >= 0:
+        user, colon, _ = head[:at].partition(":")
+        if "/" in user:  # no userinfo runs over a slash unless the password has one: mask it all
+            user, colon = "", ""
+        userinfo = f"{user}:{MASK}" if colon else MASK
+        head = userinfo + head[at:]
+    if tail.startswith("?"):
+        query, hash_sign, fragment = tail[1:].partition("#")
+        tail = "?" + "&".join(_redact_param(p) for p in query.split("&")) + hash_sign + fragment
+    return f"{scheme}://{head}{tail}"
+
+
+def _redact_param(param: str) -> str:
+    name, eq, value = param.partition("=")
+    if eq and value and _SECRET_NAME.search(name):
+        return f"{name}={MASK}"
+    return param
+
+
+def redact_text(text: str) -> str:
+    """Every URL inside ``text`` (an error message, a log line) redacted."""
+    return _URL.sub(lambda m: redact_url(m.group(0)), text)
