@@ -258,6 +258,10 @@ def main_group(
     )
     if cache_dir is not None:
         settings.cache_dir = cache_dir
+    if trace:  # refused where it cannot work (Windows) before anything is planned or fetched
+        from zluda_runner.trace.workload import check_supported
+
+        check_supported()
     ctx.obj = settings
 
 

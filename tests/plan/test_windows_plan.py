@@ -220,3 +220,14 @@ def test_the_plan_view_says_which_start_up_code_runs_and_where_it_is_written() -
     regular = ShimPlan(os="windows", startup_hook=StartupHook("sitecustomize"))
     text = "\n".join(line.plain for line in windows_setup_lines(regular))
     assert "sitecustomize on a private PYTHONPATH" in text and "loading" not in text
+
+
+def test_plan_verify_load_on_a_windows_plan_says_it_cannot_prove_it() -> None:
+    from zluda_runner.core.errors import LaunchError
+    from zluda_runner.launch.verify import verify_torch_import
+    from zluda_runner.plan.model import ShimPlan
+
+    with pytest.raises(LaunchError) as info:  # on 5c673db: '0 of 0 planned bindings taken', exit 0
+        verify_torch_import(ShimPlan(os="windows"), Path("/nonexistent-cache"))
+    assert "cannot prove a Windows plan" in info.value.message
+    assert "--verify-load --" in (info.value.hint or "")

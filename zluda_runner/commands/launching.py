@@ -89,7 +89,7 @@ def plan_command(settings: Settings, no_cache: bool, torch_lib: str | None, comm
     else:
         plan = prepare_plan(argv, settings, use_cache=not no_cache, download=False)
     verification = None
-    if settings.verify_load and plan.os == "linux":
+    if settings.verify_load:
         from zluda_runner.launch.verify import verify_torch_import
 
         verification = verify_torch_import(plan, settings.cache_dir)

@@ -316,6 +316,8 @@ def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoic
     if torch and torch.path:
         files.add(str(Path(torch.path) / "version.py"))
         files.add(str(Path(torch.path) / "lib"))
+    if target.startup is not None and target.startup.pth_file:
+        files.add(target.startup.pth_file)  # an edited ._pth (import site on or off) changes the hook
     for shim in layout.shims:
         files.add(shim.path)
     files.add(layout.root)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.errors import LaunchError
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.process import run_process
@@ -291,8 +292,18 @@ def verify_bindings(
 
 
 def verify_torch_import(plan: ShimPlan, cache_dir: Path, *, timeout: float | None = None) -> VerifyResult:
-    """``plan --verify-load``: ``python -c "import torch"`` under the plan, every binding proven."""
+    """``plan --verify-load``: ``python -c "import torch"`` under the plan, every binding proven.
+
+    Linux only: on Windows the proof needs the DLLs placed, and ``plan`` changes nothing."""
     from zluda_runner.launch.prepare import expected_bindings, launch_env
+
+    if plan.os == "windows":
+        raise LaunchError(
+            "plan --verify-load cannot prove a Windows plan: the proof needs ZLUDA's DLLs placed into "
+            "torch/lib, and plan changes nothing",
+            hint='run `zluda-run --verify-load -- python -c "import torch"`: it places, runs, and reads the '
+                 "process's own module list",
+        )
 
     python = plan.target.python or sys.executable
     env = launch_env(plan, cache_dir)

@@ -181,7 +181,8 @@ def plan_for_torch_lib(
                           hint="--torch-lib is for a Windows torch/lib folder")
     source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
                          cuda_version=profile.cuda_version, trust_on_first_use=trust_on_first_use)
-    return make_plan(profile, source.layout, release=source.ref, argv=argv)
+    # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
+    return make_plan(profile, source.layout, release=source.ref, argv=argv, base_env=dict(os.environ))
 
 
 def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
@@ -206,11 +207,13 @@ def _site_of(torch_lib: Path) -> Path:
     return Path(torch_lib).parent.parent
 
 
-def restore(torch_lib: Path, journal_dir: Path | None = None, **kwargs: Any) -> RestoreResult:
+def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
+            **kwargs: Any) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement
     (:func:`~zluda_runner.launch.windows_restore.restore`); then, once that is complete, remove
     zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
-    in ``removed`` by its path). With only a hook to remove, that is the restore."""
+    in ``removed`` by its path; ``cache_dir`` holds the hook journal). With only a hook to remove,
+    that is the restore."""
     from zluda_runner.core.errors import PlacementError
     from zluda_runner.core.paths import default_cache_dir
     from zluda_runner.launch.windows_hook import hook_path, is_ours, remove_pth_hook
@@ -222,7 +225,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, **kwargs: Any) -> 
         if not (hook.exists() and is_ours(hook)):
             raise
         result = RestoreResult(Path(torch_lib))
-    if result.complete and remove_pth_hook(hook, default_cache_dir()):
+    if result.complete and remove_pth_hook(hook, cache_dir or default_cache_dir()):
         result.removed.append(str(hook))
     return result
 

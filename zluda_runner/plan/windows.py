@@ -246,7 +246,7 @@ def windows_mechanism(
         return _not_loaded_first(need_name, ctx, (
             f"this torch's __init__.py has no DLL loop to load {need_name} first, so placement is not "
             f"enough; {ctx.no_hook}"))
-    inside = [r for r in requested_by if not r.endswith("(dlopen)")]
+    inside = [r for r in requested_by if not r.endswith(("(dlopen)", "(LoadLibrary)"))]
     taken = (f"taken by name from torch/lib: its requesters ({', '.join(inside[:3]) or 'torch/lib DLLs'}) "
              "search their own folder first (LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR)")
     if loop is not None and loop.present:
