@@ -32,6 +32,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +40,12 @@ from zluda_runner.core.fsutil import NotRegularFileError, atomic_open, open_regu
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
+    MAX_ARGV,
     MAX_COUNT,
     MAX_ITEMS_PER_RUN,
+    MAX_KEYS,
+    MAX_NAME,
+    MAX_TEXT,
     SCHEMA_VERSION,
     ItemRecord,
     ResultsStoreError,
@@ -54,9 +59,16 @@ from zluda_runner.results.store import ResultsStore, now_iso
 BUNDLE_FORMAT = "zluda-runner-results"
 BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 1 << 30
-MAX_LINE_BYTES = 64 << 20
+MAX_LINE_BYTES = 16 << 20  # one run; a 100 000-item run of short items is ~15 MiB
+BATCH_BYTES = 4 << 20  # runs are stored in batches of at most this many bundle bytes (or _BATCH runs)
+MAX_KEY = 200  # a key of host/release/target/summary/numbers
 MAX_DEPTH = 6
 _BATCH = 200
+_RUN_ID = re.compile(r"^[0-9a-f]{64}$")
+_STARTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
+_RUN_FIELDS = frozenset(
+    ("run_id", "kind", "started_at", "host", "release", "target", "command", "summary", "items")
+)
 _SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
 
 
@@ -105,6 +117,14 @@ def _depth(value: Any, level: int = 0) -> int:
     return level
 
 
+def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be text")
+    if len(value) > limit:
+        raise ValueError(f"{what} is {len(value)} characters, more than a run keeps ({limit})")
+    return value
+
+
 def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | None:
     if value is None and nullable:
         return None
@@ -113,6 +133,12 @@ def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | 
         for k, v in value.items()
     ):
         raise ValueError(f"{what} must be an object of plain values")
+    if len(value) > MAX_KEYS:
+        raise ValueError(f"{what} has {len(value)} keys, more than a run keeps ({MAX_KEYS})")
+    for key, item in value.items():
+        _text(key, f"a key of {what}", MAX_KEY)
+        if isinstance(item, str):
+            _text(item, f"{what} {key[:40]!r}")
     return value
 
 
@@ -143,6 +169,14 @@ def _item(data: Any) -> ItemRecord:
     numbers = data.get("numbers", {})
     if not isinstance(item, str) or not isinstance(status, str) or not isinstance(detail, str):
         raise ValueError("an item needs string item/status/detail")
+    _text(item, "an item's name", MAX_NAME)
+    _text(status, f"item {item[:40]!r}'s status", MAX_NAME)
+    _text(detail, f"item {item[:40]!r}'s detail")
+    if isinstance(numbers, dict) and len(numbers) > MAX_KEYS:
+        raise ValueError(f"item {item[:40]!r} has {len(numbers)} numbers, more than a run keeps ({MAX_KEYS})")
+    if isinstance(numbers, dict):
+        for key in numbers:
+            _text(key, f"a number's name in item {item[:40]!r}", MAX_KEY)
     if ok is not None and not isinstance(ok, bool):
         raise ValueError("an item's ok must be true, false or null")
     if not isinstance(numbers, dict) or not all(
@@ -154,18 +188,40 @@ def _item(data: Any) -> ItemRecord:
     )
 
 
-def run_from_bundle(data: Any) -> RunRecord:
-    """A run from its bundle object, checked field by field and against its id (raises ValueError)."""
+def _started_at(value: Any) -> str:
+    """An ISO-8601 UTC time as zluda-runner writes it, not in the future (a day's clock skew allowed):
+    runs sort by it, so 'zzz' or the year 9999 would stay the latest run forever."""
+    if not isinstance(value, str) or not _STARTED.match(value):
+        raise ValueError(f"started_at {str(value)[:40]!r} is not a time as zluda-runner writes it"
+                         " (YYYY-MM-DDTHH:MM:SS[.ffffff]Z, UTC)")
+    try:
+        when = datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    except ValueError as exc:
+        raise ValueError(f"started_at {value!r} is not a real time ({exc})") from None
+    if when > datetime.now(timezone.utc) + timedelta(days=1):
+        raise ValueError(f"started_at {value} is in the future")
+    return value
+
+
+def run_from_bundle(data: Any, schema: int | None = None) -> RunRecord:
+    """A run from its bundle object, checked field by field and against its id (raises ValueError).
+    ``schema``: the store schema the bundle's header says it was written with."""
     if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
         raise ValueError('expected {"run": {...}}')
     raw = data["run"]
+    newer = _newer(schema, raw)
     if raw.get("kind") not in KINDS:
-        raise ValueError(f"unknown kind {raw.get('kind')!r}")
-    if not isinstance(raw.get("started_at"), str) or not isinstance(raw.get("run_id"), str):
-        raise ValueError("run_id and started_at must be strings")
+        raise ValueError(f"unknown kind {str(raw.get('kind'))[:40]!r}" + newer)
+    if not isinstance(raw.get("run_id"), str) or not _RUN_ID.match(raw["run_id"]):
+        raise ValueError("run_id must be 64 hex digits")
+    _started_at(raw.get("started_at"))
     command = raw.get("command", [])
     if not isinstance(command, list) or not all(isinstance(w, str) for w in command):
         raise ValueError("command must be a list of strings")
+    if len(command) > MAX_ARGV:
+        raise ValueError(f"command has {len(command)} words, more than a run keeps ({MAX_ARGV})")
+    for word in command:
+        _text(word, "a command word")
     items = raw.get("items", [])
     if not isinstance(items, list) or len(items) > MAX_ITEMS_PER_RUN:
         raise ValueError(f"items must be a list of at most {MAX_ITEMS_PER_RUN}")
@@ -181,12 +237,33 @@ def run_from_bundle(data: Any) -> RunRecord:
         run_id=raw["run_id"],
     )
     if content_id(run) != run.run_id:
+        if newer:
+            raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
         raise ValueError("run_id does not match the run's content (edited or damaged after export)")
     return run
 
 
+def _newer(schema: int | None, raw: dict[str, Any]) -> str:
+    """What to say when a run may come from a newer zluda-runner (a higher schema, fields unknown here)."""
+    unknown = sorted(set(raw) - _RUN_FIELDS)
+    if schema is not None and schema > SCHEMA_VERSION:
+        return (f": the bundle was written by a newer zluda-runner (store schema {schema}; this one knows"
+                f" {SCHEMA_VERSION}); upgrade zluda-runner to import it")
+    if unknown:
+        names = ", ".join(k[:40] for k in unknown[:5])
+        return (f": the run has fields this zluda-runner does not know ({names});"
+                " written by a newer zluda-runner? upgrade to import it")
+    return ""
+
+
 def read_bundle(path: Path) -> Iterator[RunRecord]:
     """The runs in a bundle, checked; a bad bundle raises ResultsStoreError naming the line."""
+    for run, _size in _read_sized(path):
+        yield run
+
+
+def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
+    """The runs in a bundle with the size of the line each came from, one line in memory at a time."""
     path = Path(path)
     try:
         handle = open_regular(path)  # a FIFO or pipe is refused at once: a bundle is read twice
@@ -208,6 +285,7 @@ def read_bundle(path: Path) -> Iterator[RunRecord]:
         )
     with handle:
         number = 0
+        schema: int | None = None
         while True:
             line = handle.readline(MAX_LINE_BYTES + 1)
             if not line:
@@ -219,31 +297,41 @@ def read_bundle(path: Path) -> Iterator[RunRecord]:
                     f"{where} is longer than {MAX_LINE_BYTES} bytes", "this is not a results bundle"
                 )
             if not line.strip():
+                if number == 1:
+                    raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
+                                            "give a bundle written by `zluda-run results export`")
                 continue
             try:
                 data = json.loads(line.decode("utf-8"))
                 if _depth(data) > MAX_DEPTH:
                     raise ValueError("nested deeper than a bundle is")
                 if number == 1:
-                    _check_header(data)
+                    schema = _check_header(data)
                     continue
-                yield run_from_bundle(data)
+                run = run_from_bundle(data, schema)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 raise ResultsStoreError(
                     f"{where}: {exc}", "give a bundle written by `zluda-run results export`"
                 ) from exc
+            yield run, len(line)
         if number == 0:
             raise ResultsStoreError(f"{path} is empty", "give a bundle written by `zluda-run results export`")
 
 
-def _check_header(data: Any) -> None:
+def _check_header(data: Any) -> int | None:
+    """Checks the header line; returns the store schema it names (None when it names none)."""
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         raise ValueError(f'not a results bundle (the first line has no "format": "{BUNDLE_FORMAT}")')
     version = data.get("version")
-    if not isinstance(version, int) or version > BUNDLE_VERSION or version < 1:
+    if isinstance(version, int) and not isinstance(version, bool) and version > BUNDLE_VERSION:
+        raise ValueError(f"bundle version {version} was written by a newer zluda-runner (this one reads"
+                         f" 1..{BUNDLE_VERSION}); upgrade zluda-runner to import it")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(
-            f"bundle version {version!r} is not one this zluda-runner reads (1..{BUNDLE_VERSION})"
+            f"bundle version {str(version)[:20]!r} is not one this zluda-runner reads (1..{BUNDLE_VERSION})"
         )
+    schema = data.get("schema")
+    return schema if isinstance(schema, int) and not isinstance(schema, bool) else None
 
 
 def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
@@ -256,11 +344,13 @@ def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
         for _ in read_bundle(path):
             pass
         batch: list[RunRecord] = []
-        for run in read_bundle(path):
+        held = 0
+        for run, size in _read_sized(path):  # stored in batches bounded by count and by bytes
             batch.append(run)
-            if len(batch) >= _BATCH:
+            held += size
+            if len(batch) >= _BATCH or held >= BATCH_BYTES:
                 a, s = store.insert_runs(batch)
-                added, skipped, batch = added + a, skipped + s, []
+                added, skipped, batch, held = added + a, skipped + s, [], 0
         if batch:
             a, s = store.insert_runs(batch)
             added, skipped = added + a, skipped + s

@@ -18,10 +18,8 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, redact_url, store_url
 from zluda_runner.results.convert import as_dict, report_items
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
-from zluda_runner.results.schema import MAX_ARGV, RunRecord, content_id, summarise
+from zluda_runner.results.schema import MAX_ARGV, MAX_KEYS, RunRecord, content_id, summarise
 from zluda_runner.results.store import ResultsStore, now_iso
-
-_MAX_KEYS = 32
 
 
 @dataclass
@@ -38,7 +36,7 @@ def _small_dict(value: dict[str, Any] | None, scrubber: Scrubber) -> dict[str, A
         return None
     kept = {
         str(k): v
-        for k, v in list(value.items())[:_MAX_KEYS]
+        for k, v in list(value.items())[:MAX_KEYS]
         if v is None or isinstance(v, str | int | float | bool)
     }
     return scrubber(kept)

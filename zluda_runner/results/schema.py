@@ -26,6 +26,7 @@ MAX_ITEMS_PER_RUN = 100_000
 MAX_TEXT = 4_000  # one detail / one argv word
 MAX_NAME = 512  # an item's name
 MAX_ARGV = 256  # words of a command kept
+MAX_KEYS = 32  # keys of a run's host/release/target/summary, numbers of an item
 
 
 class ResultsStoreError(ZludaRunnerError):
