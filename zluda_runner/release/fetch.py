@@ -381,10 +381,12 @@ def _download_http(
                 failures = 1 if writer.written > before else failures + 1
                 last = exc.what
             if failures >= retry.attempts or requests_made >= retry.max_requests:
-                kept = "kept the partial file to resume" if resume else "discarded the partial file"
+                kept = " and kept the partial file to resume" if resume else " and discarded the partial file"
+                if not writer.written:  # a 0-byte partial file is removed: there is nothing to resume
+                    kept = "; nothing was downloaded, so nothing was kept"
                 raise TransferError(
                     f"Could not download {ctx.url} (expected {ctx.expectation()}): {last}; "
-                    f"gave up after {requests_made} attempts and {kept}.",
+                    f"gave up after {requests_made} attempts{kept}.",
                     hint="Check your network connection and proxy settings (HTTPS_PROXY), then retry; or "
                     + ctx.fallback_hint(),
                 )
