@@ -368,8 +368,7 @@ def _download_http(
             before = writer.written
             requests_made += 1
             try:
-                restarted = _one_request(ctx, session, writer, timeout, tick, pace)
-                restarts += restarted
+                restarts += _one_request(ctx, session, writer, timeout, tick, pace)
                 break
             except _Restart as exc:
                 writer.reset()
@@ -382,8 +381,7 @@ def _download_http(
                 last = exc.what
             if failures >= retry.attempts or requests_made >= retry.max_requests:
                 kept = " and kept the partial file to resume" if resume else " and discarded the partial file"
-                if not writer.written:  # a 0-byte partial file is removed: there is nothing to resume
-                    kept = "; nothing was downloaded, so nothing was kept"
+                kept = kept if writer.written else "; nothing was downloaded, so nothing was kept"
                 raise TransferError(
                     f"Could not download {ctx.url} (expected {ctx.expectation()}): {last}; "
                     f"gave up after {requests_made} attempts{kept}.",
