@@ -1,10 +1,13 @@
 """One error hierarchy: every expected fault carries a message and a hint.
 
 The CLI prints ``error: <message>`` and ``hint: <hint>`` and exits non-zero;
-it never shows a traceback for a :class:`ZludaRunnerError`.
+it never shows a traceback for a :class:`ZludaRunnerError`. Credentials in a URL inside a
+message or hint are masked when it is set (:func:`zluda_runner.core.redact.redact_text`).
 """
 
 from __future__ import annotations
+
+from zluda_runner.core.redact import redact_text
 
 
 class ZludaRunnerError(Exception):
@@ -13,9 +16,25 @@ class ZludaRunnerError(Exception):
     exit_code = 1
 
     def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(redact_text(message))
         self.message = message
         self.hint = hint
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    @message.setter
+    def message(self, value: str) -> None:
+        self._message = redact_text(value)
+
+    @property
+    def hint(self) -> str | None:
+        return self._hint
+
+    @hint.setter
+    def hint(self, value: str | None) -> None:
+        self._hint = None if value is None else redact_text(value)
 
     def __str__(self) -> str:
         if self.hint:

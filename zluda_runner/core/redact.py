@@ -51,4 +51,10 @@ def _redact_param(param: str) -> str:
 
 def redact_text(text: str) -> str:
     """Every URL inside ``text`` (an error message, a log line) redacted."""
-    return _URL.sub(lambda m: redact_url(m.group(0)), text)
+    return _URL.sub(_redact_match, text)
+
+
+def _redact_match(match: re.Match[str]) -> str:
+    url = match.group(0)
+    core = url.rstrip(".,:;!)]")  # the sentence's punctuation is not part of the URL
+    return redact_url(core) + url[len(core):]

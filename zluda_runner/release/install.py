@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
 from zluda_runner.release.fetch import (
     AssetLike,
@@ -122,7 +123,7 @@ def install(
             release_id=release.id,
             asset=asset.name,
             url=asset.url,
-            fetched_from=fetched_from,
+            fetched_from=redact_url(fetched_from),  # a mirror's user:password@ is never stored
             sha256=sha,
             hash_source=expected.source,
             size=size,
@@ -221,7 +222,7 @@ def _partial_note(partial: Path) -> Path:
 
 def _prepare_partial(partial: Path, url: str, asset: AssetLike, expected: _Expected) -> None:
     """Keep a partial download only if it is the start of this very file; note what it is."""
-    note = {"url": url, "upstream_url": asset.url, "sha256": expected.sha256, "size": asset.size}
+    note = {"url": redact_url(url), "upstream_url": asset.url, "sha256": expected.sha256, "size": asset.size}
     try:
         kept = json.loads(_partial_note(partial).read_text(encoding="utf-8"))
     except (OSError, ValueError):

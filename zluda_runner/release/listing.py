@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.core.redact import redact_url
+from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Manifest, Release
 from zluda_runner.release.selection import Selection, describe_constraints, host_os, parse_cuda, select_asset
@@ -132,15 +134,11 @@ def _asset_row(release: Release, asset: Asset) -> list[str]:
     ]
 
 
-def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 HEADER = ["ID", "DATE", "OS", "HIP", "HIP SOURCE", "CUDA", "SHA-256", "ASSET"]
+#: narrower than the table: HIP SOURCE goes first, then SHA-256, then DATE; then a list per asset
+COLUMNS = [Col("ID", wrap=False, head=True), Col("DATE", drop=3), Col("OS", wrap=False, head=True),
+           Col("HIP"), Col("HIP SOURCE", drop=5), Col("CUDA", wrap=False), Col("SHA-256", drop=4),
+           Col("ASSET", head=True)]  # the asset's name has no space: it wraps only before its notes
 
 
 def _manifest_line(report: ReleasesReport) -> str:
@@ -163,11 +161,12 @@ def _provenance_lines(release: Release, asset: Asset) -> list[str]:
     return out
 
 
-def render_listing(report: ReleasesReport) -> str:
+def render_listing(report: ReleasesReport, width: int | None = None) -> str:
     m = report.manifest
     rows = [_asset_row(r, a) for r in m.releases for a in r.assets]
-    text = _table(rows, HEADER)
-    return f"{text}\n\n{len(m.releases)} releases, {len(rows)} assets\n{_manifest_line(report)}"
+    text = "\n".join(fit_table(COLUMNS, rows, width))
+    summary = f"{len(m.releases)} releases, {len(rows)} assets\n{_manifest_line(report)}"
+    return f"{text}\n\n" + wrap_text(summary, width)
 
 
 def render_selection(report: ReleasesReport) -> str:
@@ -190,7 +189,7 @@ def render_selection(report: ReleasesReport) -> str:
         out.append(f"selected: {rel.id} ({rel.flavour} {rel.version}, tag {rel.tag}, "
                    f"{rel.date or 'date unknown'}{pre})")
         out.append(f"  asset:  {ch.asset.name}")
-        out.append(f"  url:    {ch.asset.url}")
+        out.append(f"  url:    {redact_url(ch.asset.url)}")
         out.append(f"  sha256: {ch.asset.sha256 or 'unknown'}")
         out.append(f"  needs:  {ch.asset.hip.describe()}; serves torch built for CUDA "
                    + (", ".join(str(m) for m in ch.asset.cuda_majors) or "-"))
@@ -205,8 +204,16 @@ def render_selection(report: ReleasesReport) -> str:
     return "\n".join(out)
 
 
-def render_text(report: ReleasesReport) -> str:
-    body = render_selection(report) if report.selection is not None else render_listing(report)
+def render_text(report: ReleasesReport, width: int | None = None, more: list[str] | None = None) -> str:
+    """The report as text no wider than ``width`` (words never broken; ``None``: one line per row)."""
     if report.selection is not None:
-        body += "\n" + _manifest_line(report)
-    return body + "".join(f"\nwarning: {w}" for w in report.warnings)
+        body = wrap_text(render_selection(report) + "\n" + _manifest_line(report), width)
+    else:
+        body = render_listing(report, width)
+    return body + "".join("\n" + wrap_text(w, width) for w in [*(f"warning: {w}" for w in report.warnings),
+                                                               *(more or [])])
+
+
+def render_for_terminal(report: ReleasesReport, more: list[str]) -> str:
+    """:func:`render_text` at this terminal's width (``COLUMNS``; none when piped), ``more`` lines last."""
+    return render_text(report, view_width(), more)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import FetchError, ManifestError
 from zluda_runner.core.fsutil import atomic_write_bytes, atomic_write_json
-from zluda_runner.core.redact import redact_url
+from zluda_runner.core.redact import MASK, redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.manifest import (
     MAX_MANIFEST_BYTES,
@@ -172,6 +172,11 @@ def update_manifest(
         raise ManifestError(
             "no manifest URL given",
             hint=f"pass the URL of a published zluda-releases.json, or set {URL_ENV}",
+        )
+    if MASK in url and url == (cached_origin(cache_dir) or {}).get("url"):
+        raise ManifestError(
+            f"the cached manifest came from {url}, whose credentials are not kept",
+            hint=f"give the URL (with its token) again, or set {URL_ENV}; nothing was replaced",
         )
     _check_url(url, allow_http)
     shown = redact_url(url)

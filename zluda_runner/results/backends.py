@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.schema import ResultsStoreError
 from zluda_runner.results.store import ResultsStore
@@ -254,17 +255,22 @@ class PostgresStore(ResultsStore):
                 "check the URL given to --results-db / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
                 " (and answers)",
             )
+        if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+            return ResultsStoreError(
+                f"the results database {self.location} refused a request: {str(exc).strip()}",
+                "check that the database user may create tables there and write to them",
+            )
+        if isinstance(exc, psycopg.DataError):
+            return ResultsStoreError(
+                f"the results database {self.location} refused a value: {str(exc).strip()}",
+                "a value PostgreSQL cannot keep reached it; nothing of this write was stored",
+            )
         if isinstance(exc, psycopg.Error):
             return ResultsStoreError(
                 f"the results database {self.location} refused a request: {str(exc).strip()}",
-                "check that the database user may create tables there",
+                "the database's own words above say why",
             )
         return None
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def store_url(settings: Settings | None = None, db_url: str | None = None) -> str:
