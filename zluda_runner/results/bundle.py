@@ -51,6 +51,7 @@ from zluda_runner.results.schema import (
     ResultsStoreError,
     RunRecord,
     canonical_json,
+    clean_run,
     content_id,
     summary_count,
 )
@@ -240,7 +241,7 @@ def run_from_bundle(data: Any, schema: int | None = None) -> RunRecord:
         if newer:
             raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
         raise ValueError("run_id does not match the run's content (edited or damaged after export)")
-    return run
+    return clean_run(run)  # a NUL another store kept becomes U+FFFD here (and the id follows)
 
 
 def _newer(schema: int | None, raw: dict[str, Any]) -> str:

@@ -18,7 +18,16 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, redact_url, store_url
 from zluda_runner.results.convert import as_dict, report_items
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
-from zluda_runner.results.schema import MAX_ARGV, MAX_KEYS, RunRecord, content_id, summarise
+from zluda_runner.results.schema import (
+    MAX_ARGV,
+    MAX_KEYS,
+    MAX_NAME,
+    ItemRecord,
+    RunRecord,
+    clean_run,
+    content_id,
+    summarise,
+)
 from zluda_runner.results.store import ResultsStore, now_iso
 
 
@@ -69,8 +78,9 @@ def build_run(
         target=_small_dict(target, scrubber),
         command=[scrubber.text(str(word)) for word in command[:MAX_ARGV]],
         summary=scrubber(summary),
-        items=items,
+        items=[ItemRecord(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
     )
+    run = clean_run(run)  # no NUL, valid UTF-8 (a non-UTF-8 argv word): both backends keep it
     run.run_id = content_id(run)
     return run
 

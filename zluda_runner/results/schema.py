@@ -109,6 +109,55 @@ def torch_build(target: dict[str, Any] | None) -> str:
     return str(binary) if binary else "-"
 
 
+def clean_text(value: str) -> str:
+    """Text both backends keep as it is: no NUL (PostgreSQL refuses it in text; U+FFFD instead) and
+    valid UTF-8 (a non-UTF-8 argv word or path reaches Python as lone surrogates, which cannot be
+    encoded: their bytes are kept as ``\\xNN``)."""
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            raw = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = value.encode("utf-8", "replace")
+        value = raw.decode("utf-8", "backslashreplace")
+    return value
+
+
+def clean(value: Any) -> Any:
+    """:func:`clean_text` over every string (and key) in plain JSON-like data."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    return value
+
+
+def clean_run(run: RunRecord) -> RunRecord:
+    """The run with only text both backends keep; the content id is recomputed when that changed it."""
+    data = run.content()
+    cleaned = clean(data)
+    if cleaned == data:
+        return run
+    out = RunRecord(
+        kind=cleaned["kind"],
+        started_at=cleaned["started_at"],
+        host=cleaned["host"],
+        release=cleaned["release"],
+        target=cleaned["target"],
+        command=cleaned["command"],
+        summary=cleaned["summary"],
+        items=[ItemRecord(i["item"], i["status"], i["ok"], i["detail"], i["numbers"])
+               for i in cleaned["items"]],
+    )
+    out.run_id = content_id(out)
+    return out
+
+
 def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
