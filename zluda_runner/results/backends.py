@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.schema import ResultsStoreError
 from zluda_runner.results.store import ResultsStore
@@ -270,11 +271,6 @@ class PostgresStore(ResultsStore):
                 "the database's own words above say why",
             )
         return None
-
-
-def redact_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 def store_url(settings: Settings | None = None, db_url: str | None = None) -> str:
