@@ -29,6 +29,7 @@ recorded). Readers ignore header keys they do not know; a higher ``version`` is 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterator
@@ -140,6 +141,8 @@ def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | 
         _text(key, f"a key of {what}", MAX_KEY)
         if isinstance(item, str):
             _text(item, f"{what} {key[:40]!r}")
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{what} {key[:40]!r} must be a finite number")
     return value
 
 
@@ -163,6 +166,16 @@ def _summary(value: Any) -> dict[str, Any]:
     return summary
 
 
+def _finite(value: Any) -> bool:
+    """A JSON number that is a finite float (json reads Infinity, NaN and 1e999 as non-finite)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int past float's range
+        return False
+
+
 def _item(data: Any) -> ItemRecord:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
@@ -180,10 +193,8 @@ def _item(data: Any) -> ItemRecord:
             _text(key, f"a number's name in item {item[:40]!r}", MAX_KEY)
     if ok is not None and not isinstance(ok, bool):
         raise ValueError("an item's ok must be true, false or null")
-    if not isinstance(numbers, dict) or not all(
-        v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in numbers.values()
-    ):
-        raise ValueError("an item's numbers must be numbers or null")
+    if not isinstance(numbers, dict) or not all(v is None or _finite(v) for v in numbers.values()):
+        raise ValueError("an item's numbers must be finite numbers or null")
     return ItemRecord(
         item, status, ok, detail, {str(k): None if v is None else float(v) for k, v in numbers.items()}
     )

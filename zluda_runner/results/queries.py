@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,20 @@ class RunDiff(JsonMixin):
         return bool(self.newly_failing) or any(s.side == "A" and s.change > 0 for s in self.speed)
 
 
+def _change(before: float | None, after: float | None) -> float | None:
+    """``after / before - 1`` for two positive finite timings; None when that is not a finite number
+    (a timing of 5e-324 s against 1 s overflows: JSON has no Infinity)."""
+    if not isinstance(before, int | float) or not isinstance(after, int | float):
+        return None
+    if not (math.isfinite(before) and math.isfinite(after)) or before <= 0 or after <= 0:
+        return None
+    try:
+        change = after / before - 1
+    except (OverflowError, ZeroDivisionError):
+        return None
+    return change if math.isfinite(change) else None
+
+
 def diff_runs(a: RunRecord, b: RunRecord, threshold: float = SPEED_THRESHOLD) -> RunDiff:
     """What changed from run ``a`` to run ``b``, item by item."""
     before: dict[str, ItemRecord] = {i.item: i for i in a.items}
@@ -71,8 +86,9 @@ def diff_runs(a: RunRecord, b: RunRecord, threshold: float = SPEED_THRESHOLD) ->
             out.changed.append(change)
         for key, side in (("median_a_s", "A"), ("median_b_s", "B")):
             x, y = old.numbers.get(key), new.numbers.get(key)
-            if x and y and abs(y / x - 1) > threshold:
-                out.speed.append(SpeedChange(name, side, x, y, y / x - 1))
+            moved = _change(x, y)
+            if moved is not None and abs(moved) > threshold:
+                out.speed.append(SpeedChange(name, side, float(x or 0), float(y or 0), moved))
     out.removed = [ItemChange(n, i.status, None, "") for n, i in before.items() if n not in after]
     return out
 

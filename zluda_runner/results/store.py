@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -133,7 +134,18 @@ class ResultsStore(abc.ABC):
     # --- schema ---------------------------------------------------------------------------
     def _version(self, cur: Any) -> int:
         row = self._exec(cur, "SELECT MAX(version) FROM schema_version").fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        value = row[0] if row else None
+        if value is None:
+            return 0
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.isascii() and value.isdigit():
+            return int(value)
+        raise ResultsStoreError(
+            f"the results store {self.location} has schema version {str(value)[:40]!r}, not a number: "
+            "its schema_version table was changed by something other than zluda-runner",
+            "point --results-db at another store, or move this one aside (nothing in it was changed)",
+        )
 
     def _known(self, current: int) -> int:
         if current > SCHEMA_VERSION:
@@ -353,8 +365,19 @@ def _item_from_row(row: Sequence[Any]) -> ItemRecord:
         status=row[1],
         ok=None if row[2] is None else bool(row[2]),
         detail=row[3],
-        numbers=_loads(row[4], "item") or {},
+        numbers=_finite(_loads(row[4], "item")),
     )
+
+
+def _finite(numbers: Any) -> dict[str, float | None]:
+    """An item's numbers as stored, with anything not a finite number (Infinity, NaN, text) as None."""
+    if not isinstance(numbers, dict):
+        return {}
+    return {
+        str(k): float(v)
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(float(v)) else None
+        for k, v in numbers.items()
+    }
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
