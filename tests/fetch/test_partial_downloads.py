@@ -3,10 +3,16 @@ part of the file keeps it, and ``cache list`` shows it (bytes so far of the tota
 
 from __future__ import annotations
 
-import pytest
+import json
+import os
 
+import pytest
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+from zluda_runner.core.units import format_bytes
 from zluda_runner.release.cache import CacheLayout, ensure_release
-from zluda_runner.release.fetch import TransferError
+from zluda_runner.release.fetch import RetryPolicy, TransferError
 
 NAME = "zluda-linux-abc1234.tar.gz"
 
@@ -37,3 +43,56 @@ def test_a_fetch_cut_short_keeps_the_part_and_says_so(tmp_path, server, kit, fas
     assert "kept the partial file to resume" in info.value.message
     partial = CacheLayout(tmp_path / "cache").partial_path("v5", NAME)
     assert partial.stat().st_size == 1000
+
+
+def _interrupted_fetch(tmp_path, server, kit, got: int):
+    """A real fetch cut after ``got`` bytes, then Ctrl-C in the retry back-off: the part stays."""
+    data = kit.tar_gz([*kit.ZLUDA_LIKE, ("file", "zluda/blob.bin", os.urandom(100_000))])  # not compressible
+    url = server.add("/x.tar.gz", data)
+    server.drop_after, server.drops_left = got, 1
+
+    def interrupt(_seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    cache = tmp_path / "cache"
+    with pytest.raises(KeyboardInterrupt):
+        ensure_release(kit.Release("v5"), _asset(kit, url, data), cache, retry=RetryPolicy(sleep=interrupt))
+    return cache, data
+
+
+def test_cache_list_shows_partial_downloads(tmp_path, server, kit):
+    cache, data = _interrupted_fetch(tmp_path, server, kit, 5000)
+    partial = CacheLayout(cache).partial_path("v5", NAME)
+    runner = CliRunner()
+    out = runner.invoke(main_group, ["--cache-dir", str(cache), "cache", "list"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    # on 5c673db: only "no releases cached in ..."
+    text = " ".join(out.output.split())
+    assert "no releases cached" in text
+    assert (f"partial download v5 {NAME}: {format_bytes(5000)} of {format_bytes(len(data))} so far "
+            f"({partial}); the next `zluda-run fetch v5` resumes it") in text
+    js = runner.invoke(main_group, ["--json", "--cache-dir", str(cache), "cache", "list"])
+    assert js.exit_code == 0, js.output
+    listed = json.loads(js.output)["partial"]
+    assert [(p["release_id"], p["asset"], p["bytes_so_far"], p["total"], p["path"]) for p in listed] == [
+        ("v5", NAME, 5000, len(data), str(partial))]
+    assert listed[0]["url"] == server.url("/x.tar.gz")
+
+
+def test_cache_list_partial_downloads_fit_80_columns(tmp_path, server, kit):
+    cache, _data = _interrupted_fetch(tmp_path, server, kit, 5000)
+    out = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "cache", "list"], env={"COLUMNS": "80"})
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert all(len(line) <= 80 or " " not in line.strip() for line in lines), out.output
+    assert any(NAME in line.split() or f"{NAME}:" in line.split() for line in lines), out.output
+
+
+def test_a_file_that_is_not_ours_is_not_listed_as_partial(tmp_path):
+    """Only a .part with our note beside it is a partial download (--cache-dir may be any folder)."""
+    stray = tmp_path / "downloads" / "v5" / "notes.part"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"mine")
+    out = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(tmp_path), "cache", "list"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["partial"] == []

@@ -14,7 +14,7 @@ from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.exitcodes import INTERRUPTED
 from zluda_runner.core.paths import MIRROR_ENV
 from zluda_runner.core.settings import Settings
-from zluda_runner.release.cache import CacheLayout, Interrupted, TrustStore, clean_cache, list_cache
+from zluda_runner.release.cache import CacheLayout, Interrupted, TrustStore, cache_contents, clean_cache
 from zluda_runner.release.manifest import OSES
 from zluda_runner.release.obtain import cached_folders, fetch, release_id_for
 
@@ -61,15 +61,15 @@ cache_group = click.Group("cache", help="Inspect or clean the cache of downloade
 @cache_group.command("list")
 @pass_settings
 def cache_list(settings: Settings) -> None:
-    """List the releases in the cache."""
+    """List the releases in the cache, and the partial downloads the next fetch resumes."""
     from zluda_runner.report.cache_view import print_entries
 
-    entries = list_cache(settings.cache_dir)
+    entries, partial = cache_contents(settings.cache_dir)
     if settings.json:
         trusted = TrustStore(CacheLayout(settings.cache_dir)).entries()
-        emit_json({"cache_dir": settings.cache_dir, "releases": entries, "trusted": trusted})
+        emit_json(dict(cache_dir=settings.cache_dir, releases=entries, partial=partial, trusted=trusted))
     else:
-        print_entries(entries, settings.cache_dir)
+        print_entries(entries, settings.cache_dir, partial)
 
 
 @cache_group.command("path")

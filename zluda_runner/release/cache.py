@@ -57,6 +57,7 @@ refused.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ from zluda_runner.release.install import expected_hash, install, partial_downloa
 from zluda_runner.release.integrity import IntegrityReport, full_check, quick_check, tampered_error
 from zluda_runner.release.store import (
     MARKER_SUFFIX,
+    PARTIAL_SUFFIX,
     CacheEntry,
     CacheLayout,
     CleanResult,
@@ -89,6 +91,7 @@ from zluda_runner.release.store import (
     owned_entries,
     owned_keys,
     read_marker,
+    real_dir,
     release_lock,
     safe_component,
     sweep_stale,
@@ -96,9 +99,9 @@ from zluda_runner.release.store import (
 )
 
 __all__ = [
-    "CacheEntry", "CacheLayout", "CleanResult", "FetchOutcome", "Interrupted", "Marker", "TrustStore",
-    "cached_release_dir", "clean_cache", "ensure_release", "fetch_release", "list_cache", "safe_component",
-    "verify_cache",
+    "CacheEntry", "CacheLayout", "CleanResult", "FetchOutcome", "Interrupted", "Marker", "PartialDownload",
+    "TrustStore", "cache_contents", "cached_release_dir", "clean_cache", "ensure_release", "fetch_release",
+    "list_cache", "list_partial_downloads", "safe_component", "verify_cache",
 ]
 
 Verify = Literal["quick", "full"]
@@ -317,6 +320,49 @@ def list_cache(cache_dir: Path) -> list[CacheEntry]:
             )
         )
     return entries
+
+
+@dataclass(frozen=True)
+class PartialDownload(JsonMixin):
+    """An interrupted download the next ``fetch`` of its release resumes (``downloads/<id>/<asset>.part``)."""
+
+    release_id: str  # the folder name under downloads/ (the release id, made file-name safe)
+    asset: str
+    path: Path
+    bytes_so_far: int
+    total: int | None  # the asset's size when the manifest gives it
+    url: str
+
+
+def list_partial_downloads(cache_dir: Path) -> list[PartialDownload]:
+    """Every partial download zluda-runner recorded (a ``.part`` with its ``.part.json`` note)."""
+    layout = CacheLayout(Path(cache_dir))
+    found: list[PartialDownload] = []
+    if not real_dir(layout.downloads):
+        return found
+    for note_path in sorted(layout.downloads.glob(f"*/*{PARTIAL_SUFFIX}.json")):
+        part = note_path.with_name(note_path.name[: -len(".json")])
+        if not real_dir(note_path.parent) or not part.is_file() or part.is_symlink():
+            continue
+        try:
+            note = json.loads(note_path.read_text(encoding="utf-8"))
+            size = part.stat().st_size
+        except (OSError, ValueError):
+            continue
+        note = note if isinstance(note, dict) else {}
+        total = note.get("size")
+        total = total if isinstance(total, int) and not isinstance(total, bool) else None
+        found.append(PartialDownload(
+            release_id=note_path.parent.name, asset=part.name[: -len(PARTIAL_SUFFIX)], path=part,
+            bytes_so_far=size, total=total,
+            url=str(note.get("url") or ""),
+        ))
+    return found
+
+
+def cache_contents(cache_dir: Path) -> tuple[list[CacheEntry], list[PartialDownload]]:
+    """What ``cache list`` shows: the complete releases, and the partial downloads a fetch resumes."""
+    return list_cache(cache_dir), list_partial_downloads(cache_dir)
 
 
 def clean_cache(

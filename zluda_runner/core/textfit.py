@@ -1,0 +1,168 @@
+"""Text that fits a terminal's width without breaking a word: tables and wrapped lines.
+
+A cell or a line is only ever broken at a space, so a library, file or release name stays whole
+on one line. A table that does not fit drops its less important columns first, then wraps the
+cells that may wrap (at spaces), and below that switches to a list layout (one entry per row,
+``label: value`` under it). A single word wider than the whole width (a long URL) is put on a line
+of its own, unbroken: that is the only line that may be wider than ``width``.
+
+``width=None`` means no limit (piped output without ``COLUMNS``): rows stay one line, for grep.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+GAP = 2  # spaces between columns
+
+
+@dataclass(frozen=True)
+class Col:
+    """A column: ``wrap`` False for names (never broken); ``drop`` > 0 may go when it does not fit
+    (the highest first); ``head`` columns open an entry's first line in the list layout."""
+
+    label: str
+    wrap: bool = True
+    drop: int = 0
+    right: bool = False
+    head: bool = False
+
+
+def view_width(stream: TextIO | None = None) -> int | None:
+    """The width to fit: ``COLUMNS`` when set, else the terminal's; ``None`` when piped (no limit)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    out = stream or sys.stdout
+    if hasattr(out, "isatty") and out.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:
+    """``text`` after ``first``, wrapped at spaces to ``width``; later lines start with ``rest``
+    (default: spaces as wide as ``first``). A word is never broken; one that fits no line goes alone."""
+    if width is None:
+        return [(first + text).rstrip()]
+    rest = " " * len(first) if rest is None else rest
+    lines: list[str] = []
+    line, fresh = first, True  # fresh: nothing but the prefix on the line yet
+    for word in text.split():
+        if len(line) + (0 if fresh else 1) + len(word) <= width:
+            line, fresh = line + (word if fresh else " " + word), False
+            continue
+        if not fresh or line.strip():
+            lines.append(line.rstrip())
+        if len(rest) + len(word) <= width:
+            line, fresh = rest + word, False
+        else:  # wider than any line: alone and flush left, never broken
+            lines.append(word)
+            line, fresh = rest, True
+    if not fresh or line.strip():
+        lines.append(line.rstrip())
+    return lines or [first.rstrip()]
+
+
+def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:
+    """One line of prose wrapped at spaces; continuation lines indented ``hang`` more than it."""
+    if width is None or len(line) <= width:
+        return [line.rstrip()]  # kept as written (aligned spaces too)
+    lead = len(line) - len(line.lstrip(" "))
+    return wrap_words(line.strip(), width, " " * lead, " " * (lead + hang))
+
+
+def wrap_text(text: str, width: int | None, hang: int = 2) -> str:
+    """Each line of ``text`` wrapped as :func:`wrap_line` does; blank lines kept."""
+    return "\n".join(out for line in text.split("\n") for out in (wrap_line(line, width, hang) or [""]))
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
+
+
+def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int | None, *,
+              rule: bool = True) -> list[str]:
+    """The rows as a table no wider than ``width`` (see the module doc), or as a list."""
+    everything = list(range(len(cols)))
+    natural = [max([len(c.label), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
+    if width is None:
+        return _render(cols, rows, everything, natural, rule)
+    least = [max([_longest_word(c.label), *((_longest_word(r[i]) if c.wrap else len(r[i])) for r in rows)])
+             for i, c in enumerate(cols)]
+    order = sorted((i for i, c in enumerate(cols) if c.drop > 0), key=lambda i: -cols[i].drop)
+    levels = [[i for i in everything if i not in order[:k]] for k in range(len(order) + 1)]
+
+    def total(shown: list[int], widths: list[int]) -> int:
+        return sum(widths[i] for i in shown) + GAP * (len(shown) - 1)
+
+    for shown in levels:
+        if total(shown, natural) <= width:
+            return _render(cols, rows, shown, natural, rule)
+    shown = levels[-1]
+    if total(shown, least) <= width:
+        widths = list(natural)
+        while total(shown, widths) > width:
+            slack = [i for i in shown if cols[i].wrap and widths[i] > least[i]]
+            widest = max(slack, key=lambda i: widths[i] - least[i])
+            widths[widest] -= 1
+        return _render(cols, rows, shown, widths, rule)
+    return _as_list(cols, rows, width)
+
+
+def _render(cols: Sequence[Col], rows: Sequence[Sequence[str]], shown: list[int], widths: list[int],
+            rule: bool) -> list[str]:
+    def cells(values: Sequence[str]) -> list[list[str]]:
+        def cell(i: int) -> list[str]:
+            fits = len(values[i]) <= widths[i] or not cols[i].wrap  # kept as written (spaces too)
+            return [values[i]] if fits else wrap_words(values[i], widths[i])
+
+        return [cell(i) for i in shown]
+
+    def lines(parts: list[list[str]]) -> list[str]:
+        out = []
+        for n in range(max(len(p) for p in parts)):
+            row = []
+            for i, part in zip(shown, parts, strict=True):
+                text = part[n] if n < len(part) else ""
+                row.append(text.rjust(widths[i]) if cols[i].right else text.ljust(widths[i]))
+            out.append((" " * GAP).join(row).rstrip())
+        return out
+
+    out = lines(cells([c.label for c in cols]))
+    if rule:
+        out.append((" " * GAP).join("-" * widths[i] for i in shown))
+    for row in rows:
+        out += lines(cells(row))
+    return out
+
+
+def _as_list(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    """One entry per row: its head cells on the first line, then ``label: value`` items packed."""
+    heads = [i for i, c in enumerate(cols) if c.head] or [0]
+    out: list[str] = []
+    for row in rows:
+        head = "  ".join(row[i] for i in heads if row[i])
+        out += [head] if len(head) <= width else wrap_words(head, width, "", "    ")
+        line = ""
+        for i, col in enumerate(cols):
+            if i in heads or not row[i]:
+                continue
+            item = f"{col.label}: {row[i]}"
+            if line and len(line) + 3 + len(item) <= width:
+                line += "   " + item
+                continue
+            if line:
+                out.append(line)
+            if 2 + len(item) <= width:
+                line = "  " + item
+            else:
+                out += wrap_words(row[i], width, f"  {col.label}: ", "    ")
+                line = ""
+        if line:
+            out.append(line)
+    return out
