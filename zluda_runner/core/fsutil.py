@@ -106,6 +106,16 @@ def open_special(path: Path, mode: str = "wb", *, newline: str | None = None) ->
         raise
 
 
+def make_folder(folder: Path) -> None:
+    """``mkdir -p``; a file on the way is ENOTDIR naming it (mkdir says only "File exists")."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        on_the_way = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder)
+        message = f"{on_the_way} is a file, not a folder"
+        raise NotADirectoryError(errno.ENOTDIR, message, str(folder)) from None
+
+
 @contextlib.contextmanager
 def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
                 newline: str | None = None) -> Iterator[IO[Any]]:
@@ -116,7 +126,7 @@ def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
         with open_special(path, mode, newline=newline) as fh:
             yield fh
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent)
     encoding = None if "b" in mode else "utf-8"
     try:

@@ -151,8 +151,8 @@ def mirror_url(url: str, mirror: str | None = None) -> str:
         return url
     try:
         scheme = urlsplit(mirror).scheme.lower()
-    except ValueError:  # "http://[::1": urlsplit refuses it
-        scheme = ""
+    except ValueError:  # "http://[::1": the client's parser below says what is wrong
+        scheme = "http"
     if scheme not in ("http", "https", "file"):
         raise FetchError(
             f"The mirror base {mirror!r} (from {MIRROR_ENV}) is not an http://, https:// or file:// "

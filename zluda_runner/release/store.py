@@ -165,16 +165,33 @@ class TrustStore:
 
     def record(self, url: str, name: str, sha256: str) -> None:
         self.layout.locks.mkdir(parents=True, exist_ok=True)
-        with filelock.FileLock(self.layout.locks / "trust.lock"):
+        lock = filelock.FileLock(self.layout.locks / "trust.lock")
+        try:
+            lock.acquire()
+        except OSError as exc:
+            raise lock_fault(Path(lock.lock_file), exc) from None
+        try:
             data = self._read()
             data["assets"][url] = {"name": name, "sha256": sha256, "recorded_at": now()}
             write_json(self.layout.trust_file, data)
+        finally:
+            lock.release()
 
     def entries(self) -> dict[str, Any]:
         return dict(self._read()["assets"])
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def lock_fault(path: Path, exc: OSError) -> CacheError:
+    """A lock file that cannot be used (a symbolic link, a folder, no permission) as a clear error."""
+    what = "a symbolic link" if path.is_symlink() else (exc.strerror or str(exc))
+    return CacheError(
+        f"Cannot use the lock file {path}: {what}. zluda-runner never follows a link there (the lock "
+        "could be moved elsewhere); nothing was changed.",
+        hint=f"Remove {path} (zluda-runner makes a new one), or choose another cache with --cache-dir.",
+    )
 
 
 @contextlib.contextmanager
@@ -189,11 +206,15 @@ def release_lock(layout: CacheLayout, release_id: str, show: bool) -> Iterator[N
     path = layout.lock_path(release_id)
     lock = filelock.FileLock(path)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        if show:
-            click.echo(f"waiting for another zluda-run that is fetching {release_id} (lock {path})", err=True)
-        lock.acquire()
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            if show:
+                click.echo(f"waiting for another zluda-run that is fetching {release_id} (lock {path})",
+                           err=True)
+            lock.acquire()
+    except OSError as exc:  # filelock opens with O_NOFOLLOW: a symlink there is ELOOP
+        raise lock_fault(path, exc) from None
     try:
         yield
     finally:

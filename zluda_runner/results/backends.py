@@ -295,7 +295,11 @@ def make_store(url: str) -> ResultsStore:
             f"unsupported results database URL {redact_url(url)!r}",
             "use postgresql://user@host/db, sqlite:///path/results.db, or a plain file path",
         )
-    return SQLiteStore(Path(url).expanduser())
+    try:
+        return SQLiteStore(Path(url).expanduser())
+    except RuntimeError:  # "~nosuchuser/...": no such user's home
+        raise ResultsStoreError(f"cannot find the home folder in the results database path {url!r}",
+                                "give the path in full (no ~user that does not exist)") from None
 
 
 def _sqlite_path(url: str) -> Path:
