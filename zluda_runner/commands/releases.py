@@ -9,7 +9,7 @@ from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
 from zluda_runner.host.quick import hip_found, quick_facts
 from zluda_runner.launch.prepare import target_cuda
-from zluda_runner.release.listing import releases_report, render_text, update_url
+from zluda_runner.release.listing import releases_report, render_for_terminal, update_url
 from zluda_runner.release.model import OSES
 from zluda_runner.release.selection import CHANNEL_CHOICES
 from zluda_runner.release.update import update_manifest
@@ -44,7 +44,7 @@ def releases_command(
     if settings.json:
         emit_json(report.to_json_dict() | {"recorded_on_this_gpu": known})
     else:
-        click.echo("\n".join([render_text(report), *(f"results store: {line}" for line in known)]))
+        click.echo(render_for_terminal(report, [f"results store: {line}" for line in known]))
     if report.nothing_fits:
         raise click.exceptions.Exit(CHECK_FAILED)
 

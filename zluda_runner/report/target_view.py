@@ -8,10 +8,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from zluda_runner.report.terminal import grid, make_console
+from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
+from zluda_runner.report.terminal import make_console
 from zluda_runner.target.profile import LibraryNeed, TargetProfile
 
 _OWN_RULES = ("rpath", "runpath", "ld_library_path", "dll-load-dir", "user-dir")
+#: names and paths are never broken; narrower than the table, syms, versions and family go first
+NEED_COLUMNS = [Col("family", drop=3, head=True), Col("needed", wrap=False, head=True), Col("requested by"),
+                Col("versions", drop=4), Col("syms", right=True, drop=5), Col("found by"),
+                Col("path", wrap=False)]
+OPENED_COLUMNS = [Col("family", drop=3, head=True), Col("name", wrap=False, head=True), Col("opened by"),
+                  Col("found by"), Col("path", wrap=False)]
 
 
 def short_path(path: str | None, base: str | None) -> str:
@@ -77,35 +84,43 @@ def startup_lines(profile: TargetProfile) -> list[str]:
     return lines
 
 
-def print_profile(profile: TargetProfile, console: Console | None = None) -> None:
-    """What the build needs, found where, and how each object reaches its libraries."""
+def print_profile(profile: TargetProfile, console: Console | None = None, width: int | None = -1) -> None:
+    """What the build needs, found where, and how each object reaches its libraries, fitted to
+    ``width`` (default: the terminal's, :func:`~zluda_runner.core.textfit.view_width`) without
+    breaking a name."""
     out = console or make_console()
+    fit = view_width() if width == -1 else width
+
+    def say(line: str, style: str = "") -> None:
+        for part in wrap_line(line, fit):
+            out.print(Text(part, style=style), soft_wrap=True)  # already fitted: rich must not fold it
+
     base = _base_dir(profile)
     if profile.torch is not None:
         t = profile.torch
         build = f"CUDA {profile.cuda_version}" if profile.cuda_version else profile.build
-        out.print(Text(f"torch {t.version} ({build}, {profile.os}) at {t.path}", style="bold"))
+        say(f"torch {t.version} ({build}, {profile.os}) at {t.path}", "bold")
     if profile.python:
-        out.print(f"python {profile.python} ({profile.python_version})")
+        say(f"python {profile.python} ({profile.python_version})")
     for line in startup_lines(profile):
-        out.print(line)
+        say(line)
     if base:
-        out.print(f"<sp> = {base}")
+        say(f"<sp> = {base}")
     if profile.roots:
-        out.print("loading simulated from: " + ", ".join(short_path(r, base) for r in profile.roots))
-    header = ["family", "needed", "requested by", "versions", "syms", "found by", "path"]
-    rows = [_need_row(lib, base) for lib in profile.libraries]
-    out.print(grid(header, rows, numeric=[4]))
+        say("loading simulated from: " + ", ".join(short_path(r, base) for r in profile.roots))
+    for line in fit_table(NEED_COLUMNS, [_need_row(lib, base) for lib in profile.libraries], fit):
+        say(line)
     if profile.dlopened:
         rows = [[d.family, d.name, _requesters(d.opened_by, 3), d.resolved.rule if d.resolved else "?",
                  short_path(d.resolved.path if d.resolved else None, base)] for d in profile.dlopened]
-        out.print(grid(["family", "name", "opened by", "found by", "path"], rows,
-                       title="opened at run time by name ("
-                       + ("LoadLibrary" if profile.os == "windows" else "dlopen") + ")"))
+        say("opened at run time by name (" + ("LoadLibrary" if profile.os == "windows" else "dlopen") + ")",
+            "bold")
+        for line in fit_table(OPENED_COLUMNS, rows, fit):
+            say(line)
     reach = reach_summary(profile)
     if reach:
-        out.print(Text("how each object reaches its CUDA libraries on its own:", style="bold"))
+        say("how each object reaches its CUDA libraries on its own:", "bold")
         for line in reach:
-            out.print("  " + line)
+            say("  " + line)
     for warning in profile.warnings:
-        out.print(Text(f"warning: {warning}", style="yellow"))
+        say(f"warning: {warning}", "yellow")
