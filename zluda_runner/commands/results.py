@@ -11,26 +11,19 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.report.files import destination, write_report
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
-from zluda_runner.results.backends import open_store
+from zluda_runner.results import KINDS, ResultsStore, build_matrix, diff_runs, make_store, store_url
 from zluda_runner.results.bundle import check_since, export_bundle, import_bundles
-from zluda_runner.results.matrix import build_matrix
-from zluda_runner.results.queries import diff_runs
-from zluda_runner.results.schema import KINDS
-from zluda_runner.results.store import ResultsStore
 
 _since = click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
 
 
 def _store(settings: Settings) -> ResultsStore:
-    store = open_store(settings)
-    assert store is not None  # create=True always opens
-    return store
+    return make_store(store_url(settings)).open()
 
 
 @click.group("results")
 def results_group() -> None:
-    """The runs recorded so far: list, compare, the compatibility matrix, sharing (store: --results-db
-    URL, env ZLUDA_RUNNER_RESULTS_DB, else results.db in the cache folder)."""
+    """Recorded runs: list, compare, matrix, share (--results-db, ZLUDA_RUNNER_RESULTS_DB, or the cache)."""
 
 
 @results_group.command("list")
@@ -44,10 +37,8 @@ def list_command(settings: Settings, kind: str | None, gfx: str | None, since: s
     """The recorded runs, oldest first."""
     with _store(settings) as store:
         runs = store.list_runs(kind=kind, gfx=gfx, since=check_since(since), limit=limit)
-    if settings.json:
-        emit_json({"store": store.location, "runs": [r.to_dict() | {"items": None} for r in runs]})
-    else:
-        click.echo(render_runs(runs, store.location))
+    (emit_json({"store": store.location, "runs": [r.to_dict() | {"items": None} for r in runs]})
+     if settings.json else click.echo(render_runs(runs, store.location)))
 
 
 @results_group.command("show")
@@ -66,9 +57,7 @@ def show_command(settings: Settings, run_id: str) -> None:
 def delete_command(settings: Settings, run_id: str) -> None:
     """Remove one run and its items from the store (RUN_ID: at least 4 hex digits of its id)."""
     with _store(settings) as store:
-        full = store.resolve_id(run_id)
-        store.delete_run(full)
-    click.echo(f"deleted run {full[:12]} from {store.location}")
+        click.echo(f"deleted run {store.delete_run(store.resolve_id(run_id))[:12]} from {store.location}")
 
 
 @results_group.command("diff")
@@ -104,8 +93,7 @@ def matrix_command(settings: Settings, html_path: Path | None, since: str | None
 def export_command(settings: Settings, file: Path, since: str | None) -> None:
     """Write the runs to FILE, a bundle to share (JSON lines; nothing personal)."""
     with _store(settings) as store:
-        count = export_bundle(store, file, since=since)
-    click.echo(f"exported {count} run(s) to {file}")
+        click.echo(f"exported {export_bundle(store, file, since=since)} run(s) to {file}")
 
 
 @results_group.command("import")
@@ -114,8 +102,7 @@ def export_command(settings: Settings, file: Path, since: str | None) -> None:
 def import_command(settings: Settings, files: tuple[Path, ...]) -> None:
     """Merge bundles into the store; a run already stored is skipped."""
     with _store(settings) as store:
-        added, skipped = import_bundles(store, list(files))
-    click.echo(f"imported {added} run(s); {skipped} already stored")
+        click.echo("imported {} run(s); {} already stored".format(*import_bundles(store, list(files))))
 
 
 COMMANDS = [results_group]

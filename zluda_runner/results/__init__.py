@@ -11,20 +11,27 @@ Library entry points:
 
 from __future__ import annotations
 
-from zluda_runner.results.backends import RESULTS_DB_ENV, open_store
+from zluda_runner.results.backends import RESULTS_DB_ENV, make_store, open_store, store_url
+from zluda_runner.results.matrix import build_matrix
 from zluda_runner.results.queries import diff_runs, failed_releases_for_gpu, summary_for_gpu
 from zluda_runner.results.recording import RecordOutcome, record_report
-from zluda_runner.results.schema import ItemRecord, ResultsStoreError, RunRecord
+from zluda_runner.results.schema import KINDS, ItemRecord, ResultsStoreError, RunRecord
+from zluda_runner.results.store import ResultsStore
 
 __all__ = [
+    "KINDS",
     "RESULTS_DB_ENV",
     "ItemRecord",
     "RecordOutcome",
+    "ResultsStore",
     "ResultsStoreError",
     "RunRecord",
+    "build_matrix",
     "diff_runs",
     "failed_releases_for_gpu",
+    "make_store",
     "open_store",
     "record_report",
+    "store_url",
     "summary_for_gpu",
 ]

@@ -352,11 +352,13 @@ class ResultsStore(abc.ABC):
         with self._tx(write=False) as cur:
             return int(self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()[0])
 
-    def delete_run(self, run_id: str) -> bool:
-        """Remove one run and its items (the full id); False when it is not stored."""
+    def delete_run(self, run_id: str) -> str:
+        """Remove one run and its items (the full id, from :meth:`resolve_id`); returns the id."""
         with self._tx(write=True) as cur:
             self._exec(cur, "DELETE FROM items WHERE run_id = ?", (run_id,))
-            return bool(self._exec(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount == 1)
+            if self._exec(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount != 1:
+                raise ResultsStoreError(f"no run {run_id} in {self.location}", "`results list` shows them")
+        return run_id
 
 
 def _item_from_row(row: Sequence[Any]) -> ItemRecord:
