@@ -1,7 +1,13 @@
-"""Terminal views of the results store: a run per line, one run in full, a diff, the matrix."""
+"""Terminal views of the results store: a run per line, one run in full, a diff, the matrix.
+
+Everything in a run may come from someone else's bundle: each line goes through
+:func:`~zluda_runner.report.terminal.safe_text` before it is printed, so escape sequences, ``\\r``
+and other control characters show as ``\\xNN`` instead of acting on the terminal.
+"""
 
 from __future__ import annotations
 
+from zluda_runner.report.terminal import safe_text
 from zluda_runner.results.matrix import Matrix
 from zluda_runner.results.queries import RunDiff
 from zluda_runner.results.schema import RunRecord
@@ -19,8 +25,12 @@ def run_line(run: RunRecord) -> str:
     )
 
 
+def _lines(lines: list[str]) -> str:
+    return "\n".join(safe_text(line) for line in lines)
+
+
 def render_runs(runs: list[RunRecord], location: str) -> str:
-    return "\n".join(run_line(r) for r in runs) if runs else f"no runs recorded in {location}"
+    return _lines([run_line(r) for r in runs]) if runs else safe_text(f"no runs recorded in {location}")
 
 
 def render_run(run: RunRecord) -> str:
@@ -33,7 +43,7 @@ def render_run(run: RunRecord) -> str:
         mark = {True: "ok  ", False: "FAIL", None: "    "}[item.ok]
         numbers = " ".join(f"{k}={v:.4g}" for k, v in sorted(item.numbers.items()) if v is not None)
         lines.append(f"  {mark} {item.item:40} {item.status:10} {item.detail} {numbers}".rstrip())
-    return "\n".join(lines)
+    return _lines(lines)
 
 
 def render_diff(a: RunRecord, b: RunRecord, diff: RunDiff) -> str:
@@ -50,7 +60,7 @@ def render_diff(a: RunRecord, b: RunRecord, diff: RunDiff) -> str:
               for s in diff.speed]
     if len(lines) == 1:
         lines.append("no changes")
-    return "\n".join(lines)
+    return _lines(lines)
 
 
 def render_matrix(matrix: Matrix, width: int = 100) -> str:
@@ -59,7 +69,7 @@ def render_matrix(matrix: Matrix, width: int = 100) -> str:
         return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
     head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
     rows = [
-        (
+        tuple(safe_text(v) for v in (
             c.release,
             c.gfx,
             c.torch,
@@ -67,7 +77,7 @@ def render_matrix(matrix: Matrix, width: int = 100) -> str:
             c.torch_ops.text() if c.torch_ops else "-",
             c.ab or "-",
             str(c.runs),
-        )
+        ))
         for c in matrix.cells
     ]
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
@@ -85,4 +95,4 @@ def render_matrix(matrix: Matrix, width: int = 100) -> str:
         f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "
         f"{len(matrix.torch_builds)} torch builds"
     )
-    return "\n".join(lines)
+    return _lines(lines)
