@@ -1,0 +1,39 @@
+"""results import/list/show/delete under Windows CPython (Wine): the store on Windows paths, the
+terminal sanitiser on Windows' console output (issue 20, nothing-lost items 9 and 10)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.results import reports
+from tests.windows.winpy import WinPython
+from zluda_runner.results.recording import build_run
+
+UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def test_results_import_list_show_delete_on_windows(winpy: WinPython, tmp_path: Path) -> None:
+    report = reports.torch_ops(3, {1}, tag="\x1b]0;owned\x07")
+    run = build_run("torch-ops", report, command=["zluda-run", "probe"], host=reports.HOST,
+                    started_at="2025-10-01T10:00:00.000000Z", release={"id": "fork\x1b[2J"})
+    bundle = tmp_path / "b.jsonl"
+    bundle.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n"
+                      + json.dumps({"run": run.to_dict()}) + "\n", encoding="utf-8")
+    base = ("--cache-dir", winpy.winpath(tmp_path / "cache"), "results")
+
+    imported = winpy.zluda_run(*base, "import", winpy.winpath(bundle))
+    assert imported.returncode == 0 and "imported 1 run(s)" in imported.stdout, imported.stderr
+    listed = winpy.zluda_run(*base, "list")
+    shown = winpy.zluda_run(*base, "show", run.run_id[:12])
+    for out in (listed, shown):
+        assert out.returncode == 0, out.stderr
+        assert not UNSAFE.search(out.stdout.replace("\n", "")), out.stdout
+    assert "fork\\x1b[2J" in listed.stdout and "\\x1b]0;owned\\x07" in shown.stdout
+    assert (tmp_path / "cache" / "results.db").is_file()
+
+    deleted = winpy.zluda_run(*base, "delete", run.run_id[:12])
+    assert deleted.returncode == 0 and f"deleted run {run.run_id[:12]}" in deleted.stdout, deleted.stderr
+    after = winpy.zluda_run(*base, "list")
+    assert after.returncode == 0 and "no runs recorded" in after.stdout, after.stdout + after.stderr
