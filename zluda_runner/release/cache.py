@@ -88,6 +88,7 @@ from zluda_runner.release.store import (
     ReleaseLike,
     TrustStore,
     drop_empty_areas,
+    lock_fault,
     owned_entries,
     owned_keys,
     read_marker,
@@ -412,6 +413,8 @@ def clean_cache(
         except filelock.Timeout:
             busy.append(key)
             continue
+        except OSError as exc:  # a symlink there (filelock opens O_NOFOLLOW): say so, follow nothing
+            raise lock_fault(layout.lock_path(key), exc) from None
         try:
             for target in _release_paths(layout, key):
                 freed += _remove_whole(layout, key, target, removed, check)
