@@ -209,7 +209,7 @@ class PostgresStore(ResultsStore):
         def drop() -> None:
             try:
                 sock = socket.socket(fileno=os.dup(conn.fileno()))
-            except OSError:
+            except Exception:  # closed meanwhile (psycopg raises its own error then): nothing to drop
                 return
             try:
                 sock.shutdown(socket.SHUT_RDWR)
