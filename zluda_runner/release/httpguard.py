@@ -26,6 +26,7 @@ import requests.adapters
 import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
+import urllib3.poolmanager
 from urllib3.util import Url, parse_url
 
 from zluda_runner import __version__
@@ -118,7 +119,8 @@ class GuardedAdapter(requests.adapters.HTTPAdapter):
 
     def _watched(self, manager: Any) -> Any:
         dog = getattr(self, "watchdog", None)  # HTTPAdapter.__init__ makes the pool manager first
-        if dog is not None:
+        # only plain (and HTTP-proxy) pools: a SOCKS manager's own pools must stay, or the proxy is bypassed
+        if dog is not None and manager.pool_classes_by_scheme == urllib3.poolmanager.pool_classes_by_scheme:
             manager.pool_classes_by_scheme = _pool_classes(dog)
         return manager
 
