@@ -12,6 +12,7 @@ of its own, unbroken: that is the only line that may be wider than ``width``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -66,6 +67,24 @@ def wrap_words(text: str, width: int | None, first: str = "", rest: str | None =
     if not fresh or line.strip():
         lines.append(line.rstrip())
     return lines or [first.rstrip()]
+
+
+def line_spans(text: str, width: int, lead: int, rest: int) -> list[tuple[int, int]]:
+    """Where to cut ``text`` (its words keep their own spacing) so that each line after its indent
+    (``lead`` columns for the first, ``rest`` after) fits ``width``: (start, end) of each; never in a word."""
+    spans: list[tuple[int, int]] = []
+    start = end = -1
+    indent = lead
+    for word in re.finditer(r"\S+", text):
+        if start < 0:
+            start, end = word.span()
+        elif indent + word.end() - start <= width:
+            end = word.end()
+        else:
+            spans.append((start, end))
+            start, end = word.span()
+            indent = rest
+    return [*spans, (start, end)] if start >= 0 else spans
 
 
 def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:

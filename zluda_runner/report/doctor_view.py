@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from zluda_runner.core.textfit import view_width, wrap_line
 from zluda_runner.doctor.model import DoctorReport, Status
 
 _MARK = {Status.OK: "ok  ", Status.WARN: "WARN", Status.FAIL: "FAIL"}
 
 
-def render_text(report: DoctorReport) -> str:
+def render_text(report: DoctorReport, width: int | None = -1) -> str:
+    """The report; each line wrapped at spaces to ``width`` (default: the terminal's; ``None``: not)."""
     lines = [
         f"zluda-run doctor ({report.facts.os} {report.facts.arch}"
         + (f", root {report.facts.root}" if report.facts.root else "")
@@ -23,4 +25,5 @@ def render_text(report: DoctorReport) -> str:
         f"{report.count(Status.OK)} ok, {report.count(Status.WARN)} warning(s), "
         f"{report.count(Status.FAIL)} failure(s); exit code {report.exit_code}"
     )
-    return "\n".join(lines)
+    fit = view_width() if width == -1 else width
+    return "\n".join(part for line in lines for part in wrap_line(line, fit, hang=7))

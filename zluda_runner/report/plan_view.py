@@ -7,6 +7,7 @@ from pathlib import Path, PureWindowsPath
 from rich.console import Console
 from rich.text import Text
 
+from zluda_runner.core.textfit import line_spans, view_width
 from zluda_runner.plan.model import ShimPlan
 from zluda_runner.plan.windows import PTH_HOOK_NAME
 from zluda_runner.report.terminal import make_console
@@ -90,7 +91,28 @@ def render_plan(plan: ShimPlan) -> str:
     return "\n".join(line.plain for line in plan_lines(plan))
 
 
+def fold(row: Text, width: int | None) -> list[Text]:
+    """``row`` wrapped at spaces to ``width`` with its styles, continuation lines indented; a word (a name,
+    a path) is never broken (rich folds one wider than the terminal)."""
+    plain = row.plain
+    if width is None or len(plain) <= width or not plain.strip():
+        return [row]
+    lead = len(plain) - len(plain.lstrip(" "))
+    spans = line_spans(plain, width, lead, lead + 6)
+    pieces = row.divide([cut for span in spans[1:] for cut in span])  # first line, line, gap, line, ...
+    out = [pieces[0]]
+    out[0].rstrip()
+    for piece in pieces[1::2]:
+        line = Text(" " * (lead + 6))
+        line.append_text(piece)
+        out.append(line)
+    return out
+
+
 def print_plan(plan: ShimPlan, console: Console | None = None) -> None:
+    """The plan fitted to the terminal (``COLUMNS``; piped: the console's width): see :func:`fold`."""
     out = console or make_console()
     for line in plan_lines(plan):
-        out.print(line)
+        for row in line.split("\n"):
+            for part in fold(row, view_width() or out.width):
+                out.print(part, soft_wrap=True)
