@@ -45,15 +45,21 @@ def test_a_stored_run_with_a_text_total_does_not_break_the_views_and_can_be_dele
     with sqlite3.connect(url) as conn:  # what another tool (or an old import) left in the store
         conn.execute("UPDATE runs SET summary_json = ? WHERE run_id = ?",
                      (json.dumps({"passed": "many", "failed": [1], "total": "x", "verdict": 3}), bad))
+    odd = _record(url, tmp_path, 3)
+    with sqlite3.connect(url) as conn:
+        conn.execute("UPDATE runs SET host_json = '[1]', release_json = '7', command_json = '\"x\"',"
+                     " target_json = 'null' WHERE run_id = ?", (odd,))
     for args in (("matrix",), ("list",), ("show", bad[:12]), ("diff", good[:12], bad[:12]),
                  ("matrix", "--json")):
         code, out = _cli(tmp_path, url, *args)
         assert code == 0, (args, out)
     assert summary_for_gpu("gfx1100", db_url=url)[0].total == 10  # the bad run counts nothing
+    code, out = _cli(tmp_path, url, "show", odd[:12])
+    assert code == 0 and "op002.fp16" in out, out
     code, out = _cli(tmp_path, url, "delete", bad[:12])
     assert code == 0 and f"deleted run {bad[:12]}" in out, out
     with make_store(url).open() as store:
-        assert [r.run_id for r in store.list_runs()] == [good]
+        assert [r.run_id for r in store.list_runs()] == [good, odd]
         assert store.get_runs([bad]) == []
     code, out = _cli(tmp_path, url, "delete", bad[:12])
     assert code == 1 and "no run" in out

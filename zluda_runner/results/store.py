@@ -256,11 +256,11 @@ class ResultsStore(abc.ABC):
             run_id=row[0],
             kind=row[1],
             started_at=row[2],
-            host=_loads(row[3], "host") or {},
-            release=_loads(row[4], "release"),
-            target=_loads(row[5], "target"),
-            command=_loads(row[6], "command") or [],
-            summary=_loads(row[7], "summary") or {},
+            host=_object(_loads(row[3], "host")) or {},
+            release=_object(_loads(row[4], "release")),
+            target=_object(_loads(row[5], "target")),
+            command=[str(w) for w in words] if isinstance(words := _loads(row[6], "command"), list) else [],
+            summary=_object(_loads(row[7], "summary")) or {},
         )
 
     def list_runs(
@@ -359,6 +359,11 @@ class ResultsStore(abc.ABC):
             if self._exec(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount != 1:
                 raise ResultsStoreError(f"no run {run_id} in {self.location}", "`results list` shows them")
         return run_id
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """A stored JSON object as read; anything else (a list, a number left by another tool) as none."""
+    return value if isinstance(value, dict) else None
 
 
 def _item_from_row(row: Sequence[Any]) -> ItemRecord:
