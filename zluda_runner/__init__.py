@@ -1,4 +1,169 @@
-"""zluda-runner: run unmodified CUDA builds on AMD GPUs through ZLUDA, and prove how well."""
+"""zluda-runner: run unmodified CUDA builds on AMD GPUs through ZLUDA, and prove how well.
+
+The stable API (docs/api.md) is what ``__all__`` lists, used as ``import zluda_runner as zr``:
+
+    options = zr.Options(cache_dir=Path("cache"))
+    choice = zr.choose_release(options)            # which release, and why
+    folder = zr.fetch(options, version=choice.release).path
+    plan = zr.plan_command(["python", "app.py"], options)
+    status = zr.run(["python", "app.py"], options)  # or zr.prepare_launch(...) to start it yourself
+
+Every name is imported on first use: ``import zluda_runner`` imports nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+"""This package's version; the API in ``__all__`` follows semantic versioning (docs/api.md)."""
 JSON_SCHEMA_VERSION = 1
+
+# public name -> the module that defines it (imported when the name is first used)
+_PUBLIC = {
+    **dict.fromkeys(
+        ("Launch", "Options", "Placed", "Recorded", "Rejected", "ReleaseChoice", "cached_release",
+         "choose_release", "fetch", "get_result", "inspect", "list_results", "place", "placed",
+         "placement_status", "plan_command", "prepare_launch", "record_result", "restore", "run",
+         "run_doctor", "run_probe"),
+        "zluda_runner.api",
+    ),
+    **dict.fromkeys(
+        ("ZludaRunnerError", "CheckFailedError", "ManifestError", "SelectionError", "FetchError",
+         "ChecksumError", "UnsafeArchiveError", "ArchiveError", "CacheError", "BinaryFormatError",
+         "TargetError", "PlanError", "FatalPlanError", "LaunchError", "CommandNotFoundError",
+         "CommandNotExecutableError", "PlacementError", "FileInUseError", "NativeBuildError", "ProbeError",
+         "TraceError", "HostError"),
+        "zluda_runner.core.errors",
+    ),
+    "NothingFitsError": "zluda_runner.release.selection",
+    "ResultsStoreError": "zluda_runner.results.schema",
+    "Fetched": "zluda_runner.release.obtain",
+    "ShimPlan": "zluda_runner.plan.model",
+    "Binding": "zluda_runner.plan.model",
+    "TargetProfile": "zluda_runner.target.profile",
+}
+
+__all__ = [
+    "ArchiveError",
+    "BinaryFormatError",
+    "Binding",
+    "CacheError",
+    "CheckFailedError",
+    "ChecksumError",
+    "CommandNotExecutableError",
+    "CommandNotFoundError",
+    "FatalPlanError",
+    "FetchError",
+    "Fetched",
+    "FileInUseError",
+    "HostError",
+    "Launch",
+    "LaunchError",
+    "ManifestError",
+    "NativeBuildError",
+    "NothingFitsError",
+    "Options",
+    "Placed",
+    "PlacementError",
+    "PlanError",
+    "ProbeError",
+    "Recorded",
+    "Rejected",
+    "ReleaseChoice",
+    "ResultsStoreError",
+    "SelectionError",
+    "ShimPlan",
+    "TargetError",
+    "TargetProfile",
+    "TraceError",
+    "UnsafeArchiveError",
+    "ZludaRunnerError",
+    "__version__",
+    "cached_release",
+    "choose_release",
+    "fetch",
+    "get_result",
+    "inspect",
+    "list_results",
+    "place",
+    "placed",
+    "placement_status",
+    "plan_command",
+    "prepare_launch",
+    "record_result",
+    "restore",
+    "run",
+    "run_doctor",
+    "run_probe",
+]
+
+if TYPE_CHECKING:
+    from zluda_runner.api import (
+        Launch,
+        Options,
+        Placed,
+        Recorded,
+        Rejected,
+        ReleaseChoice,
+        cached_release,
+        choose_release,
+        fetch,
+        get_result,
+        inspect,
+        list_results,
+        place,
+        placed,
+        placement_status,
+        plan_command,
+        prepare_launch,
+        record_result,
+        restore,
+        run,
+        run_doctor,
+        run_probe,
+    )
+    from zluda_runner.core.errors import (
+        ArchiveError,
+        BinaryFormatError,
+        CacheError,
+        CheckFailedError,
+        ChecksumError,
+        CommandNotExecutableError,
+        CommandNotFoundError,
+        FatalPlanError,
+        FetchError,
+        FileInUseError,
+        HostError,
+        LaunchError,
+        ManifestError,
+        NativeBuildError,
+        PlacementError,
+        PlanError,
+        ProbeError,
+        SelectionError,
+        TargetError,
+        TraceError,
+        UnsafeArchiveError,
+        ZludaRunnerError,
+    )
+    from zluda_runner.plan.model import Binding, ShimPlan
+    from zluda_runner.release.obtain import Fetched
+    from zluda_runner.release.selection import NothingFitsError
+    from zluda_runner.results.schema import ResultsStoreError
+    from zluda_runner.target.profile import TargetProfile
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported on first use (and kept, so the next use is a plain attribute)."""
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zluda_runner' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

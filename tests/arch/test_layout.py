@@ -31,6 +31,7 @@ RANKS = {
     "abtest": 10,
     "doctor": 11,
     "devtools": 12,
+    "api": 12,  # the public API launchers embed: calls the stages, is called by nothing in the package
     "commands": 13,
     "cli": 14,
     "__main__": 15,
@@ -74,6 +75,8 @@ def test_no_import_runs_upward() -> None:
     upward = []
     for module, path in _modules().items():
         own = _stage(module)
+        if own == "__init__":  # the front door: see test_the_package_init_imports_stages_only_lazily
+            continue
         for imported in _imports(path):
             other = _stage(imported)
             if other == own or other == "__init__":
@@ -81,6 +84,21 @@ def test_no_import_runs_upward() -> None:
             if RANKS[other] >= RANKS[own]:
                 upward.append(f"{module} ({own}) imports {imported} ({other})")
     assert not upward, "imports that run upward or sideways:\n" + "\n".join(sorted(upward))
+
+
+def test_the_package_init_imports_stages_only_lazily() -> None:
+    """zluda_runner/__init__.py re-exports the API by name, imported on first use (its ``__getattr__``);
+    its imports of the package are for the type checker only (``if TYPE_CHECKING:``), so every stage
+    may still import ``__version__`` from it without a cycle (tests/api/test_import_cost.py)."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    checking = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    for_types = {id(node) for block in checking for node in ast.walk(block)}
+    eager = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom | ast.Import) and id(node) not in for_types
+             and any(name.split(".")[0] == "zluda_runner"
+                     for name in ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                                  else [a.name for a in node.names]))]
+    assert not eager, f"zluda_runner/__init__.py imports the package eagerly at lines {eager}"
 
 
 def test_no_relative_imports() -> None:

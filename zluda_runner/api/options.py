@@ -1,0 +1,133 @@
+"""The one options record of the public API, and the one place it becomes the library's settings.
+
+Also where an error leaving the API is worded for a Python caller: the library's hints name the
+command line's flags and commands (``--zluda-dir DIR``, `` `zluda-run doctor` ``); at this boundary
+they name :class:`Options` fields and API functions instead. Same exception, same type.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.settings import Settings
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything a caller may set, once, for every call of the API (all keywords, all optional).
+
+    Attributes:
+        cache_dir: where releases, plans and the results store live (default: ``$ZLUDA_RUNNER_CACHE``,
+            else the platform's user cache folder).
+        zluda_dir: a ZLUDA folder to use as is (one you unpacked or built) instead of a release from
+            the manifest.
+        release: the manifest release to use (id, version or tag) instead of the one selected.
+        manifest: a release manifest file to read instead of the packaged (or updated) one.
+        python: the interpreter whose torch is the target (default: the one the command runs,
+            else this one).
+        trust_on_first_use: accept, and record, a release whose SHA-256 the manifest does not know.
+        archive: a hand-downloaded release archive to install instead of downloading it.
+        force: go on when the plan predicts the launch will fail (a fatal verdict).
+        results_db: the results store: a SQLite file or a ``postgresql://`` URL (default: ``results.db``
+            in the cache folder).
+        record: keep probe and doctor results in the results store.
+    """
+
+    cache_dir: Path | None = None
+    zluda_dir: Path | None = None
+    release: str | None = None
+    manifest: Path | None = None
+    python: str | None = None
+    trust_on_first_use: bool = False
+    archive: Path | None = None
+    force: bool = False
+    results_db: str | None = None
+    record: bool = True
+
+
+def to_settings(options: Options | None) -> Settings:
+    """The library's settings for ``options`` (the only conversion; the CLI fills its own)."""
+    o = options or Options()
+    settings = Settings(
+        zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
+        force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
+        record=o.record, results_db=o.results_db,
+    )
+    if o.cache_dir is not None:
+        settings.cache_dir = Path(o.cache_dir)
+    return settings
+
+
+def _path(value: Path | str | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
+# --------------------------------------------------------------------------- wording for the caller
+
+# A command line flag -> what a caller of the API sets instead.
+_FLAGS = {
+    "--zluda-dir": "Options(zluda_dir=...)",
+    "--release": "Options(release=...)",
+    "--manifest": "Options(manifest=...)",
+    "--cache-dir": "Options(cache_dir=...)",
+    "--python": "Options(python=...)",
+    "--force": "Options(force=True)",
+    "--trust-on-first-use": "Options(trust_on_first_use=True)",
+    "--archive": "Options(archive=...)",
+    "--results-db": "Options(results_db=...)",
+    "--no-record": "Options(record=False)",
+    "--torch-lib": "torch_lib",
+    "--strict": "strict=True",
+    "--reinstall": "reinstall=True",
+}
+# The first word(s) of a suggested command -> the API function that does it.
+_COMMANDS = {
+    "releases": "zluda_runner.choose_release()",
+    "fetch": "zluda_runner.fetch()",
+    "inspect": "zluda_runner.inspect()",
+    "plan": "zluda_runner.plan_command()",
+    "run": "zluda_runner.run()",
+    "place": "zluda_runner.place()",
+    "restore": "zluda_runner.restore()",
+    "status": "zluda_runner.placement_status()",
+    "probe": "zluda_runner.run_probe()",
+    "doctor": "zluda_runner.run_doctor()",
+    "results": "zluda_runner.list_results()",
+}
+_QUOTED_COMMAND = re.compile(r"`zluda-run(?: [^`]*)?`")
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?:[ =](?:[A-Z][A-Z_]*|[A-Z]\b|X\.Y|N))?")
+
+
+def _command_words(match: re.Match[str]) -> str:
+    words = [w for w in match.group(0).strip("`").split()[1:] if not w.startswith("-")]
+    return _COMMANDS.get(words[0], "the zluda_runner API") if words else "the zluda_runner API"
+
+
+def _flag_words(match: re.Match[str]) -> str:
+    flag = re.split(r"[ =]", match.group(0), maxsplit=1)[0]
+    return _FLAGS.get(flag, f"the {flag[2:].replace('-', '_')} option")
+
+
+def for_caller(text: str) -> str:
+    """``text`` with the command line's commands and flags named as the API's functions and options."""
+    text = _QUOTED_COMMAND.sub(_command_words, text)
+    return _FLAG.sub(_flag_words, text)
+
+
+@contextlib.contextmanager
+def caller_errors() -> Iterator[None]:
+    """Re-raise a :class:`ZludaRunnerError` from the library with its hint (and message) worded for
+    a caller of the API: the same exception object, so its type and ``exit_code`` are kept."""
+    try:
+        yield
+    except ZludaRunnerError as exc:
+        exc.message = for_caller(exc.message)
+        if exc.hint:
+            exc.hint = for_caller(exc.hint)
+        exc.args = (exc.message, *exc.args[1:])
+        raise

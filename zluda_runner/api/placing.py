@@ -1,0 +1,133 @@
+"""ZLUDA's DLLs in a Windows ``torch/lib``, placed and put back exactly: :func:`place`, :func:`restore`,
+:func:`placement_status` and the context manager :func:`placed`. Works from any host (a wheel, a
+mounted drive, a test fixture)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zluda_runner.api.options import Options, caller_errors, to_settings
+
+if TYPE_CHECKING:
+    from zluda_runner.launch.windows_restore import PlacementStatus, RestoreResult
+    from zluda_runner.plan.model import ShimPlan
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A placement done by :func:`place`.
+
+    Attributes:
+        torch_lib: the folder placed into.
+        plan: the plan placed (``plan.placements``: each DLL and the name it is placed under).
+        placed: the files written by this call (empty when an intact placement was already there).
+        already_placed: the same placement was already there, intact: nothing was written.
+        warnings: what was found and put right first (an earlier placement drifted or quarantined).
+    """
+
+    torch_lib: Path
+    plan: ShimPlan
+    placed: tuple[str, ...]
+    already_placed: bool
+    warnings: tuple[str, ...]
+
+
+def place(torch_lib: Path | str, options: Options | None = None) -> Placed:
+    """Plan for a Windows ``torch/lib`` folder and place ZLUDA's DLLs there, journaled.
+
+    The release is ``options.zluda_dir`` or the manifest's Windows pick for that torch's CUDA (fetched
+    when needed). :func:`restore` puts back exactly what was there.
+
+    Raises:
+        FatalPlanError: a verdict is fatal (unless ``Options(force=True)``); nothing was placed.
+        FileInUseError: a file to replace is held by a running program; nothing was changed.
+        TargetError: the folder holds no Windows torch. PlacementError: the journal is damaged.
+    """
+    from zluda_runner.launch.prepare import refuse_if_fatal
+    from zluda_runner.launch.windows import place as place_files
+    from zluda_runner.launch.windows import placements_of, plan_for_torch_lib
+
+    settings = to_settings(options)
+    folder = Path(torch_lib)
+    with caller_errors():
+        the_plan = plan_for_torch_lib(folder, settings)
+        refuse_if_fatal(the_plan, settings.force)
+        if not the_plan.placements:
+            return Placed(folder, the_plan, (), False, ())
+        result = place_files(folder, placements_of(the_plan))
+    return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings))
+
+
+def restore(torch_lib: Path | str, options: Options | None = None, *, force: bool = False) -> RestoreResult:
+    """Put back exactly the files that were in ``torch_lib`` before placement (and remove
+    zluda-run's start-up hook from that torch's site-packages, if there is one).
+
+    A file changed since placement (pip reinstalled torch) is left alone and listed in ``skipped``
+    (``complete`` is then False and the journal is kept) unless ``force``.
+
+    Raises:
+        PlacementError: nothing was placed there, or the journal is damaged.
+        FileInUseError: a file is held by a running program; nothing was changed.
+    """
+    from zluda_runner.launch.windows import restore as restore_files
+
+    settings = to_settings(options)
+    with caller_errors():
+        return restore_files(_folder(torch_lib), force=force, cache_dir=settings.cache_dir)
+
+
+def placement_status(torch_lib: Path | str, *, deep: bool = False) -> PlacementStatus:
+    """Is ZLUDA still placed in ``torch_lib``, or did something (pip, an antivirus) undo it?
+
+    ``state`` is ``"none"``, ``"in-progress"`` or ``"placed"``; ``drift`` has one line per file that is
+    not as placed; ``needs_replace`` says a run would place again. ``deep`` hashes every file instead
+    of trusting size, time and inode.
+    """
+    from zluda_runner.launch.windows import status
+
+    with caller_errors():
+        return status(_folder(torch_lib), deep=deep)
+
+
+@contextmanager
+def placed(torch_lib: Path | str, options: Options | None = None) -> Iterator[Placed]:
+    """Place ZLUDA's DLLs into ``torch_lib`` for the ``with`` block; put back exactly what was there
+    when it ends, also when it ends by an exception (which then goes on)::
+
+        with zluda_runner.placed(torch_lib, options) as done:
+            subprocess.run([python, "app.py"])
+
+    A file changed during the block (pip reinstalled torch) is left alone; the block then ends with
+    a :class:`PlacementError` saying which (``restore(torch_lib, force=True)`` puts back the rest).
+    """
+    done = place(torch_lib, options)
+    try:
+        yield done
+    except BaseException:
+        if done.placed or done.already_placed:
+            restore(done.torch_lib, options)
+        raise
+    if not (done.placed or done.already_placed):
+        return
+    result = restore(done.torch_lib, options)
+    if not result.complete:
+        from zluda_runner.core.errors import PlacementError
+
+        raise PlacementError(
+            f"{', '.join(result.skipped)} in {done.torch_lib} changed while ZLUDA was placed and was left "
+            "alone; the rest was put back",
+            hint="restore(torch_lib, force=True) puts back the originals over the changed files",
+        )
+
+
+def _folder(torch_lib: Path | str) -> Path:
+    from zluda_runner.core.errors import PlacementError
+
+    folder = Path(torch_lib)
+    if not folder.is_dir():
+        raise PlacementError(f"{folder} is not a folder", hint="give the torch/lib folder of the target")
+    return folder

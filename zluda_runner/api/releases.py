@@ -1,0 +1,166 @@
+"""Which release, and getting it: :func:`choose_release` and :func:`fetch`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zluda_runner.api.options import Options, caller_errors, to_settings
+
+if TYPE_CHECKING:
+    from zluda_runner.release.obtain import Fetched
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A release asset that was not chosen, and why (``fits``: it would work but ranked lower)."""
+
+    release: str
+    asset: str
+    reasons: tuple[str, ...]
+    fits: bool
+
+
+@dataclass(frozen=True)
+class ReleaseChoice:
+    """The release selected for a host and a target, with the reasons.
+
+    Attributes:
+        release: the manifest's release id (``upstream-v6``, ``fork-3.9.5``).
+        version: the release's version.
+        flavour: ``upstream`` or ``fork``.
+        asset: the file name of the archive to fetch.
+        url: where it is downloaded from (before any ``ZLUDA_RUNNER_MIRROR``).
+        sha256: its SHA-256 as the manifest knows it (None: unknown; fetching it needs
+            ``Options(trust_on_first_use=True)``).
+        os: the OS selected for.
+        hip: the HIP version selected for (given, or found on this host; None: any).
+        hip_source: where that HIP version came from (``"given"``, ``"found on this host"``) or None.
+        cuda: the CUDA major of the torch build selected for (None: any).
+        needs: the HIP the asset needs, in words.
+        serves: the CUDA majors of torch builds the asset serves.
+        notes: what the caller should know about this choice (the selection's notes and the release's
+            caveats).
+        rejected: every other asset, with its reasons.
+        warnings: facts of the host or the manifest that stand in the way (a stale manifest, a GPU that
+            needs another HIP).
+    """
+
+    release: str
+    version: str
+    flavour: str
+    asset: str
+    url: str
+    sha256: str | None
+    os: str
+    hip: str | None
+    hip_source: str | None
+    cuda: int | None
+    needs: str
+    serves: tuple[int, ...]
+    notes: tuple[str, ...]
+    rejected: tuple[Rejected, ...]
+    warnings: tuple[str, ...]
+
+
+def choose_release(
+    options: Options | None = None,
+    *,
+    os: str | None = None,
+    hip: str | None = None,
+    cuda: str | int | None = None,
+    channel: str = "stable",
+    gpu: str | None = None,
+) -> ReleaseChoice:
+    """The release ``run`` would use for a host and a target, and why (nothing is downloaded).
+
+    Args:
+        options: the manifest, release and ``python`` (whose torch's CUDA is read when ``cuda`` is
+            not given and the selection is for this OS).
+        os: ``"linux"`` or ``"windows"`` (default: this host's).
+        hip: the HIP SDK / ROCm version to select for, e.g. ``"6.2"`` (default: found on this host when
+            selecting for it).
+        cuda: the CUDA of the torch build: ``11``, ``"12.8"`` or ``"cu118"``.
+        channel: ``"stable"``, or ``"preview"`` to also offer nightly and CI preview builds.
+        gpu: the GPU's gfx name (``"gfx1201"``): adds the manifest's per-GPU HIP rules as warnings.
+
+    Raises:
+        NothingFitsError: no release fits (its ``selection`` holds every asset's reasons).
+        ManifestError: the manifest is missing or malformed.
+    """
+    from zluda_runner.host.quick import hip_found
+    from zluda_runner.launch.prepare import target_cuda
+    from zluda_runner.release.listing import releases_report
+    from zluda_runner.release.selection import nothing_fits
+
+    settings = to_settings(options)
+    with caller_errors():
+        report = releases_report(
+            manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os, hip=hip, cuda=cuda,
+            release=settings.release, channel=channel, gfx=gpu, detect_hip=lambda: hip_found().version,
+            for_host=True, detect_cuda=lambda: target_cuda(settings.python),
+        )
+        selection = report.selection
+        assert selection is not None  # for_host always selects
+        if selection.chosen is None:
+            raise nothing_fits(selection, hip_found() if hip is None else None)
+    chosen, c = selection.chosen, selection.constraints
+    return ReleaseChoice(
+        release=chosen.release.id, version=chosen.release.version, flavour=chosen.release.flavour,
+        asset=chosen.asset.name, url=chosen.asset.url, sha256=chosen.asset.sha256, os=c.os, hip=c.hip,
+        hip_source="given" if report.hip_source == "--hip" else report.hip_source, cuda=c.cuda,
+        needs=chosen.asset.hip.describe(), serves=tuple(chosen.asset.cuda_majors),
+        notes=(*chosen.notes, *chosen.release.caveats),
+        rejected=tuple(Rejected(r.release_id, r.asset_name, tuple(r.reasons), r.fits)
+                       for r in selection.rejected),
+        warnings=tuple(report.warnings),
+    )
+
+
+def fetch(
+    options: Options | None = None,
+    *,
+    version: str | None = None,
+    os: str | None = None,
+    hip: str | None = None,
+    cuda: int | None = None,
+    reinstall: bool = False,
+) -> Fetched:
+    """Download (or take from the cache), verify and unpack a release; ``.path`` is its library folder.
+
+    The download is checked against the manifest's SHA-256 (``Options(archive=...)``: a
+    hand-downloaded copy, checked the same way); a cached release is checked file by file against
+    what was installed. ``ZLUDA_RUNNER_MIRROR`` in the environment replaces the upstream host.
+
+    Args:
+        options: the cache, manifest, ``release`` (when ``version`` is not given), ``archive`` and
+            ``trust_on_first_use``.
+        version: the release (id, version or tag); default: ``options.release``, else the one selected
+            for ``os``/``hip``/``cuda`` (any left out are not constrained).
+        reinstall: replace the cached copy.
+
+    Raises:
+        FetchError, ChecksumError, ArchiveError, UnsafeArchiveError, CacheError, NothingFitsError.
+    """
+    from zluda_runner.release.obtain import fetch as fetch_release
+
+    settings = to_settings(options)
+    with caller_errors():
+        return fetch_release(settings.manifest, settings.cache_dir, version=version or settings.release,
+                             os_name=os, hip=hip, cuda=cuda, archive=settings.archive,
+                             trust_on_first_use=settings.trust_on_first_use, reinstall=reinstall,
+                             progress=False)
+
+
+def cached_release(version: str, options: Options | None = None) -> tuple[Path, ...]:
+    """The unpacked folder(s) of release ``version`` in the cache (nothing is downloaded).
+
+    Raises:
+        CacheError: the release is not in the cache.
+    """
+    from zluda_runner.release.obtain import cached_folders
+
+    settings = to_settings(options)
+    with caller_errors():
+        return tuple(cached_folders(settings.manifest, settings.cache_dir, version)[1])
