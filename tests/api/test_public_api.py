@@ -266,3 +266,16 @@ def test_record_and_query_results(tmp_path: Path) -> None:
     with pytest.raises(zr.ResultsStoreError) as info:
         zr.list_results(options, since="yesterday")
     _caller_worded(info.value)
+
+
+def test_probe_a_standin_driver_and_find_it_recorded(standin: Path, tmp_path: Path) -> None:
+    """The probe's own stand-in libcuda (tests/fixtures/probe/standin_cuda.c), two cases that pass."""
+    options = zr.Options(results_db=str(tmp_path / "results.db"), cache_dir=tmp_path)
+    report = zr.run_probe(options, libcuda=standin, cases=["init.cuInit", "error.name"], timeout=20.0)
+    assert {c.id: c.status for c in report.cases} == {"init.cuInit": "pass", "error.name": "pass"}
+    assert not report.has_problems and not report.could_not_run
+    runs = zr.list_results(options, kind="probe")
+    assert len(runs) == 1 and runs[0].summary["passed"] == 2, runs
+    zr.run_probe(dataclasses.replace(options, record=False), libcuda=standin, cases=["init.cuInit"])
+    assert len(zr.list_results(options, kind="probe")) == 1  # record=False kept nothing
+    assert zr.list_results(dataclasses.replace(options, results_db=str(tmp_path / "other.db"))) == []
