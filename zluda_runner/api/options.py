@@ -99,13 +99,36 @@ _COMMANDS = {
     "doctor": "zluda_runner.run_doctor()",
     "results": "zluda_runner.list_results()",
 }
-_QUOTED_COMMAND = re.compile(r"`zluda-run(?: [^`]*)?`")
+# a usage line
+_USAGE = re.compile(r"usage: zluda-run \[[^\]]*\] -- \S+ \[[^\]]*\]\.*")
+# an unquoted command line: zluda-run, then its words up to a comma, semicolon, bracket or the end
+_BARE_COMMAND = re.compile(r"\bzluda-run((?: [^\s,;()`]+)+)")
+# another program's command line (its flags are its own): kept as it is, in backquotes
+_OTHER_COMMAND = re.compile(r"\b(?:pip|python -m pip|uv pip) install[^,;()`]*")
 _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?:[ =](?:[A-Z][A-Z_]*|[A-Z]\b|X\.Y|N))?")
 
 
-def _command_words(match: re.Match[str]) -> str:
-    words = [w for w in match.group(0).strip("`").split()[1:] if not w.startswith("-")]
-    return _COMMANDS.get(words[0], "the zluda_runner API") if words else "the zluda_runner API"
+def _api_call(words: list[str]) -> str | None:
+    """The API function for a command line's words, or None when the API has no such call (``ab``,
+    ``warmup``, ``--trace``: the command line's own)."""
+    if any(w in ("--trace", "--verify-load") for w in words):
+        return None
+    named = [w for w in words if not w.startswith("-")]
+    return _COMMANDS.get(named[0]) if named else None
+
+
+def _quoted(span: str) -> str:
+    return _api_call(span.strip("`").split()[1:]) or span
+
+
+def _bare(match: re.Match[str]) -> str:
+    words = match.group(1).split()
+    if words[0] not in _COMMANDS and not words[0].startswith("-") and words[0] not in _CLI_ONLY:
+        return match.group(0)  # "zluda-run goes on": the program named in a sentence
+    return _api_call(words) or f"`{match.group(0)}`"
+
+
+_CLI_ONLY = frozenset({"ab", "warmup", "trace-report", "cache", "manifest"})
 
 
 def _flag_words(match: re.Match[str]) -> str:
@@ -114,9 +137,25 @@ def _flag_words(match: re.Match[str]) -> str:
 
 
 def for_caller(text: str) -> str:
-    """``text`` with the command line's commands and flags named as the API's functions and options."""
-    text = _QUOTED_COMMAND.sub(_command_words, text)
-    return _FLAG.sub(_flag_words, text)
+    """``text`` with the command line's commands and flags named as the API's functions and options.
+
+    A command the API has no call for (``zluda-run ab``, ``--trace``) stays, in backquotes, as the
+    command line to use; flags outside such a command become :class:`Options` fields or keywords."""
+    text = _USAGE.sub("give the command as a sequence of words, its program first", text)
+    parts = re.split(r"(`[^`]*`)", text)
+    out = []
+    for part in parts:
+        if part.startswith("`--") and part.endswith("`"):  # `--archive FILE`: an option, quoted
+            out.append(_FLAG.sub(_flag_words, part.strip("`")))
+            continue
+        if part.startswith("`") and part.endswith("`") and len(part) > 1:
+            out.append(_quoted(part) if part.startswith("`zluda-run") else part)
+            continue
+        part = _OTHER_COMMAND.sub(lambda m: f"`{m.group(0).rstrip()}`", part)
+        part = _BARE_COMMAND.sub(_bare, part)
+        out.extend(piece if piece.startswith("`") else _FLAG.sub(_flag_words, piece)
+                   for piece in re.split(r"(`[^`]*`)", part))
+    return "".join(out)
 
 
 @contextlib.contextmanager
