@@ -279,3 +279,20 @@ def test_probe_a_standin_driver_and_find_it_recorded(standin: Path, tmp_path: Pa
     zr.run_probe(dataclasses.replace(options, record=False), libcuda=standin, cases=["init.cuInit"])
     assert len(zr.list_results(options, kind="probe")) == 1  # record=False kept nothing
     assert zr.list_results(dataclasses.replace(options, results_db=str(tmp_path / "other.db"))) == []
+
+
+def test_doctor_of_a_made_up_rocm_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``root=``: the host files are read under a made-up tree (tests/host's ROCm 6.2 + gfx1100), never /."""
+    from tests.host.test_doctor import rocm62_tree
+
+    for var in ("HIP_PATH", "ROCM_PATH", "HIP_PLATFORM", "LD_LIBRARY_PATH", "HIP_VISIBLE_DEVICES",
+                "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(var, raising=False)
+    root = rocm62_tree(tmp_path / "root", gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    options = zr.Options(cache_dir=tmp_path / "cache", results_db=str(tmp_path / "results.db"))
+    report = zr.run_doctor(options, root=root)
+    checks = {c.id: c.status.value for c in report.checks}
+    assert [g.gfx for g in report.facts.gpus] == ["gfx1100"]
+    assert checks["gpu"] == checks["rocm"] == checks["driver"] == "ok", checks
+    assert report.exit_code == 0 and all(s == "ok" for s in checks.values()), checks
+    assert zr.list_results(options) == []  # a made-up tree is no machine to remember

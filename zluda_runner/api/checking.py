@@ -76,19 +76,27 @@ def run_probe(
     return report
 
 
-def run_doctor(options: Options | None = None, *, strict: bool = False) -> DoctorReport:
+def run_doctor(options: Options | None = None, *, strict: bool = False,
+               root: Path | str | None = None) -> DoctorReport:
     """Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, caches.
 
     Each of ``report.checks`` is ok, warn or fail with a concrete fix; ``report.exit_code`` is 0 when
     no check failed (``strict``: none warned either), else 3. Recorded unless ``Options(record=False)``.
+
+    Args:
+        root: read every host file under this folder instead of ``/`` (a copied or made-up system
+            tree); the HIP runtime, host tools and torch are then not asked, and nothing is recorded
+            (a made-up tree describes no real machine).
     """
     from zluda_runner.doctor import DoctorOptions, run_doctor
     from zluda_runner.results.recording import record_for
 
     settings = to_settings(options)
     with caller_errors():
-        report = run_doctor(DoctorOptions(settings=settings, strict=strict, python=settings.python))
-    record_for("doctor", report, settings, ["doctor"])
+        report = run_doctor(DoctorOptions(root=None if root is None else Path(root), settings=settings,
+                                          strict=strict, python=settings.python))
+    if root is None:
+        record_for("doctor", report, settings, ["doctor"])
     return report
 
 

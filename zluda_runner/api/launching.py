@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, to_settings
@@ -26,7 +27,7 @@ class Launch:
     Attributes:
         plan: the plan carried out (its verdicts were not fatal, or ``Options(force=True)``).
         argv: the command to start (on Windows with the injector: the release's ``zluda.exe`` first).
-        env: the whole environment to start it with.
+        env: the whole environment to start it with (read-only).
         warnings: what the caller should tell the user (the host's problems, what placement found).
         notes: what the results store knows of this GPU with this release.
     """
@@ -124,8 +125,8 @@ def prepare_launch(
     settings = to_settings(options)
     with caller_errors():
         prepared = prepare_run(list(command), settings, injector=injector, strict=strict)
-    return Launch(prepared.plan, tuple(prepared.argv), dict(prepared.env), tuple(prepared.warnings),
-                  tuple(prepared.notes))
+    return Launch(prepared.plan, tuple(prepared.argv), MappingProxyType(dict(prepared.env)),
+                  tuple(prepared.warnings), tuple(prepared.notes))
 
 
 def run(

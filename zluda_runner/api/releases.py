@@ -92,7 +92,7 @@ def choose_release(
     from zluda_runner.host.quick import hip_found
     from zluda_runner.launch.prepare import target_cuda
     from zluda_runner.release.listing import releases_report
-    from zluda_runner.release.selection import nothing_fits
+    from zluda_runner.release.selection import host_os, nothing_fits
 
     settings = to_settings(options)
     with caller_errors():
@@ -103,8 +103,9 @@ def choose_release(
         )
         selection = report.selection
         assert selection is not None  # for_host always selects
-        if selection.chosen is None:
-            raise nothing_fits(selection, hip_found() if hip is None else None)
+        if selection.chosen is None:  # the host's HIP, in words, when it was what was selected for
+            found = hip_found() if hip is None and selection.constraints.os == host_os() else None
+            raise nothing_fits(selection, found)
     chosen, c = selection.chosen, selection.constraints
     return ReleaseChoice(
         release=chosen.release.id, version=chosen.release.version, flavour=chosen.release.flavour,
