@@ -33,6 +33,18 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["ZLUDA_RUNNER_CACHE"] = str(tmp_path_factory.mktemp("zluda-runner-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _bare_host(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read the host: the HIP/ROCm install, GPUs, /dev/kfd and the driver are read under
+    an empty fake root (``ZLUDA_RUNNER_ROOT``) unless a test gives its own tree, so the suite runs the
+    same on a bare machine and on one with Debian's libamdhip64-5, a /opt/rocm or a HIP SDK. Commands
+    the tests start inherit it."""
+    if not os.environ.get("ZLUDA_RUNNER_ROOT"):
+        os.environ["ZLUDA_RUNNER_ROOT"] = str(tmp_path_factory.mktemp("bare-host-root"))
+    for name in [n for n in os.environ if n == "HIP_PATH" or n.startswith("HIP_PATH_") or n == "ROCM_PATH"]:
+        del os.environ[name]  # a developer's HIP SDK / ROCm variables are host facts too
+
+
 BuildFn = Callable[..., Path]
 
 

@@ -66,7 +66,9 @@ class WineEnv:
     prefix: Path
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != "DISPLAY" and not k.startswith("PYTEST_")}
+        # the Linux fake root (tests/conftest.py) means nothing to Windows: Wine's fresh prefix is bare
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("DISPLAY", "ZLUDA_RUNNER_ROOT") and not k.startswith("PYTEST_")}
         env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
                    KMP_AFFINITY="disabled", PYTHONUTF8="0")
         env.update(extra or {})

@@ -37,12 +37,13 @@ def ab_import_dir(base: Path) -> Path:
     """
     pkg = base / "zluda_runner"
     pkg.mkdir(parents=True, exist_ok=True)
-    # the real package's __init__ follows, so every name it defines is there too
+    # the real package's __init__ first (a docstring and __future__ imports must open the module),
+    # so every name it defines is there too; then its __path__ is extended
     init = (
-        "# zluda_runner.ab for a target interpreter (written by zluda-run ab)\n"
-        "from pkgutil import extend_path\n\n"
-        "__path__ = extend_path(__path__, __name__)\n\n"
-        + (_PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8")
+        (_PACKAGE_DIR / "__init__.py").read_text(encoding="utf-8")
+        + "\n\n# zluda_runner.ab for a target interpreter (written by zluda-run ab)\n"
+        "from pkgutil import extend_path as _zr_extend_path  # noqa: E402\n\n"
+        "__path__ = _zr_extend_path(__path__, __name__)\n"
     )
     atomic_write_text(pkg / "__init__.py", init)
     atomic_write_text(pkg / "ab.py", (_PACKAGE_DIR / "ab.py").read_text(encoding="utf-8"))
