@@ -58,6 +58,31 @@ def run_chain(command: str, cwd: Path, env: dict[str, str]) -> int:
     return 0
 
 
+DEBIAN_HIP = Path("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5")  # Debian's libamdhip64-5: HIP 5.2
+
+
+def distribution_hip_main_job(launch: str, clone: Path, env: dict[str, str]) -> list[str]:
+    """On a host with Debian's HIP 5.2 (this script, unlike the tests, reads the real host: it is the
+    newcomer's machine), the main job without a ZLUDA folder of one's own: the host check first, one
+    short message naming what was found and how to get further, exit 3 (nothing fits)."""
+    if not DEBIAN_HIP.exists():
+        print("(no Debian libamdhip64-5 on this host: the distribution-HIP main job is not checked)")
+        return []
+    print("$ (Debian's HIP 5.2 is installed) " + launch, flush=True)
+    proc = subprocess.run(shlex.split(launch), cwd=clone, env=env, capture_output=True, text=True,
+                          check=False)
+    print(proc.stderr.rstrip())
+    problems = []
+    if proc.returncode != 3:
+        problems.append(f"main job on a HIP 5.2 host: exit {proc.returncode}, the README documents 3")
+    error = next((line for line in proc.stderr.splitlines() if line.startswith("error:")), "")
+    if "HIP 5.2" not in error or "libamdhip64-5" not in error:
+        problems.append(f"main job on a HIP 5.2 host: the error does not say what was found: {error!r}")
+    if len(proc.stderr) > 1500 or "doctor" not in proc.stderr:
+        problems.append("main job on a HIP 5.2 host: the message is not short or does not point to doctor")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary clone")
@@ -85,6 +110,7 @@ def main() -> int:
     code = run_chain(launch, clone, run_env)
     if code != 2:
         failures.append(f"main job: exit {code}, the README documents 2 (no GPU: infer.py says so)")
+    failures += distribution_hip_main_job(launch, clone, env)
 
     code = run_chain(tests, clone, env)
     if code != 0:
