@@ -159,3 +159,28 @@ def test_results_command_errors_are_messages_not_tracebacks(tmp_path: Path) -> N
     bad.write_text("not json\n")
     code, out = _cli("--results-db", good, "import", str(bad), tmp_path=tmp_path)
     assert code == 1 and "line 1" in out
+
+
+def test_results_list_has_a_header_and_the_failing_list_keeps_whole_names(tmp_path: Path,
+                                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 20, newcomer item 7 (on 5c673db: no header row; the failing list cut at 100 columns,
+    mid-name)."""
+    from zluda_runner.report.results_view import RUN_HEADER, render_runs
+
+    url = str(tmp_path / "s" / "results.db")
+    plant(url, tmp_path)
+    with make_store(url).open() as store:
+        matrix = build_matrix(store)
+        runs = store.list_runs()
+    listing = render_runs(runs, url).splitlines()
+    assert listing[0].split()[:2] == [RUN_HEADER[0], RUN_HEADER[1].split()[0]] and "result" in listing[0]
+    assert listing[0].index("release") == listing[1].index(runs[0].release_id)  # columns line up
+    names = {f.item for c in matrix.cells for f in c.failing}
+    for width in (60, 80):
+        text = render_text(matrix, width=width)
+        failing = text.split("failing (latest run of each kind):", 1)[1].split("\n\n", 1)[0]
+        assert all(len(line) <= width for line in failing.strip("\n").splitlines())
+        for line in failing.strip("\n").splitlines():  # each name shown is a whole failing name
+            shown = line.split(": ", 1)[1] if ": " in line else line
+            tokens = [t.strip(" ,…") for t in shown.split(", ")]
+            assert all(t in names for t in tokens if t), (width, line)

@@ -7,10 +7,19 @@ and other control characters show as ``\\xNN`` instead of acting on the terminal
 
 from __future__ import annotations
 
+from zluda_runner.core.textfit import view_width, wrap_words
 from zluda_runner.report.terminal import safe_text
 from zluda_runner.results.matrix import Matrix
 from zluda_runner.results.queries import RunDiff
 from zluda_runner.results.schema import RunRecord
+
+RUN_HEADER = ("run", "started (UTC)", "kind", "release", "gfx", "torch")
+RUN_WIDTHS = (12, 19, 11, 18, 9, 14)  # the columns of run_line, the result after them
+
+
+def run_header() -> str:
+    """The header row of :func:`run_line`'s columns."""
+    return "  ".join(h.ljust(w) for h, w in zip(RUN_HEADER, RUN_WIDTHS, strict=True)) + "  result"
 
 
 def run_line(run: RunRecord) -> str:
@@ -19,10 +28,9 @@ def run_line(run: RunRecord) -> str:
     counts = f"{s.get('passed', 0)}/{total} passing" if total else f"{s.get('items', 0)} items"
     if run.kind == "ab" and s.get("verdict"):
         counts = str(s["verdict"])
-    return (
-        f"{run.run_id[:12]}  {run.started_at[:19].replace('T', ' ')}  {run.kind:11} {run.release_id:18} "
-        f"{run.gfx:9} {run.torch_build:14} {counts}"
-    )
+    cells = (run.run_id[:12], run.started_at[:19].replace("T", " "), run.kind, run.release_id, run.gfx,
+             run.torch_build)
+    return "  ".join(c.ljust(w) for c, w in zip(cells, RUN_WIDTHS, strict=True)) + "  " + counts
 
 
 def _lines(lines: list[str]) -> str:
@@ -30,7 +38,8 @@ def _lines(lines: list[str]) -> str:
 
 
 def render_runs(runs: list[RunRecord], location: str) -> str:
-    return _lines([run_line(r) for r in runs]) if runs else safe_text(f"no runs recorded in {location}")
+    return _lines([run_header(), *(run_line(r) for r in runs)]) if runs else safe_text(
+        f"no runs recorded in {location}")
 
 
 def render_run(run: RunRecord) -> str:
@@ -63,8 +72,10 @@ def render_diff(a: RunRecord, b: RunRecord, diff: RunDiff) -> str:
     return _lines(lines)
 
 
-def render_matrix(matrix: Matrix, width: int = 100) -> str:
-    """The terminal summary: one line per cell, then the first failing items."""
+def render_matrix(matrix: Matrix, width: int | None = None) -> str:
+    """The terminal summary: one line per cell, then the first failing items, wrapped at whole names
+    to ``width`` (default: COLUMNS or the terminal's; unwrapped when piped)."""
+    width = width if width is not None else view_width()
     if not matrix.cells:
         return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
     head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
@@ -89,7 +100,7 @@ def render_matrix(matrix: Matrix, width: int = 100) -> str:
         lines.append("failing (latest run of each kind):")
         for c in shown:
             names = ", ".join(f.item for f in c.failing[:6]) + (" …" if len(c.failing) > 6 else "")
-            lines.append(f"  {c.release} / {c.gfx} / {c.torch}: {names}"[:width])
+            lines += wrap_words(names, width, first=f"  {c.release} / {c.gfx} / {c.torch}: ", rest="      ")
     lines.append("")
     lines.append(
         f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "
