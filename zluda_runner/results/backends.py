@@ -184,9 +184,12 @@ class PostgresStore(ResultsStore):
     def _connect(self) -> Any:
         try:
             import psycopg
-        except ImportError as exc:  # pragma: no cover - psycopg is a dependency
+        except ImportError as exc:  # the driver is an extra: zluda-runner[postgres]
             raise ResultsStoreError(
-                "PostgreSQL support needs psycopg 3", "pip install 'psycopg[binary]'"
+                f"a PostgreSQL results store ({redact_url(self.url)}) needs the PostgreSQL driver "
+                "(psycopg 3), which is not installed",
+                "pip install 'zluda-runner[postgres]' (or 'psycopg[binary]') into the interpreter that runs "
+                "zluda-run; or use a SQLite store (a file path)",
             ) from exc
         conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
         try:
