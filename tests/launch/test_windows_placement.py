@@ -381,6 +381,16 @@ def test_status_cli_exit_codes(torch_lib: Path, placements, cli_runner) -> None:
     assert cli_runner(["restore", "--force", "--torch-lib", str(torch_lib)]).exit_code == 0
 
 
+def test_the_global_force_forces_restore_too(torch_lib: Path, placements, cli_runner) -> None:
+    """One meaning of --force (issue 21): on 5c673db `zluda-run --force restore` left the changed file."""
+    before = snapshot(torch_lib)
+    windows.place(torch_lib, placements)
+    (torch_lib / "cublas64_11.dll").write_bytes(b"MZ another")
+    assert cli_runner(["restore", "--torch-lib", str(torch_lib)]).exit_code == 3
+    assert cli_runner(["--force", "restore", "--torch-lib", str(torch_lib)]).exit_code == 0
+    assert snapshot(torch_lib) == before
+
+
 # ---------------------------------------------------------------- files in use (Windows: a loaded DLL)
 
 

@@ -60,7 +60,8 @@ def restore_command(settings: Settings, torch_lib: str | None, force_opt: bool) 
 
     Exit 0 when everything is back; 3 when a file changed since placement was left alone
     (the journal and saved originals are kept: `restore --force` finishes)."""
-    result = restore(torch_lib_for(settings, torch_lib), force=force_opt, cache_dir=settings.cache_dir)
+    force = force_opt or settings.force  # one --force: `zluda-run --force restore` forces too
+    result = restore(torch_lib_for(settings, torch_lib), force=force, cache_dir=settings.cache_dir)
     emit_json(result) if settings.json else click.echo(render_restore(result))
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 
