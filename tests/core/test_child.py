@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import select
 import subprocess
 import sys
 import textwrap
@@ -41,9 +43,20 @@ def test_a_timeout_kills_what_the_child_started() -> None:
             "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
             "print(p.pid, flush=True)\n"
             "time.sleep(300)\n")
-    res = run_child([sys.executable, "-c", code], timeout=3)
+    res = run_child([sys.executable, "-c", code], timeout=6)
     assert res.timed_out and res.returncode is None
     grandchild = int(res.stdout.split()[0])
+    # SIGKILL is delivered asynchronously: on a loaded machine the grandchild may still be running
+    # its last instructions when we look. Wait (bounded) for its exit event, then read its state.
+    try:
+        pidfd = os.pidfd_open(grandchild)
+    except ProcessLookupError:
+        pidfd = None
+    if pidfd is not None:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll(60_000)  # readable once the process has exited (a zombie counts)
+        os.close(pidfd)
     try:  # killed: gone, or a zombie waiting for a reaper (PID 1 of a container may not reap)
         state = Path(f"/proc/{grandchild}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except FileNotFoundError:
