@@ -186,3 +186,27 @@ def new_cuda11_winpy(new_winpy, cuda11_torch_dlls: dict[str, Path]):  # type: ig
         return py
 
     return make
+
+
+@pytest.fixture
+def windows_torch(tmp_path: Path, nvidia_cudart: dict[str, Path], mingw_build, standin) -> Path:
+    """A Windows torch (CUDA 12) tree: NVIDIA's real cudart64_12.dll, an "NVIDIA" cuBLAS stand-in
+    (answers 42), a torch_cuda.dll importing both, torch's own __init__.py (its DLL loop)."""
+    import importlib.util
+
+    torch = tmp_path / "site-packages" / "torch"
+    lib = torch / "lib"
+    lib.mkdir(parents=True)
+    spec = importlib.util.find_spec("torch")
+    require(spec is not None and spec.origin is not None,
+            "torch is not installed: its __init__.py (the same in every wheel) is the fixture")
+    assert spec is not None and spec.origin is not None
+    shutil.copyfile(spec.origin, torch / "__init__.py")
+    (torch / "version.py").write_text("__version__ = '2.7.1+cu128'\ncuda = '12.8'\nhip = None\n")
+    shutil.copyfile(nvidia_cudart["cudart64_12.dll"], lib / "cudart64_12.dll")
+    nvidia_cublas = standin("nvidia cublas", "CUBLAS", "cublas64_12.dll", answer=42)
+    shutil.copyfile(nvidia_cublas, lib / "cublas64_12.dll")
+    torch_cuda = mingw_build(["windows/torch_cuda.c", nvidia_cudart["cudart64_12.dll"], nvidia_cublas],
+                             "torch_cuda.dll")
+    shutil.copyfile(torch_cuda, lib / "torch_cuda.dll")
+    return torch
