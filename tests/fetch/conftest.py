@@ -29,6 +29,7 @@ class ServedRequest:
     range_header: str | None
     status: int
     bytes_sent: int
+    seq: int = 0  # the order the request arrived in (a response may be recorded after the next one)
 
 
 @dataclass
@@ -51,6 +52,7 @@ class AssetServer:
     paused: threading.Event = field(default_factory=threading.Event)  # set once paused
     arrived: threading.Event = field(default_factory=threading.Event)  # set when any GET comes in
     requests: list[ServedRequest] = field(default_factory=list)
+    next_seq: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     base: str = ""
 
@@ -63,7 +65,7 @@ class AssetServer:
 
     def served(self, path: str) -> list[ServedRequest]:
         with self.lock:
-            return [r for r in self.requests if r.path == path]
+            return sorted((r for r in self.requests if r.path == path), key=lambda r: r.seq)
 
 
 def _handler(state: AssetServer) -> type[BaseHTTPRequestHandler]:
@@ -75,9 +77,13 @@ def _handler(state: AssetServer) -> type[BaseHTTPRequestHandler]:
 
         def _record(self, status: int, sent: int) -> None:
             with state.lock:
-                state.requests.append(ServedRequest(self.path, self.headers.get("Range"), status, sent))
+                seq = getattr(self, "_seq", state.next_seq)
+                state.requests.append(ServedRequest(self.path, self.headers.get("Range"), status, sent, seq))
 
         def do_GET(self) -> None:
+            with state.lock:  # arrival order: the client may send its retry before we record this one
+                self._seq = state.next_seq
+                state.next_seq += 1
             state.arrived.set()
             if self.path in state.redirects:
                 self.send_response(302)

@@ -8,7 +8,8 @@ named by ``ZLUDA_RUNNER_WIN_WHEELS``; tests never reach the network):
   ``python313._pth``, the ``.pyd`` modules);
 - win_amd64 wheels of zluda-runner's dependencies (``pip download --platform win_amd64
   --only-binary=:all: --python-version 3.13``), plus ``colorama`` and ``tzdata`` (Windows-only
-  dependencies pip cannot see from Linux);
+  dependencies pip cannot see from Linux) and ``typing_extensions`` (the one requirement torch's
+  own import needs);
 - PyPI's Windows ``torch-2.13.0-cp313-cp313-win_amd64.whl`` (a CPU build with torch's real
   ``__init__.py`` and its DLL loop).
 
@@ -176,6 +177,7 @@ def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *,
     pip_install_windows(site, wheels, [project_wheel, "colorama", "tzdata"])
     if torch:  # torch's own imports need none of its declared requirements but typing_extensions
         pip_install_windows(site, wheels, ["--no-deps", wheels / TORCH_WHEEL])
+        pip_install_windows(site, wheels, ["typing_extensions"])
     pth = home / PTH_NAME
     if portable:
         pth.write_text(PORTABLE_PTH, encoding="utf-8")
