@@ -42,7 +42,7 @@ _PUBLIC = {
     "Fetched": "zluda_runner.release.obtain",
     "ShimPlan": "zluda_runner.plan.model",
     "Binding": "zluda_runner.plan.model",
-    "TargetProfile": "zluda_runner.target.profile",
+    "TargetProfile": "zluda_runner.inspection.profile",
 }
 
 __all__ = [
@@ -148,11 +148,11 @@ if TYPE_CHECKING:
         UnsafeArchiveError,
         ZludaRunnerError,
     )
+    from zluda_runner.inspection.profile import TargetProfile
     from zluda_runner.plan.model import Binding, ShimPlan
     from zluda_runner.release.obtain import Fetched
     from zluda_runner.release.selection import NothingFitsError
     from zluda_runner.results.schema import ResultsStoreError
-    from zluda_runner.target.profile import TargetProfile
 
 
 def __getattr__(name: str) -> object:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("zluda_runner.doctor", "zluda_runner.probe", "zluda_runner.launch", "zluda_runner.target",
+HEAVY = ("zluda_runner.doctor", "zluda_runner.probe", "zluda_runner.launch", "zluda_runner.inspection",
          "zluda_runner.results", "zluda_runner.release.fetch", "torch", "rich", "click", "requests", "pefile",
          "elftools")
 

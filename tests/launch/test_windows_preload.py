@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.inspection.profile import PythonStartup
 from zluda_runner.launch.windows_preload import (
     PRELOAD_ENV,
     SITECUSTOMIZE,
@@ -28,7 +29,6 @@ from zluda_runner.plan.windows import (
     choose_startup_hook,
     windows_mechanism,
 )
-from zluda_runner.target.profile import PythonStartup
 
 
 def test_preload_env_and_hook(tmp_path: Path) -> None:

@@ -16,10 +16,10 @@ from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_MODULES, load_module
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.settings import Settings
+from zluda_runner.inspection.profile import TargetProfile
 from zluda_runner.launch.windows import Placement, place
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import ReleaseLayout, scan_release_dir
-from zluda_runner.target.profile import TargetProfile
 
 CUBLAS = "libcublas.so.13"
 
@@ -231,7 +231,7 @@ def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) ->
     code = (
         "import os, sys\nfrom zluda_runner.cli import main\n"
         "def fake_execve(path, argv, env):\n"
-        "    heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.target.inspect',"
+        "    heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.inspection.inspect',"
         " 'zluda_runner.probe', 'zluda_runner.doctor', 'zluda_runner.abtest', 'rich') if m in sys.modules]\n"
         "    print(heavy, flush=True)\n"
         "    os._exit(0)\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.devtools.standin import build_release, libs_from_profile
+from zluda_runner.inspection.inspect import inspect_path
 from zluda_runner.release.layout import scan_release_dir
-from zluda_runner.target.inspect import inspect_path
 
 CUBLAS = "libcublas.so.13"
 

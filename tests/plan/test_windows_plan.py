@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.inspection.inspect import inspect_path
 from zluda_runner.launch.prepare import launch_env
 from zluda_runner.launch.windows import place, placements_of, restore, status, torch_lib_of
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import layout_from_manifest
 from zluda_runner.release.manifest import load_manifest
-from zluda_runner.target.inspect import inspect_path
 
 # torch/lib name -> -D flag of win_stub.c (NVIDIA's originals, as a cu118 torch ships them)
 ORIGINALS = {

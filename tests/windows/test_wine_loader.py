@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from tests.windows.conftest import Wine, winpath
 from zluda_runner.cli import main_group
+from zluda_runner.inspection.inspect import inspect_path
+from zluda_runner.inspection.windows import read_torch_dll_loop
 from zluda_runner.launch.windows import zluda_exe_argv
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import scan_release_dir
-from zluda_runner.target.inspect import inspect_path
-from zluda_runner.target.windows import read_torch_dll_loop
 
 
 def show(title: str, out: str) -> None:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, to_settings
 
 if TYPE_CHECKING:
+    from zluda_runner.inspection.profile import TargetProfile
     from zluda_runner.plan.model import ShimPlan
-    from zluda_runner.target.profile import TargetProfile
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def inspect(path: Path | str | None = None, options: Options | None = None) -> T
         TargetError: nothing inspectable there (no torch, not a CUDA build).
         BinaryFormatError: a file is not a readable ELF/PE file.
     """
-    from zluda_runner.target.inspect import inspect_path, inspect_python
+    from zluda_runner.inspection.inspect import inspect_path, inspect_python
 
     settings = to_settings(options)
     with caller_errors():

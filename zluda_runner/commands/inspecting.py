@@ -9,8 +9,8 @@ import click
 
 from zluda_runner.commands.common import emit_json, pass_settings
 from zluda_runner.core.settings import Settings
+from zluda_runner.inspection.inspect import inspect_path, inspect_python
 from zluda_runner.report.target_view import print_profile
-from zluda_runner.target.inspect import inspect_path, inspect_python
 
 
 @click.command("inspect")

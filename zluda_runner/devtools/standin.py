@@ -2,7 +2,7 @@
 
 For tests and manual acceptance on machines without an AMD GPU (or without ZLUDA):
 given what a target imports from each CUDA library (a
-:class:`~zluda_runner.target.profile.TargetProfile`, or a hand-written spec), write one
+:class:`~zluda_runner.inspection.profile.TargetProfile`, or a hand-written spec), write one
 C file per library whose every export is a stub returning 0 (CUDA's success
 code), plus a GNU ld version script that defines the needed version nodes, and
 compile them with :func:`zluda_runner.core.native.compile_c` into a folder laid out
@@ -367,8 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.spec:
         libs = libs_from_spec(json.loads(Path(args.spec).read_text()))
     else:
-        from zluda_runner.target.inspect import inspect_python
-        from zluda_runner.target.profile import TargetProfile
+        from zluda_runner.inspection.inspect import inspect_python
+        from zluda_runner.inspection.profile import TargetProfile
 
         if args.profile:
             data = json.loads(Path(args.profile).read_text())

@@ -9,7 +9,7 @@ from typing import Any
 
 from zluda_runner.core.child import json_line, run_child
 from zluda_runner.doctor.model import Check, ResolvedOptions, Status
-from zluda_runner.target.inspect import inspect_python
+from zluda_runner.inspection.inspect import inspect_python
 
 PROBE_TIMEOUT_S = 120.0
 _TORCH_PROBE = (

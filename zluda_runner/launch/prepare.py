@@ -30,11 +30,11 @@ from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch stays fast
+    from zluda_runner.inspection.profile import TargetProfile
     from zluda_runner.launch.linux import LinuxLaunch
     from zluda_runner.release.layout import ReleaseLayout
     from zluda_runner.release.model import Manifest
     from zluda_runner.release.selection import HipFound
-    from zluda_runner.target.profile import TargetProfile
 from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
 RELEASE_ENV = "ZLUDA_RUNNER_RELEASE"
@@ -56,7 +56,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
     if settings.python:
         return TargetChoice(settings.python, None)
     if argv:
-        from zluda_runner.target.interpreter import interpreter_for_command
+        from zluda_runner.inspection.interpreter import interpreter_for_command
 
         python = interpreter_for_command(argv)
         if python:
@@ -94,7 +94,7 @@ def _is_program(path: Path) -> bool:
 
 
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
-    from zluda_runner.target.inspect import inspect_path, inspect_python
+    from zluda_runner.inspection.inspect import inspect_path, inspect_python
 
     cache = settings.cache_dir
     if choice.python is None and choice.binary is None:
@@ -118,7 +118,7 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
     """A target that could not be inspected (a script, a launcher that is neither an ELF/PE program
     nor Python): assume it may run any CUDA program or torch, so every library of the release is set up
     under every name it serves, through the redirector (torch-style path preloads are covered)."""
-    from zluda_runner.target.profile import LibraryNeed, TargetProfile
+    from zluda_runner.inspection.profile import LibraryNeed, TargetProfile
 
     libraries: dict[str, LibraryNeed] = {}
     for shim in layout.shims:
@@ -167,7 +167,7 @@ def target_cuda(python: str | None) -> tuple[str | None, str | None]:
     """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
     and a note that says why not (``releases`` then selects for any CUDA)."""
     from zluda_runner.core.errors import TargetError
-    from zluda_runner.target.interpreter import check_cuda_build, probe_interpreter, torch_info
+    from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
 
     try:
         facts = probe_interpreter(python or sys.executable)

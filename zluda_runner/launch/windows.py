@@ -167,9 +167,9 @@ def plan_for_torch_lib(
     files, ``version.py``, ``__init__.py``'s DLL loop), the release is ``--zluda-dir`` or the
     manifest's Windows pick for its CUDA major."""
     from zluda_runner.core.errors import TargetError
+    from zluda_runner.inspection.inspect import inspect_path
     from zluda_runner.launch.prepare import release_for
     from zluda_runner.plan.build import make_plan
-    from zluda_runner.target.inspect import inspect_path
 
     lib = Path(torch_lib)
     if not lib.is_dir():
@@ -189,7 +189,7 @@ def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
     """The torch/lib folder ``restore``/``status`` work on: ``--torch-lib``, else the target
     interpreter's. A path that is not a folder is an error (nothing is reported about nothing)."""
     if torch_lib is None:
-        from zluda_runner.target.interpreter import probe_interpreter
+        from zluda_runner.inspection.interpreter import probe_interpreter
 
         facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
         if not facts.torch_path:

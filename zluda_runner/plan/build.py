@@ -2,7 +2,7 @@
 whether the loader will really take it.
 
 Pure function of three inputs, so it can be run, printed and tested apart:
-a :class:`~zluda_runner.target.profile.TargetProfile` (what the build asks the loader
+a :class:`~zluda_runner.inspection.profile.TargetProfile` (what the build asks the loader
 for, and where the loader takes it from today), a
 :class:`~zluda_runner.release.layout.ReleaseLayout` (what the release offers) and the
 shims' own facts (ELF read with :mod:`zluda_runner.binfmt.elf`, PE with :mod:`zluda_runner.binfmt.pe`).
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import PlanError
+from zluda_runner.inspection.profile import TargetProfile
 
 # --------------------------------------------------------------------------- matching
 from zluda_runner.plan.model import (
@@ -71,7 +72,6 @@ from zluda_runner.plan.windows import (
 )
 from zluda_runner.plan.windows_deps import add_dependency_walk
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
-from zluda_runner.target.profile import TargetProfile
 
 
 @dataclass
@@ -201,7 +201,7 @@ DepsResolver = Callable[[Sequence[str]], ShimDeps]
 
 def read_imports(path: str) -> dict[str, list[str]]:
     """Versioned imports of an object, per DT_NEEDED file; unversioned C imports under ``""``."""
-    from zluda_runner.target.readers import summarize_symbols
+    from zluda_runner.inspection.readers import summarize_symbols
 
     try:
         summary = summarize_symbols(path)

@@ -53,8 +53,8 @@ from zluda_runner.plan.model import (
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
 if TYPE_CHECKING:  # the loader model is not needed to run a cached plan
+    from zluda_runner.inspection.profile import PythonStartup
     from zluda_runner.loader.windows import TorchDllLoop
-    from zluda_runner.target.profile import PythonStartup
 
 MECH_PRELOAD = "preload"  # loaded by full path before the workload (launch.windows_preload)
 MECH_INJECTOR = "injector"  # the release's zluda.exe starts the program with ZLUDA loaded
@@ -128,7 +128,7 @@ def windows_context(target: object, layout: ReleaseLayout) -> WindowsContext:
     torch_path = getattr(torch, "path", None) if torch is not None else None
     loop = None
     if torch_path:
-        from zluda_runner.target.windows import read_torch_dll_loop
+        from zluda_runner.inspection.windows import read_torch_dll_loop
 
         loop = read_torch_dll_loop(Path(torch_path))
     startup: PythonStartup | None = getattr(target, "startup", None)

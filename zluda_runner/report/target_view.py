@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
+from zluda_runner.inspection.profile import LibraryNeed, TargetProfile
 from zluda_runner.report.terminal import make_console
-from zluda_runner.target.profile import LibraryNeed, TargetProfile
 
 _OWN_RULES = ("rpath", "runpath", "ld_library_path", "dll-load-dir", "user-dir")
 #: names and paths are never broken; narrower than the table, syms, versions and family go first

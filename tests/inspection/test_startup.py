@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from zluda_runner.target.interpreter import parse_pth, probe_interpreter, startup_of
+from zluda_runner.inspection.interpreter import parse_pth, probe_interpreter, startup_of
 
 # The file of the embeddable CPython 3.13 as ComfyUI's and SD.Next's portable bundles ship it.
 PORTABLE = ["python313.zip", ".", "Lib\\site-packages", "",

@@ -21,7 +21,7 @@ import pefile
 import pytest
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pe"
-TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "target"
+TARGET_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "inspection"
 DLLTOOL = "x86_64-w64-mingw32-dlltool"
 WINDRES = "x86_64-w64-mingw32-windres"
 NM = "x86_64-w64-mingw32-nm"
@@ -141,26 +141,26 @@ def elf_stand_ins(cc_build) -> ElfStandIns:
     def soname(name: str) -> list[str]:
         return [f"-Wl,-soname,{name}"]
 
-    cublas = cc_build(["target/cublas.c"], "libcublas.so.13", deps=["target/cublas.map"],
+    cublas = cc_build(["inspection/cublas.c"], "libcublas.so.13", deps=["inspection/cublas.map"],
                       args=[*soname("libcublas.so.13"), *_version_script("cublas.map")])
-    cudart = cc_build(["target/cudart.c"], "libcudart.so.13", deps=["target/cudart.map"],
+    cudart = cc_build(["inspection/cudart.c"], "libcudart.so.13", deps=["inspection/cudart.map"],
                       args=[*soname("libcudart.so.13"), *_version_script("cudart.map")])
-    cudnn = cc_build(["target/cudnn.c"], "libcudnn.so.9", args=soname("libcudnn.so.9"))
-    cufft = cc_build(["target/cufft.c"], "libcufft.so.12", args=soname("libcufft.so.12"))
-    driver = cc_build(["target/driver.c"], "libcuda.so.1", args=soname("libcuda.so.1"))
+    cudnn = cc_build(["inspection/cudnn.c"], "libcudnn.so.9", args=soname("libcudnn.so.9"))
+    cufft = cc_build(["inspection/cufft.c"], "libcufft.so.12", args=soname("libcufft.so.12"))
+    driver = cc_build(["inspection/driver.c"], "libcuda.so.1", args=soname("libcuda.so.1"))
     rpath = ["-Wl,--disable-new-dtags"]
     torch_cuda = cc_build(
-        ["target/torch_cuda.c", cublas, cudart, cudnn, cufft], "libtorch_cuda.so",
+        ["inspection/torch_cuda.c", cublas, cudart, cudnn, cufft], "libtorch_cuda.so",
         args=[*soname("libtorch_cuda.so"), *rpath,
               "-Wl,-rpath,$ORIGIN/../../nvidia/cu13/lib:$ORIGIN/../../nvidia/cudnn/lib:$ORIGIN"],
     )
-    c10_cuda = cc_build(["target/c10_cuda.c", cudart], "libc10_cuda.so",
+    c10_cuda = cc_build(["inspection/c10_cuda.c", cudart], "libc10_cuda.so",
                         args=[*soname("libc10_cuda.so"), *rpath, "-Wl,-rpath,$ORIGIN/../../nvidia/cu13/lib"])
-    torch_python = cc_build(["target/torch_python.c", torch_cuda, c10_cuda], "libtorch_python.so",
+    torch_python = cc_build(["inspection/torch_python.c", torch_cuda, c10_cuda], "libtorch_python.so",
                             args=[*soname("libtorch_python.so"), *rpath, "-Wl,-rpath,$ORIGIN"])
-    torch_c = cc_build(["target/torch_c.c", torch_python], "_C.cpython-311-x86_64-linux-gnu.so",
+    torch_c = cc_build(["inspection/torch_c.c", torch_python], "_C.cpython-311-x86_64-linux-gnu.so",
                        args=[*rpath, "-Wl,-rpath,$ORIGIN/lib"])
-    cuda_app = cc_build(["target/cuda_app.c", cudart], "cuda_app", shared=False,
+    cuda_app = cc_build(["inspection/cuda_app.c", cudart], "cuda_app", shared=False,
                         args=["-Wl,--enable-new-dtags", "-Wl,-rpath,$ORIGIN/lib"])
     return ElfStandIns(cublas, cudart, cudnn, cufft, driver, torch_cuda, c10_cuda, torch_python, torch_c,
                        cuda_app)

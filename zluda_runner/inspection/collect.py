@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.inspection.profile import DlopenNeed, LibraryNeed, Reach, Resolved, TargetProfile
 from zluda_runner.loader.glibc import Resolution
-from zluda_runner.target.profile import DlopenNeed, LibraryNeed, Reach, Resolved, TargetProfile
 
 # Libraries opened at run time with dlopen/LoadLibrary by name, so no import table shows them.
 # (family of the opener, name opened, why). cudart 12/13 dlopens the driver by its bare name

@@ -13,7 +13,7 @@ from pathlib import Path
 from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.errors import TargetError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.target.profile import PythonStartup, TorchInfo
+from zluda_runner.inspection.profile import PythonStartup, TorchInfo
 
 PROBE_TIMEOUT_S = 60
 _PROBE_MARK = "ZLUDA_RUNNER_TARGET="

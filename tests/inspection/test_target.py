@@ -1,4 +1,4 @@
-"""TargetProfile end to end on fake torch installs built from tests/fixtures/target/."""
+"""TargetProfile end to end on fake torch installs built from tests/fixtures/inspection/."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.core.errors import TargetError
+from zluda_runner.inspection.inspect import inspect_path, inspect_python
+from zluda_runner.inspection.interpreter import interpreter_for_command, parse_torch_version
+from zluda_runner.inspection.profile import TargetProfile
 from zluda_runner.loader.glibc import parse_ld_debug_libs
-from zluda_runner.target.inspect import inspect_path, inspect_python
-from zluda_runner.target.interpreter import interpreter_for_command, parse_torch_version
-from zluda_runner.target.profile import TargetProfile
 
 from .conftest import write_version_py
 
@@ -175,7 +175,7 @@ def test_bad_binaries(tmp_path: Path, cc_build, elf_stand_ins) -> None:
     text.write_text("hello\n")
     truncated = tmp_path / "libcut.so"
     truncated.write_bytes(elf_stand_ins.torch_cuda.read_bytes()[:300])
-    obj32 = cc_build(["target/thirty_two.c"], "thirty_two.o", shared=False, args=["-m32", "-c"])
+    obj32 = cc_build(["inspection/thirty_two.c"], "thirty_two.o", shared=False, args=["-m32", "-c"])
     arm = tmp_path / "libarm.so"
     data = bytearray(elf_stand_ins.cudart.read_bytes())
     data[18:20] = (183).to_bytes(2, "little")  # e_machine = EM_AARCH64

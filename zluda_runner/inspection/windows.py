@@ -8,10 +8,10 @@ from pathlib import Path
 
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.inspection.collect import DLOPENED_WINDOWS_BY_FAMILY, Collector, reach_of, resolved_of
+from zluda_runner.inspection.profile import ObjectInfo, TargetProfile
+from zluda_runner.inspection.readers import Readers
 from zluda_runner.loader.windows import DllSearchModel, TorchDllLoop
-from zluda_runner.target.collect import DLOPENED_WINDOWS_BY_FAMILY, Collector, reach_of, resolved_of
-from zluda_runner.target.profile import ObjectInfo, TargetProfile
-from zluda_runner.target.readers import Readers
 
 # --------------------------------------------------------------------------- Windows
 

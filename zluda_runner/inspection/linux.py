@@ -10,18 +10,18 @@ from zluda_runner.binfmt.elf import ElfInfo, peek_elf_header
 from zluda_runner.binfmt.pe import is_pe
 from zluda_runner.core.errors import BinaryFormatError, TargetError
 from zluda_runner.core.families import parse_library_name
-from zluda_runner.loader.glibc import LoadedObject, LoaderEnv, LoaderModel, LoadResult, Resolution
-from zluda_runner.loader.windows import DllSearchModel
-from zluda_runner.target.collect import (
+from zluda_runner.inspection.collect import (
     DLOPENED_BY_FAMILY,
     DLOPENED_BY_OBJECT,
     Collector,
     reach_of,
     resolved_of,
 )
-from zluda_runner.target.profile import ObjectInfo, TargetProfile
-from zluda_runner.target.readers import Readers, SymbolSummary
-from zluda_runner.target.windows import walk_pe
+from zluda_runner.inspection.profile import ObjectInfo, TargetProfile
+from zluda_runner.inspection.readers import Readers, SymbolSummary
+from zluda_runner.inspection.windows import walk_pe
+from zluda_runner.loader.glibc import LoadedObject, LoaderEnv, LoaderModel, LoadResult, Resolution
+from zluda_runner.loader.windows import DllSearchModel
 
 # --------------------------------------------------------------------------- single binary
 

@@ -3,8 +3,8 @@
 The target's torch is found without importing it: the target interpreter locates the
 package and hands back ``torch/version.py``'s text, parsed here (never executed). The
 binaries are then read (ELF or PE, per-file results cached) and the loader is modelled:
-glibc's rules on Linux (:mod:`zluda_runner.target.linux`), the DLL search torch sets up on
-Windows (:mod:`zluda_runner.target.windows`).
+glibc's rules on Linux (:mod:`zluda_runner.inspection.linux`), the DLL search torch sets up on
+Windows (:mod:`zluda_runner.inspection.windows`).
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from zluda_runner.core.arch import is_supported, machine
 from zluda_runner.core.errors import TargetError
-from zluda_runner.target.interpreter import check_cuda_build, probe_interpreter, torch_info
-from zluda_runner.target.linux import fill_linux_torch, inspect_binary
-from zluda_runner.target.profile import TargetProfile, TorchInfo
-from zluda_runner.target.windows import fill_windows
+from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
+from zluda_runner.inspection.linux import fill_linux_torch, inspect_binary
+from zluda_runner.inspection.profile import TargetProfile, TorchInfo
+from zluda_runner.inspection.windows import fill_windows
 
 # --------------------------------------------------------------------------- entry points
 
