@@ -12,7 +12,7 @@ pass runs first); "wall" includes interpreter start and imports, "work" only the
 1. ours: zluda_runner.binfmt.elf.read_elf on every file (dynamic section, versions, all dynamic symbols)
 2. pyelftools, lddtree-style: dynamic tags plus every .dynsym symbol with its version name
 3. readelf -dV --dyn-syms -W on each file (output discarded)
-4. zluda_runner.target.inspect.inspect_path (if present): no cache, then a warm per-file cache
+4. zluda_runner.inspection.inspect.inspect_path (if present): no cache, then a warm per-file cache
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ INSPECT = r"""
 import sys, time, json
 from pathlib import Path
 t0 = time.perf_counter()
-from zluda_runner.target.inspect import inspect_path
+from zluda_runner.inspection.inspect import inspect_path
 cache = Path(sys.argv[2]) if sys.argv[2] != "-" else None
 profile = inspect_path(Path(sys.argv[1]), cache_dir=cache)
 print(json.dumps({"work": time.perf_counter() - t0, "symbols": len(profile.to_json())}))
@@ -143,7 +143,7 @@ def main() -> None:
                            stderr=subprocess.DEVNULL, check=False)
         results.append(("readelf -dV --dyn-syms per file", time.perf_counter() - t0, {}))
         try:
-            import zluda_runner.target.inspect as target
+            import zluda_runner.inspection.inspect as target
 
             has_inspect = hasattr(target, "inspect_path")
         except ImportError:
