@@ -209,6 +209,10 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
 @click.option("--archive", metavar="FILE", callback=_path,
               help="Install this hand-downloaded release archive instead of downloading (verified).")
 @click.option("--no-record", is_flag=True, help="Do not keep this run's results in the results store.")
+@click.option("--no-defaults", is_flag=True,
+              help="Apply none of the settings a ZLUDA launch needs (the plan lists them, with reasons).")
+@click.option("--monitor", is_flag=True,
+              help="Sample the GPU while the workload runs; print utilisation, VRAM and power at exit.")
 @click.option(
     "--results-db",
     metavar="URL",
@@ -231,6 +235,8 @@ def main_group(
     trust_on_first_use: bool,
     archive: Path | None,
     no_record: bool,
+    no_defaults: bool,
+    monitor: bool,
     results_db: str | None,
 ) -> None:
     """Run unmodified CUDA programs on AMD GPUs through ZLUDA, and prove how well they run.
@@ -255,6 +261,8 @@ def main_group(
         archive=archive,
         record=not no_record,
         results_db=results_db,
+        defaults=not no_defaults,
+        monitor=monitor,
     )
     if cache_dir is not None:
         settings.cache_dir = cache_dir

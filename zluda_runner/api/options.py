@@ -36,6 +36,9 @@ class Options:
         results_db: the results store: a SQLite file or a ``postgresql://`` URL (default: ``results.db``
             in the cache folder).
         record: keep probe and doctor results in the results store.
+        defaults: apply the settings a ZLUDA launch needs (fused attention off where the release cannot
+            run it, cuDNN off without a stand-in, ...), each listed with its reason in the plan.
+        monitor: sample the GPU (utilisation, VRAM, power) while a workload runs.
     """
 
     cache_dir: Path | None = None
@@ -48,6 +51,8 @@ class Options:
     force: bool = False
     results_db: str | None = None
     record: bool = True
+    defaults: bool = True
+    monitor: bool = False
 
 
 def to_settings(options: Options | None) -> Settings:
@@ -56,7 +61,7 @@ def to_settings(options: Options | None) -> Settings:
     settings = Settings(
         zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
         force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
-        record=o.record, results_db=o.results_db,
+        record=o.record, results_db=o.results_db, defaults=o.defaults, monitor=o.monitor,
     )
     if o.cache_dir is not None:
         settings.cache_dir = Path(o.cache_dir)
@@ -81,6 +86,8 @@ _FLAGS = {
     "--archive": "Options(archive=...)",
     "--results-db": "Options(results_db=...)",
     "--no-record": "Options(record=False)",
+    "--no-defaults": "Options(defaults=False)",
+    "--monitor": "Options(monitor=True)",
     "--torch-lib": "torch_lib",
     "--strict": "strict=True",
     "--reinstall": "reinstall=True",

@@ -30,6 +30,8 @@ class Settings:
     archive: Path | None = None  # a hand-downloaded release archive to install instead of downloading
     record: bool = True  # keep probe/trace/ab/verify-load/doctor results in the results store
     results_db: str | None = None  # postgresql://... or a SQLite file (default: results.db in the cache)
+    defaults: bool = True  # apply the settings ZLUDA needs (plan.defaults), each with its reason
+    monitor: bool = False  # sample the GPU while the workload runs; one summary line at exit
 
     def __post_init__(self) -> None:
         if self.manifest is None and os.environ.get(MANIFEST_ENV):

@@ -96,6 +96,21 @@ class StartupHook(JsonMixin):
     why: str = ""
 
 
+@dataclass(frozen=True)
+class AppliedDefault(JsonMixin):
+    """One setting a ZLUDA launch needs that zluda-run applies for the user (``plan.defaults``), with
+    the fact it follows and where that fact comes from; ``applied`` is False where the user's own
+    setting wins or the defaults are switched off (``--no-defaults``), so the plan still shows it."""
+
+    name: str  # stable key, e.g. "sdpa-fused-off", "cudnn-off", "addmm-lt-off", "dedicated-gpu"
+    setting: str  # what is set, as the workload sees it: "DISABLE_ADDMM_CUDA_LT=1", "torch.backends..."
+    vehicle: str  # "env" (the launch environment) or "startup" (start-up code inside the Python workload)
+    reason: str  # the fact that calls for it, in words
+    source: str  # where the fact comes from (a URL, an issue, a manifest field)
+    applied: bool = True
+    why_not: str | None = None  # when not applied: the user's own value, --no-defaults, ...
+
+
 @dataclass
 class ReleaseRef(JsonMixin):
     id: str | None
@@ -134,6 +149,7 @@ class ShimPlan(JsonMixin):
     path_prepend: list[str] = field(default_factory=list)
     placements: list[WindowsPlacement] = field(default_factory=list)
     startup_hook: StartupHook | None = None  # Windows Python workloads (plan.windows)
+    defaults: list[AppliedDefault] = field(default_factory=list)  # applied for the user
     inherited: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     argv: list[str] = field(default_factory=list)
