@@ -176,7 +176,7 @@ def test_bare_releases_selects_for_this_host_and_its_torch(host: dict[str, str])
 
 
 def test_bare_releases_reads_the_cuda_of_the_target_torch(host: dict[str, str], tmp_path: Path) -> None:
-    from tests.target.conftest import write_version_py
+    from tests.inspection.conftest import write_version_py
 
     site = tmp_path / "site"
     write_version_py(site / "torch", version="2.14.1+cu130", cuda="13.0", hip=None)
