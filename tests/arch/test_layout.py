@@ -28,6 +28,7 @@ RANKS = {
     "report": 12,
     "abtest": 10,
     "doctor": 11,
+    "poc": 11,  # the proof-of-concept verdict: abtest, launch, telemetry, results below it
     "devtools": 12,
     "api": 12,  # the public API launchers embed: calls the stages, is called by nothing in the package
     "commands": 13,
