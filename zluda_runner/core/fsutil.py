@@ -153,6 +153,19 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
         fh.write(text)
 
 
+def write_if_changed(path: Path, text: str) -> bool:
+    """:func:`atomic_write_text` unless ``path`` already holds ``text`` (a generated source whose
+    unchanged mtime keeps a build cached); True when it wrote."""
+    path = Path(path)
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    atomic_write_text(path, text)
+    return True
+
+
 def atomic_write_json(path: Path, data: Any, *, durable: bool = False, compact: bool = False) -> None:
     text = json.dumps(data, separators=(",", ":")) if compact else json.dumps(data, indent=2)
     atomic_write_text(path, text + "\n", durable=durable)
@@ -164,6 +177,21 @@ def atomic_copy(src: Path, dest: Path, *, durable: bool = True) -> None:
         shutil.copyfileobj(inp, out, 1 << 20)
     with contextlib.suppress(OSError):
         shutil.copymode(src, dest)
+
+
+@contextlib.contextmanager
+def atomic_output(path: Path) -> Iterator[Path]:
+    """A path under ``path``'s exact name in a private temporary folder beside it, for a program that
+    writes the file itself (a compiler, a linker: a PE DLL records its own file name); on a clean exit
+    that file is renamed over ``path``, and the folder is removed either way."""
+    path = Path(path)
+    make_folder(path.parent)
+    work = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
+    try:
+        yield work / path.name
+        os.replace(work / path.name, path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def try_atomic_write_json(path: Path, data: Any) -> bool:

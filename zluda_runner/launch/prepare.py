@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from zluda_runner import __version__
 from zluda_runner.core.errors import FatalPlanError, LaunchError
+from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
@@ -342,15 +342,7 @@ def _load_cached_plan(path: Path) -> ShimPlan | None:
 
 
 def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            json.dump({"inputs": inputs, "plan": plan.to_dict()}, out)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_json(path, {"inputs": inputs, "plan": plan.to_dict()}, compact=True)
 
 
 def prepare_plan(

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.paths import CachePaths, shims_dir
 
 if TYPE_CHECKING:
@@ -77,15 +77,7 @@ def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
     target = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.tsv"
     if target.is_file():
         return target
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".tsv", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_text(target, text)
     return target
 
 

@@ -7,12 +7,12 @@ generated here from the packaged reference list, then compiled once into the cac
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from zluda_runner.core.errors import TraceError
+from zluda_runner.core.fsutil import write_if_changed
 from zluda_runner.core.native import compile_c
 from zluda_runner.core.paths import CachePaths, shims_dir
 from zluda_runner.data.driver_api import driver_api
@@ -115,10 +115,7 @@ def generate_sources(gen_dir: Path) -> tuple[Path, Path]:
     out = []
     for name, text in (("trampolines.S", "\n".join(asm)), ("zr_trace_table.h", "\n".join(table) + "\n")):
         path = gen_dir / name
-        if not path.exists() or path.read_text() != text:
-            tmp = path.with_name(f".{name}.{os.getpid()}")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+        write_if_changed(path, text)
         out.append(path)
     return out[0], out[1]
 
