@@ -12,11 +12,11 @@ import hashlib
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from zluda_runner.core.errors import NativeBuildError
+from zluda_runner.core.fsutil import atomic_output
 
 
 def find_cc() -> str:
@@ -70,20 +70,14 @@ def compile_c(
     target = target_dir / output_name
     if target.exists():
         return target
-    target_dir.mkdir(parents=True, exist_ok=True)
-    # Link under the exact final name (a PE DLL records its own file name in its export table),
-    # in a private temporary folder, then rename into place.
-    tmp_dir = tempfile.mkdtemp(prefix=f".{output_name}.", dir=target_dir)
-    tmp_out = os.path.join(tmp_dir, output_name)
-    cmd = [compiler, *(str(s) for s in srcs), "-o", tmp_out, *full_args]
-    try:
+    # Linked under the exact final name (a PE DLL records its own file name in its export table),
+    # in a private temporary folder, then renamed into place.
+    with atomic_output(target) as tmp_out:
+        cmd = [compiler, *(str(s) for s in srcs), "-o", str(tmp_out), *full_args]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise NativeBuildError(
                 f"compiling {output_name} failed:\n{proc.stderr.strip()}",
                 hint=f"command was: {' '.join(cmd)}",
             )
-        os.replace(tmp_out, target)
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
     return target

@@ -33,13 +33,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from zluda_runner.core.fsutil import atomic_copy, write_if_changed
 
 # Families a ZLUDA release stands in for (the rewrite's Linux tarball).
 RELEASE_FAMILIES = ("driver", "nvml", "cublas", "cublasLt", "cufft", "cusparse", "cudnn")
@@ -273,13 +273,13 @@ def build_lib(lib: StandinLib, build_dir: Path, *, cc: str | None = None) -> Pat
     src_dir.mkdir(parents=True, exist_ok=True)
     stem = lib.name.replace(".", "_")
     c_path = src_dir / f"{stem}.c"
-    _write_if_changed(c_path, c_source(lib))
+    write_if_changed(c_path, c_source(lib))
     args = ["-w"]
     deps: list[Path] = []
     script = version_script(lib)
     if script is not None:
         map_path = src_dir / f"{stem}.map"
-        _write_if_changed(map_path, script)
+        write_if_changed(map_path, script)
         args.append(f"-Wl,--version-script={map_path}")
         deps.append(map_path)
     if lib.soname:
@@ -287,13 +287,13 @@ def build_lib(lib: StandinLib, build_dir: Path, *, cc: str | None = None) -> Pat
     return compile_c([c_path], lib.name, Path(build_dir) / "out", args=args, deps=deps, cc=cc)
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    if path.is_file() and path.read_text() == text:
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(tmp, path)
+def place_link(folder: Path, link: str, target: str) -> None:
+    """``folder/link`` -> ``target`` (relative), replacing whatever had that name."""
+    path = folder / link
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, path)
 
 
 def build_release(libs: Sequence[StandinLib], out_dir: Path, *, build_dir: Path | None = None,
@@ -304,15 +304,9 @@ def build_release(libs: Sequence[StandinLib], out_dir: Path, *, build_dir: Path 
     work = Path(build_dir) if build_dir is not None else out / ".build"
     for lib in libs:
         built = build_lib(lib, work, cc=cc)
-        dest = out / lib.name
-        tmp = out / f".{lib.name}.tmp"
-        shutil.copy2(built, tmp)
-        os.replace(tmp, dest)
+        atomic_copy(built, out / lib.name, durable=False)
         for link in lib.links:
-            link_path = out / link
-            if link_path.is_symlink() or link_path.exists():
-                link_path.unlink()
-            os.symlink(lib.name, link_path)
+            place_link(out, link, lib.name)
     return out
 
 

@@ -18,11 +18,11 @@ CUDA names (upstream's list at a given commit may lack some, e.g. the ``.13`` na
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from zluda_runner.devtools.standin import StandinLib, c_source
+from zluda_runner.core.fsutil import atomic_copy, write_if_changed
+from zluda_runner.devtools.standin import StandinLib, c_source, place_link
 
 # family -> (file name, CUDA-name links, ROCm DT_NEEDED)
 V6_LAYOUT: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -137,28 +137,12 @@ def _merged(family: str, libs: Sequence[StandinLib]) -> StandinLib:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.is_file() or path.read_text() != text:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+    write_if_changed(path, text)
     return path
 
 
 def _place(built: Path, dest: Path) -> None:
-    import shutil
-
-    tmp = dest.with_name(f".{dest.name}.tmp")
-    shutil.copy2(built, tmp)
-    os.replace(tmp, dest)
-
-
-def _link(folder: Path, link: str, target: str) -> None:
-    path = folder / link
-    if path.is_symlink() or path.exists():
-        path.unlink()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    os.symlink(target, path)
+    atomic_copy(built, dest, durable=False)
 
 
 def build_rocm_stubs(out_dir: Path, build_dir: Path, *, cc: str | None = None) -> Path:
@@ -196,10 +180,10 @@ def build_v6_release(libs: Sequence[StandinLib], out_dir: Path, rocm_dir: Path, 
         built = compile_c([src], file_name, work / "out", args=args, cc=cc)
         _place(built, out / file_name)
         for link in links:
-            _link(out, link, file_name)
+            place_link(out, link, file_name)
             written[link] = out / file_name
     ld_src = _write(work / "src" / "v6" / "zluda_ld.c", zluda_ld_source(sorted(written)))
     _place(compile_c([ld_src], "libzluda_ld.so", work / "out", args=["-w", "-ldl"], cc=cc),
            out / "libzluda_ld.so")
-    _link(out, "zluda_ld", "libzluda_ld.so")
+    place_link(out, "zluda_ld", "libzluda_ld.so")
     return written
