@@ -22,6 +22,7 @@ RANKS = {
     "host": 5,
     "results": 6,
     "plan": 6,
+    "telemetry": 6,  # GPU telemetry: imports core and host
     "launch": 7,
     "probe": 8,
     "trace": 8,
