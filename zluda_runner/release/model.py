@@ -47,6 +47,8 @@ _TIER = {PUBLISHER: 2, MAINTAINER: 2, PIN: 1, USAGE: 1, INFERRED: 0, UNVERIFIED:
 # The facts every asset / release must source.
 ASSET_FACTS = ("name", "sha256", "size", "hip", "cuda_majors", "files", "launchers")
 RELEASE_FACTS = ("date", "prerelease", "gpu_generations")
+# Facts a release sources only when it states them.
+RELEASE_OPTIONAL_FACTS = ("commit",)
 
 
 # --------------------------------------------------------------------------- versions
@@ -280,12 +282,38 @@ class Asset(JsonMixin):
         return major in self.cuda_majors
 
 
+@dataclass(frozen=True)
+class ComputeCapability(JsonMixin):
+    """The CUDA compute capability a release reports for every AMD GPU (``cudaGetDeviceProperties``'
+    major.minor), which a workload that checks capability sees: 8.8 for upstream v6, 8.5 from
+    v7-preview.8 (vosen/ZLUDA 6e7abfd2, #670). ``override_env`` is the variable the release reads
+    to report another one (upstream: ``ZLUDA_CC=8.6``); empty when it has none."""
+
+    major: int
+    minor: int
+    override_env: str = ""
+    source: Fact = field(default_factory=unverified_fact)
+
+    @property
+    def text(self) -> str:
+        """``"8.8"``"""
+        return f"{self.major}.{self.minor}"
+
+    def describe(self) -> str:
+        """``compute capability 8.8 (override: ZLUDA_CC=MAJOR.MINOR)``"""
+        extra = f" (override: {self.override_env}=MAJOR.MINOR)" if self.override_env else ""
+        return f"compute capability {self.text}{extra}"
+
+
 @dataclass
 class Release(JsonMixin):
     """A ZLUDA release: ``id`` is stable and unique ("upstream-v6", "fork-3.9.5").
 
     ``prerelease`` is the flag its publisher puts on the GitHub release (the fork's CI marks
     every release a pre-release); which builds are offered by default is the assets' ``channel``.
+    ``commit`` is the commit the tag points at (40 hex digits, or a shorter prefix when only that is
+    known), sourced by ``provenance["commit"]``; ``compute_capability`` is the device identity the
+    release reports (None: not recorded).
     """
 
     id: str
@@ -300,6 +328,8 @@ class Release(JsonMixin):
     caveats: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Fact] = field(default_factory=dict)
+    commit: str | None = None
+    compute_capability: ComputeCapability | None = None
 
     def fact(self, name: str) -> Fact:
         return self.provenance.get(name) or unverified_fact("no source recorded")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from zluda_runner.core.errors import ManifestError
@@ -28,10 +28,12 @@ from zluda_runner.release.model import (
     OSES,
     PIN,
     RELEASE_FACTS,
+    RELEASE_OPTIONAL_FACTS,
     SCHEMA_VERSION,
     UNKNOWN,
     UNVERIFIED,
     Asset,
+    ComputeCapability,
     Fact,
     GpuHipRule,
     HipRequirement,
@@ -51,6 +53,7 @@ _DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 _ENV_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
+_COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 # owner/repo[:path]@<40-hex commit> or @unverified (the commit could not be pinned)
 _REPO_REF_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(:[^@\s]+)?@([0-9a-f]{40}|unverified)$")
 # a public file found in a code index whose repository could not be resolved
@@ -69,7 +72,7 @@ class Checker:
         self.data: dict[str, Any] = data
         self.seen: set[str] = set()
 
-    def fail(self, name: str | None, problem: str) -> None:
+    def fail(self, name: str | None, problem: str) -> NoReturn:
         place = f"{self.where}: field '{name}'" if name else self.where
         raise ManifestError(
             f"invalid manifest {self.source}: {place} {problem}",
@@ -203,9 +206,14 @@ def parse_fact(data: Any, where: str, source: str) -> Fact:
     return Fact(kind=kind, sources=sources, independent=independent, note=note)
 
 
-def parse_provenance(data: Any, where: str, source: str, required: tuple[str, ...]) -> dict[str, Fact]:
+def parse_provenance(data: Any, where: str, source: str, required: tuple[str, ...],
+                     optional: tuple[str, ...] = ()) -> dict[str, Fact]:
     c = Checker(data, f"{where} provenance", source)
     facts = {name: parse_fact(c.get(name), f"{where} provenance.{name}", source) for name in required}
+    for name in optional:
+        raw = c.get(name, required=False)
+        if raw is not None:
+            facts[name] = parse_fact(raw, f"{where} provenance.{name}", source)
     c.done()
     return facts
 
@@ -417,7 +425,18 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
     )
     if release.version != UNKNOWN and not _VERSION_RE.match(release.version):
         c.fail("version", f'must look like 3.9.5 or 6, or be "unknown": {release.version!r}')
-    release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS)
+    release.commit = c.string("commit", required=False, nullable=True)
+    if release.commit is not None and not _COMMIT_RE.match(release.commit):
+        c.fail("commit", f"must be a git commit (7 to 40 lower-case hex digits), got {release.commit!r}")
+    raw_cc = c.get("compute_capability", required=False)
+    if raw_cc is not None:
+        release.compute_capability = _parse_compute_capability(raw_cc, c.where, source)
+    release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS,
+                                          RELEASE_OPTIONAL_FACTS)
+    if release.commit is not None and "commit" not in release.provenance:
+        c.fail("provenance", "a release's commit needs a source (provenance.commit)")
+    if release.commit is None and "commit" in release.provenance:
+        c.fail("provenance", "provenance.commit sources a commit the release does not state")
     raw_assets = c.objects("assets", nonempty=True)
     names: set[str] = set()
     for i, item in enumerate(raw_assets):
@@ -428,6 +447,25 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
         release.assets.append(asset)
     c.done()
     return release
+
+
+def _parse_compute_capability(data: Any, where: str, source: str) -> ComputeCapability:
+    c = Checker(data, f"{where} compute_capability", source)
+    parts = []
+    for name in ("major", "minor"):
+        value = c.get(name)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 99:
+            c.fail(name, f"must be a whole number from 0 to 99, got {value!r}")
+        parts.append(value)
+    env = c.string("override_env", required=False, default="") or ""
+    if env and not _ENV_RE.match(env):
+        c.fail("override_env", f"must be an environment variable name (A-Z, 0-9, _), got {env!r}")
+    fact = parse_fact(c.get("source"), f"{where} compute_capability source", source)
+    if fact.kind == UNVERIFIED:
+        c.fail("source", "a compute capability is recorded only with a source; leave the field out when "
+               "it is not known")
+    c.done()
+    return ComputeCapability(major=parts[0], minor=parts[1], override_env=env, source=fact)
 
 
 def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
