@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from zluda_runner.core.fsutil import try_atomic_write_json
+from zluda_runner.core.serial import JsonMixin
 
-T = TypeVar("T")
+T = TypeVar("T", bound=JsonMixin)
 
 
 def reader_identity(reader: Callable[..., Any]) -> str:
@@ -46,7 +47,7 @@ def cached_read(
 ) -> T:
     """``reader(path)``, cached under ``cache_dir/binfmt/<kind>/`` (no caching when cache_dir is None).
 
-    ``cls`` must offer ``from_dict``; the result must offer ``to_dict`` (JsonMixin does).
+    ``cls`` and the result are JsonMixin records (``from_dict`` / ``to_dict``).
     Errors raised by ``reader`` propagate and are not cached.
     """
     p = Path(path)
@@ -61,9 +62,9 @@ def cached_read(
     try:
         with open(entry, encoding="utf-8") as fh:
             data = json.load(fh)
-        return cls.from_dict(data)  # type: ignore[attr-defined]
+        return cls.from_dict(data)
     except (OSError, ValueError, TypeError, KeyError):
         pass
     value = reader(p)
-    try_atomic_write_json(entry, value.to_dict())  # type: ignore[attr-defined]  # unwritable: only costs speed
+    try_atomic_write_json(entry, value.to_dict())  # unwritable: only costs speed
     return value

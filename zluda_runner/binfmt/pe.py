@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pefile
 
@@ -112,7 +113,7 @@ def _text(value: bytes | str | None) -> str | None:
     return value
 
 
-def _import_table(entries: list) -> dict[str, ImportList]:
+def _import_table(entries: list[Any]) -> dict[str, ImportList]:  # pefile's ImportDescData (no stubs)
     table: dict[str, ImportList] = {}
     for entry in entries:
         dll = _text(entry.dll) or "?"

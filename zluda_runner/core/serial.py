@@ -13,9 +13,13 @@ import json
 import types
 import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="JsonMixin")
+D = TypeVar("D", bound="DataclassInstance")
 
 
 def to_plain(value: Any) -> Any:
@@ -72,11 +76,11 @@ def _from_plain(tp: Any, value: Any) -> Any:
     return value
 
 
-def _dataclass_from_dict(cls: type, data: dict[str, Any]) -> Any:
+def _dataclass_from_dict(cls: type[D], data: dict[str, Any]) -> D:
     if not isinstance(data, dict):
         raise TypeError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
     hints = typing.get_type_hints(cls)
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.name in data:
             kwargs[f.name] = _from_plain(hints.get(f.name, Any), data[f.name])
@@ -86,8 +90,11 @@ def _dataclass_from_dict(cls: type, data: dict[str, Any]) -> Any:
 class JsonMixin:
     """Mixin for dataclasses: stable JSON in and out."""
 
+    if TYPE_CHECKING:  # what @dataclass gives every subclass (typeshed's DataclassInstance protocol)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: to_plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, sort_keys=False)

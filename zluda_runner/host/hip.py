@@ -20,6 +20,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.serial import JsonMixin
@@ -90,12 +91,17 @@ def _load_error_text(text: str) -> str:
     return text.split("  Additionally, ctypes.util.find_library()")[0].strip()[:200]
 
 
-def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
+# cffi ships no type stubs; its FFI object, the library dlopen() gives and that library's functions
+# are built at run time from _CDEF, so they are dynamic by nature.
+CffiObject: TypeAlias = Any
+
+
+def _open(names: Sequence[str]) -> tuple[CffiObject, CffiObject, str]:
     from cffi import FFI
 
     ffi = FFI()
     ffi.cdef(_CDEF)
-    errors = []
+    errors: list[str] = []
     for name in names:
         try:
             return ffi, ffi.dlopen(name), name
@@ -104,7 +110,7 @@ def _open(names: Sequence[str]):  # -> tuple[FFI, lib, name]
     raise OSError("; ".join(errors) if errors else "no HIP library names given")
 
 
-def _optional(lib, symbol: str):
+def _optional(lib: CffiObject, symbol: str) -> CffiObject | None:
     try:
         return getattr(lib, symbol)
     except AttributeError:
@@ -152,7 +158,7 @@ def query_hip(library_names: Sequence[str] | None = None) -> HipInfo:
     return info
 
 
-def _device(ffi, lib, get_props, index: int) -> HipDevice:
+def _device(ffi: CffiObject, lib: CffiObject, get_props: CffiObject | None, index: int) -> HipDevice:
     name_buf = ffi.new("char[]", _NAME_FIELD_BYTES)
     name = ""
     if lib.hipDeviceGetName(name_buf, _NAME_FIELD_BYTES, index) == HIP_SUCCESS:

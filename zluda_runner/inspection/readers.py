@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from zluda_runner.binfmt.elf import ElfInfo, read_elf
 from zluda_runner.binfmt.filecache import cached_read
 from zluda_runner.binfmt.pe import PeInfo, read_pe
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.serial import JsonMixin
+
+R = TypeVar("R", bound=JsonMixin)
 
 # --------------------------------------------------------------------------- file reading (cached)
 
@@ -67,12 +69,13 @@ class Readers:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.cache_dir = CachePaths(cache_dir).inspect if cache_dir is not None else None
-        self._memo: dict[tuple[str, str], Any] = {}
+        self._memo: dict[tuple[str, str], JsonMixin] = {}
 
-    def _read(self, path: Path | str, kind: str, reader: Callable[[Path], Any], cls: type) -> Any:
+    def _read(self, path: Path | str, kind: str, reader: Callable[[Path], R], cls: type[R]) -> R:
         key = (str(path), kind)
-        if key in self._memo:
-            return self._memo[key]
+        known = self._memo.get(key)
+        if isinstance(known, cls):
+            return known
         if self.cache_dir is None:
             value = reader(Path(path))
         else:

@@ -111,7 +111,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = field(default=time.sleep, compare=False)
 
     def delay(self, failure_number: int) -> float:
-        return min(self.max_delay, self.base_delay * (2 ** max(0, failure_number - 1)))
+        return min(self.max_delay, self.base_delay * (2.0 ** max(0, failure_number - 1)))
 
 
 @dataclass

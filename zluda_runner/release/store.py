@@ -159,9 +159,8 @@ class TrustStore:
 
     def get(self, url: str) -> str | None:
         entry = self._read()["assets"].get(url)
-        if isinstance(entry, dict) and isinstance(entry.get("sha256"), str):
-            return entry["sha256"]
-        return None
+        sha256 = entry.get("sha256") if isinstance(entry, dict) else None
+        return sha256 if isinstance(sha256, str) else None
 
     def record(self, url: str, name: str, sha256: str) -> None:
         self.layout.locks.mkdir(parents=True, exist_ok=True)

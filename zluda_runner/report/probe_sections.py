@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.report.html import render_html
 from zluda_runner.report.markdown import render_markdown
 from zluda_runner.report.table import Column, Section, Table
 
 
-def _calls_text(calls: list) -> str:
+def _calls_text(calls: Sequence[CallRecord]) -> str:
     return "; ".join(f"{c.function} -> {c.result_name or c.result}" for c in calls)
 
 

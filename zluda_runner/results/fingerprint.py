@@ -85,6 +85,10 @@ class Scrubber:
             return value
         return self.text(str(value))
 
+    def mapping(self, value: dict[str, Any]) -> dict[str, Any]:
+        """A dict, scrubbed as :meth:`__call__` does (keys bounded to 200 characters)."""
+        return {self.text(str(k), 200): self(v, 1) for k, v in value.items()}
+
 
 def _home() -> str | None:
     try:
@@ -156,4 +160,4 @@ def fingerprint(
         fp.update({k: flat[k] for k in FINGERPRINT_KEYS if flat.get(k) not in (None, "")})
     if "gfx" not in fp and os.environ.get("HSA_OVERRIDE_GFX_VERSION"):
         fp["gfx_override"] = os.environ["HSA_OVERRIDE_GFX_VERSION"]
-    return scrub(fp)
+    return Scrubber().mapping(fp)

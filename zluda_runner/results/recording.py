@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
-from zluda_runner.results.backends import make_store, redact_url, store_url
+from zluda_runner.results.backends import make_store, store_url
 from zluda_runner.results.convert import as_dict, report_items
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
 from zluda_runner.results.schema import (
@@ -48,7 +49,7 @@ def _small_dict(value: dict[str, Any] | None, scrubber: Scrubber) -> dict[str, A
         for k, v in list(value.items())[:MAX_KEYS]
         if v is None or isinstance(v, str | int | float | bool)
     }
-    return scrubber(kept)
+    return scrubber.mapping(kept)
 
 
 def build_run(

@@ -71,7 +71,7 @@ def case_device_get(s: Setup) -> str:
 def case_device_name(s: Setup) -> str:
     buf = s.ffi.new("char[]", 256)
     s.d.call("cuDeviceGetName", buf, 256, s.device())
-    name = s.ffi.string(buf).decode(errors="replace")
+    name = str(s.ffi.string(buf).decode(errors="replace"))
     expect(bool(name), "empty device name")
     return name
 
@@ -124,7 +124,7 @@ def case_pci_bus_id(s: Setup) -> str:
     back = s.ffi.new("CUdevice *")
     s.d.call("cuDeviceGetByPCIBusId", back, buf)
     expect(back[0] == s.device(), "cuDeviceGetByPCIBusId names another device")
-    return s.ffi.string(buf).decode(errors="replace")
+    return str(s.ffi.string(buf).decode(errors="replace"))
 
 
 @device("texture_1d_width", "max 1D linear texture width", "device.get")
