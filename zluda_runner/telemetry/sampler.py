@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,6 +20,20 @@ __all__ = ["DEFAULT_INTERVAL_S", "DEFAULT_MAX_SAMPLES", "Sampling", "TelemetrySo
 DEFAULT_INTERVAL_S = 0.2
 DEFAULT_MAX_SAMPLES = 4096  # ~14 minutes at the default rate before the first thinning
 JOIN_TIMEOUT_S = 10.0  # one reading is a handful of bounded file reads: far below this
+THREAD_NAME = "zluda-runner-telemetry"
+
+
+def _start_without_signals(thread: threading.Thread) -> None:
+    """Start ``thread`` with every signal blocked (POSIX): a process-directed signal (SIGCHLD, the
+    Ctrl-C that launch/process.py forwards through ``sigwaitinfo``) must never land on it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        thread.start()
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    try:
+        thread.start()  # a new thread inherits the mask of the thread that starts it
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def open_source(
@@ -96,8 +111,8 @@ class Sampling:
         first = self._source.read()
         self._vram_before = first.vram_used
         self._samples.append(GpuSample.at(0.0, first))
-        self._thread = threading.Thread(target=self._run, name="zluda-runner-telemetry", daemon=True)
-        self._thread.start()
+        self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
+        _start_without_signals(self._thread)
         return self
 
     def __exit__(
