@@ -25,8 +25,10 @@ its dependencies, then the standard search with PATH, where the HIP SDK's ``bin`
 ``ZLUDA_RUNNER_MODULES_DIR`` set, an ``atexit`` handler (registered first, so it runs after the
 workload's own) writes ``modules-<pid>.json`` there: every module of the process with the file it
 was loaded from (``EnumProcessModules``/``GetModuleFileNameW``), and any preload that failed.
-Nothing is written into the target by this module, and the variables are inherited by the
-workload's child processes (torchrun workers, multiprocessing spawns).
+Then the torch defaults of the plan (:mod:`zluda_runner.launch.startup`, the same text as on Linux:
+applied once ``import torch`` has finished). Nothing is written into the target by this module, and
+the variables are inherited by the workload's child processes (torchrun workers, multiprocessing
+spawns).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.launch.startup import CHAIN, TORCH_DEFAULTS
 
 PRELOAD_ENV = "ZLUDA_RUNNER_PRELOAD"
 REPORT_ENV = "ZLUDA_RUNNER_PRELOAD_REPORT"  # set to 1: print each DLL loaded to stderr
@@ -127,27 +130,10 @@ def _zluda_runner_startup():
 _zluda_runner_startup()
 '''
 
-_CHAIN = r'''
-
-def _zluda_runner_chain():
-    """Off sys.path with our folder; then run the sitecustomize this one shadows, as site would."""
-    here = os.path.normcase(os.path.dirname(os.path.abspath(__file__)))
-    sys.path[:] = [p for p in sys.path if os.path.normcase(os.path.abspath(p or ".")) != here]
-    import importlib.machinery
-    import importlib.util
-
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sitecustomize"] = module
-    spec.loader.exec_module(module)  # its errors are site's to report, as without zluda-run
-
-
-_zluda_runner_chain()
-'''
-
-SITECUSTOMIZE = STARTUP + _CHAIN
+# The start-up code the .pth hook runs: the preloads, then the torch defaults (launch.startup, shared
+# with Linux); the sitecustomize adds the hand-over to the sitecustomize it shadows.
+STARTUP_CODE = STARTUP + TORCH_DEFAULTS
+SITECUSTOMIZE = STARTUP_CODE + CHAIN
 
 
 def preload_dir(cache_dir: Path) -> Path:
@@ -159,7 +145,7 @@ def preload_dir(cache_dir: Path) -> Path:
 def write_preload(cache_dir: Path) -> Path:
     """Write (once) ``sitecustomize.py`` and the start-up code the ``.pth`` hook runs; their folder."""
     folder = preload_dir(cache_dir)
-    for name, text in (("sitecustomize.py", SITECUSTOMIZE), (STARTUP_FILE, STARTUP)):
+    for name, text in (("sitecustomize.py", SITECUSTOMIZE), (STARTUP_FILE, STARTUP_CODE)):
         target = folder / name
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
             atomic_write_text(target, text)

@@ -1,0 +1,229 @@
+"""The settings a ZLUDA launch needs, applied for the user (``plan.defaults``), each with its fact and
+source: what SD.Next, ComfyUI-Zluda and the fork's README tell users to set by hand.
+
+Pure: :func:`compute_defaults` maps :class:`DefaultsFacts` (the release, the target torch, the host's
+GPUs and MIOpen, the user's environment; gathered by :mod:`zluda_runner.plan.defaults_facts`) to a
+tuple of :class:`~zluda_runner.plan.model.AppliedDefault`. A default whose fact is absent is not
+listed; one the user's own value overrides, or that ``--no-defaults`` (or
+``ZLUDA_RUNNER_DEFAULTS_OFF=name,...``) switches off, is listed with ``applied=False`` and why.
+
+Vehicles: ``env`` (the launch environment, through ``plan.env``), ``startup`` (zluda-run's start-up code
+inside the Python workload applies torch's own switches once ``import torch`` has finished:
+:mod:`zluda_runner.launch.startup`; it reads which from :data:`TORCH_DEFAULTS_ENV`), ``info`` (shown
+only: the device identity the release reports).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from zluda_runner.core.serial import JsonMixin
+from zluda_runner.plan.model import ADDMM_LT_ENV, INHERITED_VARIABLES, AppliedDefault, ShimPlan
+
+TORCH_DEFAULTS_ENV = "ZLUDA_RUNNER_TORCH_DEFAULTS"  # the start-up defaults to apply, comma-separated
+SWITCH_OFF_ENV = "ZLUDA_RUNNER_DEFAULTS_OFF"  # names of defaults the user switches off, comma-separated
+
+SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU, DEVICE_IDENTITY = (
+    "sdpa-fused-off", "cudnn-off", "addmm-lt-off", "dedicated-gpu", "device-identity")
+VEHICLE_ENV, VEHICLE_STARTUP, VEHICLE_INFO = "env", "startup", "info"
+STARTUP_NAMES = (SDPA_OFF, CUDNN_OFF)  # what the start-up code knows how to apply
+
+SRC_FORK_README = ("lshqqytiger/ZLUDA README (PyTorch: disable flash and memory-efficient SDPA, keep math: "
+                   "torch.backends.cuda.enable_flash_sdp(False), enable_mem_efficient_sdp(False))")
+SRC_626 = "vosen/ZLUDA#626 (fused scaled_dot_product_attention gives silently wrong results)"
+SRC_CUDNN = ("lshqqytiger/ZLUDA README and SD.Next's zluda setup (torch.backends.cudnn.enabled = False "
+             "unless the release's cuDNN and MIOpen are there)")
+SRC_ADDMM = ("torch >= 2.4 routes addmm/linear through cuBLASLt unless DISABLE_ADDMM_CUDA_LT=1 "
+             "(pytorch aten/src/ATen/native/cuda/Blas.cpp); the fork's release notes")
+SRC_GPU = ("vosen/ZLUDA#218, patientx/ComfyUI-Zluda#231 (an APU's integrated GPU is device 0 and the "
+           "workload runs there, or fails)")
+USER_GPU_VARS = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+
+
+@dataclass(frozen=True)
+class HostGpu(JsonMixin):
+    """One AMD GPU as HIP numbers it, and the fact that says whether it is integrated."""
+
+    index: int
+    name: str
+    gfx: str | None
+    integrated: bool
+    why: str  # e.g. "KFD node 1: cpu_cores_count 16 (an APU)"
+
+
+@dataclass(frozen=True)
+class ComputeIdentity(JsonMixin):
+    """The compute capability a release reports, where that fact comes from, and its override."""
+
+    text: str  # "8.8"
+    override_env: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DefaultsFacts(JsonMixin):
+    """Everything the defaults follow from (see the module doc)."""
+
+    enabled: bool = True  # False: --no-defaults
+    os: str = "linux"
+    python: bool = False  # a Python workload: start-up code can run in it
+    startup_hook: bool = True  # (Windows) a start-up hook reaches this interpreter
+    torch_version: str | None = None
+    release_id: str | None = None
+    flavour: str | None = None  # "upstream" | "fork" | None (a folder of one's own)
+    served: tuple[str, ...] = ()  # families the release really serves this target (stubs excluded)
+    served_files: Mapping[str, str] = field(default_factory=dict)  # family -> the release's file
+    miopen: str | None = None  # where MIOpen was found on the host
+    miopen_looked: str | None = None  # what was looked at (None: not looked: another OS's plan)
+    gpus: tuple[HostGpu, ...] = ()
+    gpu_source: str | None = None  # "KFD topology" ...; None: not known on this host
+    identity: ComputeIdentity | None = None
+    env: Mapping[str, str] = field(default_factory=dict)  # the user's environment
+
+
+def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
+    parts = (version or "").split("+", 1)[0].split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) >= want
+    except (ValueError, IndexError):
+        return False
+
+
+def _switched_off(facts: DefaultsFacts) -> set[str]:
+    return {n.strip() for n in facts.env.get(SWITCH_OFF_ENV, "").split(",") if n.strip()}
+
+
+def _decide(facts: DefaultsFacts, entry: AppliedDefault, user_var: str | None = None) -> AppliedDefault:
+    """``entry`` as decided: the user's own variable wins, then --no-defaults, then the per-name switch."""
+    for var in (user_var,) if user_var else ():
+        if var in facts.env:
+            return replace(entry, applied=False, why_not=f"you set {var}={facts.env[var]}")
+    if not facts.enabled:
+        return replace(entry, applied=False, why_not="--no-defaults")
+    if entry.name in _switched_off(facts):
+        return replace(entry, applied=False, why_not=f"switched off by {SWITCH_OFF_ENV}")
+    return entry
+
+
+def _startup_reach(facts: DefaultsFacts) -> str | None:
+    """Why start-up code cannot run in this workload (None: it can)."""
+    if not facts.python:
+        return "the workload is not a Python program: zluda-run's start-up code cannot run in it"
+    if facts.os == "windows" and not facts.startup_hook:
+        return "nothing of zluda-run's runs inside this interpreter before the workload (see the plan)"
+    return None
+
+
+def _startup(facts: DefaultsFacts, entry: AppliedDefault) -> AppliedDefault:
+    decided = _decide(facts, entry)
+    blocked = _startup_reach(facts)
+    if decided.applied and blocked:
+        return replace(decided, applied=False, why_not=blocked)
+    return decided
+
+
+def _sdpa(facts: DefaultsFacts) -> AppliedDefault | None:
+    if not _torch_at_least(facts.torch_version, (2, 0)):
+        return None  # no torch, or one before scaled_dot_product_attention (2.0): nothing fused to switch off
+    both = f"{SRC_FORK_README}; {SRC_626}"
+    source = {"fork": SRC_FORK_README, "upstream": SRC_626}.get(facts.flavour or "", both)
+    who = {"fork": "the fork's releases", "upstream": "the upstream releases"}.get(
+        facts.flavour or "", "ZLUDA (the fork and upstream alike)")
+    return _startup(facts, AppliedDefault(
+        SDPA_OFF, "torch.backends.cuda.enable_flash_sdp(False), enable_mem_efficient_sdp(False), "
+        "enable_cudnn_sdp(False); enable_math_sdp(True) kept", VEHICLE_STARTUP,
+        f"{who} cannot run torch's fused attention kernels correctly: scaled_dot_product_attention uses "
+        "the math path", source))
+
+
+def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
+    if not facts.torch_version:
+        return None
+    reasons = []
+    if "cudnn" not in facts.served:
+        reasons.append("the release has no cuDNN stand-in for this torch: torch's convolutions through "
+                       "NVIDIA's cuDNN would fail")
+    if facts.miopen_looked is not None and facts.miopen is None:
+        reasons.append(f"this host has no MIOpen (looked for {facts.miopen_looked}), which ZLUDA's cuDNN "
+                       "runs on")
+    if not reasons:
+        return None
+    return _startup(facts, AppliedDefault(
+        CUDNN_OFF, "torch.backends.cudnn.enabled = False", VEHICLE_STARTUP,
+        "; ".join(reasons) + ": torch uses its own convolution kernels", SRC_CUDNN))
+
+
+def _addmm(facts: DefaultsFacts) -> AppliedDefault | None:
+    if "cublasLt" in facts.served or not _torch_at_least(facts.torch_version, (2, 4)):
+        return None
+    return _decide(facts, AppliedDefault(
+        ADDMM_LT_OFF, f"{ADDMM_LT_ENV}=1", VEHICLE_ENV,
+        f"torch {facts.torch_version} uses cuBLASLt for addmm and the release serves no cuBLASLt for it",
+        SRC_ADDMM), ADDMM_LT_ENV)
+
+
+def _gpu(facts: DefaultsFacts) -> AppliedDefault | None:
+    integrated = [g for g in facts.gpus if g.integrated]
+    dedicated = [g for g in facts.gpus if not g.integrated]
+    if not integrated or not dedicated:
+        return None
+    chosen = ",".join(str(g.index) for g in dedicated)
+    said = "; ".join(f"[{g.index}] {g.name or g.gfx or 'AMD GPU'}: {g.why}" for g in facts.gpus)
+    entry = AppliedDefault(
+        DEDICATED_GPU, f"HIP_VISIBLE_DEVICES={chosen}", VEHICLE_ENV,
+        f"an integrated and a dedicated AMD GPU are both present ({facts.gpu_source or 'host'}: {said}): the "
+        "dedicated one is shown to the workload as device 0", SRC_GPU)
+    for var in USER_GPU_VARS:  # any of them is the user's own choice of device
+        if var in facts.env:
+            return replace(entry, applied=False, why_not=f"you set {var}={facts.env[var]}")
+    return _decide(facts, entry)
+
+
+def _identity(facts: DefaultsFacts) -> AppliedDefault | None:
+    ident = facts.identity
+    if ident is None:
+        return None
+    override = ident.override_env
+    user = facts.env.get(override) if override else None
+    if user:
+        setting = f"compute capability {user} ({override}={user}, yours; the release's own is {ident.text})"
+    else:
+        hint = f" ({override}=MAJOR.MINOR overrides it)" if override else " (no override)"
+        setting = f"compute capability {ident.text}{hint}"
+    return AppliedDefault(
+        DEVICE_IDENTITY, setting, VEHICLE_INFO,
+        f"{facts.release_id or 'the release'} reports every AMD GPU as compute capability {ident.text} "
+        "(torch.cuda.get_device_capability): a workload that checks capability sees that", ident.source)
+
+
+def compute_defaults(facts: DefaultsFacts) -> tuple[AppliedDefault, ...]:
+    """The defaults for ``facts``, in a fixed order (see the module doc)."""
+    made = (_sdpa(facts), _cudnn(facts), _addmm(facts), _gpu(facts), _identity(facts))
+    return tuple(d for d in made if d is not None)
+
+
+def defaults_env(defaults: Sequence[AppliedDefault]) -> dict[str, str]:
+    """The variables the applied defaults add to the launch: each ``env`` default's ``NAME=VALUE``, and
+    :data:`TORCH_DEFAULTS_ENV` naming the ``startup`` ones for the start-up code."""
+    env: dict[str, str] = {}
+    for d in defaults:
+        if d.applied and d.vehicle == VEHICLE_ENV:
+            key, _, value = d.setting.partition("=")
+            env[key] = value
+    startup = [d.name for d in defaults if d.applied and d.vehicle == VEHICLE_STARTUP]
+    if startup:
+        env[TORCH_DEFAULTS_ENV] = ",".join(startup)
+    return env
+
+
+def plan_with_defaults(plan: ShimPlan, defaults: tuple[AppliedDefault, ...]) -> ShimPlan:
+    """``plan`` with ``defaults`` and their variables in ``plan.env`` (the one place the launch
+    environment comes from); what the plan's earlier defaults set is replaced, not kept."""
+    earlier = defaults_env(plan.defaults)
+    added = defaults_env(defaults)
+    env = {k: v for k, v in plan.env.items() if k not in earlier or k in added}
+    env.update(added)
+    inherited = [v for v in plan.inherited if v in env or v not in earlier]
+    inherited += [v for v in INHERITED_VARIABLES if v in added and v not in inherited]
+    return replace(plan, defaults=tuple(defaults), env=env, inherited=tuple(inherited))

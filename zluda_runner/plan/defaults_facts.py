@@ -1,0 +1,146 @@
+"""The facts the applied defaults follow (:mod:`zluda_runner.plan.defaults`), read for one plan: what the
+release serves, its device identity (the manifest's ``compute_capability``), the host's AMD GPUs (the
+KFD topology, Linux) and MIOpen (the ROCm / HIP SDK install), the user's environment.
+
+Only small files are read (sysfs properties, a folder listing, the manifest), so a cached launch
+stays fast; under ``ZLUDA_RUNNER_ROOT`` the host is a fake tree, as for every host reader.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.settings import Settings
+from zluda_runner.core.units import format_bytes
+from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
+from zluda_runner.host.gpus import KFD_NODES, gpus_from_kfd
+from zluda_runner.plan.defaults import (
+    ComputeIdentity,
+    DefaultsFacts,
+    HostGpu,
+    compute_defaults,
+    plan_with_defaults,
+)
+from zluda_runner.plan.model import REPLACE, ShimPlan
+
+# the kernel's KFD topology (drivers/gpu/drm/amd/amdkfd/kfd_topology.c, node_show): an APU's GPU node
+# counts the CPU cores it shares a package with (cpu_cores_count); a dGPU's counts none and lists
+# VRAM banks (mem_banks/N/properties heap_type 1 or 2)
+_STUB_MARK = "stands in by name only"
+
+
+def _props(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in text.splitlines()[:400]:
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _gpu_nodes(fs: HostFs) -> list[tuple[str, dict[str, int]]]:
+    """(node name, properties) of the KFD GPU nodes, in the order :func:`gpus_from_kfd` lists them."""
+    nodes = sorted((p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()), key=lambda p: int(p.name))
+    found = []
+    for node in nodes[:64]:
+        try:
+            props = _props((node / "properties").read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if props.get("simd_count", 0) > 0 and props.get("gfx_target_version", 0):
+            found.append((node.name, props))
+    return found
+
+
+def host_gpus(fs: HostFs) -> tuple[HostGpu, ...]:
+    """The host's AMD GPUs as HIP numbers them (KFD node order), each with the fact that says integrated."""
+    agents = gpus_from_kfd(fs)
+    nodes = _gpu_nodes(fs)
+    gpus = []
+    for i, agent in enumerate(agents):
+        node, props = nodes[i] if len(nodes) == len(agents) else ("?", {})
+        cores = props.get("cpu_cores_count", 0)
+        if cores > 0:
+            why = f"KFD node {node}: cpu_cores_count {cores} (shares the CPU's package: integrated)"
+        elif agent.memory_bytes == 0:
+            why = f"KFD node {node}: no VRAM bank of its own (integrated)"
+        elif agent.integrated:
+            why = f"KFD node {node}: {agent.gfx} is an APU's GPU (integrated)"
+        else:
+            vram = f"{format_bytes(agent.memory_bytes)} of VRAM" if agent.memory_bytes else "no CPU cores"
+            why = f"KFD node {node}: {vram} (dedicated)"
+        gpus.append(HostGpu(agent.index, agent.name, agent.gfx, agent.integrated, why))
+    return tuple(gpus)
+
+
+def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str) -> tuple[str | None, str]:
+    """(MIOpen's file on the host or None, what was looked at)."""
+    from zluda_runner.host.rocm import find_rocm, library_dirs
+
+    rocm = find_rocm(fs, {k: v for k, v in env.items() if v}, platform)
+    if rocm is None:
+        return None, "a ROCm / HIP SDK install (none found)"
+    dirs = library_dirs(rocm)
+    sep = "\\" if rocm.kind == "hip-sdk" else "/"
+    looked = f"{dirs.miopen_dir}{sep}{dirs.miopen_glob}"
+    hits = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
+    return (f"{dirs.miopen_dir}{sep}{hits[0].name}" if hits else None), looked
+
+
+def _identity(plan: ShimPlan, settings: Settings) -> ComputeIdentity | None:
+    rel = plan.release
+    if rel is None or not rel.id:
+        return None
+    from zluda_runner.release.manifest import load_current_manifest
+
+    try:
+        cc = load_current_manifest(settings.manifest, settings.cache_dir).find(rel.id).compute_capability
+    except ZludaRunnerError:
+        return None
+    if cc is None:
+        return None
+    cited = f"manifest {rel.id} compute_capability ({cc.source.cite()})"
+    return ComputeIdentity(cc.text, cc.override_env, cited)
+
+
+def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str]]:
+    files: dict[str, str] = {}
+    for b in plan.bindings:
+        if b.action == REPLACE and b.shim and not any(_STUB_MARK in r for r in b.reasons):
+            files.setdefault(b.family, Path(b.shim).name)
+    return tuple(files), files
+
+
+def _host_os(platform: str) -> str:
+    return "windows" if platform == "win32" else "linux" if platform.startswith("linux") else platform
+
+
+def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
+                 platform: str | None = None) -> DefaultsFacts:
+    """The facts for ``plan`` on this host (``env``: the user's environment for the launch)."""
+    plat = platform or sys.platform
+    fs = HostFs(root_from_env(env.get(ROOT_ENV) or ""))
+    same_host = _host_os(plat) == plan.os
+    miopen, looked = find_miopen(fs, env, plat) if same_host else (None, None)
+    gpus = host_gpus(fs) if same_host and plat.startswith("linux") else ()
+    served, files = _served(plan)
+    tgt = plan.target
+    return DefaultsFacts(
+        enabled=settings.defaults, os=plan.os, python=bool(tgt.python or tgt.torch_path),
+        startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
+        release_id=plan.release.id if plan.release else None,
+        flavour=plan.release.flavour if plan.release else None,
+        served=served, served_files=files, miopen=miopen, miopen_looked=looked, gpus=gpus,
+        gpu_source="KFD topology" if gpus else None, identity=_identity(plan, settings), env=dict(env),
+    )
+
+
+def with_defaults(plan: ShimPlan, settings: Settings, env: Mapping[str, str] | None = None) -> ShimPlan:
+    """``plan`` with the defaults for this host and ``env`` (default: this process's environment)."""
+    import os
+
+    run_env = dict(os.environ if env is None else env)
+    return plan_with_defaults(plan, compute_defaults(gather_facts(plan, settings, run_env)))
