@@ -1,16 +1,16 @@
 """Inspect, plan, prepare and run a command: :func:`inspect`, :func:`plan_command`, :func:`prepare_launch`,
-:func:`run`."""
+:func:`start`, :func:`run`."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings
+from zluda_runner.api.options import Options, caller_errors, to_settings, warn_with
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
@@ -102,6 +102,8 @@ def prepare_launch(
     *,
     strict: bool = False,
     injector: bool = False,
+    verify_load: bool = False,
+    on_warning: Callable[[str], None] | None = None,
 ) -> Launch:
     """Everything :func:`run` does before the workload starts, without starting it.
 
@@ -115,6 +117,10 @@ def prepare_launch(
         command: the workload's argv (its first word must exist).
         strict: refuse when the host has no AMD GPU driver or HIP runtime (else that is a warning).
         injector: Windows: start the command through the release's ``zluda.exe``.
+        verify_load: set up the loader's evidence for :func:`~zluda_runner.api.verify_launch`
+            (Windows: the start-up hook lists what was loaded).
+        on_warning: hears each of the host's warnings at once, before a release or a plan can fail
+            (they are then not in ``launch.warnings``).
 
     Raises:
         CommandNotFoundError (exit 127), CommandNotExecutableError (126), FatalPlanError (3),
@@ -122,9 +128,10 @@ def prepare_launch(
     """
     from zluda_runner.launch.run import prepare_run
 
-    settings = to_settings(options)
+    settings = to_settings(options, verify_load=verify_load)
     with caller_errors():
-        prepared = prepare_run(list(command), settings, injector=injector, strict=strict)
+        prepared = prepare_run(list(command), settings, injector=injector, strict=strict,
+                               on_warning=warn_with(on_warning))
     return Launch(prepared.plan, tuple(prepared.argv), MappingProxyType(dict(prepared.env)),
                   tuple(prepared.warnings), tuple(prepared.notes))
 
@@ -150,8 +157,26 @@ def run(
         what :func:`prepare_launch` raises; LaunchError when the workload cannot be started or ran
         past ``timeout``.
     """
-    from zluda_runner.launch.process import run_process
-
     launch = prepare_launch(command, options, strict=strict, injector=injector)
+    return start(launch, timeout=timeout)
+
+
+def start(launch: Launch, *, replace: bool = False, timeout: float | None = None) -> int:
+    """Start a prepared launch (:func:`prepare_launch`) and return the workload's exit status, as
+    :func:`run` does.
+
+    Args:
+        replace: a Linux launch on a POSIX host: this process *becomes* the workload (``exec``; this
+            call never returns): no overhead, native signals, nothing left running if the caller is
+            killed. What ``zluda-run`` does. Elsewhere it runs as a child.
+        timeout: seconds after which the workload (a child) is killed and LaunchError raised.
+    """
+    from zluda_runner.launch.process import run_process
+    from zluda_runner.launch.run import PreparedRun
+    from zluda_runner.launch.run import start as start_run
+
     with caller_errors():
+        if replace and timeout is None:
+            return start_run(PreparedRun(launch.plan, list(launch.argv), dict(launch.env),
+                                         list(launch.warnings), list(launch.notes)))
         return run_process(list(launch.argv), launch.env, timeout=timeout)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.settings import Settings
@@ -55,17 +57,33 @@ class Options:
     monitor: bool = False
 
 
-def to_settings(options: Options | None) -> Settings:
-    """The library's settings for ``options`` (the only conversion; the CLI fills its own)."""
+def to_settings(options: Options | None, *, verify_load: bool = False,
+                trace_out: Path | None = None) -> Settings:
+    """The library's settings for ``options`` (the only conversion: the CLI builds :class:`Options`
+    too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call."""
     o = options or Options()
     settings = Settings(
         zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
         force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
         record=o.record, results_db=o.results_db, defaults=o.defaults, monitor=o.monitor,
+        verify_load=verify_load, trace_out=trace_out,
     )
     if o.cache_dir is not None:
         settings.cache_dir = Path(o.cache_dir)
     return settings
+
+
+def keep(kind: str, report: object, settings: Settings, command: Sequence[str], *,
+         on_warning: Callable[[str], None] | None = None, release: Mapping[str, object] | None = None,
+         target: Mapping[str, object] | None = None) -> None:
+    """Record ``report`` in the results store unless ``Options(record=False)``; a store problem goes to
+    ``on_warning`` (worded for the audience), never raises."""
+    from zluda_runner.results.recording import record_for
+
+    warning = record_for(kind, report, settings, list(command), release=None if release is None else
+                         dict(release), target=None if target is None else dict(target))
+    if warning and on_warning is not None:
+        on_warning(worded(warning))
 
 
 def _path(value: Path | str | None) -> Path | None:
@@ -165,13 +183,45 @@ def for_caller(text: str) -> str:
     return "".join(out)
 
 
+Audience = Literal["python", "command line"]
+_AUDIENCE: ContextVar[Audience] = ContextVar("zluda_runner_api_audience", default="python")
+
+
+@contextlib.contextmanager
+def worded_for(audience: Audience) -> Iterator[None]:
+    """Whom the API's errors and warnings are worded for while the block runs: a Python caller (the
+    default: :class:`Options` fields, API functions) or ``"command line"`` (the ``zluda-run`` front end,
+    which calls this API: its hints keep naming its flags and commands)."""
+    token = _AUDIENCE.set(audience)
+    try:
+        yield
+    finally:
+        _AUDIENCE.reset(token)
+
+
+def worded(text: str) -> str:
+    """``text`` (a hint, a warning) worded for the audience of the current call (:func:`worded_for`)."""
+    return text if _AUDIENCE.get() == "command line" else for_caller(text)
+
+
+def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    """``on_warning`` hearing each warning worded for the audience (None stays None)."""
+    if on_warning is None:
+        return None
+    hear = on_warning
+    return lambda text: hear(worded(text))
+
+
 @contextlib.contextmanager
 def caller_errors() -> Iterator[None]:
     """Re-raise a :class:`ZludaRunnerError` from the library with its hint (and message) worded for
-    a caller of the API: the same exception object, so its type and ``exit_code`` are kept."""
+    a caller of the API: the same exception object, so its type and ``exit_code`` are kept. (For
+    the command line, :func:`worded_for`, the library's own words are kept.)"""
     try:
         yield
     except ZludaRunnerError as exc:
+        if _AUDIENCE.get() == "command line":
+            raise
         exc.message = for_caller(exc.message)
         if exc.hint:
             exc.hint = for_caller(exc.hint)

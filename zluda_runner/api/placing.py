@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, to_settings
 
 if TYPE_CHECKING:
+    from zluda_runner.launch.windows_place import PlacementResult
     from zluda_runner.launch.windows_restore import PlacementStatus, RestoreResult
     from zluda_runner.plan.model import ShimPlan
 
@@ -27,6 +28,7 @@ class Placed:
         placed: the files written by this call (empty when an intact placement was already there).
         already_placed: the same placement was already there, intact: nothing was written.
         warnings: what was found and put right first (an earlier placement drifted or quarantined).
+        result: the placement as the library recorded it (None: nothing to place, or a dry run).
     """
 
     torch_lib: Path
@@ -34,13 +36,15 @@ class Placed:
     placed: tuple[str, ...]
     already_placed: bool
     warnings: tuple[str, ...]
+    result: PlacementResult | None = None
 
 
-def place(torch_lib: Path | str, options: Options | None = None) -> Placed:
+def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: bool = False) -> Placed:
     """Plan for a Windows ``torch/lib`` folder and place ZLUDA's DLLs there, journaled.
 
     The release is ``options.zluda_dir`` or the manifest's Windows pick for that torch's CUDA (fetched
-    when needed). :func:`restore` puts back exactly what was there.
+    when needed). :func:`restore` puts back exactly what was there. ``dry_run``: only plan (nothing
+    is written, and a fatal verdict is not refused: ``placed.plan.fatal`` says).
 
     Raises:
         FatalPlanError: a verdict is fatal (unless ``Options(force=True)``); nothing was placed.
@@ -55,16 +59,21 @@ def place(torch_lib: Path | str, options: Options | None = None) -> Placed:
     folder = Path(torch_lib)
     with caller_errors():
         the_plan = plan_for_torch_lib(folder, settings)
+        if dry_run:
+            return Placed(folder, the_plan, (), False, ())
         refuse_if_fatal(the_plan, settings.force)
         if not the_plan.placements:
             return Placed(folder, the_plan, (), False, ())
         result = place_files(folder, placements_of(the_plan))
-    return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings))
+    return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings),
+                  result)
 
 
-def restore(torch_lib: Path | str, options: Options | None = None, *, force: bool = False) -> RestoreResult:
+def restore(torch_lib: Path | str | None, options: Options | None = None, *,
+            force: bool = False) -> RestoreResult:
     """Put back exactly the files that were in ``torch_lib`` before placement (and remove
-    zluda-run's start-up hook from that torch's site-packages, if there is one).
+    zluda-run's start-up hook from that torch's site-packages, if there is one). ``torch_lib`` None:
+    the torch/lib of ``options.python`` (else this interpreter).
 
     A file changed since placement (pip reinstalled torch) is left alone and listed in ``skipped``
     (``complete`` is then False and the journal is kept) unless ``force``.
@@ -74,23 +83,26 @@ def restore(torch_lib: Path | str, options: Options | None = None, *, force: boo
         FileInUseError: a file is held by a running program; nothing was changed.
     """
     from zluda_runner.launch.windows import restore as restore_files
+    from zluda_runner.launch.windows import torch_lib_for
 
     settings = to_settings(options)
     with caller_errors():
-        return restore_files(_folder(torch_lib), force=force, cache_dir=settings.cache_dir)
+        return restore_files(torch_lib_for(settings, torch_lib), force=force, cache_dir=settings.cache_dir)
 
 
-def placement_status(torch_lib: Path | str, *, deep: bool = False) -> PlacementStatus:
+def placement_status(torch_lib: Path | str | None, options: Options | None = None, *,
+                     deep: bool = False) -> PlacementStatus:
     """Is ZLUDA still placed in ``torch_lib``, or did something (pip, an antivirus) undo it?
+    ``torch_lib`` None: the torch/lib of ``options.python`` (else this interpreter).
 
     ``state`` is ``"none"``, ``"in-progress"`` or ``"placed"``; ``drift`` has one line per file that is
     not as placed; ``needs_replace`` says a run would place again. ``deep`` hashes every file instead
     of trusting size, time and inode.
     """
-    from zluda_runner.launch.windows import status
+    from zluda_runner.launch.windows import status, torch_lib_for
 
     with caller_errors():
-        return status(_folder(torch_lib), deep=deep)
+        return status(torch_lib_for(to_settings(options), torch_lib), deep=deep)
 
 
 @contextmanager
@@ -123,11 +135,3 @@ def placed(torch_lib: Path | str, options: Options | None = None) -> Iterator[Pl
             hint="restore(torch_lib, force=True) puts back the originals over the changed files",
         )
 
-
-def _folder(torch_lib: Path | str) -> Path:
-    from zluda_runner.core.errors import PlacementError
-
-    folder = Path(torch_lib)
-    if not folder.is_dir():
-        raise PlacementError(f"{folder} is not a folder", hint="give the torch/lib folder of the target")
-    return folder

@@ -1,4 +1,5 @@
-"""Which release, and getting it: :func:`choose_release` and :func:`fetch`."""
+"""Which release, and getting it: :func:`choose_release`, :func:`list_releases`, :func:`fetch`,
+:func:`cached_release` and :func:`update_manifest`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, to_settings
 
 if TYPE_CHECKING:
+    from zluda_runner.release.listing import ReleasesReport
     from zluda_runner.release.obtain import Fetched
+    from zluda_runner.release.update import UpdateResult
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ def fetch(
     hip: str | None = None,
     cuda: int | None = None,
     reinstall: bool = False,
+    progress: bool = False,
 ) -> Fetched:
     """Download (or take from the cache), verify and unpack a release; ``.path`` is its library folder.
 
@@ -140,9 +144,11 @@ def fetch(
         version: the release (id, version or tag); default: ``options.release``, else the one selected
             for ``os``/``hip``/``cuda`` (any left out are not constrained).
         reinstall: replace the cached copy.
+        progress: show a download progress bar on stderr (when it is a terminal).
 
     Raises:
         FetchError, ChecksumError, ArchiveError, UnsafeArchiveError, CacheError, NothingFitsError.
+        KeyboardInterrupt (Ctrl-C): what was downloaded is kept, and the next fetch resumes it.
     """
     from zluda_runner.release.obtain import fetch as fetch_release
 
@@ -151,7 +157,7 @@ def fetch(
         return fetch_release(settings.manifest, settings.cache_dir, version=version or settings.release,
                              os_name=os, hip=hip, cuda=cuda, archive=settings.archive,
                              trust_on_first_use=settings.trust_on_first_use, reinstall=reinstall,
-                             progress=False)
+                             progress=progress)
 
 
 def cached_release(version: str, options: Options | None = None) -> tuple[Path, ...]:
@@ -165,3 +171,73 @@ def cached_release(version: str, options: Options | None = None) -> tuple[Path, 
     settings = to_settings(options)
     with caller_errors():
         return tuple(cached_folders(settings.manifest, settings.cache_dir, version)[1])
+
+
+@dataclass(frozen=True)
+class ReleaseListing:
+    """What :func:`list_releases` found: the manifest's releases (or the selection for a host and a
+    target, with every asset's reasons), and what the results store knows of this host's GPU.
+
+    Attributes:
+        report: the listing (``report.selection`` is None when nothing was selected; ``report.nothing_fits``).
+        recorded_on_this_gpu: one line per release the results store has runs for on this GPU target.
+    """
+
+    report: ReleasesReport
+    recorded_on_this_gpu: tuple[str, ...]
+
+
+def list_releases(
+    options: Options | None = None,
+    *,
+    os: str | None = None,
+    hip: str | None = None,
+    cuda: str | int | None = None,
+    channel: str = "stable",
+    gpu: str | None = None,
+    select: bool = True,
+) -> ReleaseListing:
+    """The manifest's releases, and (``select``) the one ``run`` would use for a host and a target; unlike
+    :func:`choose_release`, nothing fitting is not an error (``listing.report.nothing_fits``).
+
+    Args:
+        os, hip, cuda, channel, gpu: as for :func:`choose_release`.
+        select: select for the host and target; False: list every release of the manifest.
+
+    Raises:
+        ManifestError: the manifest is missing or malformed.
+    """
+    from zluda_runner.host.quick import hip_found, quick_facts
+    from zluda_runner.launch.prepare import target_cuda
+    from zluda_runner.release.listing import releases_report
+    from zluda_runner.results.recording import known_on_this_gpu
+
+    settings = to_settings(options)
+    with caller_errors():
+        report = releases_report(
+            manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os,
+            hip=hip, cuda=cuda, release=settings.release, channel=channel,
+            gfx=gpu, detect_hip=lambda: hip_found().version, for_host=select,
+            detect_cuda=lambda: target_cuda(settings.python),
+        )
+    return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+
+
+def update_manifest(url: str | None = None, options: Options | None = None, *,
+                    allow_http: bool = False) -> UpdateResult:
+    """Fetch a newer release manifest from ``url`` over TLS, validated, for every later call
+    (``Options(manifest=...)`` still wins); an older, malformed or oversized one replaces nothing.
+
+    Args:
+        url: where to fetch it (default: ``$ZLUDA_RUNNER_MANIFEST_URL``, else the last update's URL).
+        allow_http: accept a plain ``http://`` URL (no TLS) that is not 127.0.0.1.
+
+    Raises:
+        ManifestError, FetchError: nothing was replaced.
+    """
+    from zluda_runner.release.listing import update_url
+    from zluda_runner.release.update import update_manifest as update
+
+    settings = to_settings(options)
+    with caller_errors():
+        return update(settings.cache_dir, update_url(url, settings.cache_dir), allow_http=allow_http)

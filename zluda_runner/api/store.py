@@ -1,0 +1,182 @@
+"""The results store: every probe, torch-op probe, trace, A/B, verify-load and doctor run, kept
+(``Options(results_db=...)``, else ``results.db`` in the cache folder): :func:`record_result`,
+:func:`list_results`, :func:`get_result`, :func:`delete_result`, :func:`diff_results`,
+:func:`results_matrix`, :func:`export_results`, :func:`import_results`, :func:`results_location`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+
+if TYPE_CHECKING:
+    from zluda_runner.results.matrix import Matrix
+    from zluda_runner.results.queries import RunDiff
+    from zluda_runner.results.schema import RunRecord
+    from zluda_runner.results.store import ResultsStore
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What :func:`record_result` did: ``recorded`` (with ``run_id``; ``duplicate`` when that run was already
+    stored), or a ``warning`` saying why the store could not take it. ``location`` names the store."""
+
+    recorded: bool
+    run_id: str | None
+    duplicate: bool
+    warning: str | None
+    location: str
+
+
+def record_result(kind: str, report: object, options: Options | None = None, *,
+                  command: Sequence[str] = ()) -> Recorded:
+    """Keep one report in the results store (``Options(results_db=...)``, else ``results.db`` in the cache).
+
+    Never raises for a store problem: it comes back as ``warning``.
+
+    Args:
+        kind: ``"probe"``, ``"torch-ops"``, ``"trace"``, ``"ab"``, ``"verify-load"`` or ``"doctor"``.
+        report: the report (what :func:`run_probe` or :func:`run_doctor` returned).
+        command: the command line that made it, as words (scrubbed of personal paths when stored).
+    """
+    from zluda_runner.host.quick import quick_facts
+    from zluda_runner.results.recording import record_report
+
+    outcome = record_report(kind, report, settings=to_settings(options), command=list(command),
+                            host=quick_facts().fingerprint())
+    return Recorded(outcome.recorded, outcome.run_id, outcome.duplicate,
+                    outcome.warning and worded(outcome.warning), outcome.location)
+
+
+def list_results(options: Options | None = None, *, kind: str | None = None, gpu: str | None = None,
+                 since: str | None = None, limit: int | None = 50) -> list[RunRecord]:
+    """The recorded runs, oldest first (without their items: :func:`get_result` has them).
+
+    Args:
+        kind: only runs of this kind. gpu: only runs on this GPU target (``"gfx1100"``).
+        since: only runs started on or after this date (``YYYY-MM-DD``). limit: the latest N runs.
+
+    Raises:
+        ResultsStoreError: the store cannot be opened or read.
+    """
+    from zluda_runner.results.bundle import check_since
+
+    with caller_errors():
+        since_iso = check_since(since)
+    with _store(options) as store:
+        return store.list_runs(kind=kind, gfx=gpu, since=since_iso, limit=limit)
+
+
+def get_result(run_id: str, options: Options | None = None) -> RunRecord:
+    """One recorded run with all its items (``run_id``: at least 4 hex digits of its id).
+
+    Raises:
+        ResultsStoreError: no such run, or the store cannot be read.
+    """
+    with _store(options) as store:
+        return store.get_run(run_id)
+
+
+def results_location(options: Options | None = None) -> str:
+    """Where the results store is, as it is shown (a file, or a ``postgresql://`` URL without its
+    password); nothing is opened.
+
+    Raises:
+        ResultsStoreError: not a store URL this package can open.
+    """
+    from zluda_runner.results.backends import make_store, store_url
+
+    with caller_errors():
+        return make_store(store_url(to_settings(options))).location
+
+
+def delete_result(run_id: str, options: Options | None = None) -> str:
+    """Remove one run and its items from the store; returns its whole id.
+
+    Raises:
+        ResultsStoreError: no such run (or ``run_id`` names more than one), or the store cannot be written.
+    """
+    with _store(options) as store:
+        return store.delete_run(store.resolve_id(run_id))
+
+
+@dataclass(frozen=True)
+class ResultsDiff:
+    """Two runs (``a``, ``b``, with their items) and what changed from ``a`` to ``b`` (``diff``: newly
+    failing items, fixed ones, speed changes)."""
+
+    a: RunRecord
+    b: RunRecord
+    diff: RunDiff
+
+
+def diff_results(run_a: str, run_b: str, options: Options | None = None) -> ResultsDiff:
+    """What changed from run ``run_a`` to run ``run_b`` (ids: at least 4 hex digits).
+
+    Raises:
+        ResultsStoreError: no such run, or the store cannot be read.
+    """
+    from zluda_runner.results import diff_runs
+
+    with _store(options) as store:
+        a, b = store.get_run(run_a), store.get_run(run_b)
+    return ResultsDiff(a, b, diff_runs(a, b))
+
+
+def results_matrix(options: Options | None = None, *, since: str | None = None) -> Matrix:
+    """Releases x GPU targets x torch builds: pass rates, A/B verdicts and failing items per cell.
+
+    Args:
+        since: only runs started on or after this date (``YYYY-MM-DD``).
+
+    Raises:
+        ResultsStoreError: the store cannot be read, or ``since`` is not a date.
+    """
+    from zluda_runner.results import build_matrix
+    from zluda_runner.results.bundle import check_since
+
+    with caller_errors():
+        since_iso = check_since(since)
+    with _store(options) as store:
+        return build_matrix(store, since=since_iso)
+
+
+def export_results(file: Path | str, options: Options | None = None, *, since: str | None = None) -> int:
+    """Write the runs (``since`` a date) to ``file``, a bundle to share (JSON lines; nothing personal);
+    returns how many.
+
+    Raises:
+        ResultsStoreError: the store cannot be read, or the file cannot be written.
+    """
+    from zluda_runner.results.bundle import export_bundle
+
+    with _store(options) as store:
+        return export_bundle(store, Path(file), since=since)
+
+
+def import_results(files: Sequence[Path | str], options: Options | None = None) -> tuple[int, int]:
+    """Merge bundles (what :func:`export_results` wrote) into the store: ``(imported, already stored)``.
+
+    Raises:
+        ResultsStoreError: a bundle is malformed or too large, or the store cannot be written.
+    """
+    from zluda_runner.results.bundle import import_bundles
+
+    with _store(options) as store:
+        return import_bundles(store, [Path(f) for f in files])
+
+
+@contextmanager
+def _store(options: Options | None) -> Iterator[ResultsStore]:
+    """The store, open for the ``with`` block; its errors worded for the caller."""
+    from zluda_runner.results.backends import open_store
+
+    with caller_errors():
+        store = open_store(to_settings(options))
+        assert store is not None  # create=True always opens
+        with store:
+            yield store
