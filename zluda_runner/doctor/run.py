@@ -23,6 +23,7 @@ from zluda_runner.doctor.checks_gpu import (
     check_platform,
     check_windows_driver,
 )
+from zluda_runner.doctor.checks_hipsdk import hipsdk_checks
 from zluda_runner.doctor.checks_release import (
     check_cached_releases,
     check_compile_cache,
@@ -88,6 +89,7 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     report.checks.append(check_hip_runtime(facts, fs))
     report.checks.append(check_rocm(facts, opts.platform))
     library_checks(report, fs, env, opts.platform)
+    hipsdk_checks(report, opts)
     torch: Check | None = None
     if opts.check_torch:
         torch = check_torch(opts)

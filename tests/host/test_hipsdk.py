@@ -1,0 +1,259 @@
+"""Windows HIP SDK conflicts on fake hosts (a tree under tmp + an environment; never this machine):
+several SDKs, a HIP runtime mix read from real PE import tables (mingw builds of
+tests/fixtures/windows/hip_sdk.c), an SDK without rocBLAS kernels for the GPU; in the doctor (ok /
+warn / fail, exit 3 under strict, "not applicable" on Linux) and as plan warnings."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.core.exitcodes import CHECK_FAILED, OK
+from zluda_runner.core.settings import Settings
+from zluda_runner.doctor import DoctorOptions, Status, run_doctor
+from zluda_runner.host import hipsdk
+from zluda_runner.host.hip import HipDevice, HipInfo
+
+ROCM = "Program Files/AMD/ROCm"
+WIN_ROCM = r"C:\Program Files\AMD\ROCm"
+
+
+def _write(root: Path, rel: str, data: bytes = b"") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def _sdk(root: Path, version: str, *, kernels: tuple[str, ...] = ()) -> str:
+    """A HIP SDK folder as the installer lays it out: bin\\amdhip64_N.dll, rocblas\\library per gfx."""
+    major = version.split(".")[0]
+    _write(root, f"{ROCM}/{version}/bin/amdhip64_{major}.dll")
+    for gfx in kernels:
+        _write(root, f"{ROCM}/{version}/bin/rocblas/library/TensileLibrary_lazy_{gfx}.dat")
+        _write(root, f"{ROCM}/{version}/bin/rocblas/library/TensileLibrary_Type_HH_Contraction_{gfx}.co")
+    _write(root, f"{ROCM}/{version}/bin/rocblas/library/TensileManifest.txt")
+    return f"{WIN_ROCM}\\{version}\\"
+
+
+@pytest.fixture(scope="module")
+def pe(mingw_build) -> dict[str, Path]:
+    """Real PE files: HIP runtimes 6 and 7, a rocBLAS for each, ZLUDA cuBLAS builds importing each."""
+    hip6 = mingw_build(["windows/hip_sdk.c"], "amdhip64_6.dll", args=["-DAMDHIP"])
+    hip7 = mingw_build(["windows/hip_sdk.c"], "amdhip64_7.dll", args=["-DAMDHIP"])
+    rocblas6 = mingw_build(["windows/hip_sdk.c", hip6], "rocblas.dll", args=["-DROCBLAS"])
+    rocblas7 = mingw_build(["windows/hip_sdk.c", hip7], "rocblas_hip7.dll", args=["-DROCBLAS"])
+    zluda6 = mingw_build(["windows/hip_sdk.c", hip6, rocblas6], "cublas.dll", args=["-DZLUDA_CUBLAS"])
+    zluda7 = mingw_build(["windows/hip_sdk.c", hip7, rocblas7], "cublas_hip7.dll", args=["-DZLUDA_CUBLAS"])
+    return {"hip6": hip6, "hip7": hip7, "rocblas6": rocblas6, "rocblas7": rocblas7,
+            "zluda6": zluda6, "zluda7": zluda7}
+
+
+def _put(src: Path, root: Path, rel: str) -> Path:
+    dest = root / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return dest
+
+
+def _release(tmp_path: Path, dll: Path) -> Path:
+    folder = tmp_path / "zluda"
+    _put(dll, folder, "cublas64_12.dll")
+    return folder
+
+
+# --------------------------------------------------------------------------- several SDKs
+
+
+def test_one_sdk_named_twice_is_no_conflict(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "HIP_PATH_64": f"{WIN_ROCM}\\6.4\\"}
+    sdks = hipsdk.find_sdks(tmp_path, env)
+    assert [(s.version, s.variables, s.used) for s in sdks] == [("6.4", ("HIP_PATH", "HIP_PATH_64"), True)]
+    assert hipsdk.sdk_conflicts(sdks, env) == ()
+
+
+def test_several_sdks_say_which_one_the_launch_uses_and_which_disagree(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "HIP_PATH_64": f"{WIN_ROCM}\\6.4\\",
+           "HIP_PATH_62": _sdk(tmp_path, "6.2"), "HIP_PATH_70": _sdk(tmp_path, "7.0")}
+    sdks = hipsdk.find_sdks(tmp_path, env)
+    assert hipsdk.used_sdk(sdks).version == "6.4"  # HIP_PATH wins, as for every command
+    [several] = [c for c in hipsdk.sdk_conflicts(sdks, env) if c.kind == "several-sdks"]
+    assert several.severity == "warn"
+    assert "3 HIP SDKs of different versions" in several.message
+    assert f"the launch uses HIP SDK 6.4 at {WIN_ROCM}\\6.4 (HIP_PATH, HIP_PATH_64)" in several.message
+    assert f"HIP SDK 6.2 at {WIN_ROCM}\\6.2 (HIP_PATH_62)" in several.message
+    assert f"HIP SDK 7.0 at {WIN_ROCM}\\7.0 (HIP_PATH_70)" in several.message
+    assert several.fix.startswith("Keep HIP SDK 6.4: uninstall HIP SDK 7.0, HIP SDK 6.2")
+
+
+def test_a_variable_naming_another_version_or_a_missing_folder(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "HIP_PATH_62": f"{WIN_ROCM}\\6.4\\",
+           "HIP_PATH_57": f"{WIN_ROCM}\\5.7\\"}
+    conflicts = {c.kind: c for c in hipsdk.sdk_conflicts(hipsdk.find_sdks(tmp_path, env), env)}
+    assert set(conflicts) == {"variable-mismatch", "missing-folder"}
+    mismatch = conflicts["variable-mismatch"].message
+    assert "HIP_PATH_62 says HIP SDK 6.2 but names the HIP SDK 6.4 folder" in mismatch
+    assert "Point HIP_PATH_62 at the HIP SDK 6.2 folder" in conflicts["variable-mismatch"].fix
+    assert f"HIP_PATH_57 names {WIN_ROCM}\\5.7, which does not exist" in conflicts["missing-folder"].message
+    assert conflicts["missing-folder"].fix.startswith("Delete HIP_PATH_57")
+
+
+def test_version_from_hip_version_h_when_the_folder_name_has_none(tmp_path: Path) -> None:
+    _write(tmp_path, "hip/include/hip/hip_version.h",
+           b"#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n")
+    env = {"HIP_PATH": "D:\\hip\\", "HIP_PATH_62": "D:\\hip"}
+    [sdk] = hipsdk.find_sdks(tmp_path, env)
+    assert (sdk.version, sdk.version_source) == ("6.4", "include\\hip\\hip_version.h")
+    [mismatch] = hipsdk.sdk_conflicts([sdk], env)
+    assert mismatch.kind == "variable-mismatch" and "HIP_PATH_62 says HIP SDK 6.2" in mismatch.message
+
+
+def test_path_taking_hip_from_another_sdk(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "HIP_PATH_62": _sdk(tmp_path, "6.2"),
+           "PATH": f"C:\\Windows\\System32;{WIN_ROCM}\\6.2\\bin;{WIN_ROCM}\\6.4\\bin\\"}
+    def order() -> list[hipsdk.Conflict]:
+        found = hipsdk.sdk_conflicts(hipsdk.find_sdks(tmp_path, env), env)
+        return [c for c in found if c.kind == "path-order"]
+
+    [first] = order()
+    old, new = f"{WIN_ROCM}\\6.2\\bin", f"{WIN_ROCM}\\6.4\\bin"
+    assert f"PATH lists {old} (HIP SDK 6.2) before {new}" in first.message
+    assert first.fix == f"Put {new} before {old} on PATH (or take {old} off it)."
+    env["PATH"] = f"{WIN_ROCM}\\6.4\\bin;{WIN_ROCM}\\6.2\\bin"
+    assert order() == []
+
+
+# --------------------------------------------------------------------------- the HIP runtime mix
+
+
+def test_release_for_amdhip64_7_on_a_hip_6_4_sdk_is_a_crash(tmp_path: Path, pe: dict[str, Path]) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "SystemRoot": "C:\\Windows"}
+    _put(pe["rocblas6"], tmp_path, f"{ROCM}/6.4/bin/rocblas.dll")
+    _put(pe["rocblas6"], tmp_path, f"{ROCM}/6.4/bin/MIOpen.dll")
+    [sdk] = hipsdk.find_sdks(tmp_path, env)
+    libraries = hipsdk.math_libraries(tmp_path, sdk)
+    assert [(lib.name, lib.hip_dlls) for lib in libraries] == [
+        ("MIOpen.dll", ("amdhip64_6.dll",)), ("rocblas.dll", ("amdhip64_6.dll",))]
+    release = hipsdk.release_hip_dlls([pe["zluda7"]])
+    assert release == ("amdhip64_7.dll",)
+    # no amdhip64_7.dll anywhere: only a release that falls back to HIP 6 (v6 does) runs
+    soft = hipsdk.runtime_mix(tmp_path, env, sdk, release)
+    assert soft is not None and soft.severity == "warn" and "no amdhip64_7.dll was found" in soft.message
+    _put(pe["hip7"], tmp_path, "Windows/System32/amdhip64_7.dll")  # the driver's HIP 7 runtime
+    mix = hipsdk.runtime_mix(tmp_path, env, sdk, release)
+    assert mix is not None and mix.kind == "hip-runtime-mix" and mix.severity == "fail"
+    assert "built for amdhip64_7.dll, but HIP SDK 6.4" in mix.message
+    assert "MIOpen.dll (amdhip64_6.dll), rocblas.dll (amdhip64_6.dll)" in mix.message
+    assert "C:\\Windows\\System32\\amdhip64_7.dll" in mix.message and "vosen/ZLUDA#579" in mix.message
+    assert mix.fix.startswith("Install HIP SDK 7.x (its rocBLAS/hipBLASLt/MIOpen load amdhip64_7.dll)")
+    assert "a ZLUDA release built for amdhip64_6.dll" in mix.fix
+    # a release built for HIP 6 on the same SDK: one runtime
+    assert hipsdk.runtime_mix(tmp_path, env, sdk, hipsdk.release_hip_dlls([pe["zluda6"]])) is None
+
+
+def test_release_and_sdk_both_on_hip_7(tmp_path: Path, pe: dict[str, Path]) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "7.1")}
+    _put(pe["rocblas7"], tmp_path, f"{ROCM}/7.1/bin/rocblas.dll")
+    [sdk] = hipsdk.find_sdks(tmp_path, env)
+    assert hipsdk.runtime_mix(tmp_path, env, sdk, hipsdk.release_hip_dlls([pe["zluda7"]])) is None
+    # one math library of HIP 6 copied in (a community rocBLAS for an older SDK): a mix again
+    _put(pe["rocblas6"], tmp_path, f"{ROCM}/7.1/bin/hipblaslt.dll")
+    mix = hipsdk.runtime_mix(tmp_path, env, sdk, hipsdk.release_hip_dlls([pe["zluda7"]]))
+    assert mix is not None and "hipblaslt.dll (amdhip64_6.dll)" in mix.message
+    assert "rocblas.dll" not in mix.message
+
+
+# --------------------------------------------------------------------------- rocBLAS kernels
+
+
+def test_rocblas_kernels_for_this_gpu(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4", kernels=("gfx1100",)), "HIP_PATH_62": _sdk(tmp_path, "6.2")}
+    sdks = hipsdk.find_sdks(tmp_path, env)
+    assert hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1100"), "gfx1100") is None
+    missing = hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1201"), "gfx1201")
+    assert missing is not None and missing.severity == "fail"
+    assert f"has no rocBLAS kernels for gfx1201 in {WIN_ROCM}\\6.4\\bin\\rocblas\\library" in missing.message
+    assert missing.fix.startswith("Put rocBLAS kernels built for gfx1201 into")
+    # gfx1030 must not match gfx10300-style names; another SDK with the kernels is named in the fix
+    _write(tmp_path, f"{ROCM}/6.2/bin/rocblas/library/TensileLibrary_lazy_gfx1201.dat")
+    other = hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1201"), "gfx1201")
+    assert other is not None and f"set HIP_PATH to {WIN_ROCM}\\6.2" in other.fix
+
+
+def test_plan_warnings_name_each_conflict_with_its_fix(tmp_path: Path, pe: dict[str, Path]) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4"), "HIP_PATH_62": _sdk(tmp_path, "6.2")}
+    _put(pe["rocblas6"], tmp_path, f"{ROCM}/6.4/bin/rocblas.dll")
+    _put(pe["hip7"], tmp_path, "Windows/System32/amdhip64_7.dll")
+    warnings = hipsdk.plan_warnings(tmp_path, env, [pe["zluda7"]], gfx="gfx1201")
+    assert len(warnings) == 3 and all("(fix: " in w for w in warnings)
+    assert warnings[0].startswith("2 HIP SDKs of different versions")
+    assert "built for amdhip64_7.dll" in warnings[1] and "no rocBLAS kernels for gfx1201" in warnings[2]
+    # 6.2 is still installed (Program Files\AMD\ROCm lists it) though no variable names it
+    one = {"HIP_PATH": env["HIP_PATH"]}
+    assert hipsdk.plan_warnings(tmp_path, one, [pe["zluda6"]])[0].startswith("2 HIP")
+    shutil.rmtree(tmp_path / ROCM / "6.2")
+    assert hipsdk.plan_warnings(tmp_path, one, [pe["zluda6"]]) == []
+
+
+# --------------------------------------------------------------------------- the doctor
+
+
+def _gpu(gfx: str) -> HipInfo:
+    return HipInfo(library="amdhip64_6.dll", runtime_version=60443483, driver_version=60443483,
+                   devices=[HipDevice(0, "AMD Radeon RX 9070 XT", gfx, gfx, 16 << 30)])
+
+
+def _windows_doctor(root: Path, env: dict[str, str], *, strict: bool = False,
+                    settings: Settings | None = None) -> object:
+    return run_doctor(DoctorOptions(root=root, env=env, platform="win32", machine="AMD64",
+                                    home=Path("/Users/u"), hip_query=lambda: _gpu("gfx1201"),
+                                    strict=strict, settings=settings))
+
+
+def test_doctor_names_each_conflict_and_strict_exits_3(tmp_path: Path, pe: dict[str, Path]) -> None:
+    root = tmp_path / "root"
+    env = {"HIP_PATH": _sdk(root, "6.4", kernels=("gfx1201",)), "HIP_PATH_64": f"{WIN_ROCM}\\6.4\\"}
+    _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
+    settings = Settings(zluda_dir=_release(tmp_path, pe["zluda6"]), cache_dir=tmp_path / "cache")
+    clean = _windows_doctor(root, env, strict=True, settings=settings)
+    assert [clean.check(c).status for c in ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")] == [Status.OK] * 3
+    assert "loads amdhip64_6.dll" in clean.check("hip_runtime_mix").message
+
+    env["HIP_PATH_62"] = _sdk(root, "6.2")
+    _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
+    settings = Settings(zluda_dir=_release(tmp_path / "v7", pe["zluda7"]), cache_dir=tmp_path / "cache")
+    report = _windows_doctor(root, env, settings=settings)
+    sdks, mix = report.check("hip_sdks"), report.check("hip_runtime_mix")
+    assert sdks.status is Status.WARN and "the launch uses HIP SDK 6.4" in sdks.message
+    assert "HIP SDK 6.2 at" in sdks.message and "uninstall HIP SDK 6.2" in sdks.fix
+    assert mix.status is Status.FAIL and "built for amdhip64_7.dll" in mix.message
+    assert "Install HIP SDK 7.x" in mix.fix
+    assert report.exit_code == CHECK_FAILED
+    assert _windows_doctor(root, env, strict=True, settings=settings).exit_code == CHECK_FAILED
+
+    shutil.rmtree(root / ROCM / "6.4" / "bin" / "rocblas")
+    kernels = _windows_doctor(root, env, settings=settings).check("sdk_rocblas")
+    assert kernels.status is Status.FAIL and "no rocBLAS kernels for gfx1201" in kernels.message
+
+
+def test_doctor_warning_alone_exits_3_only_under_strict(tmp_path: Path) -> None:
+    env = {"HIP_PATH": _sdk(tmp_path, "6.4", kernels=("gfx1201",)), "HIP_PATH_62": f"{WIN_ROCM}\\6.4\\"}
+    _write(tmp_path, f"{ROCM}/6.4/bin/hipblaslt/library/extop_gfx1201.co")  # every other check ok
+    _write(tmp_path, f"{ROCM}/6.4/bin/MIOpen.dll")
+    settings = Settings(zluda_dir=tmp_path / "no-release", cache_dir=tmp_path / "cache")
+    loose = _windows_doctor(tmp_path, env, settings=settings)
+    not_ok = [(c.id, c.status) for c in loose.checks if c.status is not Status.OK]
+    assert not_ok == [("hip_sdks", Status.WARN)]
+    assert "HIP_PATH_62 says HIP SDK 6.2" in loose.check("hip_sdks").message
+    assert loose.exit_code == OK
+    assert _windows_doctor(tmp_path, env, strict=True, settings=settings).exit_code == CHECK_FAILED
+
+
+def test_doctor_on_linux_says_not_applicable(tmp_path: Path) -> None:
+    report = run_doctor(DoctorOptions(root=tmp_path, env={"HIP_PATH_62": r"C:\x"}, platform="linux",
+                                      machine="x86_64", home=Path("/home/u")))
+    assert not [c for c in report.checks if c.id in ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")]
+    assert "hip_sdks (not applicable on linux)" in report.skipped
+    assert "sdk_rocblas (not applicable on linux)" in report.skipped
