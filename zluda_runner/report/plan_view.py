@@ -38,6 +38,7 @@ def plan_lines(plan: ShimPlan) -> list[Text]:
     if plan.env:
         lines.append(Text("\nenvironment set for the workload:"))
         lines += [Text(f"  {k}={v}") for k, v in plan.env.items()]
+    lines += defaults_lines(plan)
     if plan.link_map:
         lines.append(Text("\nLD_LIBRARY_PATH gets a folder of links: " + ", ".join(sorted(plan.link_map))))
     if plan.library_path:
@@ -55,6 +56,26 @@ def plan_lines(plan: ShimPlan) -> list[Text]:
     verdict = Text("\nverdict: ")
     verdict.append(plan.verdict, style=_MARK[plan.verdict][1])
     lines.append(verdict)
+    return lines
+
+
+_VEHICLE = {"env": "in the environment", "startup": "inside Python, once torch is imported", "info": "shown"}
+
+
+def defaults_lines(plan: ShimPlan) -> list[Text]:
+    """The "Applied for you" section: each default with its setting, fact and source; one not applied
+    says why (``--no-defaults``, the user's own value)."""
+    if not plan.defaults:
+        return []
+    lines = [Text("\napplied for you (each with its reason; --no-defaults turns them off):")]
+    for d in plan.defaults:
+        if d.vehicle == "info":
+            head = Text(f"  {d.name}: {d.setting}")
+        elif d.applied:
+            head = Text(f"  {d.name}: {d.setting} ({_VEHICLE.get(d.vehicle, d.vehicle)})", style="green")
+        else:
+            head = Text(f"  {d.name}: not applied ({d.why_not}): {d.setting}", style="yellow")
+        lines += [head, Text(f"      why: {d.reason}"), Text(f"      source: {d.source}")]
     return lines
 
 

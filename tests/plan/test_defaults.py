@@ -1,0 +1,164 @@
+"""The applied defaults (issue 22), from their facts: each applied where its fact holds, absent where it
+does not, listed as not applied with --no-defaults or where the user's own value wins; the facts read
+from a fake host tree (KFD topology, MIOpen); the plan's view and JSON show them with reason and source."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tests.host.test_doctor import _kfd_node, _write
+from zluda_runner.core.settings import Settings
+from zluda_runner.host.fs import HostFs
+from zluda_runner.plan.defaults import (
+    ADDMM_LT_OFF,
+    CUDNN_OFF,
+    DEDICATED_GPU,
+    DEVICE_IDENTITY,
+    SDPA_OFF,
+    SWITCH_OFF_ENV,
+    TORCH_DEFAULTS_ENV,
+    ComputeIdentity,
+    DefaultsFacts,
+    HostGpu,
+    compute_defaults,
+    defaults_env,
+    plan_with_defaults,
+)
+from zluda_runner.plan.defaults_facts import find_miopen, gather_facts, host_gpus
+from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
+from zluda_runner.report.plan_view import render_plan
+
+APU = HostGpu(0, "AMD Radeon 780M", "gfx1103", True, "KFD node 1: cpu_cores_count 16")
+DGPU = HostGpu(1, "AMD Radeon RX 7900 XTX", "gfx1100", False, "KFD node 2: 24 GiB of VRAM")
+TORCH = DefaultsFacts(python=True, torch_version="2.7.1+cu128", flavour="upstream", release_id="upstream-v6")
+
+
+def _by_name(facts: DefaultsFacts) -> dict[str, AppliedDefault]:
+    return {d.name: d for d in compute_defaults(facts)}
+
+
+def test_each_default_applied_where_its_fact_holds() -> None:
+    facts = replace(TORCH, gpus=(APU, DGPU), gpu_source="KFD topology",
+                    miopen_looked="/opt/rocm/lib/libMIOpen.so*",
+                    identity=ComputeIdentity("8.8", "ZLUDA_CC", "manifest upstream-v6 compute_capability"))
+    got = _by_name(facts)
+    assert list(got) == [SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU, DEVICE_IDENTITY]
+    assert all(d.applied and d.reason and d.source for d in got.values())
+    assert "vosen/ZLUDA#626" in got[SDPA_OFF].source and got[SDPA_OFF].vehicle == "startup"
+    assert "no cuDNN stand-in" in got[CUDNN_OFF].reason and "no MIOpen" in got[CUDNN_OFF].reason
+    assert got[ADDMM_LT_OFF].setting == "DISABLE_ADDMM_CUDA_LT=1" and got[ADDMM_LT_OFF].vehicle == "env"
+    assert got[DEDICATED_GPU].setting == "HIP_VISIBLE_DEVICES=1"
+    assert "cpu_cores_count 16" in got[DEDICATED_GPU].reason
+    assert "vosen/ZLUDA#218" in got[DEDICATED_GPU].source and "ComfyUI-Zluda#231" in got[DEDICATED_GPU].source
+    assert got[DEVICE_IDENTITY].vehicle == "info" and "8.8" in got[DEVICE_IDENTITY].setting
+    assert "ZLUDA_CC" in got[DEVICE_IDENTITY].setting
+    env = defaults_env(tuple(got.values()))
+    assert env == {"DISABLE_ADDMM_CUDA_LT": "1", "HIP_VISIBLE_DEVICES": "1",
+                   TORCH_DEFAULTS_ENV: f"{SDPA_OFF},{CUDNN_OFF}"}
+
+
+def test_fork_sdpa_source_is_its_readme() -> None:
+    assert "lshqqytiger/ZLUDA README" in _by_name(replace(TORCH, flavour="fork"))[SDPA_OFF].source
+
+
+def test_no_default_where_its_fact_is_absent() -> None:
+    served = replace(TORCH, served=("driver", "cublas", "cublasLt", "cudnn"),
+                     miopen="/opt/rocm/lib/libMIOpen.so.1",
+                     miopen_looked="/opt/rocm/lib/libMIOpen.so*", gpus=(DGPU,), gpu_source="KFD topology")
+    assert list(_by_name(served)) == [SDPA_OFF]  # the release's cuDNN, MIOpen, cuBLASLt; one dedicated GPU
+    assert list(_by_name(replace(served, miopen=None))) == [SDPA_OFF, CUDNN_OFF]  # MIOpen missing
+    two_dgpus = replace(served, gpus=(DGPU, replace(DGPU, index=0)))
+    assert DEDICATED_GPU not in _by_name(two_dgpus)
+    assert list(_by_name(replace(served, torch_version="2.3.1+cu118"))) == [SDPA_OFF]  # no addmm Lt path
+    assert list(_by_name(replace(TORCH, torch_version="1.13.1+cu117", served=("cudnn",)))) == []  # no SDPA
+    assert list(_by_name(DefaultsFacts(python=False))) == []  # a program without torch: nothing
+
+
+def test_no_defaults_lists_them_not_applied() -> None:
+    facts = replace(TORCH, enabled=False, gpus=(APU, DGPU), gpu_source="KFD topology",
+                    identity=ComputeIdentity("8.5", "ZLUDA_CC", "manifest"))
+    got = _by_name(facts)
+    assert [n for n, d in got.items() if d.applied] == [DEVICE_IDENTITY]  # shown only, nothing set
+    assert all(d.why_not == "--no-defaults" for n, d in got.items() if n != DEVICE_IDENTITY)
+    assert defaults_env(tuple(got.values())) == {}
+
+
+def test_the_users_own_value_wins() -> None:
+    facts = replace(TORCH, gpus=(APU, DGPU), gpu_source="KFD topology",
+                    env={"DISABLE_ADDMM_CUDA_LT": "0", "ROCR_VISIBLE_DEVICES": "0", "ZLUDA_CC": "8.6"},
+                    identity=ComputeIdentity("8.8", "ZLUDA_CC", "manifest"))
+    got = _by_name(facts)
+    assert not got[ADDMM_LT_OFF].applied and got[ADDMM_LT_OFF].why_not == "you set DISABLE_ADDMM_CUDA_LT=0"
+    assert not got[DEDICATED_GPU].applied and got[DEDICATED_GPU].why_not == "you set ROCR_VISIBLE_DEVICES=0"
+    assert "8.6" in got[DEVICE_IDENTITY].setting and "yours" in got[DEVICE_IDENTITY].setting
+    assert defaults_env(tuple(got.values())) == {TORCH_DEFAULTS_ENV: f"{SDPA_OFF},{CUDNN_OFF}"}
+
+
+def test_one_default_switched_off_by_name() -> None:
+    got = _by_name(replace(TORCH, env={SWITCH_OFF_ENV: "cudnn-off"}))
+    assert got[SDPA_OFF].applied and not got[CUDNN_OFF].applied
+    assert got[CUDNN_OFF].why_not == f"switched off by {SWITCH_OFF_ENV}"
+
+
+def test_startup_defaults_need_a_start_up_hook() -> None:
+    got = _by_name(replace(TORCH, os="windows", startup_hook=False))
+    assert not got[SDPA_OFF].applied and "nothing of zluda-run's runs" in (got[SDPA_OFF].why_not or "")
+    assert got[ADDMM_LT_OFF].applied  # the environment still reaches it
+
+
+def _two_gpu_host(root: Path, *, miopen: bool) -> Path:
+    """ROCm 6.2 with an APU (Phoenix, gfx1103: its GPU node counts the CPU's cores, no VRAM bank) and an
+    RX 7900 XTX (gfx1100, 24 GiB VRAM): the KFD topology as the kernel writes it (kfd_topology.c)."""
+    _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
+    _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
+    if miopen:
+        _write(root, "opt/rocm/lib/libMIOpen.so.1")
+    _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
+    _kfd_node(root, 1, 110003, simd=24, name="gfx1103", vram=0, cpu_cores=16)
+    _kfd_node(root, 2, 110000, simd=192, name="gfx1100", vram=24 << 30)
+    return root
+
+
+def test_facts_from_a_fake_host(tmp_path: Path) -> None:
+    root = _two_gpu_host(tmp_path / "host", miopen=False)
+    gpus = host_gpus(HostFs(root))
+    assert [(g.index, g.integrated) for g in gpus] == [(0, True), (1, False)]
+    assert "cpu_cores_count 16" in gpus[0].why and "VRAM" in gpus[1].why
+    assert find_miopen(HostFs(root), {}, "linux")[0] is None
+    _write(root, "opt/rocm/lib/libMIOpen.so.1")
+    assert find_miopen(HostFs(root), {}, "linux")[0] == "/opt/rocm/lib/libMIOpen.so.1"
+
+
+def _plan() -> ShimPlan:
+    driver = Binding(need="libcuda.so.1", family="driver", action="replace", shim="/r/libcuda.so.1",
+                     load_name="libcuda.so.1", mechanism="ld_library_path", verdict="ok")
+    return ShimPlan(release=ReleaseRef("upstream-v6", "6", "upstream", "zluda-linux-a7bf2ba.tar.gz", "/r"),
+                    target=PlanTarget(python="/venv/bin/python", torch="2.7.1+cu128", cuda="12.8",
+                                      torch_path="/venv/site/torch"),
+                    bindings=(driver,), env={"ZLUDA_NVRTC_LIB": "/x"})
+
+
+def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
+    root = _two_gpu_host(tmp_path / "host", miopen=True)
+    env = {"ZLUDA_RUNNER_ROOT": str(root)}
+    plan = _plan()
+    facts = gather_facts(plan, Settings(cache_dir=tmp_path / "cache"), env, platform="linux")
+    assert facts.served == ("driver",) and facts.miopen == "/opt/rocm/lib/libMIOpen.so.1"
+    assert facts.identity is not None and facts.identity.text == "8.8"  # the manifest's upstream-v6
+    done = plan_with_defaults(plan, compute_defaults(facts))
+    assert done.env["HIP_VISIBLE_DEVICES"] == "1" and done.env["DISABLE_ADDMM_CUDA_LT"] == "1"
+    assert done.env["ZLUDA_NVRTC_LIB"] == "/x" and "HIP_VISIBLE_DEVICES" in done.inherited
+    again = plan_with_defaults(done, compute_defaults(replace(facts, enabled=False)))
+    assert "HIP_VISIBLE_DEVICES" not in again.env and "DISABLE_ADDMM_CUDA_LT" not in again.env
+    assert "HIP_VISIBLE_DEVICES" not in again.inherited and again.env["ZLUDA_NVRTC_LIB"] == "/x"
+    text = render_plan(done)
+    assert "applied for you" in text and "HIP_VISIBLE_DEVICES=1" in text and "vosen/ZLUDA#626" in text
+    assert "compute capability 8.8" in text
+    assert "not applied (--no-defaults)" in render_plan(again)
+    data = json.loads(json.dumps(done.to_dict()))
+    listed = {d["name"]: d for d in data["defaults"]}
+    assert listed[DEDICATED_GPU]["reason"] and listed[DEDICATED_GPU]["source"]
+    assert listed[SDPA_OFF]["applied"] is True and listed[SDPA_OFF]["vehicle"] == "startup"
+    assert ShimPlan.from_dict(data).defaults == done.defaults  # the plan cache reads them back
