@@ -21,6 +21,7 @@ from zluda_runner.telemetry.sampler import THREAD_NAME, Sampling
 from zluda_runner.telemetry.watch import monitored
 
 UPDATER = Path(__file__).with_name("gpu_updater.py")
+WAIT_FOR_READ = Path(__file__).with_name("wait_for_read.py")
 
 # [busy %, VRAM bytes, power µW]: consecutive values differ, so every step shows in the samples
 STEPS = [
@@ -85,11 +86,13 @@ def test_summary_matches_what_a_running_workload_wrote(tmp_path: Path) -> None:
     assert _distinct_in_order([s.power_w for s in samples]) == [15.0, *(p / 1e6 for _, _, p in STEPS)]
     assert all(s.temp_c == 45.0 for s in samples)
     summary = trace.summary()
-    assert summary.samples == len(samples) and trace.dropped == 0
+    running = samples[1:]  # the first is the baseline, read as the workload started
+    assert trace.while_running() == tuple(running) and samples[0].t == 0.0
+    assert summary.samples == len(running) and trace.dropped == 0
     assert summary.busy_peak == 100.0 and summary.vram_peak == 5 * GIB and summary.power_peak == 260.0
-    busy = [s.busy_percent for s in samples if s.busy_percent is not None]
+    busy = [s.busy_percent for s in running if s.busy_percent is not None]
     assert summary.busy_mean == pytest.approx(sum(busy) / len(busy))
-    power = [s.power_w for s in samples if s.power_w is not None]
+    power = [s.power_w for s in running if s.power_w is not None]
     assert summary.power_mean == pytest.approx(sum(power) / len(power))
     assert 0.0 < summary.busy_mean < 100.0
     # before: what the tree held when sampling began; after: the workload's last step
@@ -104,15 +107,24 @@ def test_summary_matches_what_a_running_workload_wrote(tmp_path: Path) -> None:
 
 
 def test_an_idle_gpu_reads_as_not_used(tmp_path: Path) -> None:
-    one_gpu_host(tmp_path, busy=2, vram_used=GIB)
-    code, trace = monitored(
-        lambda: run_process([sys.executable, "-c", "sum(range(1000))"], dict(os.environ)),
-        env={}, root=tmp_path, interval_s=0.01,
-    )
+    card = one_gpu_host(tmp_path, busy=2, vram_used=GIB)
+    busy_file = card_device(tmp_path, card.card) / "gpu_busy_percent"
+    workload = [sys.executable, str(WAIT_FOR_READ), str(busy_file), "2", "0"]  # CPU only, sampled twice
+    code, trace = monitored(lambda: run_process(workload, dict(os.environ)), env={}, root=tmp_path)
     assert code == 0 and isinstance(trace, GpuTrace)
     summary = trace.summary()
+    assert summary.samples >= 1
     assert summary.used_gpu is False and summary.busy_peak == 2.0 and summary.vram_delta == 0
     assert not _sampling_threads()
+
+
+def test_a_run_shorter_than_one_interval_cannot_tell(tmp_path: Path) -> None:
+    one_gpu_host(tmp_path, busy=0)
+    code, trace = monitored(lambda: 5, env={}, root=tmp_path, interval_s=3600)
+    assert code == 5 and isinstance(trace, GpuTrace)
+    summary = trace.summary()
+    assert (summary.samples, summary.used_gpu, summary.busy_peak) == (0, None, None)
+    assert len(trace.samples) == 1 and summary.vram_delta == 0
 
 
 class Ticker:

@@ -142,9 +142,8 @@ def choose_card(fs: HostFs, env: Mapping[str, str]) -> tuple[AmdCard, str] | NoT
     gpus = kfd_gpus(fs)
     if not gpus:
         card = cards[0]
-        note = "the first amdgpu card" + (
-            f" of {len(cards)} (no KFD topology to map HIP's numbering; {setting})" if len(cards) > 1 else ""
-        )
+        note = (f"the first amdgpu card of {len(cards)} (no KFD topology to map HIP's numbering; {setting})"
+                if len(cards) > 1 else "")
         return card, note
     visible = visible_gpus([g.agent for g in gpus], env)
     if not visible:
@@ -155,9 +154,7 @@ def choose_card(fs: HostFs, env: Mapping[str, str]) -> tuple[AmdCard, str] | NoT
         return NoTelemetry(
             f"HIP device 0 (KFD GPU {target.agent.index}) matches no amdgpu card in /sys/class/drm"
         )
-    note = f"HIP device 0, KFD GPU {target.agent.index}"
-    if len(gpus) > 1:
-        note += f" of {len(gpus)} ({setting})"
+    note = f"HIP device 0, KFD GPU {target.agent.index} of {len(gpus)} ({setting})" if len(gpus) > 1 else ""
     return matched, note
 
 
@@ -168,7 +165,7 @@ class AmdgpuSysfs:
 
     def __init__(self, card: AmdCard, how: str, name: str = "") -> None:
         self._card = card
-        self.device = f"{card.name}{f' ({name})' if name else ''}: {how}"
+        self.device = card.name + (f" ({name})" if name else "") + (f": {how}" if how else "")
         hwmons = _glob(card.device / "hwmon", "hwmon*")
         self._hwmon = hwmons[0] if hwmons else None
 

@@ -69,11 +69,19 @@ class GpuTrace(JsonMixin):
     dropped: int = 0  # samples thinned to stay within the bound
     duration_s: float | None = None  # from the start of sampling to its stop (None: the last sample's t)
 
+    def while_running(self) -> tuple[GpuSample, ...]:
+        """The samples taken while the workload ran: all but the first (``t == 0``), which is the
+        baseline read as it started."""
+        return tuple(s for s in self.samples if s.t > 0)
+
     def summary(self) -> GpuSummary:
-        busy = [s.busy_percent for s in self.samples if s.busy_percent is not None]
-        vram = [s.vram_used for s in self.samples if s.vram_used is not None]
-        power = [s.power_w for s in self.samples if s.power_w is not None]
-        temp = [s.temp_c for s in self.samples if s.temp_c is not None]
+        """Means and peaks over the samples taken while the workload ran (none: a run shorter than
+        one interval; then every figure but the VRAM delta is None, and so is ``used_gpu``)."""
+        running = self.while_running()
+        busy = [s.busy_percent for s in running if s.busy_percent is not None]
+        vram = [s.vram_used for s in running if s.vram_used is not None]
+        power = [s.power_w for s in running if s.power_w is not None]
+        temp = [s.temp_c for s in running if s.temp_c is not None]
         duration = self.duration_s if self.duration_s is not None else (
             self.samples[-1].t if self.samples else 0.0
         )
@@ -84,7 +92,7 @@ class GpuTrace(JsonMixin):
         )
         return GpuSummary(
             duration_s=duration,
-            samples=len(self.samples),
+            samples=len(running),
             busy_mean=_mean(busy),
             busy_peak=max(busy) if busy else None,
             vram_peak=max(vram) if vram else None,
