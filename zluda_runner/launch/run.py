@@ -14,12 +14,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import CheckFailedError
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
 from zluda_runner.launch.process import exec_process, resolve_command, run_process
 from zluda_runner.plan.model import ShimPlan
+
+if TYPE_CHECKING:
+    from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
 
 @dataclass
@@ -96,8 +100,18 @@ def prepare_run(
     return PreparedRun(plan, args, env, warnings, notes)
 
 
-def start(run: PreparedRun) -> int:
-    """Run the workload to its end and return its exit status; on POSIX, replace this process."""
+def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None) -> int:
+    """Run the workload to its end and return its exit status; on POSIX, replace this process.
+
+    ``on_telemetry`` (``--monitor``): the workload runs as a child with its GPU sampled meanwhile
+    (zluda_runner.telemetry), and hears the trace, or why there is none, once it has exited."""
+    if on_telemetry is not None:
+        from zluda_runner.host.fs import root_from_env
+        from zluda_runner.telemetry.watch import monitored
+
+        code, trace = monitored(lambda: run_process(run.argv, run.env), env=run.env, root=root_from_env())
+        on_telemetry(trace)
+        return code
     if os.name == "posix" and run.plan.os == "linux":
         exec_process(run.argv, run.env)  # returns only by raising
     return run_process(run.argv, run.env)
