@@ -1,21 +1,16 @@
-"""run / plan: options (``--python``, ``--force``, ``--verify-load`` … are global) -> one library
-call -> one view -> exit code. Light at import time: a cached launch must start fast."""
+"""run / plan: options (``--python``, ``--force``, ``--verify-load`` … are global) -> one API call
+-> one view -> exit code. Light at import time: a cached launch must start fast."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings, record, warn
+from zluda_runner.api import plan_command as make_plan
+from zluda_runner.api import prepare_launch, start, trace_launch, verify_launch, verify_plan
+from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
-from zluda_runner.core.settings import Settings
-
-if TYPE_CHECKING:
-    from zluda_runner.launch.verify import VerifyResult
-    from zluda_runner.plan.model import ShimPlan
 
 _PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload's first word
 
@@ -25,84 +20,60 @@ _PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload
 @click.option("--injector", is_flag=True,
               help="Windows: start COMMAND through the release's zluda.exe instead of placing DLLs.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-@pass_settings
-def run_command(settings: Settings, strict: bool, injector: bool, command: tuple[str, ...]) -> None:
+@pass_invocation
+def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same).
 
     Checks the host, inspects the interpreter the command runs, picks the ZLUDA release, plans every
     binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with its
     arguments untouched; its exit code is passed back.
     """
-    from zluda_runner.launch.run import prepare_run, start
-
-    run = prepare_run(list(command), settings, injector=injector, strict=strict, on_warning=warn)
-    for line in [*(f"warning: {w}" for w in run.warnings), *(f"results store: {n}" for n in run.notes)]:
+    launch = prepare_launch(command, call.options, injector=injector, strict=strict,
+                            verify_load=call.verify_load, on_warning=warn)
+    for line in [*(f"warning: {w}" for w in launch.warnings), *(f"results store: {n}" for n in launch.notes)]:
         click.echo(line, err=True)
-    if settings.trace:
-        sys.exit(_traced(run.plan, run.argv, settings))
-    if settings.verify_load:
-        from zluda_runner.launch.prepare import expected_bindings
-        from zluda_runner.launch.verify import render, verify_bindings
+    if call.trace:
+        from zluda_runner.report.trace_view import print_trace_summary
 
-        result = verify_bindings(run.argv, run.env, expected_bindings(run.plan))
-        _record_verification(run.plan, result, settings, ["--verify-load", *run.argv])
-        emit_json({"verify_load": result}) if settings.json else click.echo(render(result), err=True)
+        traced = trace_launch(launch, call.options, out=call.trace_out, on_warning=warn)
+        print_trace_summary(traced.report, saved_to=traced.saved_to)
+        sys.exit(traced.exit_code)
+    if call.verify_load:
+        from zluda_runner.report.stage_views import render_verification
+
+        result = verify_launch(launch, call.options, on_warning=warn)
+        emit_json({"verify_load": result}) if call.json else click.echo(render_verification(result), err=True)
         sys.exit(result.command_exit_code())
-    sys.exit(start(run))
+    if call.options.monitor:
+        from zluda_runner.report.telemetry_view import render_monitor
 
-
-def _record_verification(plan: ShimPlan, result: VerifyResult, settings: Settings, argv: list[str]) -> None:
-    release, target = plan.refs()
-    record("verify-load", result, settings, argv, release=release, target=target)
-
-
-def _traced(plan: ShimPlan, argv: list[str], settings: Settings) -> int:
-    from zluda_runner.report.trace_view import print_trace_summary
-    from zluda_runner.trace.workload import trace_workload
-
-    traced = trace_workload(plan, argv, settings)
-    release, target = plan.refs()
-    record("trace", traced.report, settings, ["--trace", *argv], release=release, target=target)
-    print_trace_summary(traced.report, saved_to=traced.saved_to)
-    return traced.exit_code
+        sys.exit(start(launch, on_telemetry=lambda trace: click.echo(render_monitor(trace), err=True)))
+    sys.exit(start(launch, replace=True))
 
 
 @click.command("plan", context_settings=_PASSTHROUGH)
 @click.option("--no-cache", is_flag=True, help="Recompute the plan even if a cached one is valid.")
 @click.option("--torch-lib", metavar="DIR", help="Plan for this (Windows) torch/lib folder, from any host.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-@pass_settings
-def plan_command(settings: Settings, no_cache: bool, torch_lib: str | None, command: tuple[str, ...]) -> None:
+@pass_invocation
+def plan_command(call: Invocation, no_cache: bool, torch_lib: str | None, command: tuple[str, ...]) -> None:
     """Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no download).
 
     With --verify-load, also run `python -c "import torch"` under the plan and report
     the file the loader really took for every planned binding.
     """
-    from zluda_runner.launch.prepare import prepare_plan
-    from zluda_runner.launch.run import plan_argv
-
-    argv = plan_argv(command, settings, check_host=not torch_lib)
-    if torch_lib:
-        from zluda_runner.launch.windows import plan_for_torch_lib
-
-        plan = plan_for_torch_lib(Path(torch_lib), settings, argv=argv)
-    else:
-        plan = prepare_plan(argv, settings, use_cache=not no_cache, download=False)
-    verification = None
-    if settings.verify_load:
-        from zluda_runner.launch.verify import verify_torch_import
-
-        verification = verify_torch_import(plan, settings.cache_dir)
-        _record_verification(plan, verification, settings, ["plan", "--verify-load"])
-    if settings.json:
+    plan = make_plan(command, call.options, torch_lib=torch_lib or None, use_cache=not no_cache)
+    verification = verify_plan(plan, call.options, on_warning=warn) if call.verify_load else None
+    if call.json:
         emit_json(plan.to_dict() | ({"verify_load": verification.to_dict()} if verification else {}))
     else:
-        from zluda_runner.launch.verify import render
         from zluda_runner.report.plan_view import print_plan
 
         print_plan(plan)
         if verification is not None:
-            click.echo(render(verification), err=True)
+            from zluda_runner.report.stage_views import render_verification
+
+            click.echo(render_verification(verification), err=True)
     if plan.fatal or (verification is not None and verification.failed):
         sys.exit(CHECK_FAILED)
 
