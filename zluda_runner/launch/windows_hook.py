@@ -22,13 +22,17 @@ import datetime
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import LaunchError
 from zluda_runner.core.fsutil import atomic_write_json, atomic_write_text
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.launch.startup import PLACED_DEFAULTS_ENV, TORCH_DEFAULTS
 from zluda_runner.launch.windows_preload import STARTUP_ENV
+from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV, defaults_env
+from zluda_runner.plan.model import AppliedDefault
 from zluda_runner.plan.windows import PTH_HOOK_NAME
 
 HOOK_MARK = "# zluda-runner start-up hook"
@@ -92,8 +96,9 @@ def hook_path(folder: str | Path) -> Path:
 
 
 def is_ours(path: Path) -> bool:
+    """The start-up hook, or the placed-defaults hook, as zluda-run wrote them (by their first line)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace").startswith(HOOK_MARK)
+        return path.read_text(encoding="utf-8", errors="replace").startswith((HOOK_MARK, DEFAULTS_MARK))
     except OSError:
         return False
 
@@ -148,3 +153,70 @@ def remove_pth_hook(path: Path, cache_dir: Path | None = None) -> bool:
 def hooks_present(cache_dir: Path) -> list[Path]:
     """The journaled hooks that are still there (and ours)."""
     return [Path(h.path) for h in read_hooks(cache_dir).hooks if is_ours(Path(h.path))]
+
+
+# --------------------------------------------------------------------------- placed defaults
+# `zluda-run place` leaves a torch/lib that any later `python` uses with ZLUDA, started by the user, not
+# by zluda-run: the plan's defaults reach those runs through a second .pth file in the same site-packages,
+# written at place time with the defaults it recorded (self-contained: the start-up text is embedded, the
+# cache may be cleaned), journaled like the start-up hook, removed by `zluda-run restore`. It acts only
+# outside zluda-run's own launches (ZLUDA_RUNNER_RELEASE unset: a launch applies its own defaults); the
+# user's own environment values win (setdefault).
+
+DEFAULTS_HOOK_NAME = "zluda_runner_defaults.pth"
+DEFAULTS_MARK = "# zluda-runner placed defaults"
+_LAUNCH_MARK_ENV = "ZLUDA_RUNNER_RELEASE"  # set by every zluda-run launch (launch.prepare.RELEASE_ENV)
+
+
+def defaults_hook_path(folder: str | Path) -> Path:
+    return Path(folder) / DEFAULTS_HOOK_NAME
+
+
+def defaults_pth_text(defaults: Sequence[AppliedDefault]) -> str | None:
+    """The placed-defaults hook for ``defaults`` (those applied); None when none applies."""
+    env = defaults_env(defaults)
+    names = env.pop(TORCH_DEFAULTS_ENV, "")
+    if not env and not names:
+        return None
+    code = "import os\n" + "".join(f"os.environ.setdefault({k!r}, {v!r})\n" for k, v in sorted(env.items()))
+    if names:
+        code += f"os.environ[{PLACED_DEFAULTS_ENV!r}] = {names!r}\n" + TORCH_DEFAULTS
+    line = (f'import os; "{_LAUNCH_MARK_ENV}" in os.environ or exec(compile({code!r}, '
+            f'{DEFAULTS_HOOK_NAME!r}, "exec"), {{"__name__": "__zluda_runner_defaults__"}})')
+    shown = ", ".join(d.setting for d in defaults if d.applied and d.vehicle != "info")
+    return (f"{DEFAULTS_MARK}: written by `zluda-run place` (ZLUDA is placed in torch/lib); applies {shown} "
+            "when torch is used outside zluda-run; `zluda-run restore` removes it\n" + line + "\n")
+
+
+def _is_defaults_hook(path: Path) -> bool:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").startswith(DEFAULTS_MARK)
+    except OSError:
+        return False
+
+
+def install_defaults_hook(folder: str | Path, defaults: Sequence[AppliedDefault],
+                          cache_dir: Path) -> Path | None:
+    """Write (or, with nothing to apply, remove) the placed-defaults hook in ``folder`` (torch's
+    site-packages), journal first; its path, or None. A file of that name that is not ours is refused."""
+    path = defaults_hook_path(folder)
+    text = defaults_pth_text(defaults)
+    if path.exists() and not _is_defaults_hook(path):
+        raise LaunchError(f"{path} exists and is not zluda-run's placed-defaults hook: left alone",
+                          hint="rename or remove it, then place again")
+    if text is None:
+        remove_pth_hook(path, cache_dir)
+        return None
+    journal = read_hooks(cache_dir)
+    if not any(os.path.normcase(h.path) == os.path.normcase(str(path)) for h in journal.hooks):
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        journal.hooks.append(HookRecord(str(path), _sha(text), now))
+        _write_journal(cache_dir, journal)  # intent first: a killed write is still found by restore
+    try:
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            atomic_write_text(path, text)
+    except OSError as exc:
+        raise LaunchError(f"cannot write zluda-run's placed-defaults hook {path}: {exc.strerror}",
+                          hint="run `zluda-run place` from a shell allowed to write that folder, or "
+                          "--no-defaults to place without it") from exc
+    return path
