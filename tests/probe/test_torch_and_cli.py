@@ -190,14 +190,15 @@ def test_tolerances_are_dtype_aware() -> None:
     from zluda_runner.probe.torch_ops import _compare
 
     want = torch.linspace(-4, 4, 64, dtype=torch.float64)
-    off = want + 5e-3  # inside float16's and bfloat16's tolerance, far outside float32's
-    assert _compare(torch, off.to(torch.float16), want, "float16")[0]
-    assert _compare(torch, off.to(torch.bfloat16), want, "bfloat16")[0]
-    ok, max_abs, _, _ = _compare(torch, off.float(), want, "float32")
-    assert not ok and abs(max_abs - 5e-3) < 1e-6
-    assert _compare(torch, want.float(), want, "float32")[0]
+    off = want * (1 + 5e-3)  # inside bfloat16's tolerance (rtol 1.6e-2), outside float16's/float32's (1e-3)
+    assert _compare(off.to(torch.bfloat16), want)[0]
+    assert not _compare(off.to(torch.float16), want)[0]
+    ok, max_abs, _, why = _compare(off.float(), want)
+    assert not ok and abs(max_abs - 2e-2) < 1e-6 and "outside rtol 0.001 / atol 0.001" in why
+    assert _compare(want.float(), want)[0]
     nan = want.clone()
     nan[3] = float("nan")
-    assert not _compare(torch, nan.float(), want, "float32")[0]
-    ok, _, _, why = _compare(torch, want[:10].float(), want, "float32")
+    assert not _compare(nan.float(), want)[0]
+    assert _compare(nan.float(), nan)[0]  # NaN where the reference has NaN: equal (equal_nan)
+    ok, _, _, why = _compare(want[:10].float(), want)
     assert not ok and "shape" in why

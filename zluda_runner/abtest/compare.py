@@ -1,4 +1,4 @@
-"""Comparing the two sides: outputs (dtype-aware tolerance, argmax agreement for logits),
+"""Comparing the two sides: outputs (probe/output_compare.py, argmax agreement for logits),
 timings (median, min, max, the A/B ratio of medians), problems, and the one-line verdict.
 
 Outputs are compared from each side's first run that recorded them; timings pool every
@@ -7,77 +7,41 @@ run's samples.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 
 from zluda_runner.abtest.model import AbReport, Output, OutputComparison, TimingComparison, TimingStats
+from zluda_runner.probe.output_compare import compare_values, tolerance
 
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
 
-# (rtol, atol) for comparing two *different* backends: looser than torch.testing's
-# same-backend defaults, because BLAS libraries sum in different orders.
-TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-9),
-    "float32": (1e-4, 1e-5),
-    "float16": (1e-2, 1e-3),
-    "bfloat16": (5e-2, 1e-2),
-    "complex64": (1e-4, 1e-5),
-    "complex128": (1e-7, 1e-9),
-}
-_FP8 = (1.25e-1, 1e-1)
-
 
 def tolerance_for(dtype: str) -> tuple[float, float]:
-    """(rtol, atol) for a dtype name; (0, 0) -- exact -- for integers and bool."""
-    if dtype in TOLERANCES:
-        return TOLERANCES[dtype]
-    if dtype.startswith("float8"):
-        return _FP8
-    return (0.0, 0.0)
+    """(rtol, atol) :func:`compare_output` uses for ``dtype`` (the comparator's, across backends)."""
+    return tolerance(dtype)
 
 
 def compare_output(
     a: Output, b: Output, rtol: float | None = None, atol: float | None = None
 ) -> OutputComparison:
-    """Compare A against B (B, the native side, is the reference for the relative error)."""
-    cmp = OutputComparison(
-        name=a.name, status="agree", dtype_a=a.dtype, dtype_b=b.dtype, shape_a=a.shape, shape_b=b.shape
-    )
-    if a.shape != b.shape or len(a.values) != len(b.values):
-        cmp.status = "shape_mismatch"
-        return cmp
-    # the looser tolerance of the two dtypes (e.g. float16 on one side, float32 on the other)
-    tol_a, tol_b = tolerance_for(a.dtype), tolerance_for(b.dtype)
-    cmp.rtol = rtol if rtol is not None else max(tol_a[0], tol_b[0])
-    cmp.atol = atol if atol is not None else max(tol_a[1], tol_b[1])
-    max_abs = 0.0
-    max_rel = 0.0
-    mismatched = 0
-    for x, y in zip(a.values, b.values, strict=True):
-        if math.isnan(x) or math.isnan(y):
-            if not (math.isnan(x) and math.isnan(y)):
-                mismatched += 1
-            continue
-        if math.isinf(x) or math.isinf(y):
-            if x != y:
-                mismatched += 1
-            continue
-        diff = abs(x - y)
-        max_abs = max(max_abs, diff)
-        if diff:
-            max_rel = max(max_rel, diff / abs(y) if y else math.inf)
-        if diff > cmp.atol + cmp.rtol * abs(y):
-            mismatched += 1
-    cmp.elements = len(a.values)
-    cmp.mismatched = mismatched
-    cmp.max_abs_error = max_abs
-    cmp.max_rel_error = max_rel if math.isfinite(max_rel) else None  # None: B is 0 where A is not
-    cmp.status = "agree" if mismatched == 0 else "differ"
+    """Compare A against B (B, the native side, is the reference for the relative error), by the
+    comparator the torch probes use (zluda_runner/probe/output_compare.py: torch's rule and per-dtype
+    tolerances, the looser of the two dtypes, across backends); ``rtol``/``atol`` replace them."""
+    verdict = compare_values(a.values, b.values, got_dtype=a.dtype, want_dtype=b.dtype, got_shape=a.shape,
+                             want_shape=b.shape, rtol=rtol, atol=atol)
+    if verdict.status == "shape_mismatch":
+        return OutputComparison(name=a.name, status="shape_mismatch", dtype_a=a.dtype, dtype_b=b.dtype,
+                                shape_a=a.shape, shape_b=b.shape)
     is_logits = a.logits if a.logits is not None else "logit" in a.name.lower()
+    agreement = None
     if is_logits and a.shape and a.shape[-1] > 1:
-        cmp.argmax_agreement = argmax_agreement(a.values, b.values, a.shape[-1])
-    return cmp
+        agreement = argmax_agreement(a.values, b.values, a.shape[-1])
+    return OutputComparison(
+        name=a.name, status=verdict.status, dtype_a=a.dtype, dtype_b=b.dtype, shape_a=a.shape,
+        shape_b=b.shape, max_abs_error=verdict.max_abs_error,
+        max_rel_error=verdict.max_rel_error, rtol=verdict.rtol, atol=verdict.atol,
+        mismatched=verdict.mismatched, elements=verdict.elements, argmax_agreement=agreement,
+    )
 
 
 def argmax_agreement(a: Sequence[float], b: Sequence[float], width: int) -> float:

@@ -8,10 +8,11 @@ Python); the database itself (``torch.testing._internal.common_methods_invocatio
 numpy and expecttest in that interpreter. For every op and dtype, the op's first sample inputs
 run on the device and on the CPU (the same inputs, same dtype, as torch's own
 ``TestCommon.test_compare_cpu`` does); ``--device cpu`` compares CPU results with the float64 CPU
-result instead. Tolerances: a per-dtype floor, raised to the op's own ``toleranceOverride`` where
-OpInfo gives one. Ops torch itself skips or expects to fail in ``test_compare_cpu`` (random,
-uninitialised outputs ...) are ``skipped`` with torch's reason; a dtype the op does not declare
-for the device is ``unsupported``.
+result instead. Compared by ``output_compare.py`` beside this script (torch's rule; per dtype, torch's
+``assert_close`` defaults raised to its ``test_compare_cpu`` 1e-3), raised to the op's own
+``toleranceOverride`` where OpInfo gives one. Ops torch itself skips or expects to fail in
+``test_compare_cpu`` (random, uninitialised outputs ...) are ``skipped`` with torch's reason; a dtype
+the op does not declare for the device is ``unsupported``.
 
 Events are JSON lines after MARKER, flushed at once, so that the caller knows which (op, dtype)
 was running if the process dies: ``{"event": "info", ...}``, ``{"event": "begin", "id": ...}``,
@@ -21,18 +22,28 @@ again (the caller restarts the probe after a crash or hang).
 
 import argparse
 import fnmatch
+import importlib.util
 import json
-import math
+import os
 import sys
 import time
 import traceback
 import warnings
 
 MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
-# (atol, rtol) floors per dtype; torch's test_compare_cpu uses 1e-3 for every dtype, which half
-# types cannot meet against a float64 reference
-FLOORS = {"float32": (1e-3, 1e-3), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float64": (1e-7, 1e-7)}
 COMPARE_TEST = ("TestCommon", "test_compare_cpu")
+
+
+def _comparator():
+    """output_compare.py, loaded by path from beside this script (zluda_runner need not be importable
+    here, and an installed one may be another version)."""
+    name = "zluda_runner_output_compare"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output_compare.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
 
 
 def _emit(event, **fields):
@@ -89,51 +100,34 @@ def _decorations(op, device_type, dtype):
     return skip, atol, rtol
 
 
-def compare(torch, got, want, atol, rtol):
-    """(status, max_abs, max_rel, why) for any output structure (tensors, tuples, scalars)."""
+def compare(got, want, at_least=(0.0, 0.0)):
+    """(status, max_abs, max_rel, why) for any output structure (tensors, tuples, scalars), each leaf
+    by output_compare.py (torch's rule and per-dtype tolerances, across backends, raised to
+    ``at_least`` = the op's own (rtol, atol))."""
+    import torch
     from torch.utils import _pytree as pytree
 
+    oc = _comparator()
     got_leaves, _ = pytree.tree_flatten(got)
     want_leaves, _ = pytree.tree_flatten(want)
     if len(got_leaves) != len(want_leaves):
         return "mismatch", None, None, f"{len(got_leaves)} outputs, the reference has {len(want_leaves)}"
     max_abs = max_rel = 0.0
-    for index, (g, w) in enumerate(zip(got_leaves, want_leaves, strict=True)):
-        if not isinstance(g, torch.Tensor) or not isinstance(w, torch.Tensor):
-            if (
-                isinstance(g, float)
-                and isinstance(w, float)
-                and math.isclose(g, w, rel_tol=rtol, abs_tol=atol)
-            ):
-                continue
-            if g != w and not (isinstance(g, float) and math.isnan(g) and math.isnan(w)):
-                return "mismatch", None, None, f"output {index}: {g!r} != {w!r}"
+    for index, (g, w) in enumerate(zip(got_leaves, want_leaves)):  # noqa: B905 - lengths checked
+        if isinstance(g, torch.Tensor) and isinstance(w, torch.Tensor):
+            verdict = oc.compare_tensors(g, w, at_least=at_least)
+        elif oc.scalar_dtype(g) and oc.scalar_dtype(w):
+            verdict = oc.compare_values([g], [w], got_dtype=oc.scalar_dtype(g), want_dtype=oc.scalar_dtype(w),
+                                        at_least=at_least)
+        elif g == w:
             continue
-        g, w = g.detach().to("cpu"), w.detach().to("cpu")
-        if g.layout != torch.strided:
-            g = g.to_dense()
-        if w.layout != torch.strided:
-            w = w.to_dense()
-        if g.shape != w.shape:
-            return "mismatch", None, None, f"output {index}: shape {tuple(g.shape)} != {tuple(w.shape)}"
-        g, w = g.resolve_conj().resolve_neg(), w.resolve_conj().resolve_neg()
-        if g.is_complex() or w.is_complex():
-            g, w = torch.view_as_real(g.to(torch.complex128)), torch.view_as_real(w.to(torch.complex128))
-        elif not (g.is_floating_point() or w.is_floating_point()):
-            same_values = torch.equal(g, w) if g.dtype == w.dtype else torch.equal(g.double(), w.double())
-            if not same_values:
-                return "mismatch", None, None, f"output {index}: {g.dtype} values differ"
-            continue
-        g, w = g.double(), w.double()
-        same = (g == w) | (torch.isnan(g) & torch.isnan(w))
-        diff = torch.where(same, torch.zeros_like(g), (g - w).abs())
-        diff = torch.nan_to_num(diff, nan=math.inf)
-        if diff.numel():
-            max_abs = max(max_abs, float(diff.max()))
-            rel = diff / w.abs().clamp_min(1e-30)
-            max_rel = max(max_rel, float(torch.where(same, torch.zeros_like(rel), rel).max()))
-        if not bool(torch.all(diff <= atol + rtol * w.abs().nan_to_num(posinf=0.0))):
-            return "mismatch", max_abs, max_rel, f"output {index} outside atol {atol:g} / rtol {rtol:g}"
+        else:
+            return "mismatch", None, None, f"output {index}: {g!r} != {w!r}"
+        if not verdict.agree:
+            why = f"output {index}: {verdict.detail}"
+            return "mismatch", verdict.max_abs_error, verdict.max_rel_error, why
+        max_abs = max(max_abs, verdict.max_abs_error or 0.0)
+        max_rel = max(max_rel, verdict.max_rel_error or 0.0)
     return "pass", max_abs, max_rel, ""
 
 
@@ -167,7 +161,7 @@ def _run_one(torch, op, dtype, device, samples, atol, rtol):
         want = op(reference.input, *reference.args, **reference.kwargs)
         got = on_device.output_process_fn_grad(got)
         want = reference.output_process_fn_grad(want)
-        result = compare(torch, got, want, atol, rtol)
+        result = compare(got, want, (rtol, atol))
         if result[0] != "pass":
             return result
         worst = ("pass", max(worst[1], result[1] or 0.0), max(worst[2], result[2] or 0.0), "")
@@ -226,8 +220,6 @@ def run(device, dtype_names, patterns, samples, done):
             started = time.perf_counter()
             try:
                 skip, atol, rtol = _decorations(op, device_type, dtype)
-                floor = FLOORS.get(name, (1e-3, 1e-3))
-                atol, rtol = max(atol, floor[0]), max(rtol, floor[1])
                 todo = _samples(op, dtype, samples) if dtype in supported and not skip else []
                 if dtype not in supported:
                     entry.update(

@@ -2,8 +2,9 @@
 
 Depends on nothing but torch and the standard library (it is executed by the workload's own
 Python, not imported by zluda-runner). Each op runs on the device and on the CPU reference
-(float64 where it makes sense) and is compared within dtype-aware tolerances. TF32 is switched
-off so that float32 means float32 (torch lets cuDNN convolutions use TF32 by default).
+(float64 where it makes sense) and is compared by ``output_compare.py`` (beside this script: torch's
+rule and per-dtype tolerances). TF32 and half-precision reductions are switched off so that float32
+means float32 (torch lets cuDNN convolutions use TF32 by default).
 Prints events as JSON on lines starting with MARKER, flushed at once, so that the caller knows
 which op was running if the process dies: ``{"event": "info", "torch": ..., "available": bool,
 "ops": [ids]}``, per op ``{"event": "begin", "id": ...}`` then ``{"event": "op", ...}``, and
@@ -12,21 +13,27 @@ which op was running if the process dies: ``{"event": "info", "torch": ..., "ava
 """
 
 import argparse
+import contextlib
+import importlib.util
 import json
+import os
 import sys
 import time
 import traceback
 
 MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
 
-# (rtol, atol) per dtype: accumulated rounding of 64-term reductions in each format
-TOLERANCES = {
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (5e-2, 5e-2),
-    "float64": (1e-10, 1e-10),
-    "complex64": (1e-4, 1e-4),
-}
+
+def _comparator():
+    """output_compare.py, loaded by path from beside this script (zluda_runner need not be importable
+    here, and an installed one may be another version)."""
+    name = "zluda_runner_output_compare"
+    if name not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output_compare.py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        sys.modules[name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
 
 
 def _ops(torch):
@@ -117,24 +124,11 @@ def _ops(torch):
     ]
 
 
-def _compare(torch, got, want, dtype_name):
-    rtol, atol = TOLERANCES[dtype_name]
-    got = got.detach().to("cpu")
-    want = want.detach().to("cpu")
-    if got.is_complex() or want.is_complex():
-        got, want = (
-            torch.view_as_real(got.to(torch.complex128)),
-            torch.view_as_real(want.to(torch.complex128)),
-        )
-    else:
-        got, want = got.double(), want.double()
-    if got.shape != want.shape:
-        return False, float("inf"), float("inf"), f"shape {tuple(got.shape)} != {tuple(want.shape)}"
-    diff = (got - want).abs()
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    max_rel = float((diff / want.abs().clamp_min(1e-12)).max()) if diff.numel() else 0.0
-    ok = bool(torch.all(diff <= atol + rtol * want.abs())) and not bool(torch.isnan(got).any())
-    return ok, max_abs, max_rel, ""
+def _compare(got, want):
+    """(ok, max_abs, max_rel, why) of the device result against the CPU reference (output_compare.py:
+    torch's rule and per-dtype tolerances, across backends)."""
+    verdict = _comparator().compare_tensors(got, want)
+    return verdict.agree, verdict.max_abs_error, verdict.max_rel_error, verdict.detail
 
 
 def _emit(event, **fields):
@@ -162,6 +156,10 @@ def run(device, skip=()):
         info["device_name"] = torch.cuda.get_device_name(0)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
+        # and float16/bfloat16 products sum in float32, as the CPU does (torch allows less by default)
+        for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
+            with contextlib.suppress(AttributeError):  # a torch before the flag had no such reductions
+                setattr(torch.backends.cuda.matmul, flag, False)
     _emit("info", ops=[op[0] for op in ops], areas={op[0]: op[1] for op in ops}, **info)
     ref = torch.float64
     for op_id, area, fn, dtype_name in ops:
@@ -178,7 +176,7 @@ def run(device, skip=()):
                 entry.update(status="pass")
             else:
                 want = fn("cpu", ref)
-                ok, max_abs, max_rel, why = _compare(torch, got, want, dtype_name)
+                ok, max_abs, max_rel, why = _compare(got, want)
                 entry.update(
                     status="pass" if ok else "mismatch", max_abs_err=max_abs, max_rel_err=max_rel, detail=why
                 )
