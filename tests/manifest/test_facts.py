@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zluda_runner.release.manifest import Manifest, load_manifest
-from zluda_runner.release.model import ASSET_FACTS, RELEASE_FACTS
+from zluda_runner.release.model import ASSET_FACTS, RELEASE_FACTS, RELEASE_OPTIONAL_FACTS
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +19,8 @@ def _refs(fact) -> str:  # type: ignore[no-untyped-def]
 
 def test_every_decision_fact_has_provenance(m: Manifest) -> None:
     for rel in m.releases:
-        assert set(rel.provenance) == set(RELEASE_FACTS)
+        assert set(RELEASE_FACTS) <= set(rel.provenance) <= {*RELEASE_FACTS, *RELEASE_OPTIONAL_FACTS}
+        assert ("commit" in rel.provenance) == (rel.commit is not None), rel.id
         for asset in rel.assets:
             assert set(asset.provenance) == set(ASSET_FACTS), (rel.id, asset.name)
             for fact in asset.provenance.values():

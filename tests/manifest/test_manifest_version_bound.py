@@ -19,6 +19,7 @@ from zluda_runner.release.update import update_manifest
 from zluda_runner.release.validation import parse_manifest
 
 MAX_MANIFEST_VERSION = getattr(validation, "MAX_MANIFEST_VERSION", 2**31 - 1)  # (absent on 5c673db)
+NEXT = int(json.loads(default_manifest_path().read_text())["manifest_version"]) + 1  # newer than the packaged
 
 
 @pytest.mark.parametrize("version", [10**30, MAX_MANIFEST_VERSION + 1, 10**5000],
@@ -41,7 +42,7 @@ def test_an_update_to_an_absurd_version_replaces_nothing(server: _Server, tmp_pa
         update_manifest(cache, server.base + "/m.json")
     assert "manifest_version" in info.value.message
     assert _cached(cache) is None
-    server.files["/m.json"] = _doc(3)
+    server.files["/m.json"] = _doc(NEXT)
     assert update_manifest(cache, server.base + "/m.json").replaced  # later updates still work
 
 
@@ -52,7 +53,7 @@ def test_a_cache_poisoned_with_an_absurd_version_is_ignored_and_the_next_update_
     poisoned.parent.mkdir(parents=True)
     poisoned.write_bytes(_doc(10**30))
     assert load_current_manifest(None, cache).source == str(default_manifest_path())
-    server.files["/m.json"] = _doc(3)
+    server.files["/m.json"] = _doc(NEXT)
     result = update_manifest(cache, server.base + "/m.json")
-    assert result.replaced and result.manifest_version == 3, result.message
-    assert _cached(cache) == _doc(3)
+    assert result.replaced and result.manifest_version == NEXT, result.message
+    assert _cached(cache) == _doc(NEXT)

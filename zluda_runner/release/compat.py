@@ -75,13 +75,50 @@ def render_markdown(manifest: Manifest) -> str:
             ]
             lines.append("| " + " | ".join(row) + " |")
     if manifest.gpu_hip_rules:
-        lines += ["", "## GPU generations and HIP", "", "| GPUs | OS | HIP | source |", "|---|---|---|---|"]
+        lines += ["", "## GPU generations and HIP", "",
+                  "Selection rejects a release for a GPU whose rule your HIP breaks; `doctor` and the plan "
+                  "name the rule and its fix.", "",
+                  "| GPUs | OS | HIP | fix | source |", "|---|---|---|---|---|"]
         for rule in manifest.gpu_hip_rules:
-            bounds = " ".join(b for b in (f"min {rule.min}" if rule.min else "",
-                                          f"max {rule.max}" if rule.max else "") if b)
-            lines.append(f"| {', '.join(rule.gfx)} | {rule.os or 'any'} | {bounds}: {_esc(rule.label)} | "
-                         f"{_esc(rule.source.cite())} |")
+            lines.append(f"| {', '.join(rule.gfx)} | {rule.os or 'any'} | {_esc(rule.needs())}: "
+                         f"{_esc(rule.label)} | {_esc(rule.fix) or '-'} | {_esc(_fact_text(rule.source))} |")
+    lines += _identity_section(manifest)
+    lines += _stub_section(manifest)
     return "\n".join(lines) + "\n"
+
+
+def _fact_text(fact: Fact) -> str:
+    return fact.cite() + (f" ({fact.note})" if fact.note else "")
+
+
+def _identity_section(manifest: Manifest) -> list[str]:
+    """Each release's commit and the device identity (compute capability) it reports, with sources."""
+    out = ["", "## Commits and device identity", "",
+           "| release | commit | compute capability | source |", "|---|---|---|---|"]
+    for rel in manifest.releases:
+        cc = rel.compute_capability
+        if rel.commit is None and cc is None:
+            continue
+        commit = _cell(f"`{rel.commit}`", rel.fact("commit")) if rel.commit else "unknown"
+        ident = _esc(cc.describe()) if cc else "not recorded"
+        source = _esc(_fact_text(cc.source)) if cc else "-"
+        out.append(f"| {_esc(rel.id)} | {commit} | {ident} | {source} |")
+    return out
+
+
+def _stub_section(manifest: Manifest) -> list[str]:
+    """Every library that stands in by name only: what fails, and the source that says so."""
+    out = ["", "## Stubs (stand in by name only)", "", "| release | asset | library | what fails | source |",
+           "|---|---|---|---|---|"]
+    for rel in manifest.releases:
+        for asset in rel.assets:
+            for f in asset.files:
+                if not f.stub:
+                    continue
+                source = f"{f.stub_source.kind}: {f.stub_source.ref}" if f.stub_source else "-"
+                out.append(f"| {_esc(rel.id)} | `{asset.name}` | `{f.path}` | {_esc(f.stub_reason)} | "
+                           f"{_esc(source)} |")
+    return out
 
 
 def main(argv: list[str]) -> int:

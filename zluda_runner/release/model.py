@@ -205,6 +205,10 @@ class ReleaseFile(JsonMixin):
     ``cublas64_11.dll``). ``needs_env`` maps environment variables to what they must hold;
     ``original_saved_as`` is where the original NVIDIA library must be kept (fork nvrtc).
 
+    ``cuda_majors`` lists every CUDA major whose libraries go by this file's name when there are more
+    than ``cuda_major`` (v6 ``libcudnn.so.9`` and ``libcusparse.so.12`` serve CUDA 12 and 13: NVIDIA kept
+    those names in CUDA 13); empty means just ``cuda_major``.
+
     ``stub`` is true when the library only stands in by name: its functions are
     unimplemented and fail (upstream v6 cuFFT returns CUFFT_NOT_SUPPORTED everywhere).
     A plan that replaces a library with a stub must say that calls into it will fail;
@@ -223,6 +227,11 @@ class ReleaseFile(JsonMixin):
     stub_reason: str = ""
     stub_source: Source | None = None
     notes: list[str] = field(default_factory=list)
+    cuda_majors: list[int] = field(default_factory=list)
+
+    def serves(self, major: int) -> bool:
+        """It stands in for the library of CUDA ``major`` (its ``cuda_major`` or one of ``cuda_majors``)."""
+        return major == self.cuda_major or major in self.cuda_majors
 
 
 @dataclass
@@ -347,10 +356,20 @@ class Release(JsonMixin):
         return [a for a in self.assets if a.os == os]
 
 
+#: where a host's HIP came from (zluda_runner.host.hipversion.HostHip.kind): AMD's ROCm folder, the
+#: Windows HIP SDK, or a distribution's own packages (Debian's libamdhip64)
+HIP_ORIGINS = ("rocm", "hip-sdk", "distribution")
+
+
 @dataclass
 class GpuHipRule(JsonMixin):
     """What HIP/ROCm a GPU generation needs, where a source says: newer gfx targets need a newer
-    HIP (``min``), old ones run only with an older one in practice (``max``)."""
+    HIP (``min``), old ones run only with an older one in practice (``max``), and some HIP versions
+    are known not to work for them (``broken``: ``"7"`` = any 7.x, ``"6.4"`` = any 6.4.x).
+
+    ``hip_from`` limits the rule to HIP from one kind of installation (:data:`HIP_ORIGINS`:
+    Debian's packaged ROCm 6.4 has no gfx12 kernels, AMD's ROCm 6.4 has them); None: any.
+    """
 
     gfx: list[str]
     min: str | None = None
@@ -358,15 +377,67 @@ class GpuHipRule(JsonMixin):
     os: str | None = None
     label: str = ""
     source: Fact = field(default_factory=unverified_fact)
+    broken: list[str] = field(default_factory=list)
+    hip_from: str | None = None
+    fix: str = ""
 
-    def applies(self, gfx: str, os: str | None) -> bool:
-        return gfx in self.gfx and (self.os is None or os is None or self.os == os)
+    def applies(self, gfx: str, os: str | None, hip_from: str | None = None) -> bool:
+        """The rule is about ``gfx`` on ``os`` with HIP from ``hip_from`` (None: not known, the rule
+        is then taken to apply only when it names no origin)."""
+        if gfx not in self.gfx or not (self.os is None or os is None or self.os == os):
+            return False
+        return self.hip_from is None or self.hip_from == hip_from
 
     def accepts(self, hip: str) -> bool:
         have = parse_version(hip)
         if self.min and not version_at_least(have, parse_version(self.min)):
             return False
-        return not (self.max and not version_at_most(have, parse_version(self.max)))
+        if self.max and not version_at_most(have, parse_version(self.max)):
+            return False
+        return not any(_same_line(have, parse_version(b)) for b in self.broken)
+
+    def needs(self) -> str:
+        """``HIP 7.2 or newer``, ``not HIP 7.x``, ``HIP 6.4 or newer, not from a distribution package``"""
+        bits = []
+        if self.min and self.max:
+            bits.append(f"HIP {self.min} to {_show_bound(self.max)}")
+        elif self.min:
+            bits.append(f"HIP {self.min} or newer")
+        elif self.max:
+            bits.append(f"HIP {_show_bound(self.max)} or older")
+        if self.broken:
+            bits.append("not HIP " + ", ".join(_show_bound(b) for b in self.broken))
+        text = ", ".join(bits)
+        if self.hip_from:
+            text += f" (for HIP from {_ORIGIN_WORDS.get(self.hip_from, self.hip_from)})"
+        return text
+
+    def reason(self, gfx: str, hip: str) -> str:
+        """The rule's words for a host it rejects, with its source: what selection, doctor and plan say."""
+        fix = f"; fix: {self.fix}" if self.fix else ""
+        return f"{gfx} with HIP {hip}: {self.label} (needs {self.needs()}){fix} [{self.source.cite()}]"
+
+
+_ORIGIN_WORDS = {"rocm": "AMD's ROCm", "hip-sdk": "the Windows HIP SDK",
+                 "distribution": "a distribution's packages"}
+
+
+def _same_line(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
+    """``(7, 1)`` is on the ``(7,)`` line; ``(6, 4, 2)`` on ``(6, 4)``; ``(6,)`` is not on ``(6, 4)``."""
+    return len(have) >= len(bound) and have[: len(bound)] == bound
+
+
+def rules_against(rules: list[GpuHipRule], gfx: str | None, hip: str | None, os: str | None,
+                  hip_from: str | None = None) -> list[GpuHipRule]:
+    """The rules ``gfx`` with ``hip`` (from ``hip_from``) on ``os`` breaks: the one check selection,
+    doctor and the plan share."""
+    if not gfx or not hip:
+        return []
+    try:
+        parse_version(hip)
+    except ValueError:
+        return []
+    return [r for r in rules if r.applies(gfx, os, hip_from) and not r.accepts(hip)]
 
 
 @dataclass

@@ -23,6 +23,7 @@ from zluda_runner.release.model import (
     FLAVOURS,
     FORMATS,
     HIP_KINDS,
+    HIP_ORIGINS,
     INFERRED,
     LAUNCHER_KINDS,
     OSES,
@@ -254,6 +255,12 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
         not isinstance(cuda_major, int) or isinstance(cuda_major, bool) or not 1 <= cuda_major <= 99
     ):
         c.fail("cuda_major", f"must be a CUDA major number or null, got {cuda_major!r}")
+    majors = c.get("cuda_majors", required=False, default=[])
+    if (not isinstance(majors, list) or len(set(majors)) != len(majors)
+            or not all(isinstance(m, int) and not isinstance(m, bool) and 1 <= m <= 99 for m in majors)):
+        c.fail("cuda_majors", f"must be a list of distinct CUDA major numbers, got {majors!r}")
+    if majors and cuda_major not in majors:
+        c.fail("cuda_majors", f"must include cuda_major {cuda_major!r}: it lists every major the file serves")
     load_names = c.strings("load_names", required=True, nonempty=True)
     for name in load_names:
         if "/" in name or "\\" in name:
@@ -292,6 +299,7 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
         stub_reason=stub_reason,
         stub_source=stub_source,
         notes=c.strings("notes"),
+        cuda_majors=list(majors),
     )
     c.done()
     return result
@@ -481,11 +489,16 @@ def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
         os=c.string("os", required=False, nullable=True, choices=OSES),
         label=c.string("label"),
         source=parse_fact(c.get("source"), f"gpu_hip_rules #{index} source", source),
+        broken=c.strings("broken"),
+        hip_from=c.string("hip_from", required=False, nullable=True, choices=HIP_ORIGINS),
+        fix=c.string("fix", required=False, default="") or "",
     )
     _check_version_text(c, "min", rule.min)
     _check_version_text(c, "max", rule.max)
-    if rule.min is None and rule.max is None:
-        c.fail("min", "or max is required: a rule bounds the HIP version")
+    for version in rule.broken:
+        _check_version_text(c, "broken", version)
+    if rule.min is None and rule.max is None and not rule.broken:
+        c.fail("min", "or max or broken is required: a rule bounds the HIP version")
     c.done()
     return rule
 
