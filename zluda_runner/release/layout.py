@@ -18,8 +18,10 @@ from zluda_runner.core.errors import PlanError
 from zluda_runner.core.families import parse_library_name
 from zluda_runner.core.serial import JsonMixin
 
-# Sub-folders that hold tracers or dumps, not shims to bind.
-_SKIP_DIRS = {"trace", "trace_nvidia", "dump", "dump_nvidia", "zluda_dump", "ComputeCache"}
+# Sub-folders that hold tracers or dumps, not shims to bind; "32": the 32-bit builds a Windows release
+# ships since v7 (32/nvcuda.dll, 32/nvapi.dll for 32-bit PhysX; vosen/ZLUDA docs/src/physx32.md): a 64-bit
+# process can never load them, so nothing is ever placed from there.
+_SKIP_DIRS = {"trace", "trace_nvidia", "dump", "dump_nvidia", "zluda_dump", "ComputeCache", "32"}
 
 # Driver file names that say "driver" only by convention (the fork's un-renamed files).
 _DRIVER_FILE_NAMES = {"libnvcuda.so", "nvcuda.dll"}
