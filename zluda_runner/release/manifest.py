@@ -243,6 +243,10 @@ def load_current_manifest(explicit: Path | None = None, cache_dir: Path | None =
     return packaged
 
 
+#: the folder of the 32-bit builds in a Windows release since v7 (``32/nvcuda.dll``): never the release root
+_32BIT_DIR = "32"
+
+
 def resolve_release_root(unpacked: Path, asset: Asset) -> Path:
     """The folder of an unpacked archive that holds the release's files.
 
@@ -262,6 +266,8 @@ def resolve_release_root(unpacked: Path, asset: Asset) -> Path:
     for f in asset.files:
         name = PurePosixPath(f.path).name
         for hit in sorted(unpacked.rglob(name)):
+            if _32BIT_DIR in hit.relative_to(unpacked).parts[:-1]:
+                continue  # zluda/32/nvcuda.dll sorts before zluda/nvcuda.dll: a 32-bit build, never the root
             return hit.parent
     return unpacked
 
