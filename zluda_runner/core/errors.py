@@ -7,13 +7,14 @@ message or hint are masked when it is set (:func:`zluda_runner.core.redact.redac
 
 from __future__ import annotations
 
+from zluda_runner.core import exitcodes
 from zluda_runner.core.redact import redact_text
 
 
 class ZludaRunnerError(Exception):
     """An expected fault: what went wrong (``message``) and what to do (``hint``)."""
 
-    exit_code = 1
+    exit_code = exitcodes.ERROR
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(redact_text(message))
@@ -45,7 +46,7 @@ class ZludaRunnerError(Exception):
 class UsageFault(ZludaRunnerError):
     """The command line itself is wrong (click's usage errors, as a JSON-reportable error)."""
 
-    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = 2) -> None:
+    def __init__(self, message: str, hint: str | None = None, *, exit_code: int = exitcodes.USAGE) -> None:
         super().__init__(message, hint or "see `zluda-run --help` or `zluda-run COMMAND --help`")
         self.exit_code = exit_code
 
@@ -53,7 +54,7 @@ class UsageFault(ZludaRunnerError):
 class CheckFailedError(ZludaRunnerError):
     """A check or comparison failed (a fatal plan verdict, a failed load proof): exit 3."""
 
-    exit_code = 3
+    exit_code = exitcodes.CHECK_FAILED
 
 
 class ManifestError(ZludaRunnerError):
@@ -99,7 +100,7 @@ class PlanError(ZludaRunnerError):
 class FatalPlanError(PlanError):
     """A plan verdict is fatal: the launch is refused before the workload starts (exit 3)."""
 
-    exit_code = 3
+    exit_code = exitcodes.CHECK_FAILED
 
 
 class LaunchError(ZludaRunnerError):
@@ -109,7 +110,7 @@ class LaunchError(ZludaRunnerError):
 class CommandNotFoundError(LaunchError):
     """The workload's command does not exist (exit 127, like a shell)."""
 
-    exit_code = 127
+    exit_code = exitcodes.NOT_FOUND
 
 
 class PlacementError(ZludaRunnerError):
@@ -142,7 +143,7 @@ class TraceError(ZludaRunnerError):
 class CommandNotExecutableError(LaunchError):
     """The workload's command exists but cannot be executed (exit 126, like a shell)."""
 
-    exit_code = 126
+    exit_code = exitcodes.NOT_EXECUTABLE
 
 
 class HostError(ZludaRunnerError):
