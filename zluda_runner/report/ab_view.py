@@ -6,10 +6,9 @@ import shlex
 from pathlib import Path
 
 from zluda_runner.abtest.model import AbReport, TimingStats
-from zluda_runner.core.errors import HostError
-from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.report import Column, Section, Table
 from zluda_runner.report import render_html as report_html
+from zluda_runner.report.files import destination, write_report
 
 
 def render_text(report: AbReport) -> str:
@@ -138,23 +137,10 @@ def _stat_cells(side: str, stats: TimingStats | None) -> dict[str, float | None]
     }
 
 
-def html_destination(path: str | Path) -> Path:
-    """Where ``--html`` will write, checked before anything runs: its folder must exist."""
-    dest = Path(path).expanduser()
-    if not dest.resolve().parent.is_dir():
-        raise HostError(
-            f"cannot write the HTML report to {path}: its folder does not exist",
-            hint="give --html a path in an existing folder",
-        )
-    return dest
+# the one ``--html`` helper is report/files.py; this name stays for callers not yet moved to it
+html_destination = destination
 
 
 def write_html(report: AbReport, path: Path) -> None:
-    """Write :func:`render_html` to ``path`` (atomically); a HostError when it cannot be written."""
-    try:
-        atomic_write_text(path, render_html(report))
-    except OSError as exc:
-        raise HostError(
-            f"cannot write the HTML report to {path}: {exc.strerror or exc}",
-            hint="give --html a writable file path",
-        ) from None
+    """Write :func:`render_html` to ``path`` (atomically, :func:`zluda_runner.report.files.write_report`)."""
+    write_report(path, render_html(report))
