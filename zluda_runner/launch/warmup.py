@@ -5,12 +5,24 @@ spend minutes there with no output.  The heartbeat (elapsed time, cache growth s
 shows it is working, and the report says how much the cache grew.
 
 ``zluda-run warmup`` prepares the run itself (release, plan: their errors are zluda-run's
-own, never blamed on the workload) and hands :func:`warmup` the workload's argv and
-environment. :func:`zluda_run_argv` is how ``zluda-run ab`` runs its side A.
+own, never blamed on the workload) and hands :func:`warmup` the workload's argv, environment and
+plan. :func:`zluda_run_argv` is how ``zluda-run ab`` runs its side A.
+
+Where the release ships its own precompiler (upstream v6+: ``zluda_precompile``, ``.exe`` on
+Windows), :func:`warmup` runs that instead of the workload: it scans a folder or file for CUDA
+binaries (``.nv_fatbin`` / ``.nv_fatb`` sections), compiles every GPU module through the
+release's driver library next to it (it loads ``libcuda.so`` / ``nvcuda.dll`` from its own folder)
+on all CPU threads, and fills the same cache. Its command line is ``zluda_precompile
+[--device N] [--follow-links] PATH`` (vosen/ZLUDA ``zluda_precompile/src/main.rs``@8a7931be,
+``Arguments``; ``docs/src/precompiling.md``): PATH is torch's ``lib`` folder for a torch
+workload, the program itself for a binary. When it fails, the workload runs as before.
+``clear_caches`` first removes stale ZLUDA and MIOpen caches
+(:func:`~zluda_runner.host.compile_cache.clear_caches`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -18,16 +30,28 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CommandNotFoundError, HostError, LaunchError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
-from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
+from zluda_runner.host.compile_cache import (
+    ClearedCaches,
+    clear_caches,
+    compile_cache_dirs,
+    inspect_compile_cache,
+)
+
+if TYPE_CHECKING:
+    from zluda_runner.plan.model import ShimPlan
 
 HEARTBEAT_S = 10.0
+PRECOMPILE_NAMES = {"linux": "zluda_precompile", "windows": "zluda_precompile.exe"}
+METHOD_WORKLOAD = "workload"
+METHOD_PRECOMPILE = "zluda_precompile"
+METHOD_FALLBACK = "workload (zluda_precompile failed)"
 
 
 @dataclass
@@ -41,6 +65,10 @@ class WarmupReport(JsonMixin):
     files_before: int = 0
     files_after: int = 0
     heartbeats: int = 0
+    method: str = METHOD_WORKLOAD  # or the release's zluda_precompile (METHOD_PRECOMPILE / METHOD_FALLBACK)
+    precompile_argv: list[str] = field(default_factory=list)
+    precompile_exit: int | None = None
+    cleared: ClearedCaches | None = None  # what --clear-caches removed first
     schema: int = JSON_SCHEMA_VERSION
 
     @property
@@ -83,7 +111,7 @@ def zluda_run_argv(command: Sequence[str], settings: Settings | None = None) -> 
     return [*argv, "run", "--", *command]
 
 
-def warmup(
+def _run_once(
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
     cache_dirs: Sequence[Path] | None = None,
@@ -150,6 +178,92 @@ def warmup(
     )
 
 
+@dataclass(frozen=True)
+class PrecompileJob(JsonMixin):
+    """The release's own precompiler and the one path it scans for this workload."""
+
+    tool: Path
+    input: str
+
+    @property
+    def argv(self) -> list[str]:
+        return [str(self.tool), self.input]
+
+
+def precompile_tool(plan: ShimPlan) -> Path | None:
+    """The release's ``zluda_precompile`` beside its driver library (where it loads it from), else in the
+    release folder: a regular file (never a link), executable on POSIX; None when the release ships none."""
+    name = PRECOMPILE_NAMES.get(plan.os)
+    if name is None:
+        return None
+    folders = [Path(b.shim).parent for b in plan.bindings if b.family == "driver" and b.shim]
+    if plan.release is not None:
+        folders.append(Path(plan.release.root))
+    for folder in dict.fromkeys(folders):
+        candidate = folder / name
+        try:
+            if candidate.is_symlink() or not candidate.is_file():
+                continue
+        except OSError:
+            continue
+        if plan.os == "windows" or os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def precompile_job(plan: ShimPlan) -> PrecompileJob | None:
+    """What to precompile for ``plan``'s target: torch's ``lib`` folder, else the program; None when the
+    release has no precompiler or the target has no CUDA binaries to scan."""
+    tool = precompile_tool(plan)
+    if tool is None:
+        return None
+    target = plan.target
+    if target.torch_path and Path(target.torch_path, "lib").is_dir():
+        return PrecompileJob(tool, str(Path(target.torch_path, "lib")))
+    if target.binary and Path(target.binary).is_file():
+        return PrecompileJob(tool, target.binary)
+    return None
+
+
+def warmup(
+    argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    cache_dirs: Sequence[Path] | None = None,
+    *,
+    heartbeat_s: float = HEARTBEAT_S,
+    on_heartbeat: Heartbeat | None = None,
+    cwd: Path | None = None,
+    stdout: IO[bytes] | int | None = None,
+    plan: ShimPlan | None = None,
+    precompile: bool = True,
+    clear: bool = False,
+    home: Path | None = None,
+) -> WarmupReport:
+    """Run ``argv`` once (as given), measuring time and compile-cache growth.
+
+    With the launch's ``plan``: where its release ships ``zluda_precompile`` (and ``precompile``), that
+    runs instead on the target's CUDA binaries, and ``argv`` only when it fails. ``clear``: first remove
+    ZLUDA's and MIOpen's caches (``home``: whose; default this user's), listed in ``report.cleared``."""
+    cleared = clear_caches(env=env, home=home) if clear else None
+    job = precompile_job(plan) if precompile and plan is not None else None
+
+    def run(command: Sequence[str]) -> WarmupReport:
+        return _run_once(command, env, cache_dirs, heartbeat_s=heartbeat_s, on_heartbeat=on_heartbeat,
+                         cwd=cwd, stdout=stdout)
+
+    if job is None:
+        return dataclasses.replace(run(argv), cleared=cleared)
+    pre = run(job.argv)
+    if pre.exit_code == 0:
+        return dataclasses.replace(pre, method=METHOD_PRECOMPILE, precompile_argv=list(job.argv),
+                                   precompile_exit=0, cleared=cleared)
+    after = run(argv)
+    return dataclasses.replace(after, method=METHOD_FALLBACK, precompile_argv=list(job.argv),
+                               precompile_exit=pre.exit_code, elapsed_s=pre.elapsed_s + after.elapsed_s,
+                               bytes_before=pre.bytes_before, files_before=pre.files_before,
+                               heartbeats=pre.heartbeats + after.heartbeats, cleared=cleared)
+
+
 def heartbeat_text(elapsed: float, cache_bytes: int, grown: int) -> str:
     return (
         f"warmup: still running after {elapsed:.0f} s; compile cache +{format_bytes(max(grown, 0))} "
@@ -159,11 +273,25 @@ def heartbeat_text(elapsed: float, cache_bytes: int, grown: int) -> str:
 
 def render_text(report: WarmupReport, name: str) -> str:
     """The totals, for workload ``name`` (what the user typed first)."""
-    return (
-        f"warmup: {name} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
+    lines: list[str] = []
+    if report.cleared is not None:
+        from zluda_runner.host.compile_cache import render_cleared_text
+
+        lines.append(render_cleared_text(report.cleared))
+    if report.method == METHOD_PRECOMPILE:
+        who = f"the release's zluda_precompile on {report.precompile_argv[-1]}"
+    elif report.method == METHOD_FALLBACK:
+        lines.append(f"warmup: the release's zluda_precompile exited {report.precompile_exit}; ran {name} "
+                     "instead")
+        who = name
+    else:
+        who = name
+    lines.append(
+        f"warmup: {who} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
         f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
         f"{format_bytes(report.bytes_after)}"
     )
+    return "\n".join(lines)
 
 
 def stderr_fd() -> int | None:
