@@ -137,7 +137,7 @@ def test_plan_a_command_against_a_standin_release(linux_release: Path, cuda_app:
     options = zr.Options(zluda_dir=linux_release, cache_dir=tmp_path / "cache")
     plan = zr.plan_command([str(cuda_app), "sgemm"], options)
     assert isinstance(plan, zr.ShimPlan) and plan.os == "linux" and not plan.fatal
-    assert plan.argv == [str(cuda_app), "sgemm"]
+    assert plan.argv == (str(cuda_app), "sgemm")
     cublas = next(b for b in plan.bindings if b.need == "libcublas.so.13")
     assert isinstance(cublas, zr.Binding) and cublas.action == "replace"
     assert Path(cublas.shim).parent == linux_release and cublas.reasons

@@ -125,7 +125,7 @@ def test_real_shape_imports_cleanly_and_the_log_proves_it(
     plan = prepare_plan(argv, Settings(zluda_dir=release, cache_dir=cache), env=env)
     assert plan.verdict != "fatal", [b.problems for b in plan.fatal]
     assert any("could not inspect the target" in w for w in plan.warnings)
-    assert plan.library_path == [str(world["rocm"] / "lib")]  # libamdhip64.so found through ROCM_PATH
+    assert plan.library_path == (str(world["rocm"] / "lib"),)  # libamdhip64.so found through ROCM_PATH
     if zluda_ld and soname:
         assert plan.audit_library == str(release / "zluda_ld"), plan.audit_why
     else:

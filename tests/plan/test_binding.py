@@ -56,7 +56,7 @@ def test_prediction_matches_loader(kind: str, variant: str, apps, standin_releas
         assert not cublas.problems
     driver = _binding(plan, "libcuda.so.1")
     assert (driver.action, driver.verdict) == ("replace", "ok")
-    assert plan.argv == [str(app)]
+    assert plan.argv == (str(app),)
 
     # The real loader, under the launch the plan makes.
     result = verify_bindings([str(app), "sgemm"], launch_env(plan, cache_dir, env), expected_bindings(plan),

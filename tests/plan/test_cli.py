@@ -104,7 +104,7 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
     monkeypatch.setattr(prepare, "inspect_target", refuse)
     second = prepare.prepare_plan([*argv, "other", "args"], settings)
     assert second.to_dict() | {"argv": None} == first.to_dict() | {"argv": None}
-    assert second.argv == [*argv, "other", "args"]
+    assert second.argv == (*argv, "other", "args")
 
     # A shim file changes: the cached plan is no longer valid.
     monkeypatch.setattr(prepare, "inspect_target", counting)

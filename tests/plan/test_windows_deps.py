@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.plan.model import Binding, PlanTarget, ShimPlan
+from zluda_runner.plan.model import Binding, Mechanism, PlanTarget, ShimPlan
 from zluda_runner.plan.windows_deps import WindowsHost, add_dependency_walk
 
 IMPORTS = {
@@ -46,17 +46,17 @@ def tree(tmp_path: Path) -> dict[str, Path]:
 
 
 def _plan(tree: dict[str, Path], shim: str = "cublas.dll", need: str = "cublas64_11.dll",
-          mechanism: str = "dll_placement") -> ShimPlan:
+          mechanism: Mechanism = "dll_placement") -> ShimPlan:
     b = Binding(need=need, family="cublas", action="replace", shim=str(tree["release"] / shim),
                 load_name=need, mechanism=mechanism, verdict="ok")
-    return ShimPlan(target=PlanTarget(python=str(tree["py"] / "python.exe")), os="windows", bindings=[b],
-                    path_prepend=[str(tree["release"])])
+    return ShimPlan(target=PlanTarget(python=str(tree["py"] / "python.exe")), os="windows", bindings=(b,),
+                    path_prepend=(str(tree["release"]),))
 
 
 def _walk(plan: ShimPlan, tree: dict[str, Path], env: dict[str, str], *, fallback: bool = True) -> Binding:
-    add_dependency_walk(plan, env, torch_lib=str(tree["lib"]), loop_fallback=fallback,
-                        app_dir=str(tree["py"]), imports_of=imports_of)
-    return plan.bindings[0]
+    walked = add_dependency_walk(plan, env, torch_lib=str(tree["lib"]), loop_fallback=fallback,
+                                 app_dir=str(tree["py"]), imports_of=imports_of)
+    return walked.bindings[0]
 
 
 def test_a_hip_dll_off_path_is_fatal_and_named_with_its_folder_and_the_fix(tree: dict[str, Path]) -> None:

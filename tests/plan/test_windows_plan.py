@@ -92,7 +92,7 @@ def test_fork_plan_for_a_cu118_torch(windows_setup: tuple[Path, Path], tmp_path:
     assert by_need["cudart64_110.dll"].action == "keep"
     driver = by_need["nvcuda.dll"]
     assert (driver.action, driver.mechanism) == ("replace", "dll_placement")
-    assert plan.path_prepend == [str(root)]
+    assert plan.path_prepend == (str(root),)
     assert any("torch's DLL loop (torch/__init__.py:" in r for r in driver.reasons)
     assert any("restricted search" in r for r in driver.reasons)
     reasons = [r for b in plan.bindings for r in b.reasons]

@@ -39,7 +39,7 @@ def test_a_plain_exe_is_the_target_and_is_inspected(mingw_build, tmp_path: Path)
     assert profile.library("cudart64_12.dll") is not None
     plan = make_plan(profile, scan_release_dir(_fork_release(mingw_build, tmp_path / "zluda")))
     driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
-    assert driver.mechanism == "injector" and driver.requested_by == ["cudart64_12.dll (LoadLibrary)"]
+    assert driver.mechanism == "injector" and driver.requested_by == ("cudart64_12.dll (LoadLibrary)",)
     text = render_plan(plan)
     assert "started through the release's injector (zluda.exe), which loads: nvcuda.dll" in text
     for word in LINUX_WORDS:

@@ -1,12 +1,13 @@
 """JSON round-tripping for the plain dataclasses that stages exchange.
 
 ``JsonMixin`` gives a dataclass ``to_dict``/``from_dict`` and ``to_json``/``from_json``.
-Nested dataclasses, lists, tuples, dicts, ``Path``, ``Enum`` and ``X | None``
-fields are handled from the type hints, so stages can be run and tested apart.
+Nested dataclasses, lists, tuples, dicts (``Mapping`` fields are read as dicts), ``Path``, ``Enum``
+and ``X | None`` fields are handled from the type hints, so stages can be run and tested apart.
 """
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import enum
 import json
@@ -63,7 +64,7 @@ def _from_plain(tp: Any, value: Any) -> Any:
         return tuple(_from_plain(a, v) for a, v in zip(args, value, strict=False))
     if origin in (set, frozenset):
         return origin(_from_plain(args[0] if args else Any, v) for v in value)
-    if origin in (dict, typing.Dict):  # noqa: UP006
+    if origin in (dict, typing.Dict, collections.abc.Mapping):  # noqa: UP006
         kt, vt = args if args else (Any, Any)
         return {_from_plain(kt, k): _from_plain(vt, v) for k, v in value.items()}
     if isinstance(tp, type):

@@ -13,6 +13,7 @@ fast (see benchmarks/launch_overhead.py).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,7 +40,7 @@ from zluda_runner.plan.model import ReleaseRef, ShimPlan
 
 RELEASE_ENV = "ZLUDA_RUNNER_RELEASE"
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
-PLAN_CACHE_FORMAT = 5
+PLAN_CACHE_FORMAT = 6
 _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH")
 
 
@@ -356,13 +357,14 @@ def prepare_plan(
 ) -> ShimPlan:
     """Inspect the target the command runs, pick the release, and plan (cached). ``download=False``
     (``zluda-run plan``) never downloads: an uncached release is planned from the manifest."""
+    from zluda_runner.plan.defaults_facts import with_defaults
+
     run_env = dict(os.environ if env is None else env)
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:
-            cached.argv = list(argv)
-            return cached
+            return with_defaults(dataclasses.replace(cached, argv=tuple(argv)), settings, run_env)
     from zluda_runner.plan.build import make_plan
 
     choice = choose_target(argv, settings)
@@ -381,9 +383,9 @@ def prepare_plan(
             download=download,
         )
     if source.not_downloaded is not None:
-        return _provisional_plan(target, source, argv, run_env)
+        return with_defaults(_provisional_plan(target, source, argv, run_env), settings, run_env)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
-    plan.warnings.extend(w for w in target.warnings if w.startswith(ASSUMED_PREFIX))
+    plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
             from zluda_runner.plan.shimdeps import rocm_dirs
@@ -395,7 +397,7 @@ def prepare_plan(
 
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
-    return plan
+    return with_defaults(plan, settings, run_env)  # never cached: the host's facts are read each time
 
 
 def _provisional_plan(target: TargetProfile, source: ReleaseSource, argv: Sequence[str],
@@ -410,10 +412,13 @@ def _provisional_plan(target: TargetProfile, source: ReleaseSource, argv: Sequen
 
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=env,
                      facts_reader=provisional_facts, deps_resolver=deps)
-    plan.provisional = True
-    plan.warnings.insert(0, source.not_downloaded or "")
-    plan.warnings.extend(w for w in target.warnings if w.startswith(ASSUMED_PREFIX))
-    return plan
+    return dataclasses.replace(plan, provisional=True,
+                               warnings=(source.not_downloaded or "", *plan.warnings, *_assumed(target)))
+
+
+def _assumed(target: TargetProfile) -> list[str]:
+    """The target's warnings that say what was assumed about it (it could not be inspected)."""
+    return [w for w in target.warnings if w.startswith(ASSUMED_PREFIX)]
 
 
 # --------------------------------------------------------------------------- apply
@@ -458,8 +463,11 @@ def launch_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str] | No
             env["PATH"] = os.pathsep.join([*plan.path_prepend, *filter(None, [env.get("PATH")])])
         return env
     from zluda_runner.launch.linux import compose_env
+    from zluda_runner.launch.startup import linux_startup_env
 
-    return compose_env(env, linux_launch(plan, cache_dir))
+    env = compose_env(env, linux_launch(plan, cache_dir))
+    env.update(linux_startup_env(plan, cache_dir, env))  # the start-up defaults' sitecustomize
+    return env
 
 
 def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:

@@ -104,13 +104,16 @@ def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
     """The variables that make the workload's Python run our start-up code (preloads, and with
     ``listing`` the module listing at exit), and the ``.pth`` hook written for it (portable Python).
     ``injected``: the release's injector loads ZLUDA (nothing is placed): nothing to preload."""
+    from zluda_runner.launch.startup import needs_startup
     from zluda_runner.launch.windows_preload import preload_env, pth_hook_env
-    from zluda_runner.plan.windows import HOOK_PTH, preload_dlls
+    from zluda_runner.plan.model import HOOK_PTH
+    from zluda_runner.plan.windows import preload_dlls
 
     dlls = [] if injected else preload_dlls(plan)
     hook = plan.startup_hook
+    torch_defaults = needs_startup(plan)  # plan.defaults applied inside Python (launch.startup)
     if hook is not None and hook.kind == HOOK_PTH:
-        if not dlls and not listing:
+        if not dlls and not listing and not torch_defaults:
             return {}, None
         from zluda_runner.launch.windows_hook import install_pth_hook
 
@@ -118,7 +121,7 @@ def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
         return pth_hook_env(dlls, cache_dir), str(written)
     if hook is None and not dlls:
         return {}, None
-    return preload_env(dlls, cache_dir, base_env, always=listing), None
+    return preload_env(dlls, cache_dir, base_env, always=listing or torch_defaults), None
 
 
 def prepare_windows_launch(
@@ -182,7 +185,10 @@ def plan_for_torch_lib(
     source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
                          cuda_version=profile.cuda_version, trust_on_first_use=trust_on_first_use)
     # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
-    return make_plan(profile, source.layout, release=source.ref, argv=argv, base_env=dict(os.environ))
+    plan = make_plan(profile, source.layout, release=source.ref, argv=argv, base_env=dict(os.environ))
+    from zluda_runner.plan.defaults_facts import with_defaults
+
+    return with_defaults(plan, settings, os.environ)  # what place records for runs outside zluda-run
 
 
 def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
@@ -216,17 +222,18 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path
     that is the restore."""
     from zluda_runner.core.errors import PlacementError
     from zluda_runner.core.paths import default_cache_dir
-    from zluda_runner.launch.windows_hook import hook_path, is_ours, remove_pth_hook
+    from zluda_runner.launch.windows_hook import our_hooks, remove_pth_hook
 
-    hook = hook_path(_site_of(torch_lib))
+    hooks = our_hooks(_site_of(torch_lib))  # the start-up hook, the placed-defaults hook
     try:
         result = restore_placement(torch_lib, journal_dir, **kwargs)
     except PlacementError:
-        if not (hook.exists() and is_ours(hook)):
+        if not hooks:
             raise
         result = RestoreResult(Path(torch_lib))
-    if result.complete and remove_pth_hook(hook, cache_dir or default_cache_dir()):
-        result.removed.append(str(hook))
+    for hook in hooks if result.complete else []:
+        if remove_pth_hook(hook, cache_dir or default_cache_dir()):
+            result.removed.append(str(hook))
     return result
 
 
@@ -234,12 +241,10 @@ def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequenc
            **kwargs: Any) -> PlacementStatus:
     """Is the placement intact (:func:`~zluda_runner.launch.windows_restore.status`)? The advice also
     names zluda-run's ``.pth`` start-up hook in this torch's site-packages, when there is one."""
-    from zluda_runner.launch.windows_hook import hook_path, is_ours
+    from zluda_runner.launch.windows_hook import hook_note, our_hooks
 
     result = placement_status(torch_lib, journal_dir, placements, **kwargs)
-    hook = hook_path(_site_of(torch_lib))
-    if hook.exists() and is_ours(hook):
-        note = (f"zluda-run's start-up hook {hook} is in place (inert unless zluda-run starts the workload; "
-                "`zluda-run restore` removes it)")
+    for hook in our_hooks(_site_of(torch_lib)):
+        note = hook_note(hook)
         result.advice = f"{result.advice}; {note}" if result.advice else note
     return result

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from zluda_runner.core.errors import PlanError
 from zluda_runner.inspection.profile import TargetProfile
 
 # --------------------------------------------------------------------------- matching
 from zluda_runner.plan.model import (
-    ADDMM_LT_ENV,
     FATAL,
     INHERITED_VARIABLES,
     KEEP,
@@ -47,12 +45,15 @@ from zluda_runner.plan.model import (
     MISSING_CONSEQUENCE,
     OK,
     REPLACE,
-    SEVERITY,
     WARN,
     Binding,
+    Mechanism,
     PlanTarget,
     ReleaseRef,
     ShimPlan,
+    Verdict,
+    WindowsPlacement,
+    worst,
 )
 from zluda_runner.plan.shimdeps import ShimDeps, resolve_shim_deps
 from zluda_runner.plan.shimfacts import (
@@ -64,24 +65,24 @@ from zluda_runner.plan.shimfacts import (
 )
 from zluda_runner.plan.windows import (
     WindowsContext,
-    add_windows_placement,
     verdict_of,
     windows_context,
     windows_loader_setup,
     windows_mechanism,
+    windows_placement,
 )
 from zluda_runner.plan.windows_deps import add_dependency_walk
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Need:
     name: str
     family: str
     major: int | None
-    requested_by: list[str]
-    versions: list[str]
-    symbols: list[str]
+    requested_by: tuple[str, ...]
+    versions: tuple[str, ...]
+    symbols: tuple[str, ...]
     via: str | None
     path: str | None
     reaches_by_rpath: bool
@@ -105,9 +106,9 @@ def _needs_of(target: TargetProfile) -> list[_Need]:
                 name=lib.name,
                 family=lib.family,
                 major=lib.major,
-                requested_by=list(lib.requested_by),
-                versions=list(lib.versions_required),
-                symbols=list(lib.symbols),
+                requested_by=tuple(lib.requested_by),
+                versions=tuple(lib.versions_required),
+                symbols=tuple(lib.symbols),
                 via=resolved.via if resolved else None,
                 path=resolved.path if resolved else None,
                 reaches_by_rpath=(resolved is not None and resolved.via == "rpath") or "rpath" in reaches,
@@ -123,9 +124,9 @@ def _needs_of(target: TargetProfile) -> list[_Need]:
                 name=dl.name,
                 family=dl.family,
                 major=None,
-                requested_by=[f"{o} {_run_time_suffix(target.os)}" for o in dl.opened_by],
-                versions=[],
-                symbols=[],
+                requested_by=tuple(f"{o} {_run_time_suffix(target.os)}" for o in dl.opened_by),
+                versions=(),
+                symbols=(),
                 via=resolved.via if resolved else None,
                 path=resolved.path if resolved else None,
                 reaches_by_rpath=resolved is not None and resolved.via == "rpath",
@@ -160,7 +161,7 @@ def _pick_shim(need: _Need, layout: ReleaseLayout, cuda_major: int | None) -> tu
     return None, f"the release has no {need.family} stand-in"
 
 
-def _mechanism_linux(need: _Need, torch_preloads: bool) -> tuple[str, str]:
+def _mechanism_linux(need: _Need, torch_preloads: bool) -> tuple[Mechanism, str]:
     if torch_preloads and need.family not in ("driver", "nvml"):
         return MECH_LD_AUDIT, (
             "torch preloads its CUDA libraries by full path (ctypes, from nvidia/*/lib) before "
@@ -210,22 +211,25 @@ def read_imports(path: str) -> dict[str, list[str]]:
     return {**summary.imports_by_file, "": summary.c_imports}
 
 
-def _recount_needs(needs: Sequence[_Need], replaced_files: set[str], imports_reader: ImportsReader) -> None:
+def _recount_needs(needs: Sequence[_Need], replaced_files: set[str],
+                   imports_reader: ImportsReader) -> list[_Need]:
     """Symbols a need must provide, counted only from requesters that will really be loaded: NVIDIA's
     libcublas.so.13 is replaced, so its own imports from cuBLASLt do not count against that shim."""
-    for need in needs:
-        kept = [r for r in need.requested_by if os.path.realpath(r) not in replaced_files]
-        if len(kept) == len(need.requested_by) or not need.symbols:
+    return [_recount(need, replaced_files, imports_reader) for need in needs]
+
+
+def _recount(need: _Need, replaced_files: set[str], imports_reader: ImportsReader) -> _Need:
+    kept = tuple(r for r in need.requested_by if os.path.realpath(r) not in replaced_files)
+    if len(kept) == len(need.requested_by) or not need.symbols:
+        return need
+    wanted: dict[str, None] = {}
+    for requester in kept:
+        if requester.endswith(RUN_TIME_SUFFIXES):
             continue
-        wanted: dict[str, None] = {}
-        for requester in kept:
-            if requester.endswith(RUN_TIME_SUFFIXES):
-                continue
-            imports = imports_reader(requester)
-            wanted.update(dict.fromkeys(imports.get(need.name, ())))
-            wanted.update(dict.fromkeys(s for s in imports.get("", ()) if s in need.symbols))
-        need.symbols = [s for s in need.symbols if s in wanted]
-        need.requested_by = kept
+        imports = imports_reader(requester)
+        wanted.update(dict.fromkeys(imports.get(need.name, ())))
+        wanted.update(dict.fromkeys(s for s in imports.get("", ()) if s in need.symbols))
+    return replace(need, symbols=tuple(s for s in need.symbols if s in wanted), requested_by=kept)
 
 
 def make_plan(
@@ -256,53 +260,52 @@ def make_plan(
     torch = target.torch
     torch_version = torch.version if torch else None
     cuda_major = target.cuda_major
-    plan = ShimPlan(
-        release=release,
-        target=PlanTarget(
-            python=target.python,
-            torch=torch_version,
-            cuda=target.cuda_version,
-            torch_path=torch.path if torch else None,
-            binary=None if target.python else next(iter(target.roots), None),
-        ),
-        os=os_name,
-        argv=list(argv),
+    planned_for = PlanTarget(
+        python=target.python,
+        torch=torch_version,
+        cuda=target.cuda_version,
+        torch_path=torch.path if torch else None,
+        binary=None if target.python else next(iter(target.roots), None),
     )
+    warnings: list[str] = []
     if layout.os != os_name:
-        plan.warnings.append(f"the release folder holds {layout.os} libraries; the target is {os_name}")
+        warnings.append(f"the release folder holds {layout.os} libraries; the target is {os_name}")
     facts_cache: dict[str, ShimFacts] = {}
     needs = _needs_of(target)
     if not any(n.family == "driver" for n in needs):
         # Every CUDA program reaches the driver (cudart dlopens it by bare name).
         windows = os_name == "windows"
         driver_name, opener = ("nvcuda.dll", "cudart") if windows else ("libcuda.so.1", "libcudart")
-        needs.append(_Need(driver_name, "driver", None, [f"{opener} {_run_time_suffix(os_name)}"], [], [],
+        needs.append(_Need(driver_name, "driver", None, (f"{opener} {_run_time_suffix(os_name)}",), (), (),
                            None, None, False))
     replaced_files = {os.path.realpath(n.path) for n in needs
                       if n.path and _pick_shim(n, layout, cuda_major)[0] is not None}
-    _recount_needs(needs, replaced_files, imports_reader)
+    needs = _recount_needs(needs, replaced_files, imports_reader)
     # torch preloads by path; a target that could not be inspected is assumed to (build "unknown")
     torch_preloads = os_name == "linux" and (
         (torch is not None and bool(target.python)) or build == "unknown")
-    needs_audit = False
     win = windows_context(target, layout) if os_name == "windows" else None
-    for need in needs:
-        binding = _bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads, win)
-        plan.bindings.append(binding)
-        if binding.action == REPLACE and binding.mechanism == MECH_LD_AUDIT:
-            needs_audit = True
+    bindings = [_bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads, win)
+                for need in needs]
+    needs_audit = any(b.action == REPLACE and b.mechanism == MECH_LD_AUDIT for b in bindings)
     env = dict(base_env or {})
-    _add_environment(plan, needs, layout, torch_version, env)
+    setup = _environment(bindings, needs, layout, torch_version, env, os_name, planned_for.torch_path)
+    library_path: tuple[str, ...] = ()
     if os_name == "linux" and layout.os == "linux":
         resolver = deps_resolver or (lambda shims: resolve_shim_deps(shims, env))
-        _add_shim_deps(plan, resolver)
-    _add_loader_setup(plan, layout, needs_audit, facts_cache, facts_reader)
+        bindings, library_path = _with_shim_deps(bindings, resolver)
+    plan = ShimPlan(
+        release=release, target=planned_for, os=os_name, bindings=tuple(bindings), env=setup.env,
+        library_path=library_path, placements=setup.placements, warnings=(*warnings, *setup.warnings),
+        argv=tuple(argv),
+    )
+    plan = _with_loader_setup(plan, layout, needs_audit, facts_cache, facts_reader, win)
     if win is not None:  # after the loader set-up: plan.path_prepend is part of the launched PATH
-        add_dependency_walk(plan, env, torch_lib=win.torch_lib,
-                            loop_fallback=bool(win.loop is not None and win.loop.fallback_path),
-                            app_dir=os.path.dirname(target.python) if target.python else None)
-    plan.inherited = [v for v in INHERITED_VARIABLES if v in plan.env or _loader_var_used(plan, v)]
-    return plan
+        plan = add_dependency_walk(plan, env, torch_lib=win.torch_lib,
+                                   loop_fallback=bool(win.loop is not None and win.loop.fallback_path),
+                                   app_dir=os.path.dirname(target.python) if target.python else None)
+    return replace(plan, inherited=tuple(
+        v for v in INHERITED_VARIABLES if v in plan.env or _loader_var_used(plan, v)))
 
 
 def _loader_var_used(plan: ShimPlan, var: str) -> bool:
@@ -325,33 +328,26 @@ def _bind(
     torch_preloads: bool = False,
     win: WindowsContext | None = None,
 ) -> Binding:
-    base: dict[str, Any] = {
-        "need": need.name,
-        "family": need.family,
-        "requested_by": need.requested_by,
-        "found_now": need.path,
-        "found_now_via": need.via,
-    }
+    base = Binding(need=need.name, family=need.family, action=MISSING, shim=None, load_name=None,
+                   mechanism=MECH_NONE, verdict=OK, requested_by=need.requested_by, found_now=need.path,
+                   found_now_via=need.via)
     shim, why = _pick_shim(need, layout, cuda_major)
     if shim is None:
         if need.family in KEEP_FAMILIES:
-            return Binding(
-                **base, action=KEEP, shim=None, load_name=need.name, mechanism=MECH_NONE, verdict=OK,
-                reasons=[f"NVIDIA's own {need.name} stays: it runs on top of ZLUDA's driver"],
-            )
+            return replace(base, action=KEEP, load_name=need.name,
+                           reasons=(f"NVIDIA's own {need.name} stays: it runs on top of ZLUDA's driver",))
         severity, consequence = MISSING_CONSEQUENCE.get(
             need.family, (WARN, f"calls into {need.family} will go to NVIDIA's library and fail on AMD")
         )
-        return Binding(
-            **base, action=MISSING, shim=None, load_name=None, mechanism=MECH_NONE, verdict=severity,
-            reasons=[why, consequence], problems=[consequence] if severity != OK else [],
-        )
+        return replace(base, verdict=severity, reasons=(why, consequence),
+                       problems=(consequence,) if severity != OK else ())
     if shim.path not in facts_cache:
         facts_cache[shim.path] = facts_reader(shim.path)
     facts = facts_cache[shim.path]
     reasons = [why]
-    verdicts = []
+    verdicts: list[Verdict] = []
     problems: list[str] = []
+    mechanism: Mechanism
     if os_name == "windows" and win is not None:
         mechanism, win_reasons, win_problems = windows_mechanism(need.name, need.family, need.requested_by,
                                                                  win)
@@ -382,73 +378,88 @@ def _bind(
         verdicts.append(WARN)
         reasons.append(stub)
         problems.append(stub)
-    verdict = max(verdicts, key=lambda v: SEVERITY[v], default=OK)
-    return Binding(
-        **base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
-        reasons=reasons, problems=[p for p in problems if verdict != OK],
+    verdict = worst(verdicts)
+    return replace(
+        base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
+        reasons=tuple(reasons), problems=tuple(p for p in problems if verdict != OK),
     )
 
 
-def _add_environment(
-    plan: ShimPlan, needs: Sequence[_Need], layout: ReleaseLayout, torch_version: str | None,
-    base_env: Mapping[str, str],
-) -> None:
-    families_replaced = {b.family for b in plan.bindings if b.action == REPLACE}
+@dataclass(frozen=True)
+class _Environment:
+    """What the launch environment gets from the bindings: variables, warnings, Windows placements."""
+
+    env: dict[str, str]
+    warnings: tuple[str, ...]
+    placements: tuple[WindowsPlacement, ...]
+
+
+def _environment(
+    bindings: Sequence[Binding], needs: Sequence[_Need], layout: ReleaseLayout, torch_version: str | None,
+    base_env: Mapping[str, str], os_name: str, torch_path: str | None,
+) -> _Environment:
+    env: dict[str, str] = {}
+    warnings: list[str] = []
+    placements: list[WindowsPlacement] = []
+    families_replaced = {b.family for b in bindings if b.action == REPLACE}
     needed_families = {n.family for n in needs}
-    if "cublasLt" not in families_replaced and _torch_at_least(torch_version, (2, 4)):
-        plan.env[ADDMM_LT_ENV] = "1"
-        if "cublasLt" not in needed_families:
-            plan.warnings.append(
-                f"torch {torch_version} uses cuBLASLt for addmm; the release has no stand-in, so "
-                f"{ADDMM_LT_ENV}=1 is set"
-            )
-    for b in plan.bindings:
+    # DISABLE_ADDMM_CUDA_LT=1 (no cuBLASLt served) is an applied default: plan.defaults (plan/defaults.py)
+    for b in bindings:
         if b.action != REPLACE or b.shim is None:
             continue
         shim = next((s for s in layout.shims if s.path == b.shim), None)
         if shim is None:
             continue
-        _shim_environment(plan, b, shim)
-        if plan.os == "windows":
-            add_windows_placement(plan, b, shim)
+        warnings.extend(_shim_environment(env, b, shim, os_name, torch_path))
+        placement = windows_placement(b, shim) if os_name == "windows" else None
+        if placement is not None:
+            placements.append(placement)
     if "nccl" in needed_families and "nccl" not in families_replaced:
-        plan.warnings.append(
+        warnings.append(
             "the target links NCCL and the release has no stand-in: `torchrun` with the nccl backend "
             "will fail; workers inherit this launch's environment, so use backend='gloo'"
         )
     for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION"):
         if var in base_env:
-            plan.warnings.append(f"{var}={base_env[var]} is passed through to the workload")
+            warnings.append(f"{var}={base_env[var]} is passed through to the workload")
+    return _Environment(env, tuple(warnings), tuple(placements))
 
 
-def _shim_environment(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
-    """Variables a shim needs. The manifest says what each must hold (prose); the value is computed
-    here: the only kind known is "the path of the original NVIDIA library, saved beside the shim"
-    (the fork's nvrtc reads ZLUDA_NVRTC_LIB). Anything else is left to the user, with a warning."""
-    torch_path = plan.target.torch_path
+def _shim_environment(env: dict[str, str], binding: Binding, shim: ShimFile, os_name: str,
+                      torch_path: str | None) -> list[str]:
+    """Variables a shim needs, set in ``env``; the warnings for those left to the user. The manifest
+    says what each must hold (prose); the value is computed here: the only kind known is "the path of
+    the original NVIDIA library, saved beside the shim" (the fork's nvrtc reads ZLUDA_NVRTC_LIB).
+    Anything else is left to the user, with a warning."""
+    warnings: list[str] = []
     for key, meaning in shim.needs_env.items():
-        if shim.original_saved_as and torch_path and plan.os == "windows":
-            plan.env.setdefault(key, str(Path(torch_path) / "lib" / shim.original_saved_as))
+        if shim.original_saved_as and torch_path and os_name == "windows":
+            env.setdefault(key, str(Path(torch_path) / "lib" / shim.original_saved_as))
         else:
-            plan.warnings.append(f"{Path(shim.path).name} for {binding.need} reads {key}: {meaning}")
+            warnings.append(f"{Path(shim.path).name} for {binding.need} reads {key}: {meaning}")
+    return warnings
 
 
-def _add_shim_deps(plan: ShimPlan, resolver: DepsResolver) -> None:
-    """Every shim's own DT_NEEDED, resolved on this host: missing ones make its bindings fatal."""
-    replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim]
-    deps = resolver([b.shim for b in replaced if b.shim])
-    plan.library_path.extend(d for d in deps.library_path if d not in plan.library_path)
-    for b in replaced:
-        assert b.shim is not None
-        b.reasons.extend(deps.notes.get(b.shim, []))
-        problems = deps.problems.get(b.shim, [])
+def _with_shim_deps(
+    bindings: Sequence[Binding], resolver: DepsResolver
+) -> tuple[list[Binding], tuple[str, ...]]:
+    """Every shim's own DT_NEEDED, resolved on this host: missing ones make its bindings fatal. The
+    bindings with what was found, and the folders the shims need on the library path."""
+    deps = resolver([b.shim for b in bindings if b.action == REPLACE and b.shim])
+    checked: list[Binding] = []
+    for b in bindings:
+        if b.action != REPLACE or not b.shim:
+            checked.append(b)
+            continue
+        problems = tuple(deps.problems.get(b.shim, ()))
+        b = replace(b, reasons=(*b.reasons, *deps.notes.get(b.shim, ())))
         if problems:
-            b.verdict = FATAL
-            b.reasons.extend(problems)
-            b.problems.extend(problems)
+            b = replace(b, verdict=FATAL, reasons=(*b.reasons, *problems), problems=(*b.problems, *problems))
+        checked.append(b)
+    return checked, tuple(dict.fromkeys(deps.library_path))
 
 
-def _audit_choice(plan: ShimPlan, layout: ReleaseLayout, facts_cache: dict[str, ShimFacts],
+def _audit_choice(bindings: Sequence[Binding], layout: ReleaseLayout, facts_cache: dict[str, ShimFacts],
                   facts_reader: FactsReader) -> tuple[str, str]:
     """The release's ``zluda_ld`` answers every request, by path too, with a path: ld.so then registers
     a shim first opened by path (torch's ctypes preloads) under that path only, and the next version
@@ -460,7 +471,7 @@ def _audit_choice(plan: ShimPlan, layout: ReleaseLayout, facts_cache: dict[str, 
         return "ours", "the release ships no zluda_ld: our redirector (shims/redirect/redirect.c)"
     release_ld = os.path.abspath(release_ld)
     ld_dir = os.path.dirname(release_ld)
-    for b in plan.bindings:
+    for b in bindings:
         if b.action != REPLACE or b.mechanism != MECH_LD_AUDIT or not b.shim or b.need.endswith(".so"):
             continue  # (a development name such as libcublas.so is never a DT_NEEDED with version needs)
         if b.shim not in facts_cache:
@@ -482,19 +493,24 @@ def _audit_choice(plan: ShimPlan, layout: ReleaseLayout, facts_cache: dict[str, 
     )
 
 
-def _add_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool,
-                      facts_cache: dict[str, ShimFacts], facts_reader: FactsReader) -> None:
-    replaced = [b for b in plan.bindings if b.action == REPLACE and b.shim and b.load_name]
+def _with_loader_setup(plan: ShimPlan, layout: ReleaseLayout, needs_audit: bool,
+                       facts_cache: dict[str, ShimFacts], facts_reader: FactsReader,
+                       win: WindowsContext | None) -> ShimPlan:
+    """``plan`` with how the loader takes the shims: Windows placement/PATH/start-up hook, or Linux's
+    folder of links and (where needed) the LD_AUDIT redirector."""
     if plan.os == "windows":
-        windows_loader_setup(plan, layout)
-        return
-    for b in replaced:
-        assert b.load_name is not None and b.shim is not None
-        plan.link_map[b.load_name] = os.path.abspath(b.shim)
+        return windows_loader_setup(plan, layout, win)
+    link_map: dict[str, str] = {}
+    for b in plan.bindings:
+        if b.action != REPLACE or not b.shim or not b.load_name:
+            continue
+        link_map[b.load_name] = os.path.abspath(b.shim)
         # Programs that dlopen the unversioned development name get the same file.
         shim = next((s for s in layout.shims if s.path == b.shim), None)
         for alias in shim.load_names if shim else []:
-            plan.link_map.setdefault(alias, os.path.abspath(b.shim))
-    if needs_audit:
-        plan.redirect_map = dict(plan.link_map)
-        plan.audit_library, plan.audit_why = _audit_choice(plan, layout, facts_cache, facts_reader)
+            link_map.setdefault(alias, os.path.abspath(b.shim))
+    if not needs_audit:
+        return replace(plan, link_map=link_map)
+    audit_library, audit_why = _audit_choice(plan.bindings, layout, facts_cache, facts_reader)
+    return replace(plan, link_map=link_map, redirect_map=dict(link_map), audit_library=audit_library,
+                   audit_why=audit_why)

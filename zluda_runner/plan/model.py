@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Final, Literal
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.serial import JsonMixin
 
-OK, WARN, FATAL = "ok", "warn", "fatal"
-SEVERITY = {OK: 0, WARN: 1, FATAL: 2}
+Verdict = Literal["ok", "warn", "fatal"]
+OK: Final = "ok"
+WARN: Final = "warn"
+FATAL: Final = "fatal"
+SEVERITY: dict[Verdict, int] = {OK: 0, WARN: 1, FATAL: 2}
 
-REPLACE, KEEP, MISSING = "replace", "keep", "missing"
+Action = Literal["replace", "keep", "missing"]
+REPLACE: Final = "replace"
+KEEP: Final = "keep"
+MISSING: Final = "missing"
 
 # NVIDIA's own library keeps working on top of ZLUDA's driver (it only calls the runtime/driver API
 # or compiles on the CPU); nothing to replace.
@@ -20,15 +28,16 @@ KEEP_FAMILIES = {
 }
 
 # What the workload loses when a release has no stand-in for a family, and how bad that is.
-MISSING_CONSEQUENCE: dict[str, tuple[str, str]] = {
+MISSING_CONSEQUENCE: dict[str, tuple[Verdict, str]] = {
     "driver": (FATAL, "no ZLUDA driver library: every CUDA call would go to NVIDIA's driver, which is "
                "not there on an AMD machine"),
     "cublas": (FATAL, "matrix multiplies (torch.mm, nn.Linear, attention) would run NVIDIA's cuBLAS "
                "kernels, which cannot run on an AMD GPU"),
     "cublasLt": (WARN, "no cuBLASLt stand-in: torch's addmm fast path must be switched off "
-                 "(DISABLE_ADDMM_CUDA_LT=1, set for you)"),
-    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN fail; put "
-              "`torch.backends.cudnn.enabled = False` at the top of the workload"),
+                 "(DISABLE_ADDMM_CUDA_LT=1: an applied default, see 'applied for you')"),
+    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN would fail; torch's cuDNN is switched "
+              "off inside the workload (torch.backends.cudnn.enabled = False: an applied default, see "
+              "'applied for you')"),
     "cufft": (WARN, "no cuFFT stand-in: torch.fft on the GPU fails"),
     "cufftw": (WARN, "no cuFFTW stand-in: FFTW-style FFT calls fail"),
     "cusparse": (WARN, "no cuSPARSE stand-in: sparse tensor ops on the GPU fail"),
@@ -47,32 +56,47 @@ INHERITED_VARIABLES = (
     "HSA_OVERRIDE_GFX_VERSION",
 )
 
-MECH_LD_LIBRARY_PATH = "ld_library_path"
-MECH_LD_AUDIT = "ld_audit"
-MECH_DLL_PLACEMENT = "dll_placement"
-MECH_PATH = "path"
-MECH_NONE = "none"
+# How a replacement reaches the loader: Linux (links first on LD_LIBRARY_PATH, an LD_AUDIT redirector),
+# Windows (a copy placed in torch/lib, loaded by full path first, the release's injector), or nothing.
+Mechanism = Literal["ld_library_path", "ld_audit", "dll_placement", "path", "preload", "injector", "none"]
+MECH_LD_LIBRARY_PATH: Final = "ld_library_path"
+MECH_LD_AUDIT: Final = "ld_audit"
+MECH_DLL_PLACEMENT: Final = "dll_placement"
+MECH_PATH: Final = "path"
+MECH_PRELOAD: Final = "preload"  # loaded by full path before the workload (launch.windows_preload)
+MECH_INJECTOR: Final = "injector"  # the release's zluda.exe starts the program with ZLUDA loaded
+MECH_NONE: Final = "none"
+
+# How zluda-run's start-up code runs inside a Windows Python workload (StartupHook.kind).
+HookKind = Literal["sitecustomize", "pth"]
+HOOK_SITECUSTOMIZE: Final = "sitecustomize"  # a private folder first on PYTHONPATH (in the cache)
+HOOK_PTH: Final = "pth"  # an inert .pth line in a site-packages folder the ._pth lists
 
 
-@dataclass
+def worst(verdicts: tuple[Verdict, ...] | list[Verdict]) -> Verdict:
+    """The most severe of ``verdicts`` (``ok`` for none)."""
+    return max(verdicts, key=lambda v: SEVERITY[v], default=OK)
+
+
+@dataclass(frozen=True)
 class Binding(JsonMixin):
     """One needed library and what the plan does about it."""
 
     need: str
     family: str
-    action: str  # replace | keep | missing
+    action: Action
     shim: str | None
     load_name: str | None
-    mechanism: str
-    verdict: str  # ok | warn | fatal
-    reasons: list[str] = field(default_factory=list)
-    requested_by: list[str] = field(default_factory=list)
+    mechanism: Mechanism
+    verdict: Verdict
+    reasons: tuple[str, ...] = ()
+    requested_by: tuple[str, ...] = ()
     found_now: str | None = None  # where the loader takes it from without ZLUDA
     found_now_via: str | None = None
-    problems: list[str] = field(default_factory=list)  # the reasons behind a warn/fatal verdict
+    problems: tuple[str, ...] = ()  # the reasons behind a warn/fatal verdict
 
 
-@dataclass
+@dataclass(frozen=True)
 class WindowsPlacement(JsonMixin):
     """A shim copied into torch/lib under the needed name (original kept for restore)."""
 
@@ -81,7 +105,7 @@ class WindowsPlacement(JsonMixin):
     backup_name: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class StartupHook(JsonMixin):
     """Windows, a Python workload: how zluda-run's start-up code runs before the workload's first line
     (it loads ``preload`` by full path; with ``--verify-load`` it lists the process's modules at exit).
@@ -90,9 +114,9 @@ class StartupHook(JsonMixin):
     inert ``.pth`` file in ``folder``, a site-packages folder the interpreter's ``._pth`` lists, acting
     only while zluda-run's variable is set; journaled, ``zluda-run restore`` removes it)."""
 
-    kind: str
+    kind: HookKind
     folder: str | None = None
-    preload: list[str] = field(default_factory=list)
+    preload: tuple[str, ...] = ()
     why: str = ""
 
 
@@ -104,14 +128,14 @@ class AppliedDefault(JsonMixin):
 
     name: str  # stable key, e.g. "sdpa-fused-off", "cudnn-off", "addmm-lt-off", "dedicated-gpu"
     setting: str  # what is set, as the workload sees it: "DISABLE_ADDMM_CUDA_LT=1", "torch.backends..."
-    vehicle: str  # "env" (the launch environment) or "startup" (start-up code inside the Python workload)
+    vehicle: str  # "env" (launch environment), "startup" (start-up code inside the Python workload), "info"
     reason: str  # the fact that calls for it, in words
     source: str  # where the fact comes from (a URL, an issue, a manifest field)
     applied: bool = True
     why_not: str | None = None  # when not applied: the user's own value, --no-defaults, ...
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseRef(JsonMixin):
     id: str | None
     version: str | None
@@ -120,7 +144,7 @@ class ReleaseRef(JsonMixin):
     root: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlanTarget(JsonMixin):
     """What the plan was made for: an interpreter's torch, or one binary (or an uninspected command)."""
 
@@ -131,34 +155,34 @@ class PlanTarget(JsonMixin):
     binary: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShimPlan(JsonMixin):
-    """Everything ``zluda-run`` will do, and why, before it does it."""
+    """Everything ``zluda-run`` will do, and why, before it does it. Frozen: a variant (a traced launch,
+    a provisional plan) is made with ``dataclasses.replace``."""
 
     schema: int = JSON_SCHEMA_VERSION
     release: ReleaseRef | None = None
     target: PlanTarget = field(default_factory=PlanTarget)
     os: str = "linux"
-    bindings: list[Binding] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    link_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
-    redirect_map: dict[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
+    bindings: tuple[Binding, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    link_map: Mapping[str, str] = field(default_factory=dict)  # name -> shim, for the LD_LIBRARY_PATH folder
+    redirect_map: Mapping[str, str] = field(default_factory=dict)  # name -> shim, for the LD_AUDIT redirector
     audit_library: str | None = None  # "ours" or the release's zluda_ld path
     audit_why: str | None = None  # why that audit library (the release's zluda_ld only where it works)
-    library_path: list[str] = field(default_factory=list)  # ROCm folders the shims need, after the links
-    path_prepend: list[str] = field(default_factory=list)
-    placements: list[WindowsPlacement] = field(default_factory=list)
+    library_path: tuple[str, ...] = ()  # ROCm folders the shims need, after the links
+    path_prepend: tuple[str, ...] = ()
+    placements: tuple[WindowsPlacement, ...] = ()
     startup_hook: StartupHook | None = None  # Windows Python workloads (plan.windows)
-    defaults: list[AppliedDefault] = field(default_factory=list)  # applied for the user
-    inherited: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    argv: list[str] = field(default_factory=list)
+    defaults: tuple[AppliedDefault, ...] = ()  # applied for the user
+    inherited: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
     provisional: bool = False  # made from the manifest alone: the release is not downloaded yet
 
     @property
-    def verdict(self) -> str:
-        worst = max((SEVERITY[b.verdict] for b in self.bindings), default=0)
-        return {v: k for k, v in SEVERITY.items()}[worst]
+    def verdict(self) -> Verdict:
+        return worst([b.verdict for b in self.bindings])
 
     def refs(self) -> tuple[dict[str, object] | None, dict[str, object]]:
         """The release and the target, as the results store records them."""

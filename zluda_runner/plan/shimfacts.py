@@ -9,7 +9,7 @@ from pathlib import Path
 from zluda_runner.core.serial import JsonMixin
 
 # --------------------------------------------------------------------------- shim checks
-from zluda_runner.plan.model import FATAL, OK, WARN
+from zluda_runner.plan.model import FATAL, OK, WARN, Verdict
 
 
 @dataclass
@@ -66,7 +66,7 @@ def read_shim_facts(path: str | Path) -> ShimFacts:
                      version_base=elf.version_base, has_versym=elf.has_versym, needed=list(elf.needed))
 
 
-def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[str, list[str]]:
+def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) -> tuple[Verdict, list[str]]:
     """A provisional shim (not downloaded) is checked later: OK here, its machine check says so.
 
     glibc 2.36: a provider without DT_VERDEF passes the load-time version check; at binding, an
@@ -104,7 +104,9 @@ def check_versions(need_versions: Sequence[str], facts: ShimFacts, need: str) ->
     return OK, [f"defines the needed version node(s) {', '.join(need_versions)}"]
 
 
-def check_symbols(symbols: Sequence[str], facts: ShimFacts, os_name: str = "linux") -> tuple[str, list[str]]:
+def check_symbols(
+    symbols: Sequence[str], facts: ShimFacts, os_name: str = "linux"
+) -> tuple[Verdict, list[str]]:
     if facts.provisional or not symbols:
         return OK, []
     exported = set(facts.exports)
@@ -123,7 +125,7 @@ def check_symbols(symbols: Sequence[str], facts: ShimFacts, os_name: str = "linu
     ]
 
 
-def check_machine(facts: ShimFacts, os_name: str) -> tuple[str, list[str]]:
+def check_machine(facts: ShimFacts, os_name: str) -> tuple[Verdict, list[str]]:
     if facts.provisional:
         return WARN, [f"provisional: {facts.problem}"]
     if not facts.readable:

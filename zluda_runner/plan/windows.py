@@ -34,33 +34,34 @@ from __future__ import annotations
 
 import ntpath
 import os
-import threading
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.plan.model import (
     FATAL,
+    HOOK_PTH,
+    HOOK_SITECUSTOMIZE,
     MECH_DLL_PLACEMENT,
+    MECH_INJECTOR,
     MECH_NONE,
+    MECH_PRELOAD,
     OK,
     REPLACE,
     Binding,
+    Mechanism,
     ShimPlan,
     StartupHook,
+    Verdict,
     WindowsPlacement,
 )
 from zluda_runner.release.layout import ReleaseLayout, ShimFile
 
 if TYPE_CHECKING:  # the loader model is not needed to run a cached plan
-    from zluda_runner.inspection.profile import PythonStartup
+    from zluda_runner.inspection.profile import PythonStartup, TargetProfile
     from zluda_runner.loader.windows import TorchDllLoop
 
-MECH_PRELOAD = "preload"  # loaded by full path before the workload (launch.windows_preload)
-MECH_INJECTOR = "injector"  # the release's zluda.exe starts the program with ZLUDA loaded
-
-HOOK_SITECUSTOMIZE = "sitecustomize"  # a private folder first on PYTHONPATH (in the cache)
-HOOK_PTH = "pth"  # an inert .pth line in a site-packages folder the ._pth lists
 PTH_HOOK_NAME = "zluda_runner_startup.pth"
 STARTUP_ENV = "ZLUDA_RUNNER_STARTUP"  # names the start-up code (in the cache) the .pth line runs
 
@@ -69,7 +70,7 @@ STARTUP_ENV = "ZLUDA_RUNNER_STARTUP"  # names the start-up code (in the cache) t
 LOADED_BY_NAME_AT_RUN_TIME = frozenset({"driver", "nvml"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class WindowsContext:
     """What decides the mechanism for a Windows target."""
 
@@ -123,18 +124,17 @@ def choose_startup_hook(startup: PythonStartup | None,
         "only place this interpreter reads start-up code from, short of editing its ._pth file")), ""
 
 
-def windows_context(target: object, layout: ReleaseLayout) -> WindowsContext:
-    torch = getattr(target, "torch", None)
-    torch_path = getattr(torch, "path", None) if torch is not None else None
+def windows_context(target: TargetProfile, layout: ReleaseLayout) -> WindowsContext:
+    torch_path = target.torch.path if target.torch is not None else None
     loop = None
     if torch_path:
         from zluda_runner.inspection.windows import read_torch_dll_loop
 
         loop = read_torch_dll_loop(Path(torch_path))
-    startup: PythonStartup | None = getattr(target, "startup", None)
-    python = bool(getattr(target, "python", None) or torch_path)
+    startup = target.startup
+    python = bool(target.python or torch_path)
     hook, no_hook = choose_startup_hook(startup, torch_path) if python else (None, "")
-    ctx = WindowsContext(
+    return WindowsContext(
         torch_lib=str(Path(torch_path) / "lib") if torch_path else None,
         loop=loop,
         injector=layout.launchers.get("injector"),
@@ -143,23 +143,6 @@ def windows_context(target: object, layout: ReleaseLayout) -> WindowsContext:
         no_hook=no_hook,
         pth_file=startup.pth_file if startup is not None else None,
     )
-    _PENDING.context = (layout, ctx)
-    return ctx
-
-
-# make_plan hands the same layout to windows_context and, after every binding, to
-# windows_loader_setup: the context (the start-up hook chosen from the interpreter's facts) waits
-# here in between. (Passing the context to windows_loader_setup would need no hand-off.)
-_PENDING = threading.local()
-
-
-def _take_context(layout: ReleaseLayout) -> WindowsContext | None:
-    pending = getattr(_PENDING, "context", None)
-    _PENDING.context = None
-    if pending is None or pending[0] is not layout:
-        return None
-    ctx: WindowsContext = pending[1]
-    return ctx
 
 
 def _loop_text(loop: TorchDllLoop) -> str:
@@ -184,7 +167,9 @@ def _restricted(need_name: str) -> str:
             "os.add_dll_directory folders): a copy in torch/lib or on PATH is not found by that search")
 
 
-def _not_loaded_first(need_name: str, ctx: WindowsContext, why: str) -> tuple[str, list[str], list[str]]:
+def _not_loaded_first(
+    need_name: str, ctx: WindowsContext, why: str
+) -> tuple[Mechanism, list[str], list[str]]:
     """Nothing of ours can load ``need_name`` first: the injector, or a fatal verdict with the fix."""
     if ctx.injector:
         return MECH_INJECTOR, [why, f"the release's injector ({Path(ctx.injector).name}) starts the program "
@@ -195,8 +180,8 @@ def _not_loaded_first(need_name: str, ctx: WindowsContext, why: str) -> tuple[st
 
 
 def windows_mechanism(
-    need_name: str, family: str, requested_by: list[str], ctx: WindowsContext
-) -> tuple[str, list[str], list[str]]:
+    need_name: str, family: str, requested_by: Sequence[str], ctx: WindowsContext
+) -> tuple[Mechanism, list[str], list[str]]:
     """(mechanism, reasons, problems) for one replaced Windows DLL. ``problems`` make it fatal."""
     run_time = family in LOADED_BY_NAME_AT_RUN_TIME
     hook = ctx.hook
@@ -256,27 +241,27 @@ def windows_mechanism(
     ], []
 
 
-def verdict_of(problems: list[str]) -> str:
+def verdict_of(problems: Sequence[str]) -> Verdict:
     return FATAL if problems else OK
 
 
-def add_windows_placement(plan: ShimPlan, binding: Binding, shim: ShimFile) -> None:
+def windows_placement(binding: Binding, shim: ShimFile) -> WindowsPlacement | None:
     """The placement for one replaced binding, when its mechanism is placement."""
     if binding.mechanism != MECH_DLL_PLACEMENT or binding.shim is None:
-        return
-    plan.placements.append(WindowsPlacement(binding.shim, binding.need, shim.original_saved_as))
+        return None
+    return WindowsPlacement(binding.shim, binding.need, shim.original_saved_as)
 
 
-def windows_loader_setup(plan: ShimPlan, layout: ReleaseLayout) -> None:
-    """The release folder first on PATH, so ZLUDA's DLLs find their own dependencies (HIP's DLLs, a
-    fork's helpers) when the plain ``LoadLibraryW`` fallback of torch's loop or our preload loads them.
-    (PATH does not make cudart take the driver: see the module doc.) For a Python workload, the
-    start-up hook and what it loads by full path, driver first."""
-    if any(b.action == "replace" and b.shim for b in plan.bindings):
-        plan.path_prepend.append(layout.root)
-    ctx = _take_context(layout)
+def windows_loader_setup(plan: ShimPlan, layout: ReleaseLayout, ctx: WindowsContext | None) -> ShimPlan:
+    """``plan`` with the release folder first on PATH, so ZLUDA's DLLs find their own dependencies (HIP's
+    DLLs, a fork's helpers) when the plain ``LoadLibraryW`` fallback of torch's loop or our preload loads
+    them. (PATH does not make cudart take the driver: see the module doc.) For a Python workload
+    (``ctx``, from :func:`windows_context`), the start-up hook and what it loads by full path, driver
+    first."""
+    if any(b.action == REPLACE and b.shim for b in plan.bindings):
+        plan = replace(plan, path_prepend=(*plan.path_prepend, layout.root))
     if ctx is None or ctx.hook is None:
-        return
+        return plan
     preload: list[str] = []
     for b in sorted(plan.bindings, key=lambda b: b.family != "driver"):
         if b.action != REPLACE or not b.shim:
@@ -286,8 +271,7 @@ def windows_loader_setup(plan: ShimPlan, layout: ReleaseLayout) -> None:
         elif (b.mechanism == MECH_DLL_PLACEMENT and b.family in LOADED_BY_NAME_AT_RUN_TIME
               and ctx.torch_lib):
             preload.append(_join(ctx.torch_lib, b.need))
-    hook = ctx.hook
-    plan.startup_hook = StartupHook(hook.kind, hook.folder, preload, hook.why)
+    return replace(plan, startup_hook=replace(ctx.hook, preload=tuple(preload)))
 
 
 def preload_dlls(plan: ShimPlan) -> list[str]:

@@ -34,16 +34,25 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PureWindowsPath
 
 from zluda_runner.binfmt.pe import read_pe
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.loader.windows import KNOWN_DLLS, SYSTEM32_DLLS, VC_RUNTIME_DLLS, is_api_set
-from zluda_runner.plan.model import FATAL, MECH_DLL_PLACEMENT, REPLACE, SEVERITY, WARN, Binding, ShimPlan
+from zluda_runner.plan.model import (
+    FATAL,
+    MECH_DLL_PLACEMENT,
+    MECH_INJECTOR,
+    MECH_PRELOAD,
+    REPLACE,
+    WARN,
+    Binding,
+    ShimPlan,
+    Verdict,
+    worst,
+)
 
-MECH_PRELOAD = "preload"  # (plan.windows's names: the walk only reads them)
-MECH_INJECTOR = "injector"
 _HIP_VAR = re.compile(r"^HIP_PATH(?:_\d+)?$", re.IGNORECASE)
 MAX_DEPTH = 8
 
@@ -248,42 +257,42 @@ def _through(dep: Found) -> str:
 
 def check_binding(binding: Binding, plan: ShimPlan, host: WindowsHost, imports_of: ImportsOf, *,
                   loop_fallback: bool, torch_lib: str | None, app_dir: str | None,
-                  folders: _Folders | None = None) -> None:
-    """Walk one binding's DLL; add where its dependencies come from, or the fatal problem and the fix."""
+                  folders: _Folders | None = None) -> Binding:
+    """Walk one binding's DLL: the binding with where its dependencies come from, or with the fatal problem
+    and the fix."""
     if binding.action != REPLACE or not binding.shim or not os.path.isfile(binding.shim):
-        return
+        return binding
     searches = searches_for(binding, plan, host, loop_fallback=loop_fallback, torch_lib=torch_lib,
                             app_dir=app_dir)
     if not searches:
-        return
+        return binding
     folders = folders or _Folders()
-    results = [walk(binding.shim, imports_of, s, host, folders) for s in searches]
+    shim = binding.shim
+    results = [walk(shim, imports_of, s, host, folders) for s in searches]
     final = results[-1]
     placed = torch_lib is not None and binding.mechanism == MECH_DLL_PLACEMENT
-    placed_at = os.path.join(torch_lib, binding.need) if placed and torch_lib else binding.shim
+    placed_at = os.path.join(torch_lib, binding.need) if placed and torch_lib else shim
     found = [f for f in final.found if f.path is not None]
+    reasons: list[str] = []
     if found:
-        binding.reasons.append(f"its dependencies resolve for {final.search.label}: " + ", ".join(
+        reasons.append(f"its dependencies resolve for {final.search.label}: " + ", ".join(
             f"{f.name}{_through(f)} from {os.path.dirname(str(f.path))}" for f in found))
     if len(results) > 1 and results[0].missing and not final.missing:
         names = [f.name for f in results[0].missing]
         are, them = ("is", "it") if len(names) == 1 else ("are", "them")
-        binding.reasons.append(f"{', '.join(names)} {are} not found by {results[0].search.label}, which does "
-                               f"not search PATH: that load fails with error 126, and {final.search.label} "
-                               f"finds {them}")
+        reasons.append(f"{', '.join(names)} {are} not found by {results[0].search.label}, which does "
+                       f"not search PATH: that load fails with error 126, and {final.search.label} "
+                       f"finds {them}")
     if not final.missing:
-        return
-    severity = FATAL if host.system32 is not None else WARN
+        return replace(binding, reasons=(*binding.reasons, *reasons))
+    severity: Verdict = FATAL if host.system32 is not None else WARN
     unknown = "" if host.system32 is not None else " (System32 could not be looked into here: it may hold it)"
-    for dep in final.missing:
-        problem = (f"{binding.need} needs {dep.name}{_through(dep)}, which is in none of the folders Windows "
-                   f"searches for it{unknown}: {_fix(dep, searches, host, placed_at)}")
-        binding.reasons.append(problem)
-        binding.problems.append(problem)
-    binding.reasons.append("searched: " + "; then ".join(
-        f"{s.label}: {', '.join(s.folders) or 'no folder'}" for s in searches))
-    if SEVERITY[severity] > SEVERITY[binding.verdict]:
-        binding.verdict = severity
+    problems = [f"{binding.need} needs {dep.name}{_through(dep)}, which is in none of the folders Windows "
+                f"searches for it{unknown}: {_fix(dep, searches, host, placed_at)}" for dep in final.missing]
+    searched = "searched: " + "; then ".join(
+        f"{s.label}: {', '.join(s.folders) or 'no folder'}" for s in searches)
+    return replace(binding, reasons=(*binding.reasons, *reasons, *problems, searched),
+                   problems=(*binding.problems, *problems), verdict=worst([binding.verdict, severity]))
 
 
 def walk_inputs(env: Mapping[str, str], path_prepend: Sequence[str] = ()) -> list[str]:
@@ -295,11 +304,11 @@ def walk_inputs(env: Mapping[str, str], path_prepend: Sequence[str] = ()) -> lis
 
 def add_dependency_walk(plan: ShimPlan, env: Mapping[str, str], *, torch_lib: str | None,
                         loop_fallback: bool, app_dir: str | None,
-                        imports_of: ImportsOf = read_static_imports) -> None:
-    """Walk every placed/preloaded/injected ZLUDA DLL of a Windows plan (after its loader set-up, so that
-    ``plan.path_prepend`` is the PATH the launched process gets)."""
+                        imports_of: ImportsOf = read_static_imports) -> ShimPlan:
+    """``plan`` with every placed/preloaded/injected ZLUDA DLL of it walked (after its loader set-up, so
+    that ``plan.path_prepend`` is the PATH the launched process gets)."""
     host = WindowsHost.from_env(env, plan.path_prepend)
     folders = _Folders()  # each folder (System32: thousands of files) listed once per plan
-    for binding in plan.bindings:
+    return replace(plan, bindings=tuple(
         check_binding(binding, plan, host, imports_of, loop_fallback=loop_fallback, torch_lib=torch_lib,
-                      app_dir=app_dir, folders=folders)
+                      app_dir=app_dir, folders=folders) for binding in plan.bindings))

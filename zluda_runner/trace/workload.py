@@ -7,7 +7,7 @@ plan's links and redirections and the tracer forwards to it: the release's own t
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import os
 import sys
 import time
@@ -55,10 +55,12 @@ def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> Trace
             "tracing needs a Linux plan with a driver library to forward to",
             hint="see `zluda-run plan -- CMD`: the release must provide libcuda.so.1",
         )
-    traced_plan = copy.deepcopy(plan)
-    for mapping in (traced_plan.link_map, traced_plan.redirect_map):
-        for name in [n for n, target in mapping.items() if target == driver.shim]:
-            del mapping[name]
+    # the driver is reached through the tracer, which forwards to the shim: no link to it, no redirect
+    traced_plan = dataclasses.replace(
+        plan,
+        link_map={n: t for n, t in plan.link_map.items() if t != driver.shim},
+        redirect_map={n: t for n, t in plan.redirect_map.items() if t != driver.shim},
+    )
     env = launch_env(traced_plan, settings.cache_dir)
     out_dir = CachePaths(settings.cache_dir).traces
     zluda_dir = Path(plan.release.root) if plan.release else None
