@@ -32,7 +32,7 @@ from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.startup import PLACED_DEFAULTS_ENV, TORCH_DEFAULTS
 from zluda_runner.launch.windows_preload import STARTUP_ENV
 from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV, defaults_env
-from zluda_runner.plan.model import AppliedDefault
+from zluda_runner.plan.model import AppliedDefault, ShimPlan
 from zluda_runner.plan.windows import PTH_HOOK_NAME
 
 HOOK_MARK = "# zluda-runner start-up hook"
@@ -220,3 +220,24 @@ def install_defaults_hook(folder: str | Path, defaults: Sequence[AppliedDefault]
                           hint="run `zluda-run place` from a shell allowed to write that folder, or "
                           "--no-defaults to place without it") from exc
     return path
+
+
+def our_hooks(folder: str | Path) -> list[Path]:
+    """zluda-run's hooks in ``folder`` (a site-packages): the start-up hook and the placed-defaults hook,
+    those that are there and ours."""
+    return [p for p in (hook_path(folder), defaults_hook_path(folder)) if p.exists() and is_ours(p)]
+
+
+def hook_note(path: Path) -> str:
+    """What ``status`` says of one of our hooks."""
+    if _is_defaults_hook(path):
+        return (f"zluda-run's placed-defaults hook {path} is in place (applies the plan's defaults when "
+                "torch is used outside zluda-run; `zluda-run restore` removes it)")
+    return (f"zluda-run's start-up hook {path} is in place (inert unless zluda-run starts the workload; "
+            "`zluda-run restore` removes it)")
+
+
+def place_defaults(plan: ShimPlan, torch_lib: str | Path, cache_dir: Path) -> Path | None:
+    """After ``zluda-run place``: the placed-defaults hook for ``plan`` in torch's site-packages
+    (``torch_lib``'s grandparent), or its removal when the plan applies none (``--no-defaults``)."""
+    return install_defaults_hook(Path(torch_lib).parent.parent, plan.defaults, cache_dir)
