@@ -12,8 +12,22 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from zluda_runner.core.errors import HostError
+from zluda_runner.core.fsutil import open_regular
 
 ROOT_ENV = "ZLUDA_RUNNER_ROOT"
+MAX_SMALL_BYTES = 64 * 1024  # a sysfs attribute, a version file
+MAX_TEXT_BYTES = 1 << 20  # os-release and the like
+
+
+def read_small(path: Path, limit: int = MAX_SMALL_BYTES) -> str | None:
+    """A small regular file's text, else None: missing, larger than ``limit``, or not a regular file
+    (a FIFO, a device, a folder is refused unread, never waited on)."""
+    try:
+        with open_regular(path) as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    return None if len(data) > limit else data.decode("utf-8", errors="replace")
 
 
 class HostFs:
@@ -31,16 +45,38 @@ class HostFs:
         return self.root.joinpath(*parts)
 
     def read_text(self, host_path: str | Path) -> str | None:
-        try:
-            return self.path(host_path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
+        """A text file of the host (up to 1 MiB, regular files only), else None."""
+        return read_small(self.path(host_path), MAX_TEXT_BYTES)
+
+    def read_small(self, host_path: str | Path) -> str | None:
+        """A small file of the host (a sysfs attribute, a version file: up to 64 KiB), else None."""
+        return read_small(self.path(host_path))
 
     def is_dir(self, host_path: str | Path) -> bool:
-        return self.path(host_path).is_dir()
+        try:
+            return self.path(host_path).is_dir()
+        except OSError:
+            return False
 
     def exists(self, host_path: str | Path) -> bool:
-        return self.path(host_path).exists()
+        try:
+            return self.path(host_path).exists()
+        except OSError:
+            return False
+
+    def names(self, host_dir: str | Path) -> list[str]:
+        """The entry names of a host folder, sorted; [] when it cannot be listed."""
+        try:
+            return sorted(e.name for e in os.scandir(self.path(host_dir)))
+        except OSError:
+            return []
+
+    def readlink_name(self, host_dir: str | Path, name: str) -> str | None:
+        """The last component of where the link ``host_dir/name`` points, else None."""
+        try:
+            return PurePosixPath(os.readlink(self.path(f"{host_dir}/{name}"))).name
+        except OSError:
+            return None
 
     def glob(self, host_dir: str | Path, pattern: str) -> list[Path]:
         folder = self.path(host_dir)

@@ -1,0 +1,44 @@
+"""host/fs.py: the one fake-root filesystem every host reader goes through."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.host.fs import MAX_SMALL_BYTES, HostFs
+
+
+def test_posix_and_windows_paths_map_under_the_root(tmp_path: Path) -> None:
+    fs = HostFs(tmp_path)
+    assert fs.path("/opt/rocm/.info/version") == tmp_path / "opt" / "rocm" / ".info" / "version"
+    assert fs.path("C:\\Program Files\\AMD\\ROCm") == tmp_path / "Program Files" / "AMD" / "ROCm"
+    assert HostFs(None).path("/opt/rocm") == Path("/opt/rocm")
+
+
+def test_reads_are_bounded_and_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fs = HostFs(tmp_path)
+    (tmp_path / "opt" / "rocm" / ".info").mkdir(parents=True)
+    (tmp_path / "opt" / "rocm" / ".info" / "version").write_text("6.4.0-15396\n")
+    (tmp_path / "big").write_bytes(b"x" * (MAX_SMALL_BYTES + 1))
+    assert fs.read_small("/opt/rocm/.info/version") == "6.4.0-15396\n"
+    assert fs.read_small("/big") is None and fs.read_text("/big") == "x" * (MAX_SMALL_BYTES + 1)
+    assert fs.read_small("/missing") is None and fs.read_small("/opt") is None
+    if sys.platform != "win32":
+        os.mkfifo(tmp_path / "fifo")  # no writer: a plain open would wait for ever
+        assert fs.read_small("/fifo") is None and fs.read_text("/fifo") is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_names_and_link_targets(tmp_path: Path) -> None:
+    fs = HostFs(tmp_path)
+    lib = tmp_path / "usr" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libamdhip64.so.5.2.21153").write_bytes(b"")
+    os.symlink("libamdhip64.so.5.2.21153", lib / "libamdhip64.so.5")
+    assert fs.names("/usr/lib") == ["libamdhip64.so.5", "libamdhip64.so.5.2.21153"]
+    assert fs.readlink_name("/usr/lib", "libamdhip64.so.5") == "libamdhip64.so.5.2.21153"
+    assert fs.readlink_name("/usr/lib", "libamdhip64.so.5.2.21153") is None
+    assert fs.names("/nowhere") == [] and fs.is_dir("/usr/lib") and not fs.exists("/nowhere")
