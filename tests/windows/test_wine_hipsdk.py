@@ -1,0 +1,54 @@
+"""The doctor's HIP SDK conflicts on the official Windows CPython under Wine: fake HIP SDK folders named by
+HIP_PATH / HIP_PATH_62 / HIP_PATH_64 (real Windows paths on Wine's Z: drive, read by Windows Python),
+math libraries and a release DLL built with mingw (tests/fixtures/windows/hip_sdk.c) whose import tables
+the Windows interpreter reads with pefile."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from tests.windows.winpy import WinPython, winpath
+
+
+def _sdk(base: Path, version: str, files: dict[str, Path]) -> Path:
+    folder = base / "ROCm" / version
+    (folder / "bin" / "rocblas" / "library").mkdir(parents=True)
+    for name, src in files.items():
+        shutil.copyfile(src, folder / "bin" / name)
+    return folder
+
+
+def test_doctor_names_several_sdks_and_the_hip_runtime_mix(  # type: ignore[no-untyped-def]
+        winpy: WinPython, mingw_build, tmp_path: Path) -> None:
+    hip6 = mingw_build(["windows/hip_sdk.c"], "amdhip64_6.dll", args=["-DAMDHIP"])
+    hip7 = mingw_build(["windows/hip_sdk.c"], "amdhip64_7.dll", args=["-DAMDHIP"])
+    rocblas6 = mingw_build(["windows/hip_sdk.c", hip6], "rocblas.dll", args=["-DROCBLAS"])
+    rocblas7 = mingw_build(["windows/hip_sdk.c", hip7], "rocblas_hip7.dll", args=["-DROCBLAS"])
+    zluda7 = mingw_build(["windows/hip_sdk.c", hip7, rocblas7], "cublas_hip7.dll", args=["-DZLUDA_CUBLAS"])
+    new = _sdk(tmp_path, "6.4", {"amdhip64_6.dll": hip6, "rocblas.dll": rocblas6, "MIOpen.dll": rocblas6})
+    old = _sdk(tmp_path, "6.2", {"amdhip64_6.dll": hip6})
+    release = tmp_path / "zluda"
+    release.mkdir()
+    shutil.copyfile(zluda7, release / "cublas64_12.dll")
+    env = {"HIP_PATH": winpath(new) + "\\", "HIP_PATH_64": winpath(new) + "\\",
+           "HIP_PATH_62": winpath(old) + "\\", "HIP_PATH_57": ""}
+    out = winpy.zluda_run("--zluda-dir", winpath(release), "doctor", "--strict", "--json", env=env)
+    assert out.returncode == 3, out.stdout + out.stderr
+    report = json.loads(out.stdout)
+    checks = {c["id"]: c for c in report["checks"]}
+    sdks = checks["hip_sdks"]
+    assert sdks["status"] == "warn", sdks
+    assert f"the launch uses HIP SDK 6.4 at {winpath(new)} (HIP_PATH, HIP_PATH_64)" in sdks["message"]
+    assert f"HIP SDK 6.2 at {winpath(old)} (HIP_PATH_62)" in sdks["message"]
+    assert sdks["fix"].startswith("Keep HIP SDK 6.4: uninstall HIP SDK 6.2")
+    mix = checks["hip_runtime_mix"]
+    assert mix["status"] in ("warn", "fail"), mix  # fail where Wine's own System32 had an amdhip64_7.dll
+    assert "built for amdhip64_7.dll, but HIP SDK 6.4" in mix["message"]
+    assert "MIOpen.dll (amdhip64_6.dll), rocblas.dll (amdhip64_6.dll)" in mix["message"]
+    assert mix["fix"].startswith("Install HIP SDK 7.x")
+    assert "sdk_rocblas (GPU target unknown)" in report["skipped"]  # Wine has no AMD GPU
+    text = winpy.zluda_run("--zluda-dir", winpath(release), "doctor", env=env)
+    assert "[WARN] hip_sdks:" in text.stdout and "hip_runtime_mix:" in text.stdout, text.stdout
+    assert "Traceback" not in text.stderr
