@@ -56,7 +56,7 @@ def open_source(
         if not isinstance(found, NoTelemetry):
             return found
         reasons.append(found.reason)
-    if plat.startswith("linux") or root is not None:
+    if plat.startswith("linux"):
         from zluda_runner.telemetry.amdgpu import open_amdgpu
 
         amd = open_amdgpu(root=root, env=environ)
@@ -66,7 +66,7 @@ def open_source(
     elif plat == "win32":
         from zluda_runner.telemetry.windows_pdh import open_pdh
 
-        pdh = open_pdh()
+        pdh = open_pdh(environ)
         if not isinstance(pdh, NoTelemetry):
             return pdh
         reasons.append(pdh.reason)
