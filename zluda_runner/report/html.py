@@ -6,6 +6,8 @@ No external assets: the CSS and the small script are inline, so the file can be 
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from zluda_runner.report.table import STATUS_CLASSES, Section, Table, cell_text
 
@@ -19,6 +21,7 @@ th[data-dir=asc]::after{content:" \\25B2"}th[data-dir=desc]::after{content:" \\2
 tr.ok td.st{background:#d4f7d4}tr.bad td.st{background:#f9d0d0}tr.warn td.st{background:#fbeec0}
 tr.muted{color:#888}.tools{margin:.3em 0}.tools input{padding:2px 6px;width:18em}
 .tools label{margin-left:.8em}.note{color:#555}
+figure{display:inline-block;margin:.4em 1em .8em 0}figcaption{color:#555;font-size:.9em}
 """
 
 _JS = """
@@ -90,8 +93,25 @@ def table_html(table: Table) -> str:
     return "\n".join(parts)
 
 
-def render_html(title: str, sections: list[Section]) -> str:
-    """The whole page: one heading, then each section's lines and tables."""
+@dataclass(frozen=True)
+class Figure:
+    """A figure of markup this package made (an inline SVG plot, :mod:`zluda_runner.report.svgplot`),
+    put on the page as it is: never outside text, which a :class:`Section` escapes. A ``heading``
+    opens a new part of the page; figures without one follow the one before."""
+
+    markup: str
+    caption: str = ""
+    heading: str = ""
+
+
+def figure_html(figure: Figure) -> str:
+    caption = f"<figcaption>{_e(figure.caption)}</figcaption>" if figure.caption else ""
+    head = f"<h2>{_e(figure.heading)}</h2>\n" if figure.heading else ""
+    return f"{head}<figure>{figure.markup}{caption}</figure>"
+
+
+def render_html(title: str, sections: Sequence[Section | Figure]) -> str:
+    """The whole page: one heading, then each section's lines and tables (and each figure)."""
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -100,6 +120,9 @@ def render_html(title: str, sections: list[Section]) -> str:
         f"<h1>{_e(title)}</h1>",
     ]
     for section in sections:
+        if isinstance(section, Figure):
+            out.append(figure_html(section))
+            continue
         out.append(f"<h2>{_e(section.heading)}</h2>")
         out += [f"<p>{_e(line)}</p>" for line in section.lines]
         out += [table_html(t) for t in section.tables]
