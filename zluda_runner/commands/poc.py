@@ -1,0 +1,69 @@
+"""poc: the proof-of-concept verdict -- options -> one API call (:func:`zluda_runner.api.poc.run_poc`)
+-> one view -> exit code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from zluda_runner.api.options import worded_for
+from zluda_runner.api.poc import run_poc
+from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
+from zluda_runner.report import poc_html, poc_view
+from zluda_runner.report.ab_view import html_destination
+
+
+@click.command("poc", context_settings={"allow_interspersed_args": False})
+@click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
+              help="Runs of the workload (the first compiles and is reported apart).")
+@click.option("--reference", default="cpu", show_default=True, metavar="cpu|CMD",
+              help="What the outputs and speed are checked against: cpu (the same command without ZLUDA, "
+              "CUDA_VISIBLE_DEVICES=\"\"), or a native ROCm command line (split like a shell would, "
+              "never run by one).")
+@click.option("--native", is_flag=True, help="No ZLUDA: run the command as it is (an NVIDIA or native "
+              "ROCm baseline; telemetry through NVML where present).")
+@click.option("--timeout", type=float, metavar="SECONDS", help="Stop a run that takes longer.")
+@click.option("--rtol", type=float, help="Relative tolerance of the outputs (default: by dtype).")
+@click.option("--atol", type=float, help="Absolute tolerance (default: by dtype; float16: at least 1% of "
+              "the values' size).")
+@click.option("--min-speedup", type=float, metavar="X",
+              help="Reference time / ours that 'speed' needs (default: 1 against cpu, 0.5 against CMD).")
+@click.option("--interval", type=click.FloatRange(min=0.01), metavar="SECONDS",
+              help="Seconds between GPU telemetry samples (default 0.2).")
+@click.option("--html", "html_path", metavar="FILE",
+              help="Also write an HTML report with plots of utilisation and VRAM per run to FILE.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
+@pass_invocation
+def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: float | None,
+        rtol: float | None, atol: float | None, min_speedup: float | None, interval: float | None,
+        html_path: str | None, command: tuple[str, ...]) -> None:
+    """Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it.
+
+    \b
+    ran         every run exits 0
+    right       its ab.record outputs match the reference's (within tolerances)
+    on the GPU  telemetry shows the GPU busy or its VRAM held while it runs
+    stable      no crash; VRAM back to its baseline after each run
+    speed       its ab.timer regions (after run 1, which compiles) against the reference
+    Each criterion passes or fails with its evidence; exit code 0 only when all pass, 3 otherwise.
+    Example: zluda-run poc --runs 3 --reference cpu -- python examples/llama_infer.py
+    """
+    html = html_destination(html_path) if html_path else None
+    argv = list(command[1:] if command[:1] == ("--",) else command)
+    with worded_for("command line"):
+        report = run_poc(argv, runs=runs, reference=reference, native=native, options=call.options,
+                         timeout=timeout, rtol=rtol, atol=atol, min_speedup=min_speedup, interval=interval,
+                         progress=lambda line: click.echo(line, err=True), on_warning=warn,
+                         command=["poc", *command])
+    if html is not None:
+        poc_html.write_html(report, html)
+    if call.json:
+        emit_json(report)
+    else:
+        poc_view.print_poc(report, html=Path(html) if html else None)
+    sys.exit(report.exit_code)
+
+
+COMMANDS: list[click.Command] = [poc]

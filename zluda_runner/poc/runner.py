@@ -1,0 +1,180 @@
+"""Running the workload for the verdict: N runs through ZLUDA (or natively) with GPU telemetry, each
+in its own ``ab.record`` folder, then the reference; what each run recorded is read back and compared.
+
+The reference ``cpu`` is the same command without ZLUDA and with ``CUDA_VISIBLE_DEVICES=""``: a CUDA
+build of torch then sees no device (on an AMD host there is no NVIDIA driver anyway; the variable
+hides an NVIDIA GPU in ``--native`` runs), and a script that picks its device by
+``torch.cuda.is_available()`` runs on the CPU.  Any other reference is a command line of its own
+(a native ROCm python and the script), split like a shell would, never run by one.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from zluda_runner.ab import AB_DIR_ENV
+from zluda_runner.abtest.compare import compare_output, tolerance_for
+from zluda_runner.abtest.model import Output, OutputComparison
+from zluda_runner.abtest.run import ab_import_dir, read_records
+from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
+from zluda_runner.telemetry.model import NoTelemetry
+from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, Sampling, TelemetrySource
+
+STDERR_TAIL_CHARS = 2000
+CPU_REFERENCE_ENV = {"CUDA_VISIBLE_DEVICES": ""}
+# float16/bfloat16 outputs of a network carry errors that grow with the size of its values, not per
+# element: their absolute tolerance is at least this part of the reference's largest magnitude
+SCALE_ATOL = 1e-2
+_REDUCED = ("float16", "bfloat16")
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One side's command and environment."""
+
+    side: Side
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A run and what it recorded (the outputs stay here, out of the report)."""
+
+    run: PocRun
+    outputs: Mapping[str, Output]
+
+
+def cpu_reference(command: Sequence[str], env: Mapping[str, str]) -> Workload:
+    return Workload("reference", tuple(command), {**env, **CPU_REFERENCE_ENV})
+
+
+def run_sides(
+    workload: Workload,
+    reference: Workload,
+    *,
+    runs: int,
+    source: TelemetrySource | NoTelemetry,
+    thresholds: Thresholds,
+    interval_s: float = DEFAULT_INTERVAL_S,
+    timeout: float | None = None,
+    work_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> tuple[tuple[PocRun, ...], tuple[PocRun, ...]]:
+    """The reference once, then the workload ``runs`` times, each sampled; compared to the reference."""
+    with tempfile.TemporaryDirectory(prefix="zluda-poc-", dir=work_dir) as tmp:
+        import_dir = ab_import_dir(Path(tmp) / "import")
+        ref = _run_once(reference, 1, Path(tmp) / "reference-1", import_dir, None, interval_s, timeout)
+        _say(progress, ref.run, 1)
+        ours: list[PocRun] = []
+        for i in range(1, runs + 1):
+            sampled = None if isinstance(source, NoTelemetry) else source
+            got = _run_once(workload, i, Path(tmp) / f"run-{i}", import_dir, sampled, interval_s, timeout)
+            compared = compare_outputs(got.outputs, ref.outputs, thresholds) if got.outputs else ()
+            run = replace(got.run, comparisons=compared)
+            ours.append(run)
+            _say(progress, run, runs)
+    return tuple(ours), (ref.run,)
+
+
+def _say(progress: Progress | None, run: PocRun, of: int) -> None:
+    if progress is None:
+        return
+    state = "ok" if run.ok else f"FAILED ({run.error or f'exit {run.exit_code}'})"
+    first = " (first run: compiles)" if run.index == 1 and run.side != "reference" and of > 1 else ""
+    label = "reference" if run.side == "reference" else f"run {run.index}/{of}{first}"
+    progress(f"{label}: {run.wall_s:.2f} s, {state}")
+
+
+def _run_once(
+    workload: Workload,
+    index: int,
+    out_dir: Path,
+    import_dir: Path,
+    source: TelemetrySource | None,
+    interval_s: float,
+    timeout: float | None,
+) -> Recorded:
+    out_dir.mkdir(parents=True)
+    env = dict(workload.env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(import_dir), env.get("PYTHONPATH", "")) if p)
+    env[AB_DIR_ENV] = str(out_dir)
+    argv = list(workload.argv)
+    exit_code: int | None = None
+    error: str | None = None
+    sampling: AbstractContextManager[Sampling | None] = (
+        Sampling(source, interval_s) if source is not None else nullcontext()
+    )
+    start = time.perf_counter()
+    with sampling as sampler:
+        try:
+            with open(out_dir / "stderr.txt", "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
+                proc = subprocess.run(argv, env=env, stdout=out, stderr=err, timeout=timeout, check=False)
+            exit_code = proc.returncode
+            error = None if exit_code == 0 else f"exit code {exit_code}"
+        except FileNotFoundError:
+            error = f"command not found: {argv[0]}"
+        except PermissionError:
+            error = f"command not executable: {argv[0]}"
+        except subprocess.TimeoutExpired:
+            error = f"timed out after {timeout:.0f} s"
+    wall = time.perf_counter() - start
+    trace = sampler.result() if sampler is not None else None
+    try:
+        tail = (out_dir / "stderr.txt").read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
+    except OSError:
+        tail = ""
+    outputs, timings, problems = read_records(out_dir)
+    if problems and error is None:
+        error = "; ".join(problems)
+    tokens = outputs.get("tokens")
+    run = PocRun(
+        side=workload.side,
+        index=index,
+        argv=tuple(argv),
+        exit_code=exit_code,
+        wall_s=wall,
+        error=error,
+        stderr_tail=tail,
+        outputs=tuple(outputs),
+        tokens=len(tokens.values) if tokens is not None else None,
+        timings=tuple(Timing(name, tuple(seconds)) for name, seconds in timings.items()),
+        trace=trace,
+        gpu=trace.summary() if trace is not None else None,
+    )
+    return Recorded(run, outputs)
+
+
+def compare_outputs(
+    ours: Mapping[str, Output], reference: Mapping[str, Output], thresholds: Thresholds
+) -> tuple[OutputComparison, ...]:
+    """Each output against the reference's (the project's comparator, :func:`compare_output`)."""
+    compared: list[OutputComparison] = []
+    for name in sorted(set(ours) | set(reference), key=lambda n: (n not in ours, n)):
+        a, b = ours.get(name), reference.get(name)
+        if a is None or b is None:
+            status = "missing_in_a" if a is None else "missing_in_b"
+            compared.append(OutputComparison(name=name, status=status))
+            continue
+        compared.append(compare_output(a, b, thresholds.rtol, _atol(a, b, thresholds)))
+    return tuple(compared)
+
+
+def _atol(a: Output, b: Output, thresholds: Thresholds) -> float | None:
+    if thresholds.atol is not None:
+        return thresholds.atol
+    if a.dtype not in _REDUCED and b.dtype not in _REDUCED:
+        return None  # the comparator's own, by dtype
+    finite = [abs(v) for v in b.values if math.isfinite(v)]
+    base = max(tolerance_for(a.dtype)[1], tolerance_for(b.dtype)[1])
+    return max(base, SCALE_ATOL * max(finite, default=0.0))
