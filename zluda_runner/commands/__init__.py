@@ -26,6 +26,7 @@ COMMAND_MODULES: dict[str, str] = {
     "doctor": "hosting",
     "warmup": "hosting",
     "ab": "hosting",
+    "poc": "poc",
     "results": "results",
 }
 
