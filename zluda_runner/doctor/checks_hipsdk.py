@@ -16,16 +16,7 @@ from zluda_runner.host.gpus import target_gpu
 from zluda_runner.host.quick import hip_found
 
 CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
-MAX_RELEASE_DLLS = 64
 _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}
-
-
-def _dlls_in(folder: Path) -> list[Path]:
-    try:
-        found = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".dll" and p.is_file())
-        return found[:MAX_RELEASE_DLLS]
-    except OSError:
-        return []
 
 
 def _release_dlls(opts: ResolvedOptions) -> tuple[tuple[str, ...], str]:
@@ -34,7 +25,7 @@ def _release_dlls(opts: ResolvedOptions) -> tuple[tuple[str, ...], str]:
     settings = opts.settings
     if settings is not None and settings.zluda_dir is not None:
         folder = Path(settings.zluda_dir)
-        return hipsdk.release_hip_dlls(_dlls_in(folder)), f"the DLLs of {folder}"
+        return hipsdk.release_hip_dlls(hipsdk.release_dlls(folder)), f"the DLLs of {folder}"
     from zluda_runner.release.cache import cached_release_dir
     from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
     from zluda_runner.release.selection import choose
@@ -51,7 +42,7 @@ def _release_dlls(opts: ResolvedOptions) -> tuple[tuple[str, ...], str]:
     name = f"{chosen.release_id} / {chosen.asset.name}"
     if unpacked is not None:
         root = resolve_release_root(unpacked, chosen.asset)
-        return hipsdk.release_hip_dlls(_dlls_in(Path(root))), f"the DLLs of {name}"
+        return hipsdk.release_hip_dlls(hipsdk.release_dlls(Path(root))), f"the DLLs of {name}"
     hip = chosen.asset.hip
     majors = {m.group(1) for b in (hip.min, hip.max) if b and (m := re.match(r"(\d+)", b))}
     if hip.kind == "sdk" and len(majors) == 1:

@@ -38,7 +38,6 @@ from zluda_runner.host.rocm import files_for_gfx
 MAX_SDKS = 16
 MAX_MATH_DLLS = 32
 MAX_PATH_ENTRIES = 256
-_MAX_HEADER_BYTES = 64 * 1024
 _HIP_VAR = re.compile(r"^HIP_PATH(?:_(\d)(\d+))?$", re.IGNORECASE)
 _HIP_DLL = re.compile(r"^amdhip64(?:_(\d+))?\.dll$", re.IGNORECASE)
 # The math libraries ZLUDA's DLLs load from the SDK's bin (each imports the SDK's own amdhip64).
@@ -106,23 +105,13 @@ def _key(path: str) -> str:
     return str(PureWindowsPath(_clean(path))).lower()
 
 
-def _read_small(fs: HostFs, host_path: str) -> str | None:
-    p = fs.path(host_path)
-    try:
-        if not p.is_file() or p.stat().st_size > _MAX_HEADER_BYTES:
-            return None
-        return p.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
 def _folder_version(fs: HostFs, path: str, variables: Sequence[str]) -> tuple[str | None, str]:
     """As :func:`~zluda_runner.host.hipversion.find_host_hip` reads it (the folder name, the installer's
     ``ROCm\\6.4``), then the SDK's ``include\\hip\\hip_version.h``, then a ``HIP_PATH_NN`` name."""
     m = re.match(r"(\d+\.\d+)", PureWindowsPath(path).name)
     if m:
         return m.group(1), "folder name"
-    header = _read_small(fs, f"{path}\\include\\hip\\hip_version.h")
+    header = fs.read_small(f"{path}\\include\\hip\\hip_version.h")
     if header:
         major = re.search(r"#define\s+HIP_VERSION_MAJOR\s+(\d+)", header)
         minor = re.search(r"#define\s+HIP_VERSION_MINOR\s+(\d+)", header)
@@ -155,10 +144,7 @@ def find_sdks(root: Path | None, env: Mapping[str, str]) -> tuple[HipSdk, ...]:
         named.setdefault(_key(path), (path, []))[1].append(var.upper())
     program_files = _get(env, "ProgramFiles") or r"C:\Program Files"
     base = f"{program_files}\\AMD\\ROCm"
-    try:
-        installed = sorted(p.name for p in fs.path(base).iterdir() if p.is_dir())[:MAX_SDKS]
-    except OSError:
-        installed = []
+    installed = [n for n in fs.names(base) if fs.is_dir(f"{base}\\{n}")][:MAX_SDKS]
     for name in installed:
         path = f"{base}\\{name}"
         named.setdefault(_key(path), (path, []))
@@ -255,6 +241,15 @@ def math_libraries(root: Path | None, sdk: HipSdk) -> tuple[MathLibrary, ...]:
     except OSError:
         return ()
     return tuple(MathLibrary(n, hip_dll_imports(folder / n)) for n in names[:MAX_MATH_DLLS])
+
+
+def release_dlls(folder: Path) -> list[Path]:
+    """The DLLs at the top of a release folder (its shims and launch DLLs; at most :data:`MAX_MATH_DLLS`)."""
+    try:
+        found = sorted(p for p in folder.iterdir() if p.suffix.lower() == ".dll" and p.is_file())
+    except OSError:
+        return []
+    return found[:MAX_MATH_DLLS]
 
 
 def release_hip_dlls(dlls: Iterable[str | Path]) -> tuple[str, ...]:
