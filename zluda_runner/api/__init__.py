@@ -30,6 +30,7 @@ from zluda_runner.api.evidence import (
 from zluda_runner.api.launching import Launch, inspect, plan_command, prepare_launch, run, start
 from zluda_runner.api.options import Options
 from zluda_runner.api.placing import Placed, place, placed, placement_status, restore
+from zluda_runner.api.poc import run_poc
 from zluda_runner.api.releases import (
     Rejected,
     ReleaseChoice,
@@ -97,6 +98,7 @@ __all__ = [
     "run",
     "run_ab",
     "run_doctor",
+    "run_poc",
     "run_probe",
     "start",
     "trace_launch",
