@@ -87,9 +87,13 @@ def test_nothing_fits_exits_3() -> None:
     assert res.exit_code == 3 and "selected: nothing fits" in res.output
 
 
-def test_gpu_rules_warn() -> None:
+def test_gpu_rules_reject_and_warn() -> None:
+    """A GPU x HIP rule the host breaks rejects what would run on that HIP (issue 22), in the rule's words."""
     res = _run("releases", "--os", "linux", "--hip", "6.2", "--cuda", "12", "--gpu", "gfx1201")
-    assert res.exit_code == 0 and "warning: gfx1201 with HIP 6.2: RDNA4" in res.output
+    assert res.exit_code == 3 and "warning: gfx1201 with HIP 6.2: RDNA4" in res.output
+    assert "for your GPU: gfx1201 with HIP 6.2: RDNA4" in res.output
+    fine = _run("releases", "--os", "linux", "--hip", "6.4", "--cuda", "12", "--gpu", "gfx1201")
+    assert fine.exit_code == 0
 
 
 # --------------------------------------------------------------------------- host HIP

@@ -111,7 +111,7 @@ def test_gpu_rules_are_sourced_and_validated(m: Manifest) -> None:
 
 def test_the_compatibility_page_shows_the_new_data(m: Manifest) -> None:
     page = render_markdown(m)
-    for text in ("zluda-windows-ee2f25a.zip", "## GPU generations and HIP", "not HIP 7.x",
+    for text in ("zluda-windows-ee2f25a.zip", "## GPU generations and HIP", "a HIP other than 7.x",
                  "patientx/ComfyUI-Zluda/issues/438", "## Stubs (stand in by name only)", "`libnccl.so.2`",
                  "compute capability 8.5 (override: ZLUDA_CC=MAJOR.MINOR)",
                  "9c8b43f242985150f86a7f485218b7b82c3e96ca"):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from zluda_runner.doctor.model import Check, Status
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import generation, is_rdna_or_newer
 from zluda_runner.host.hip import format_hip_version
 from zluda_runner.host.model import GpuAgent, HostFacts
+from zluda_runner.release.gpurules import rules_against
+from zluda_runner.release.model import GpuHipRule
 
 
 def check_platform(facts: HostFacts) -> Check:
@@ -175,3 +177,26 @@ def check_windows_driver(facts: HostFacts) -> Check:
         "Could not read the AMD display driver version",
         "Install the current AMD Adrenalin driver (it also provides the HIP runtime, amdhip64_6.dll).",
     )
+
+
+def check_gpu_hip_rules(facts: HostFacts, gfx: str, rules: Sequence[GpuHipRule]) -> Check | None:
+    """The manifest's GPU x HIP rules for the GPU the run uses and the host's HIP (version and origin: a
+    distribution's packages, AMD's ROCm, the Windows HIP SDK): a rule broken fails, in the rule's words and
+    with its fix and source (the same rules release selection applies). None when there is no HIP version
+    to judge."""
+    rocm = facts.rocm
+    mm = rocm.major_minor if rocm is not None else None
+    if rocm is None or mm is None:
+        return None
+    hip = f"{mm[0]}.{mm[1]}"
+    os_name = facts.os if facts.os in ("linux", "windows") else None
+    broken = rules_against(rules, gfx, hip, os_name, rocm.kind)
+    details: dict[str, object] = {"gfx": gfx, "hip": hip, "hip_from": rocm.kind,
+                                  "rules": [r.to_dict() for r in broken]}
+    if not broken:
+        known = [r for r in rules if gfx in r.gfx]
+        said = f"{len(known)} rule(s) for {gfx} hold" if known else f"no rule names {gfx}"
+        return Check("gpu_hip", Status.OK, f"{gfx} with {rocm.label} {hip}: {said}", details=details)
+    message = "; ".join(r.reason(gfx, hip) for r in broken)
+    fix = "; ".join(dict.fromkeys(r.fix for r in broken if r.fix)) or "Install a HIP version the rule names."
+    return Check("gpu_hip", Status.FAIL, message, fix[:1].upper() + fix[1:] + ".", details)

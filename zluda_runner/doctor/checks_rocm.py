@@ -6,6 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.paths import MANIFEST_ENV
+from zluda_runner.core.settings import Settings
+from zluda_runner.doctor.checks_gpu import check_gpu_hip_rules
 from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
@@ -103,8 +107,37 @@ def check_rocm(facts: HostFacts, platform: str) -> Check:
     )
 
 
-def library_checks(report: DoctorReport, fs: HostFs, env: Mapping[str, str], platform: str) -> None:
+def gpu_hip_rule_check(report: DoctorReport, env: Mapping[str, str], platform: str,
+                       settings: Settings | None = None) -> None:
+    """The manifest's GPU x HIP rules for the GPU the run uses (``gpu_hip``): the manifest ``--manifest`` /
+    ``ZLUDA_RUNNER_MANIFEST`` names, else the one in use for ``settings``' cache, else the packaged one."""
+    from zluda_runner.release.manifest import load_current_manifest
+
     facts = report.facts
+    target = target_gpu(facts.gpus, env) if facts.gpus else None
+    gfx = effective_gfx(target, env, platform) if target is not None else None
+    if gfx is None or facts.rocm is None:
+        report.skipped.append("gpu_hip")
+        return
+    explicit = settings.manifest if settings is not None and settings.manifest else None
+    if explicit is None and env.get(MANIFEST_ENV):
+        explicit = Path(env[MANIFEST_ENV])
+    try:
+        manifest = load_current_manifest(explicit, settings.cache_dir if settings is not None else None)
+    except ZludaRunnerError:  # the release check says what is wrong with the manifest
+        report.skipped.append("gpu_hip")
+        return
+    check = check_gpu_hip_rules(facts, gfx, manifest.gpu_hip_rules)
+    if check is None:
+        report.skipped.append("gpu_hip")
+    else:
+        report.checks.append(check)
+
+
+def library_checks(report: DoctorReport, fs: HostFs, env: Mapping[str, str], platform: str,
+                   settings: Settings | None = None) -> None:
+    facts = report.facts
+    gpu_hip_rule_check(report, env, platform, settings)
     if facts.rocm is None or not facts.gpus:
         report.skipped += ["rocblas", "hipblaslt", "miopen"]
         return

@@ -15,7 +15,7 @@ from pathlib import Path
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
 from zluda_runner.release.manifest import load_current_manifest
-from zluda_runner.release.model import Asset, Manifest, Release
+from zluda_runner.release.model import Asset, Fact, Manifest, Release
 from zluda_runner.release.selection import Selection, describe_constraints, host_os, parse_cuda, select_asset
 from zluda_runner.release.update import URL_ENV, cached_origin, staleness_warning
 
@@ -49,6 +49,11 @@ class ReleasesReport:
             "requested": [r.to_dict() for r in sel.requested] if sel else [],
             "instead": sel.instead.summary() if sel and sel.instead else None,
             "rejected": [r.to_dict() for r in sel.rejected] if sel else [],
+            "offered_previews": [{"release": rel.id, "asset": a.name, "date": rel.date, "commit": rel.commit,
+                                  "sha256": a.sha256, "url": a.url,
+                                  "sources": {k: a.fact(k).to_dict() for k in ("name", "sha256")}
+                                  | {"date": rel.fact("date").to_dict()}}
+                                 for rel, a in offered_previews(self)],
             "releases": [r.to_dict() for r in m.releases],
         }
 
@@ -196,12 +201,38 @@ def render_selection(report: ReleasesReport) -> str:
         out.extend(f"  note:   {n}" for n in ch.notes)
         out.extend(f"  caveat: {cv}" for cv in ch.release.caveats)
         out.extend(_provenance_lines(rel, ch.asset))
+    offered = offered_previews(report)
+    if offered:
+        out.append("preview and nightly builds on offer (pick one with --release ID):")
+        for rel, asset in offered:
+            commit = f", commit {rel.commit}" if rel.commit else ""
+            out.append(f"  {rel.id}/{asset.name} ({rel.date or 'date unknown'}{commit})")
+            out.append(f"    sha256: {asset.sha256 or 'unknown'} [{_cite(asset.fact('sha256'))}]")
+            out.append(f"    source: name: {_cite(asset.fact('name'))}")
+            out.append(f"    source: release date: {_cite(rel.fact('date'))}")
     rest = [r for r in sel.rejected if r not in sel.requested]
     if rest:
         out.append("not selected:")
         for rej in rest:
             out.append(f"  {rej.release_id}/{rej.asset_name}: {'; '.join(rej.reasons)}")
     return "\n".join(out)
+
+
+def _cite(fact: Fact) -> str:
+    return fact.cite() + (f" ({fact.note})" if fact.note else "")
+
+
+def offered_previews(report: ReleasesReport) -> list[tuple[Release, Asset]]:
+    """With ``--channel preview``: the nightly/preview assets that fit (chosen or ranked lower), newest first
+    as the manifest lists them."""
+    sel = report.selection
+    if sel is None or sel.constraints.channel == "stable":
+        return []
+    fitting = {(r.release_id, r.asset_name) for r in sel.rejected if r.fits}
+    if sel.chosen is not None:
+        fitting.add((sel.chosen.release.id, sel.chosen.asset.name))
+    return [(rel, asset) for rel in report.manifest.releases for asset in rel.assets
+            if asset.channel != "stable" and (rel.id, asset.name) in fitting]
 
 
 def render_text(report: ReleasesReport, width: int | None = None, more: list[str] | None = None) -> str:

@@ -406,7 +406,8 @@ class GpuHipRule(JsonMixin):
         elif self.max:
             bits.append(f"HIP {_show_bound(self.max)} or older")
         if self.broken:
-            bits.append("not HIP " + ", ".join(_show_bound(b) for b in self.broken))
+            shown = ", ".join(_show_bound(b) for b in self.broken)
+            bits.append(("a HIP other than " if not bits else "not ") + shown)
         text = ", ".join(bits)
         if self.hip_from:
             text += f" (for HIP from {_ORIGIN_WORDS.get(self.hip_from, self.hip_from)})"
@@ -415,7 +416,9 @@ class GpuHipRule(JsonMixin):
     def reason(self, gfx: str, hip: str) -> str:
         """The rule's words for a host it rejects, with its source: what selection, doctor and plan say."""
         fix = f"; fix: {self.fix}" if self.fix else ""
-        return f"{gfx} with HIP {hip}: {self.label} (needs {self.needs()}){fix} [{self.source.cite()}]"
+        note = f": {self.source.note}" if self.source.note and not self.source.sources else ""
+        cite = self.source.cite() + note
+        return f"{gfx} with HIP {hip}: {self.label} (it needs {self.needs()}){fix} [{cite}]"
 
 
 _ORIGIN_WORDS = {"rocm": "AMD's ROCm", "hip-sdk": "the Windows HIP SDK",
@@ -425,19 +428,6 @@ _ORIGIN_WORDS = {"rocm": "AMD's ROCm", "hip-sdk": "the Windows HIP SDK",
 def _same_line(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
     """``(7, 1)`` is on the ``(7,)`` line; ``(6, 4, 2)`` on ``(6, 4)``; ``(6,)`` is not on ``(6, 4)``."""
     return len(have) >= len(bound) and have[: len(bound)] == bound
-
-
-def rules_against(rules: list[GpuHipRule], gfx: str | None, hip: str | None, os: str | None,
-                  hip_from: str | None = None) -> list[GpuHipRule]:
-    """The rules ``gfx`` with ``hip`` (from ``hip_from``) on ``os`` breaks: the one check selection,
-    doctor and the plan share."""
-    if not gfx or not hip:
-        return []
-    try:
-        parse_version(hip)
-    except ValueError:
-        return []
-    return [r for r in rules if r.applies(gfx, os, hip_from) and not r.accepts(hip)]
 
 
 @dataclass

@@ -27,12 +27,13 @@ lshqqytiger/ZLUDA#134 and #137), and upstream v6 needs the TheRock SDK for PyTor
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import SelectionError
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.gpurules import rule_reasons, rules_against
 from zluda_runner.release.manifest import load_manifest
 from zluda_runner.release.model import (
     ARCHES,
@@ -40,6 +41,7 @@ from zluda_runner.release.model import (
     UNKNOWN,
     Asset,
     Fact,
+    GpuHipRule,
     HipRequirement,
     Manifest,
     Release,
@@ -115,6 +117,7 @@ class Constraints(JsonMixin):
     release: str | None
     channel: str = "stable"
     gfx: str | None = None
+    hip_from: str | None = None  # where the host HIP comes from: rocm, hip-sdk, distribution (None: unknown)
 
 
 @dataclass
@@ -130,6 +133,7 @@ class Selection(JsonMixin):
     instead: Choice | None = None
     warnings: list[str] = field(default_factory=list)
     hip_blocked: list[tuple[Rejection, HipRequirement]] = field(default_factory=list, repr=False)
+    gpu_rules: list[GpuHipRule] = field(default_factory=list)  # the manifest's rules this GPU + HIP break
 
     def require(self, found: HipFound | None = None) -> Choice:
         """The choice, or the one "nothing fits" error (:func:`nothing_fits`, exit 3)."""
@@ -154,6 +158,7 @@ class HipFound:
     version: str | None
     text: str
     routes: tuple[HipRoute, ...] = ()
+    origin: str | None = None  # HostHip.kind: rocm, hip-sdk, distribution (the GPU x HIP rules' hip_from)
 
 
 class NothingFitsError(SelectionError):
@@ -190,11 +195,14 @@ def nothing_fits(selection: Selection, found: HipFound | None = None) -> Nothing
     if not lines:  # nothing for this OS is one step away: the first reasons, as releases gives them
         lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in pool
                  if not any(x.startswith("built for") for x in r.reasons)][:3]
+    c_gfx = c.gfx or "your GPU"
+    rule_lines = [r.reason(c_gfx, c.hip) for r in selection.gpu_rules if c.hip]
+    lines = rule_lines + lines
     message = head + (":\n  " + "\n  ".join(lines) if lines else "")
     if selection.instead is not None:
         instead = selection.instead
         message += f"\n  without --release: {instead.release.id}/{instead.asset.name} fits"
-    ways = []
+    ways = [f"for {c_gfx}: {r.fix}" for r in selection.gpu_rules if r.fix]
     hip_pool = [(rej, req) for rej, req in selection.hip_blocked if any(rej is r for r in pool)]
     for route in found.routes if found is not None and hip_pool else ():
         fits = list(dict.fromkeys(rej.release_id for rej, req in hip_pool
@@ -216,16 +224,22 @@ def choose(
     cuda: int | None = None,
     release: str | None = None,
     channel: str = "stable",
+    gfx: str | None = None,
 ) -> Choice:
     """The one verdict every path gives (run, plan, warmup, doctor, fetch): the release for this host's
-    HIP (``found``) and torch's CUDA, or :class:`NothingFitsError`."""
+    HIP (``found``, with its origin) and torch's CUDA, or :class:`NothingFitsError`. ``gfx`` (the GPU the
+    run uses) applies the manifest's GPU x HIP rules: a rule the host breaks rejects every release that
+    would run on that HIP, in the rule's words, with its fix."""
     selection = select_asset(manifest, os=os, hip=found.version if found else None, cuda=cuda,
-                             release=release, channel=channel)
+                             release=release, channel=channel, gfx=gfx,
+                             hip_from=found.origin if found else None)
     return selection.require(found)
 
 
 def describe_constraints(c: Constraints) -> str:
     text = f"os={c.os} arch={c.arch} hip={c.hip or 'any'} cuda={c.cuda or 'any'} channel={c.channel}"
+    if c.hip and c.hip_from:
+        text += f" hip_from={c.hip_from}"
     if c.gfx:
         text += f" gpu={c.gfx}"
     return text + (f" release={c.release}" if c.release else "")
@@ -257,7 +271,8 @@ def _weak(fact: Fact, what: str) -> str | None:
     return f"{what} rests on a weak source: {fact.label()}{refs}{note}"
 
 
-def _misfits(release: Release, asset: Asset, c: Constraints) -> tuple[list[str], list[str]]:
+def _misfits(release: Release, asset: Asset, c: Constraints,
+             rules: Sequence[GpuHipRule] = ()) -> tuple[list[str], list[str]]:
     """(reasons it does not fit, notes about how it fits)."""
     reasons: list[str] = []
     notes: list[str] = []
@@ -280,6 +295,8 @@ def _misfits(release: Release, asset: Asset, c: Constraints) -> tuple[list[str],
             notes.append(weak)
     elif asset.hip.kind != "driver":
         notes.append(f"HIP not checked (no --hip given and none found): it needs {asset.hip.describe()}")
+    if c.gfx and asset.os == c.os:
+        reasons.extend(rule_reasons(asset, c.gfx, c.hip, rules))
     if c.cuda is not None and asset.hip.torch_needs:
         notes.append(f"PyTorch with this build needs {asset.hip.torch_needs}")
     if c.cuda is not None and not asset.serves_cuda(c.cuda):
@@ -406,16 +423,6 @@ def _blocker(asset: Asset, c: Constraints, reasons: list[str]) -> str | None:
     return None
 
 
-def _gpu_warnings(manifest: Manifest, c: Constraints) -> list[str]:
-    if not c.gfx or not c.hip:
-        return []
-    out = []
-    for rule in manifest.gpu_hip_rules:
-        if rule.applies(c.gfx, c.os) and not rule.accepts(c.hip):
-            out.append(f"{c.gfx} with HIP {c.hip}: {rule.label} [{rule.source.cite()}]")
-    return out
-
-
 def select_asset(
     manifest: Manifest | Path | None,
     *,
@@ -426,12 +433,15 @@ def select_asset(
     release: str | None = None,
     channel: str = "stable",
     gfx: str | None = None,
+    hip_from: str | None = None,
 ) -> Selection:
     """Choose an asset for ``os`` (default: this host), ``hip`` ("6.2"), ``cuda`` (torch's CUDA major).
 
     ``release`` (id, version or tag) restricts the choice to that release; when it does not
     fit, ``Selection.requested`` says why first. ``channel="preview"`` also offers nightly and
-    preview builds. ``gfx`` (``gfx1201``) adds the manifest's per-GPU HIP rules as warnings.
+    preview builds. ``gfx`` (``gfx1201``) applies the manifest's GPU x HIP rules (``hip_from``: where the
+    host's HIP comes from, for rules about one kind of install): an asset a rule keeps out is rejected with
+    the rule's words, and the rules the host's HIP breaks are ``warnings`` and ``gpu_rules``.
     Never raises for "nothing fits": ``chosen`` is None and every asset has its reasons.
     ``manifest`` may also be a path or None (the packaged manifest).
     """
@@ -440,7 +450,12 @@ def select_asset(
     target_os = _check_inputs(os, arch, hip, cuda, channel)
     wanted: Release | None = manifest.find(release) if release else None
     c = Constraints(os=target_os, arch=arch, hip=hip, cuda=cuda, release=wanted.id if wanted else None,
-                    channel=channel, gfx=gfx)
+                    channel=channel, gfx=gfx, hip_from=hip_from)
+    return _select(manifest, c, wanted)
+
+
+def _select(manifest: Manifest, c: Constraints, wanted: Release | None) -> Selection:
+    rules = [r for r in manifest.gpu_hip_rules if c.gfx and r.applies(c.gfx, c.os, c.hip_from)]
     rejected: list[Rejection] = []
     requested: list[Rejection] = []
     hip_blocked: list[tuple[Rejection, HipRequirement]] = []
@@ -450,7 +465,7 @@ def select_asset(
     for rel in manifest.releases:
         for asset in rel.assets:
             order += 1
-            reasons, notes = _misfits(rel, asset, c)
+            reasons, notes = _misfits(rel, asset, c, rules)
             key = _rank_key(rel, asset, c, order)
             if wanted is not None and rel.id != wanted.id:
                 if not reasons:
@@ -469,7 +484,8 @@ def select_asset(
                     requested.append(rejection)
             else:
                 fitting.append((key, rel, asset, notes))
-    warnings = _gpu_warnings(manifest, c)
+    broken = rules_against(manifest.gpu_hip_rules, c.gfx, c.hip, c.os, c.hip_from)
+    warnings = [r.reason(c.gfx or "", c.hip or "") for r in broken]
     if not fitting:
         instead = None
         if others_fitting:
@@ -477,7 +493,7 @@ def select_asset(
             _, rel, asset, notes = others_fitting[0]
             instead = Choice(rel, asset, notes)
         return Selection(c, None, rejected, requested=requested, instead=instead, warnings=warnings,
-                         hip_blocked=hip_blocked)
+                         hip_blocked=hip_blocked, gpu_rules=broken)
     fitting.sort(key=lambda item: item[0], reverse=True)
     best_key, best_rel, best_asset, best_notes = fitting[0]
     chosen = Choice(release=best_rel, asset=best_asset, notes=best_notes)
@@ -485,4 +501,5 @@ def select_asset(
         why = _why_lower(best_key, key)
         reason = f"fits, but {best_rel.id}/{best_asset.name} is preferred: this one {why}"
         rejected.append(Rejection(rel.id, asset.name, [reason], fits=True))
-    return Selection(c, chosen, rejected, requested=requested, warnings=warnings, hip_blocked=hip_blocked)
+    return Selection(c, chosen, rejected, requested=requested, warnings=warnings, hip_blocked=hip_blocked,
+                     gpu_rules=broken)

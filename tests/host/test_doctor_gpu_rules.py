@@ -1,0 +1,82 @@
+"""doctor's ``gpu_hip`` verdict: the manifest's GPU x HIP rules (issue 22) for the GPU the run uses and the
+host's HIP, in fake host trees (nothing of this machine is read). Each rule turns the verdict to a failure
+with its words, its fix and its source; the same GPU on a HIP the rule accepts passes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.host.test_doctor import _kfd_node, _write
+from zluda_runner.core.exitcodes import CHECK_FAILED
+from zluda_runner.doctor import DoctorOptions, Status, run_doctor
+from zluda_runner.host.hip import HipDevice, HipInfo
+
+# gfx_target_version in the KFD topology: major*10000 + minor*100 + stepping (kernel
+# Documentation/gpu/amdgpu and drivers/gpu/drm/amd/amdkfd/kfd_topology.c: "gfx_target_version")
+GFX1201 = 120001
+
+
+def _linux_gpu(root: Path, target_version: int) -> None:
+    _write(root, "sys/module/amdgpu/version", "6.8.5\n")
+    _write(root, "dev/kfd")
+    _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
+    _kfd_node(root, 1, target_version, simd=128, vram=16 << 30)
+
+
+def _debian_rocm_64(root: Path) -> None:
+    """A distribution's packaged HIP 6.4 in the multiarch folder, named as Debian names its libamdhip64
+    (libamdhip64-5 5.2.3 ships libamdhip64.so.5.2.21153 + the libamdhip64.so.5 link; the patch number
+    here is illustrative: only MAJOR.MINOR is read)."""
+    lib = root / "usr/lib/x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / "libamdhip64.so.6.4.43484").touch()
+    (lib / "libamdhip64.so.6").symlink_to("libamdhip64.so.6.4.43484")
+
+
+def _linux(root: Path) -> object:
+    return run_doctor(DoctorOptions(root=root, env={}, platform="linux", machine="x86_64",
+                                    home=Path("/home/user")))
+
+
+def test_debians_rocm_64_fails_an_rdna4_gpu_and_amds_rocm_64_does_not(tmp_path: Path) -> None:
+    debian = tmp_path / "debian"
+    _linux_gpu(debian, GFX1201)
+    _debian_rocm_64(debian)
+    report = _linux(debian)
+    check = report.check("gpu_hip")
+    assert report.facts.rocm is not None and report.facts.rocm.kind == "distribution"
+    assert check.status is Status.FAIL and report.exit_code == CHECK_FAILED
+    assert "gfx1201 with HIP 6.4: Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels" in check.message
+    assert "install AMD's ROCm" in check.fix.lower() or "Install AMD's ROCm" in check.fix
+
+    amd = tmp_path / "amd"
+    _linux_gpu(amd, GFX1201)
+    _write(amd, "opt/rocm/.info/version", "6.4.1-1\n")
+    ok = _linux(amd).check("gpu_hip")
+    assert ok.status is Status.OK and "rule(s) for gfx1201 hold" in ok.message
+
+
+def _windows(root: Path, sdk: str, gfx: str, name: str) -> object:
+    _write(root, f"Program Files/AMD/ROCm/{sdk}/bin/amdhip64_{sdk[0]}.dll")
+    info = HipInfo(library=f"amdhip64_{sdk[0]}.dll", runtime_version=None,
+                   devices=[HipDevice(0, name, gfx, gfx, 8 << 30)])
+    return run_doctor(DoctorOptions(root=root, env={}, platform="win32", machine="AMD64",
+                                    home=Path("/Users/u"), hip_query=lambda: info))
+
+
+@pytest.mark.parametrize(("gfx", "name", "bad", "good", "words", "fix"), [
+    ("gfx1031", "AMD Radeon RX 6700 XT", "7.1", "6.4", "RDNA2 (gfx103x) is not recognised with HIP SDK 7",
+     "HIP SDK 6.2.4 or 6.4.2"),
+    ("gfx1201", "AMD Radeon RX 9070 XT", "6.2", "6.4", "RDNA4 (gfx1200/gfx1201", "HIP SDK 6.4.2 or newer"),
+    ("gfx1150", "AMD Radeon 890M", "7.1", "7.2", "needs HIP SDK 7.2 or newer", "HIP SDK 7.2 or newer"),
+])
+def test_windows_gpu_hip_rules_change_the_verdict(tmp_path: Path, gfx: str, name: str, bad: str, good: str,
+                                                  words: str, fix: str) -> None:
+    broken = _windows(tmp_path / "bad", bad, gfx, name).check("gpu_hip")
+    assert broken.status is Status.FAIL, broken.message
+    assert f"{gfx} with HIP {bad}: " in broken.message and words in broken.message and fix in broken.fix
+    assert "[" in broken.message  # the source is cited
+    fine = _windows(tmp_path / "good", good, gfx, name).check("gpu_hip")
+    assert fine.status is Status.OK, fine.message

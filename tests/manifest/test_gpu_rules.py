@@ -1,0 +1,72 @@
+"""The manifest's GPU x HIP rules change release selection (issue 22): the same host facts with and
+without the GPU, the rule's words as the reason, its fix in the "nothing fits" hint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from zluda_runner.cli import main_group
+from zluda_runner.release.selection import HipFound, NothingFitsError, choose, select_asset
+
+
+def _pick(**kw: object) -> tuple[str, str] | None:
+    chosen = select_asset(None, **kw).chosen  # type: ignore[arg-type]
+    return (chosen.release.id, chosen.asset.name) if chosen else None
+
+
+def test_rdna2_on_windows_hip_7_gets_nothing_and_the_fix() -> None:
+    assert _pick(os="windows", hip="7.1", cuda=11) == ("fork-3.9.6", "ZLUDA-windows-amd64.zip")
+    sel = select_asset(None, os="windows", hip="7.1", cuda=11, gfx="gfx1031")
+    assert sel.chosen is None
+    fork = next(r for r in sel.rejected if r.asset_name == "ZLUDA-windows-amd64.zip")
+    assert any("RDNA2 (gfx103x) is not recognised with HIP SDK 7" in r and "ComfyUI-Zluda/issues/438" in r
+               for r in fork.reasons)
+    with pytest.raises(NothingFitsError) as err:
+        sel.require()
+    assert "gfx1031 with HIP 7.1: RDNA2" in err.value.message
+    assert (err.value.hint or "").startswith("for gfx1031: install HIP SDK 6.2.4 or 6.4.2")
+    # the same GPU on HIP SDK 6.4: the rule holds and the choice is what it is without the GPU
+    assert _pick(os="windows", hip="6.4", cuda=11, gfx="gfx1031") == _pick(os="windows", hip="6.4", cuda=11)
+
+
+def test_rdna4_on_windows_needs_hip_64() -> None:
+    assert _pick(os="windows", hip="6.2", cuda=11) == ("fork-3.9.5", "ZLUDA-windows-rocm6-amd64.zip")
+    assert _pick(os="windows", hip="6.2", cuda=11, gfx="gfx1201") is None
+    assert _pick(os="windows", hip="6.4", cuda=11, gfx="gfx1201") is not None
+    # HIP not known: the builds for HIP SDK 5.7 are out for RDNA4, in the rule's words
+    sel = select_asset(None, os="windows", cuda=11, gfx="gfx1200")
+    rocm5 = [r for r in sel.rejected if "rocm5" in r.asset_name]
+    assert rocm5 and all(any("gfx1200 cannot use it: it needs HIP SDK 5.7" in x for x in r.reasons)
+                         for r in rocm5)
+    plain = select_asset(None, os="windows", cuda=11)
+    assert not [r for r in plain.rejected if "rocm5" in r.asset_name and not r.fits]
+
+
+def test_gfx1150_on_windows_needs_hip_72() -> None:
+    assert _pick(os="windows", hip="7.1", cuda=11, gfx="gfx1150") is None
+    assert _pick(os="windows", hip="7.1", cuda=11) is not None
+    assert _pick(os="windows", hip="7.2", cuda=11, gfx="gfx1150") == ("fork-3.9.6", "ZLUDA-windows-amd64.zip")
+
+
+def test_debians_rocm_64_is_refused_for_rdna4_through_the_hosts_hip_origin() -> None:
+    debian = HipFound("6.4", "HIP 6.4 from Debian's libamdhip64-6 package", origin="distribution")
+    amd = HipFound("6.4", "ROCm 6.4.1 at /opt/rocm", origin="rocm")
+    with pytest.raises(NothingFitsError) as err:
+        choose(None, debian, os="linux", cuda=13, gfx="gfx1201")
+    assert "Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels" in err.value.message
+    assert "install AMD's ROCm" in (err.value.hint or "")
+    assert choose(None, amd, os="linux", cuda=13, gfx="gfx1201").release_id == "upstream-v6"
+    assert choose(None, debian, os="linux", cuda=13, gfx="gfx1100").release_id == "upstream-v6"
+    assert choose(None, debian, os="linux", cuda=13).release_id == "upstream-v6"  # no GPU named: no rule
+
+
+def test_releases_cli_rejects_with_the_rules_words() -> None:
+    res = CliRunner().invoke(main_group, ["--json", "releases", "--os", "windows", "--hip", "7.1", "--cuda",
+                                          "11", "--gpu", "gfx1031"])
+    assert res.exit_code == 3, res.output
+    data = json.loads(res.output)
+    assert data["selected"] is None
+    assert any("RDNA2" in w for w in data["warnings"])

@@ -1,0 +1,68 @@
+"""The GPU x HIP rules at work: which of the manifest's ``gpu_hip_rules`` a host breaks, and which assets
+they keep out. One check for selection (:mod:`zluda_runner.release.selection`), ``doctor`` and the plan.
+
+A rule (:class:`~zluda_runner.release.model.GpuHipRule`) says what HIP a GPU generation needs on an OS, where
+a source says so: a minimum, a maximum, versions known not to work (``broken``), and optionally only for HIP
+from one kind of install (``hip_from``: Debian's packaged ROCm 6.4 has no gfx12 kernels).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zluda_runner.release.model import (
+    Asset,
+    GpuHipRule,
+    HipRequirement,
+    parse_version,
+    version_at_least,
+    version_at_most,
+)
+
+
+def rules_against(rules: Sequence[GpuHipRule], gfx: str | None, hip: str | None, os: str | None,
+                  hip_from: str | None = None) -> list[GpuHipRule]:
+    """The rules ``gfx`` with ``hip`` (from ``hip_from``) on ``os`` breaks."""
+    if not gfx or not hip:
+        return []
+    try:
+        parse_version(hip)
+    except ValueError:
+        return []
+    return [r for r in rules if r.applies(gfx, os, hip_from) and not r.accepts(hip)]
+
+
+def rule_reasons(asset: Asset, gfx: str | None, hip: str | None, rules: Sequence[GpuHipRule]) -> list[str]:
+    """Why the (already applicable) ``rules`` keep ``asset`` out for ``gfx``, in their words.
+
+    With the host's HIP known: a rule that HIP breaks rejects every asset that runs on it (all but those
+    needing only the AMD driver's own runtime). Without it: an asset whose HIP requirement lies wholly where
+    the rule says the GPU does not work (an RDNA4 GPU and a HIP SDK 5.7 build)."""
+    if not gfx:
+        return []
+    out = []
+    for rule in rules:
+        if hip:
+            if asset.hip.kind != "driver" and not rule.accepts(hip):
+                out.append(f"for your GPU: {rule.reason(gfx, hip)}")
+        elif outside(asset.hip, rule):
+            out.append(f"for your GPU: {gfx} cannot use it: it needs {asset.hip.describe()}, and "
+                       f"{rule.label} (it needs {rule.needs()}) [{rule.source.cite()}]")
+    return out
+
+
+def outside(req: HipRequirement, rule: GpuHipRule) -> bool:
+    """Every HIP version ``req`` accepts breaks ``rule`` (as far as the bounds tell)."""
+    if req.kind == "driver" or not req.known:
+        return False
+    lo = parse_version(req.min) if req.min else None
+    hi = parse_version(req.max) if req.max else None
+    if rule.min and hi is not None and not version_at_least(hi, parse_version(rule.min)):
+        return True
+    if rule.max and lo is not None and not version_at_most(lo, parse_version(rule.max)):
+        return True
+    for broken in rule.broken:
+        b = parse_version(broken)
+        if lo is not None and hi is not None and lo[: len(b)] == b and hi[: len(b)] == b:
+            return True
+    return False
