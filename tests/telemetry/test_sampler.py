@@ -186,3 +186,15 @@ def test_the_sampling_thread_blocks_every_signal(tmp_path: Path) -> None:
     for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         assert blocked & (1 << (sig - 1)), f"{sig.name} is not blocked on the sampling thread"
     assert not signal.pthread_sigmask(signal.SIG_BLOCK, [])  # the caller's own mask is as it was
+
+
+def test_a_trace_round_trips_through_json(tmp_path: Path) -> None:
+    """What poc records and plots: the trace in JSON and back, summary and all."""
+    one_gpu_host(tmp_path, busy=40, vram_used=2 * GIB)
+    card_busy = card_device(tmp_path, 1) / "gpu_busy_percent"
+    workload = [sys.executable, str(WAIT_FOR_READ), str(card_busy), "1", "0"]
+    _code, trace = monitored(lambda: run_process(workload, dict(os.environ)), env={}, root=tmp_path)
+    assert isinstance(trace, GpuTrace) and len(trace.samples) >= 2
+    again = GpuTrace.from_json(trace.to_json())
+    assert again == trace and again.summary() == trace.summary()
+    assert isinstance(again.samples, tuple) and again.summary().busy_peak == 40.0

@@ -28,6 +28,7 @@ from zluda_runner.telemetry.model import GpuReading, NoTelemetry
 
 DRM = "/sys/class/drm"
 READ_LIMIT = 4096  # a sysfs attribute is at most one page; these hold one number
+MAX_CARDS = 64
 
 
 def read_small(path: Path, limit: int = READ_LIMIT) -> str | None:
@@ -72,8 +73,8 @@ class AmdCard:
 def amdgpu_cards(fs: HostFs) -> list[AmdCard]:
     """The cards the amdgpu driver drives, in card-number order."""
     cards: list[AmdCard] = []
-    entries = [p for p in fs.glob(DRM, "card*") if re.fullmatch(r"card\d+", p.name)]
-    for entry in sorted(entries, key=lambda p: int(p.name[4:])):
+    entries = [p for p in fs.glob(DRM, "card*") if re.fullmatch(r"card\d{1,4}", p.name)]
+    for entry in sorted(entries, key=lambda p: int(p.name[4:]))[:MAX_CARDS]:
         device = entry / "device"
         uevent = read_small(device / "uevent") or ""
         fields = dict(line.partition("=")[::2] for line in uevent.splitlines())

@@ -130,7 +130,8 @@ class Sampling:
         self._stop.set()
         self._thread.join(JOIN_TIMEOUT_S)
         self._duration = self._clock() - self._t0
-        self._vram_after = self._source.read().vram_used
+        if not self._thread.is_alive():  # a reading stuck past the bound: the source is still in use
+            self._vram_after = self._source.read().vram_used
 
     def _run(self) -> None:
         deadline = self._t0 + self._interval
