@@ -1,4 +1,4 @@
-"""The ``zluda-run`` command: a thin click layer over the library.
+"""The ``zluda-run`` command: a thin click layer over the public API (:mod:`zluda_runner.api`).
 
 ``zluda-run python infer.py`` is ``zluda-run run -- python infer.py``: any first
 word that is not one of our commands (or anything after ``--``) is the workload.
@@ -16,12 +16,14 @@ from typing import Any
 import click
 
 from zluda_runner import JSON_SCHEMA_VERSION, __version__
+from zluda_runner.api import Options
+from zluda_runner.api.options import worded_for
 from zluda_runner.commands import COMMAND_MODULES, load_command
+from zluda_runner.commands.common import Invocation
 from zluda_runner.core import exitcodes
 from zluda_runner.core.arch import require_x86_64
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
-from zluda_runner.core.settings import Settings
 from zluda_runner.core.textio import make_standard_streams_safe
 
 RUN_COMMAND = "run"
@@ -138,7 +140,8 @@ class FallthroughGroup(click.Group):
         if ctx.meta.get("zluda_command") in X86_COMMANDS:
             require_x86_64()
         try:
-            return super().invoke(ctx)
+            with worded_for("command line"):  # the API's hints keep naming this front end's flags
+                return super().invoke(ctx)
         except ZludaRunnerError as exc:
             report_error(exc, as_json=bool(ctx.meta.get("zluda_json")))
             ctx.exit(exc.exit_code)
@@ -247,30 +250,25 @@ def main_group(
       zluda-run plan -- python infer.py    what would be done, and will it bind?
       zluda-run releases --os windows      which ZLUDA release fits?
     """
-    settings = Settings(
+    options = Options(
+        cache_dir=cache_dir,
         zluda_dir=zluda_dir,
         release=release,
         manifest=manifest,
-        json=as_json,
         python=python,
-        force=force,
-        trace=trace,
-        trace_out=trace_out,
-        verify_load=verify_load,
         trust_on_first_use=trust_on_first_use,
         archive=archive,
-        record=not no_record,
+        force=force,
         results_db=results_db,
+        record=not no_record,
         defaults=not no_defaults,
         monitor=monitor,
     )
-    if cache_dir is not None:
-        settings.cache_dir = cache_dir
     if trace:  # refused where it cannot work (Windows) before anything is planned or fetched
-        from zluda_runner.trace.workload import check_supported
+        from zluda_runner.api import check_trace_supported
 
-        check_supported()
-    ctx.obj = settings
+        check_trace_supported()
+    ctx.obj = Invocation(options, json=as_json, trace=trace, trace_out=trace_out, verify_load=verify_load)
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -15,6 +15,7 @@ from zluda_runner.api.options import Options, caller_errors, to_settings, warn_w
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
     from zluda_runner.plan.model import ShimPlan
+    from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
 
 @dataclass(frozen=True)
@@ -161,22 +162,33 @@ def run(
     return start(launch, timeout=timeout)
 
 
-def start(launch: Launch, *, replace: bool = False, timeout: float | None = None) -> int:
+def start(
+    launch: Launch,
+    *,
+    replace: bool = False,
+    timeout: float | None = None,
+    on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None,
+) -> int:
     """Start a prepared launch (:func:`prepare_launch`) and return the workload's exit status, as
     :func:`run` does.
 
     Args:
         replace: a Linux launch on a POSIX host: this process *becomes* the workload (``exec``; this
             call never returns): no overhead, native signals, nothing left running if the caller is
-            killed. What ``zluda-run`` does. Elsewhere it runs as a child.
+            killed. What ``zluda-run`` does. Elsewhere (or with ``on_telemetry``) it runs as a child.
         timeout: seconds after which the workload (a child) is killed and LaunchError raised.
+        on_telemetry: sample the GPU while the workload runs; hears the trace (or why there is
+            none) once it has exited (``zluda-run --monitor``).
     """
     from zluda_runner.launch.process import run_process
     from zluda_runner.launch.run import PreparedRun
     from zluda_runner.launch.run import start as start_run
 
+    prepared = PreparedRun(launch.plan, list(launch.argv), dict(launch.env), list(launch.warnings),
+                           list(launch.notes))
     with caller_errors():
+        if on_telemetry is not None:
+            return start_run(prepared, on_telemetry=on_telemetry)
         if replace and timeout is None:
-            return start_run(PreparedRun(launch.plan, list(launch.argv), dict(launch.env),
-                                         list(launch.warnings), list(launch.notes)))
-        return run_process(list(launch.argv), launch.env, timeout=timeout)
+            return start_run(prepared)
+        return run_process(prepared.argv, prepared.env, timeout=timeout)

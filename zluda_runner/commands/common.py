@@ -1,39 +1,47 @@
-"""Small helpers shared by the command modules."""
+"""Small helpers shared by the command modules, and what the global options said (:class:`Invocation`)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import click
 
 from zluda_runner import JSON_SCHEMA_VERSION
+from zluda_runner.api import Options
 from zluda_runner.core.serial import to_plain
-from zluda_runner.core.settings import Settings
-
-pass_settings = click.make_pass_decorator(Settings, ensure=True)
 
 
-def emit_json(data: Any) -> None:
+@dataclass(frozen=True)
+class Invocation:
+    """The global options of one ``zluda-run`` command line: the API's :class:`Options` (what every call
+    takes), and what only the command line has (``--json`` output; ``--trace``, ``--trace-out`` and
+    ``--verify-load`` choose which API call a launch is)."""
+
+    options: Options = field(default_factory=Options)
+    json: bool = False
+    trace: bool = False
+    trace_out: Path | None = None
+    verify_load: bool = False
+
+
+pass_invocation = click.make_pass_decorator(Invocation, ensure=True)
+
+
+def emit_json(data: object) -> None:
     """Print ``data`` as schema-versioned JSON on stdout."""
-    payload = to_plain(data.to_dict() if hasattr(data, "to_dict") else data)
+    to_dict = getattr(data, "to_dict", None)
+    payload = to_plain(to_dict() if callable(to_dict) else data)
     if isinstance(payload, dict) and "schema" not in payload:
         payload = {"schema": JSON_SCHEMA_VERSION, **payload}
     click.echo(json.dumps(payload, indent=2))
 
 
-def record(kind: str, report: object, settings: Settings, command: list[str], *,
-           release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> None:
-    """Keep a run in the results store; a store problem is a warning, never a failed run."""
-    from zluda_runner.results.recording import record_for
-
-    warning = record_for(kind, report, settings, command, release=release, target=target)
-    if warning:
-        click.echo(f"warning: {warning}", err=True)
+def warn(text: str) -> None:
+    """One ``warning:`` line on stderr (what the API's ``on_warning`` hears)."""
+    click.echo(f"warning: {text}", err=True)
 
 
 html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
                            help="Also write a self-contained HTML page to FILE.")
-def warn(text: str) -> None:
-    click.echo(f"warning: {text}", err=True)

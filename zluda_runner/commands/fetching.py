@@ -10,13 +10,12 @@ import sys
 
 import click
 
-from zluda_runner.commands.common import emit_json, pass_settings
+from zluda_runner.api import cache_path as find_cache_path
+from zluda_runner.api import clean_cache, clean_compile_cache, compile_cache, fetch, list_cache
+from zluda_runner.api.terms import OSES
+from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import INTERRUPTED
 from zluda_runner.core.paths import MIRROR_ENV
-from zluda_runner.core.settings import Settings
-from zluda_runner.release.cache import CacheLayout, Interrupted, TrustStore, cache_contents, clean_cache
-from zluda_runner.release.manifest import OSES
-from zluda_runner.release.obtain import cached_folders, fetch, release_id_for
 
 
 @click.command("fetch")
@@ -27,8 +26,8 @@ from zluda_runner.release.obtain import cached_folders, fetch, release_id_for
 @click.option("--reinstall", is_flag=True,
               help="Replace the cached copy (e.g. one changed after install, or with --archive FILE).")
 @click.pass_context
-@pass_settings
-def fetch_command(settings: Settings, ctx: click.Context, version: str | None, os_name: str | None,
+@pass_invocation
+def fetch_command(call: Invocation, ctx: click.Context, version: str | None, os_name: str | None,
                   hip: str | None, cuda: int | None, reinstall: bool) -> None:
     """Download, verify and unpack a ZLUDA release into the cache; print its folder.
 
@@ -40,13 +39,12 @@ def fetch_command(settings: Settings, ctx: click.Context, version: str | None, o
     <mirror>/vosen/ZLUDA/releases/download/v5/X (http(s):// or file://).
     """
     try:
-        result = fetch(settings.manifest, settings.cache_dir, version=version or settings.release,
-                       os_name=os_name, hip=hip, cuda=cuda, archive=settings.archive,
-                       trust_on_first_use=settings.trust_on_first_use, reinstall=reinstall)
-    except Interrupted as exc:
-        click.echo(exc.note, err=True)
+        result = fetch(call.options, version=version, os=os_name, hip=hip, cuda=cuda, reinstall=reinstall,
+                       progress=True)
+    except KeyboardInterrupt as exc:  # its text says what was kept for the next fetch to resume
+        click.echo(str(exc) or "interrupted", err=True)
         ctx.exit(INTERRUPTED)
-    if settings.json:
+    if call.json:
         emit_json(result)
         return
     for note in result.notes:
@@ -59,46 +57,45 @@ cache_group = click.Group("cache", help="Inspect or clean the cache of downloade
 
 
 @cache_group.command("list")
-@pass_settings
-def cache_list(settings: Settings) -> None:
+@pass_invocation
+def cache_list(call: Invocation) -> None:
     """List the releases in the cache, and the partial downloads the next fetch resumes."""
     from zluda_runner.report.cache_view import print_entries
 
-    entries, partial = cache_contents(settings.cache_dir)
-    if settings.json:
-        trusted = TrustStore(CacheLayout(settings.cache_dir)).entries()
-        emit_json(dict(cache_dir=settings.cache_dir, releases=entries, partial=partial, trusted=trusted))
+    listing = list_cache(call.options)
+    if call.json:
+        emit_json(dict(cache_dir=listing.cache_dir, releases=listing.releases, partial=listing.partial,
+                       trusted=dict(listing.trusted)))
     else:
-        print_entries(entries, settings.cache_dir, partial)
+        print_entries(list(listing.releases), listing.cache_dir, list(listing.partial))
 
 
 @cache_group.command("path")
 @click.argument("version", required=False)
-@pass_settings
-def cache_path(settings: Settings, version: str | None) -> None:
+@pass_invocation
+def cache_path(call: Invocation, version: str | None) -> None:
     """Print the cache folder, or the unpacked folder(s) of release VERSION."""
-    release_id, folders = (None, [settings.cache_dir]) if version is None else cached_folders(
-        settings.manifest, settings.cache_dir, version)
-    if settings.json:
-        emit_json({"cache_dir": settings.cache_dir, "release": release_id, "paths": folders})
+    found = find_cache_path(version, call.options)
+    if call.json:
+        emit_json({"cache_dir": found.cache_dir, "release": found.release, "paths": found.paths})
     else:
-        click.echo("\n".join(str(f) for f in folders))
+        click.echo("\n".join(str(f) for f in found.paths))
 
 
 @cache_group.command("clean")
 @click.argument("version", required=False)
-@pass_settings
-def cache_clean(settings: Settings, version: str | None) -> None:
+@pass_invocation
+def cache_clean(call: Invocation, version: str | None) -> None:
     """Remove release VERSION from the cache, or every release (the trust file is kept)."""
     from zluda_runner.report.cache_view import render_clean
 
-    release_id = release_id_for(settings.manifest, settings.cache_dir, version) if version else None
-    result = clean_cache(settings.cache_dir, release_id)
-    if settings.json:
-        emit_json({"release": release_id, "removed": result.removed, "bytes_freed": result.bytes_freed,
+    cleaned = clean_cache(version, call.options)
+    result = cleaned.result
+    if call.json:
+        emit_json({"release": cleaned.release, "removed": result.removed, "bytes_freed": result.bytes_freed,
                    "busy": result.busy})
         return
-    click.echo(render_clean(result, release_id))
+    click.echo(render_clean(result, cleaned.release))
     if result.busy:
         click.echo(f"kept {', '.join(result.busy)}: another zluda-run is fetching it; run `zluda-run cache "
                    "clean` again when it is done", err=True)
@@ -106,22 +103,17 @@ def cache_clean(settings: Settings, version: str | None) -> None:
 
 @cache_group.command("compile")
 @click.option("--clean", is_flag=True, help="Delete ZLUDA's compile cache databases (zluda*.db*).")
-@pass_settings
-def compile_cache_command(settings: Settings, clean: bool) -> None:
+@pass_invocation
+def compile_cache_command(call: Invocation, clean: bool) -> None:
     """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
-    from zluda_runner.host.compile_cache import (
-        clean_compile_cache,
-        inspect_compile_cache,
-        render_clean_text,
-        render_text,
-    )
+    from zluda_runner.report.stage_views import render_compile_cache, render_compile_clean
 
     if not clean:
-        info = inspect_compile_cache()
-        emit_json(info) if settings.json else click.echo(render_text(info))
+        info = compile_cache()
+        emit_json(info) if call.json else click.echo(render_compile_cache(info))
         return
     result = clean_compile_cache()
-    emit_json(result) if settings.json else click.echo(render_clean_text(result))
+    emit_json(result) if call.json else click.echo(render_compile_clean(result))
     for failure in result.failed:
         click.echo(f"could not remove {failure}", err=True)
     sys.exit(result.exit_code)

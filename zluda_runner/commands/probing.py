@@ -7,11 +7,15 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.commands.common import emit_json, html_option, pass_settings, record
+from zluda_runner.api import read_trace, run_probe
+from zluda_runner.api.terms import TORCH_DTYPES
+from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK
-from zluda_runner.core.settings import Settings
-from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES
-from zluda_runner.probe.session import csv_list
+
+
+def _csv(text: str) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]`` (``--ops``, ``--dtypes``)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 @click.command("probe")
@@ -23,32 +27,29 @@ from zluda_runner.probe.session import csv_list
 @click.option("--device", default="cuda", help="torch device; cpu compares CPU results with float64.")
 @click.option("--quick", is_flag=True, help="--torch: the 12 hand-written smoke ops instead of OpInfo.")
 @click.option("--ops", default="", help="--torch: op ids to run, comma-separated globs.")
-@click.option("--dtypes", default=",".join(DEFAULT_DTYPES), show_default=True, help="--torch: dtypes.")
+@click.option("--dtypes", default=",".join(TORCH_DTYPES), show_default=True, help="--torch: dtypes.")
 @click.option("--budget", type=float, help="--torch: stop after S seconds.")
 @click.option("--samples", type=click.IntRange(1), default=1, show_default=True, help="--torch: per op.")
 @click.option("--native", is_flag=True, help="--torch without ZLUDA: a baseline on NVIDIA or native ROCm.")
-@pass_settings
-def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, html_file: Path | None,
+@pass_invocation
+def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, html_file: Path | None,
                   timeout: float | None, case_ids: tuple[str, ...], device: str, quick: bool, ops: str,
                   dtypes: str, budget: float | None, samples: int, native: bool) -> None:
     """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case.
 
     Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
     missing (torch: an op mismatched or raised), 1 when the probe itself could not run."""
-    from zluda_runner.probe.session import ProbeRequest, run_requested_probe
     from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.probe_view import print_probe, probe_html, progress_line
 
     html = destination(html_file) if html_file else None
-    request = ProbeRequest(libcuda=libcuda, torch=torch_level, device=device, native=native, quick=quick,
-                           ops=csv_list(ops), dtypes=csv_list(dtypes), budget=budget, samples=samples,
-                           timeout=timeout, case_ids=list(case_ids))
-    quiet = settings.json
-    report = run_requested_probe(request, settings, progress=None if quiet else progress_line)
-    record("torch-ops" if torch_level else "probe", report, settings, ["probe", *sys.argv[2:]])
+    report = run_probe(call.options, torch=torch_level, quick=quick, device=device, libcuda=libcuda,
+                       cases=case_ids, ops=_csv(ops), dtypes=_csv(dtypes), timeout=timeout, budget=budget,
+                       native=native, samples=samples, progress=None if call.json else progress_line,
+                       command=["probe", *sys.argv[2:]], on_warning=warn)
     if html is not None:
         write_report(html, probe_html(report))
-    if quiet:
+    if call.json:
         emit_json(report)
     else:
         print_probe(report, html=html)
@@ -58,19 +59,18 @@ def probe_command(settings: Settings, libcuda: Path | None, torch_level: bool, h
 @click.command("trace-report")
 @click.argument("path", type=click.Path(path_type=Path))
 @html_option
-@pass_settings
-def trace_report_command(settings: Settings, path: Path, html_file: Path | None) -> None:
+@pass_invocation
+def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -> None:
     """Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."""
     from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.trace_sections import trace_html
     from zluda_runner.report.trace_view import print_trace_summary
-    from zluda_runner.trace.run import load_trace
 
     html = destination(html_file) if html_file else None
-    report = load_trace(path)
+    report = read_trace(path)
     if html is not None:
         write_report(html, trace_html(report))
-    if settings.json:
+    if call.json:
         emit_json(report)
     else:
         from zluda_runner.report.terminal import make_console
