@@ -146,9 +146,9 @@ def test_values_without_torch_follow_the_same_rule() -> None:
 
 def test_a_probe_script_loads_the_comparator_beside_it_without_zluda_runner(tmp_path: Path) -> None:
     """In the target interpreter only the script's folder is there: ``-I`` (no script folder on
-    sys.path, no PYTHONPATH) and a copy of the two files outside the package."""
+    sys.path, no PYTHONPATH) and a copy of the three files outside the package."""
     _torch()
-    for name in ("torch_ops.py", "output_compare.py"):
+    for name in ("torch_ops.py", "output_compare.py", "target_side.py"):
         shutil.copy(PROBE / name, tmp_path / name)
     code = ("import sys, runpy; sys.modules['zluda_runner'] = None; "
             "sys.argv = [sys.argv[1], '--device', 'cpu']; runpy.run_path(sys.argv[0], run_name='__main__')")
@@ -159,3 +159,20 @@ def test_a_probe_script_loads_the_comparator_beside_it_without_zluda_runner(tmp_
     ops = {e["id"]: e["status"] for e in events if e["event"] == "op"}
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(ops) == 12 and set(ops.values()) == {"pass"}, ops
+
+
+def test_what_the_scripts_load_stands_alone() -> None:
+    """output_compare.py and target_side.py run in the target interpreter too: the standard library
+    and torch only, and no syntax newer than Python 3.9 needs at run time (no ``zip(strict=)``)."""
+    import ast
+
+    for name in ("output_compare.py", "target_side.py"):
+        tree = ast.parse((PROBE / name).read_text(encoding="utf-8"))
+        roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}
+        roots |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                  if isinstance(node, ast.ImportFrom)}
+        assert roots - set(sys.stdlib_module_names) <= {"torch"}, (name, roots)
+        calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and getattr(node.func, "id", "") == "zip" and any(k.arg == "strict" for k in node.keywords)]
+        assert not calls and not any(isinstance(node, ast.Match) for node in ast.walk(tree)), name

@@ -32,9 +32,9 @@ from zluda_runner.probe.model import (
     str_list,
 )
 from zluda_runner.probe.runner import _signal_name
+from zluda_runner.probe.target_side import MARKER
 
 SCRIPT = Path(__file__).resolve().parent / "torch_opinfo.py"
-MARKER = b"ZLUDA_RUNNER_TORCH_PROBE "
 DEFAULT_DTYPES = ("float32", "float16", "bfloat16")
 DEFAULT_OP_TIMEOUT = 300.0  # a first kernel compile through ZLUDA can take minutes
 STARTUP_TIMEOUT = 600.0  # importing torch and building the OpInfo database
@@ -56,7 +56,7 @@ def _op_and_dtype(case_id: str) -> tuple[str, str]:
 def _interpreter(argv: list[str], env: Mapping[str, str]) -> ProbeChild:
     """One run of the script, in its own process group, its output bounded (see :mod:`.channel`)."""
     try:
-        return ProbeChild(argv, env, prefix=MARKER)
+        return ProbeChild(argv, env, prefix=MARKER.encode())
     except (FileNotFoundError, PermissionError) as exc:
         raise ProbeError(
             f"target interpreter {argv[0]} cannot be run: {exc}",

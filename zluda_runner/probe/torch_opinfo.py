@@ -23,32 +23,29 @@ again (the caller restarts the probe after a crash or hang).
 import argparse
 import fnmatch
 import importlib.util
-import json
 import os
 import sys
 import time
 import traceback
 import warnings
 
-MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
+
+def _beside(name):
+    """A module from beside this script, loaded by path (as target_side.beside does: this script must
+    load something before it can use it): zluda_runner need not be importable in the target."""
+    key = f"zluda_runner_target_{name}"
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        sys.modules[key] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+        spec.loader.exec_module(sys.modules[key])
+    return sys.modules[key]
+
+
+side = _beside("target_side")
+MARKER = side.MARKER
+_emit = side.emit
 COMPARE_TEST = ("TestCommon", "test_compare_cpu")
-
-
-def _comparator():
-    """output_compare.py, loaded by path from beside this script (zluda_runner need not be importable
-    here, and an installed one may be another version)."""
-    name = "zluda_runner_output_compare"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output_compare.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
-def _emit(event, **fields):
-    sys.stdout.write("\n" + MARKER + json.dumps({"event": event, **fields}) + "\n")
-    sys.stdout.flush()
 
 
 def family_of(op):
@@ -107,7 +104,7 @@ def compare(got, want, at_least=(0.0, 0.0)):
     import torch
     from torch.utils import _pytree as pytree
 
-    oc = _comparator()
+    oc = _beside("output_compare")
     got_leaves, _ = pytree.tree_flatten(got)
     want_leaves, _ = pytree.tree_flatten(want)
     if len(got_leaves) != len(want_leaves):
@@ -178,16 +175,8 @@ def run(device, dtype_names, patterns, samples, done):
     import torch
 
     warnings.simplefilter("ignore")
-    info = {"torch": torch.__version__, "device": device, "available": True, "device_name": ""}
-    info["cuda_build"] = str(torch.version.cuda)
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        info["available"] = False
-        try:
-            torch.cuda.init()
-        except Exception as exc:  # the reason CUDA is unavailable, as torch tells it
-            info["reason"] = f"{type(exc).__name__}: {exc}"
-        else:
-            info["reason"] = "torch.cuda.is_available() is False"
+    info = side.open_device(torch, device)
+    if not info["available"]:
         _emit("info", ops=[], **info)
         return
     try:
@@ -196,10 +185,6 @@ def run(device, dtype_names, patterns, samples, done):
         info.update(available=False, reason=f"cannot load torch's OpInfo database: {exc}")
         _emit("info", ops=[], **info)
         return
-    if device.startswith("cuda"):
-        info["device_name"] = torch.cuda.get_device_name(0)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
     device_type = device.split(":")[0]
     dtypes = [getattr(torch, name) for name in dtype_names]
     ops = selected(op_db, patterns)
@@ -256,14 +241,7 @@ def main(argv=None):
     try:
         run(args.device, dtypes, patterns, max(args.samples, 1), done)
     except ImportError as exc:
-        _emit(
-            "info",
-            torch=None,
-            device=args.device,
-            available=False,
-            reason=f"cannot import torch: {exc}",
-            ops=[],
-        )
+        side.emit_no_torch(args.device, exc)
     _emit("end")
     return 0
 

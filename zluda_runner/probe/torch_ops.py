@@ -13,27 +13,28 @@ which op was running if the process dies: ``{"event": "info", "torch": ..., "ava
 """
 
 import argparse
-import contextlib
 import importlib.util
-import json
 import os
 import sys
 import time
 import traceback
 
-MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
+
+def _beside(name):
+    """A module from beside this script, loaded by path (as target_side.beside does: this script must
+    load something before it can use it): zluda_runner need not be importable in the target."""
+    key = f"zluda_runner_target_{name}"
+    if key not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+        spec = importlib.util.spec_from_file_location(key, path)
+        sys.modules[key] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+        spec.loader.exec_module(sys.modules[key])
+    return sys.modules[key]
 
 
-def _comparator():
-    """output_compare.py, loaded by path from beside this script (zluda_runner need not be importable
-    here, and an installed one may be another version)."""
-    name = "zluda_runner_output_compare"
-    if name not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output_compare.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        sys.modules[name] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
+side = _beside("target_side")
+MARKER = side.MARKER
+_emit = side.emit
 
 
 def _ops(torch):
@@ -127,39 +128,18 @@ def _ops(torch):
 def _compare(got, want):
     """(ok, max_abs, max_rel, why) of the device result against the CPU reference (output_compare.py:
     torch's rule and per-dtype tolerances, across backends)."""
-    verdict = _comparator().compare_tensors(got, want)
+    verdict = _beside("output_compare").compare_tensors(got, want)
     return verdict.agree, verdict.max_abs_error, verdict.max_rel_error, verdict.detail
-
-
-def _emit(event, **fields):
-    sys.stdout.write("\n" + MARKER + json.dumps({"event": event, **fields}) + "\n")
-    sys.stdout.flush()
 
 
 def run(device, skip=()):
     import torch
 
     ops = _ops(torch)
-    info = {"torch": torch.__version__, "device": device, "available": True, "device_name": ""}
-    info["cuda_build"] = str(torch.version.cuda)
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            info["available"] = False
-            try:
-                torch.cuda.init()
-            except Exception as exc:  # the reason CUDA is unavailable, as torch tells it
-                info["reason"] = f"{type(exc).__name__}: {exc}"
-            else:
-                info["reason"] = "torch.cuda.is_available() is False"
-            _emit("info", ops=[], **info)
-            return
-        info["device_name"] = torch.cuda.get_device_name(0)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-        # and float16/bfloat16 products sum in float32, as the CPU does (torch allows less by default)
-        for flag in ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"):
-            with contextlib.suppress(AttributeError):  # a torch before the flag had no such reductions
-                setattr(torch.backends.cuda.matmul, flag, False)
+    info = side.open_device(torch, device)
+    if not info["available"]:
+        _emit("info", ops=[], **info)
+        return
     _emit("info", ops=[op[0] for op in ops], areas={op[0]: op[1] for op in ops}, **info)
     ref = torch.float64
     for op_id, area, fn, dtype_name in ops:
@@ -195,14 +175,7 @@ def main(argv=None):
     try:
         run(args.device, skip=set(filter(None, args.skip.split(","))))
     except ImportError as exc:
-        _emit(
-            "info",
-            torch=None,
-            device=args.device,
-            available=False,
-            reason=f"cannot import torch: {exc}",
-            ops=[],
-        )
+        side.emit_no_torch(args.device, exc)
     _emit("end")
     return 0
 

@@ -25,9 +25,9 @@ from zluda_runner.probe.model import (
     str_list,
 )
 from zluda_runner.probe.runner import _signal_name
+from zluda_runner.probe.target_side import MARKER
 
 SCRIPT = Path(__file__).resolve().parent / "torch_ops.py"
-MARKER = "ZLUDA_RUNNER_TORCH_PROBE "
 DEFAULT_TORCH_TIMEOUT = 900.0  # first PTX compiles through ZLUDA take minutes
 
 
