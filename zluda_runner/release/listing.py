@@ -17,7 +17,7 @@ from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Fact, Manifest, Release
 from zluda_runner.release.selection import Selection, describe_constraints, host_os, parse_cuda, select_asset
-from zluda_runner.release.update import URL_ENV, cached_origin, staleness_warning
+from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
 
 @dataclass
@@ -84,7 +84,7 @@ def releases_report(
     origin = cached_origin(cache_dir) if cache_dir is not None and manifest_path is None else None
     if origin is not None and manifest.source and not manifest.source.startswith(str(cache_dir)):
         origin = None  # the cached copy was not newer: the packaged one is in use
-    warnings = [w for w in (staleness_warning(manifest, today),) if w]
+    warnings = [w for w in (staleness_warning(manifest, today), older_than_known(manifest, cache_dir)) if w]
     if for_host and cuda is None and detect_cuda is not None and (os_name or host_os()) == host_os():
         cuda, why_not = detect_cuda()
         warnings.extend([why_not] if why_not else [])
@@ -107,7 +107,8 @@ def releases_report(
 
 def update_url(url: str | None, cache_dir: Path) -> str | None:
     """``manifest update``'s URL: as given, else ``$ZLUDA_RUNNER_MANIFEST_URL`` (read by the update
-    itself), else the URL the cached manifest was fetched from."""
+    itself), else the URL the cached manifest was fetched from, else (None here: the update reads it)
+    the ``update_url`` the manifest in use names: the project's published manifest."""
     if url or os.environ.get(URL_ENV):
         return url
     origin = cached_origin(cache_dir)

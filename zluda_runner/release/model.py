@@ -432,7 +432,8 @@ def _same_line(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
 
 @dataclass
 class Manifest(JsonMixin):
-    """The whole manifest. ``published_by`` says who wrote this copy; ``source`` where it was read."""
+    """The whole manifest. ``published_by`` says who wrote this copy; ``source`` where it was read;
+    ``update_url`` where its publisher publishes newer ones (``zluda-run manifest update`` with no URL)."""
 
     schema_version: int
     releases: list[Release]
@@ -442,6 +443,8 @@ class Manifest(JsonMixin):
     notes: list[str] = field(default_factory=list)
     gpu_hip_rules: list[GpuHipRule] = field(default_factory=list)
     source: str | None = None  # where it was loaded from
+    # where its publisher publishes newer copies (https): `manifest update` with no URL fetches from here
+    update_url: str | None = None
 
     def find(self, key: str) -> Release:
         """The release whose id, version or tag is ``key`` (ids win over versions over tags)."""

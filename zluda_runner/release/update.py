@@ -168,10 +168,10 @@ def update_manifest(
     manifest when it is newer than the one in use. Raises ManifestError/FetchError, replacing
     nothing, for a bad URL, a download fault, an oversized, malformed or older manifest.
     ``total_seconds`` (default ``$ZLUDA_RUNNER_MANIFEST_BUDGET_S``, else 120) bounds the whole fetch."""
-    url = url or os.environ.get(URL_ENV)
+    url = url or os.environ.get(URL_ENV) or published_url(cache_dir)
     if not url:
         raise ManifestError(
-            "no manifest URL given",
+            "no manifest URL given, and the manifest in use names no published URL (its update_url)",
             hint=f"pass the URL of a published zluda-releases.json, or set {URL_ENV}",
         )
     if MASK in url and url == (cached_origin(cache_dir) or {}).get("url"):
@@ -199,7 +199,8 @@ def update_manifest(
                             f"the manifest in use is already version {old_v}; nothing replaced")
     atomic_write_bytes(target, data, durable=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    atomic_write_json(origin_path(cache_dir), {"url": shown, "fetched": stamp})  # never a credential
+    atomic_write_json(origin_path(cache_dir), {"url": shown, "fetched": stamp,  # never a credential
+                                               "manifest_version": new_v, "updated": fetched.updated})
     return UpdateResult(shown, str(target), True, new_v, old_v, fetched.updated,
                         f"manifest version {new_v} (updated {fetched.updated}) replaces version {old_v}")
 
@@ -222,5 +223,68 @@ def staleness_warning(manifest: Manifest, today: dt.date | None = None) -> str |
     age = manifest_age_days(manifest, today)
     if age is None or age <= STALE_AFTER_DAYS:
         return None
+    how = "`zluda-run manifest update`" + ("" if manifest.update_url else " URL")
     return (f"the manifest is {age} days old (updated {manifest.updated}): newer ZLUDA builds may exist; "
-            "run `zluda-run manifest update URL`")
+            f"run {how}")
+
+
+def published_url(cache_dir: Path | None) -> str | None:
+    """The URL its publisher publishes newer manifests at: the ``update_url`` of the manifest in use
+    (the packaged one names the project's), None when it names none or cannot be read."""
+    try:
+        return load_current_manifest(None, cache_dir).update_url
+    except ManifestError:
+        return None
+
+
+@dataclass(frozen=True)
+class KnownManifest:
+    """A manifest this installation knows of: its version, date, and where it is (or was seen)."""
+
+    manifest_version: int
+    updated: str | None
+    where: str
+
+
+def newest_known(cache_dir: Path | None) -> KnownManifest | None:
+    """The newest manifest this installation knows of: the packaged one, the copy ``manifest update``
+    left in the cache, and the version the last update fetched (``origin.json``, which outlives a cached
+    copy deleted or broken since). None when none can be read."""
+    from zluda_runner.release.manifest import cached_manifest_path, load_manifest
+
+    known: list[KnownManifest] = []
+    candidates = [None] + ([cached_manifest_path(cache_dir)] if cache_dir is not None else [])
+    for path in candidates:
+        try:
+            m = load_manifest(path)
+        except ManifestError:
+            continue
+        known.append(KnownManifest(int(m.manifest_version), m.updated, m.source or "?"))
+    seen = _origin_version(cache_dir) if cache_dir is not None else None
+    if seen is not None:
+        known.append(seen)
+    return max(known, key=lambda k: k.manifest_version, default=None)
+
+
+def _origin_version(cache_dir: Path) -> KnownManifest | None:
+    try:
+        data = json.loads(read_bounded(origin_path(cache_dir), 64 * 1024, "manifest origin"))
+    except (ManifestError, ValueError):
+        return None
+    version = data.get("manifest_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= 2**31 - 1:
+        return None
+    updated = data.get("updated") if isinstance(data.get("updated"), str) else None
+    where = f"{redact_url(str(data.get('url', '?')))} (fetched {data.get('fetched', '?')})"
+    return KnownManifest(version, updated, where)
+
+
+def older_than_known(manifest: Manifest, cache_dir: Path | None) -> str | None:
+    """A warning when the manifest in use is older than the newest one this installation knows of
+    (:func:`newest_known`): a ``--manifest`` / ``ZLUDA_RUNNER_MANIFEST`` file left behind, typically."""
+    newest = newest_known(cache_dir)
+    if newest is None or newest.manifest_version <= int(manifest.manifest_version):
+        return None
+    return (f"the manifest in use (version {manifest.manifest_version}, updated {manifest.updated}, from "
+            f"{manifest.source}) is older than version {newest.manifest_version} (updated {newest.updated}) "
+            f"at {newest.where}: drop --manifest / ZLUDA_RUNNER_MANIFEST to use the newer one")

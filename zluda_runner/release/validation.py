@@ -553,6 +553,11 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
             for i, item in enumerate(c.objects("gpu_hip_rules", nonempty=False))
         ],
         source=source,
+        update_url=c.string("update_url", required=False, nullable=True),
     )
+    if manifest.update_url is not None:
+        parts = urlsplit(manifest.update_url)
+        if parts.scheme != "https" or not parts.netloc or parts.username or parts.password:
+            c.fail("update_url", f"must be an https:// URL without credentials, got {manifest.update_url!r}")
     c.done()
     return manifest
