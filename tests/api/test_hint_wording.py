@@ -1,6 +1,7 @@
-"""Every hint the library can raise, as a caller of the API reads it: no command-line flag outside a
-backquoted command line the API has no call for (``zluda-run ab``, ``--trace``) or another program's
-(``pip install --force-reinstall``); commands the API has become its functions."""
+"""Every hint the library can raise, as a caller of the API reads it: no command-line flag outside
+another program's command line (``pip install --force-reinstall``); every ``zluda-run`` command becomes
+the API function that does it (``ab`` -> ``run_ab()``, ``--trace`` -> ``trace_launch()``). And the
+command line, which calls the same API, reads the library's own words (:func:`worded_for`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.api.options import for_caller
+import zluda_runner as zr
+from zluda_runner.api.options import for_caller, worded_for
 
 PACKAGE = Path(__file__).resolve().parents[2] / "zluda_runner"
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
 API_COMMAND = re.compile(
-    r"\bzluda-run (?:releases|fetch|inspect|plan|run|place|restore|status|probe|doctor)\b")
+    r"\bzluda-run (?:releases|fetch|inspect|plan|run|place|restore|status|probe|doctor|ab|warmup|trace-report"
+    r"|cache|manifest|results)\b")
 
 
 def _library_hints() -> list[tuple[str, str]]:
@@ -48,8 +51,9 @@ def test_a_hint_as_the_caller_reads_it(where: str, text: str) -> None:
     plain = re.sub(r"`[^`]*`", "", worded)  # command lines to type, quoted, are what they are
     assert not FLAG.search(plain), worded
     assert not API_COMMAND.search(plain), worded
-    for quoted in re.findall(r"`zluda-run [^`]*`", worded):
-        assert not API_COMMAND.search(quoted) or "--trace" in quoted or "--verify-load" in quoted, worded
+    assert not API_COMMAND.search(worded), worded
+    for call in re.findall(r"zluda_runner\.(\w+)\(\)", worded):
+        assert call in zr.__all__, worded  # a function the API has
 
 
 @pytest.mark.parametrize(("text", "worded"), [
@@ -58,7 +62,10 @@ def test_a_hint_as_the_caller_reads_it(where: str, text: str) -> None:
     ("pass --zluda-dir the folder you unpacked", "pass Options(zluda_dir=...) the folder you unpacked"),
     ("fetch the release again (zluda-run fetch) or check --zluda-dir",
      "fetch the release again (zluda_runner.fetch()) or check Options(zluda_dir=...)"),
-    ("compare it: zluda-run ab --b-python PY", "compare it: `zluda-run ab --b-python PY`"),
+    ("compare it: zluda-run ab --b-python PY", "compare it: zluda_runner.run_ab()"),
+    ("`zluda-run cache clean` again when it is done", "zluda_runner.clean_cache() again when it is done"),
+    ("run `zluda-run --verify-load -- python x.py`", "run zluda_runner.verify_launch()"),
+    ("see `zluda-run results list`", "see zluda_runner.list_results()"),
     ("or reinstall torch (pip install --force-reinstall --no-deps torch==X); then",
      "or reinstall torch (`pip install --force-reinstall --no-deps torch==X`); then"),
     ("usage: zluda-run [OPTIONS] -- COMMAND [ARGS]...",
@@ -68,3 +75,20 @@ def test_a_hint_as_the_caller_reads_it(where: str, text: str) -> None:
 ])
 def test_wording_examples(text: str, worded: str) -> None:
     assert for_caller(text) == worded
+
+
+def test_the_command_line_reads_the_library_s_own_words(tmp_path: Path) -> None:
+    """The CLI calls the API inside ``worded_for("command line")``: the same error keeps its flags there,
+    and a Python caller (the default) reads Options fields."""
+    def hint(options: zr.Options) -> str:
+        try:
+            zr.cache_path("no-such-release", options)
+        except zr.ZludaRunnerError as exc:
+            return exc.hint or ""
+        raise AssertionError("no error")
+
+    options = zr.Options(cache_dir=tmp_path)
+    with worded_for("command line"):
+        cli = hint(options)
+    python = hint(options)
+    assert "zluda-run" in cli and "zluda-run" not in python, (cli, python)

@@ -123,7 +123,29 @@ _COMMANDS = {
     "probe": "zluda_runner.run_probe()",
     "doctor": "zluda_runner.run_doctor()",
     "results": "zluda_runner.list_results()",
+    "ab": "zluda_runner.run_ab()",
+    "warmup": "zluda_runner.warmup()",
+    "trace-report": "zluda_runner.read_trace()",
+    "cache": "zluda_runner.list_cache()",
+    "manifest": "zluda_runner.update_manifest()",
 }
+# A command and its subcommand -> the API function that does it.
+_SUBCOMMANDS = {
+    ("cache", "list"): "zluda_runner.list_cache()",
+    ("cache", "path"): "zluda_runner.cache_path()",
+    ("cache", "clean"): "zluda_runner.clean_cache()",
+    ("cache", "compile"): "zluda_runner.compile_cache()",
+    ("manifest", "update"): "zluda_runner.update_manifest()",
+    ("results", "list"): "zluda_runner.list_results()",
+    ("results", "show"): "zluda_runner.get_result()",
+    ("results", "delete"): "zluda_runner.delete_result()",
+    ("results", "diff"): "zluda_runner.diff_results()",
+    ("results", "matrix"): "zluda_runner.results_matrix()",
+    ("results", "export"): "zluda_runner.export_results()",
+    ("results", "import"): "zluda_runner.import_results()",
+}
+# A launch flag that makes the launch another call.
+_LAUNCH_FLAGS = {"--trace": "zluda_runner.trace_launch()", "--verify-load": "zluda_runner.verify_launch()"}
 # a usage line
 _USAGE = re.compile(r"usage: zluda-run \[[^\]]*\] -- \S+ \[[^\]]*\]\.*")
 # an unquoted command line: zluda-run, then its words up to a comma, semicolon, bracket or the end
@@ -134,11 +156,14 @@ _FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?:[ =](?:[A-Z][A-Z_]*|[A-Z]\b|X
 
 
 def _api_call(words: list[str]) -> str | None:
-    """The API function for a command line's words, or None when the API has no such call (``ab``,
-    ``warmup``, ``--trace``: the command line's own)."""
-    if any(w in ("--trace", "--verify-load") for w in words):
-        return None
+    """The API function for a command line's words (``cache clean`` -> ``clean_cache()``; ``--trace``
+    -> ``trace_launch()``), or None when the words name no command of the API."""
+    launch = next((_LAUNCH_FLAGS[w] for w in words if w in _LAUNCH_FLAGS), None)
+    if launch is not None:
+        return launch
     named = [w for w in words if not w.startswith("-")]
+    if len(named) > 1 and (named[0], named[1]) in _SUBCOMMANDS:
+        return _SUBCOMMANDS[(named[0], named[1])]
     return _COMMANDS.get(named[0]) if named else None
 
 
@@ -148,12 +173,9 @@ def _quoted(span: str) -> str:
 
 def _bare(match: re.Match[str]) -> str:
     words = match.group(1).split()
-    if words[0] not in _COMMANDS and not words[0].startswith("-") and words[0] not in _CLI_ONLY:
+    if words[0] not in _COMMANDS and not words[0].startswith("-"):
         return match.group(0)  # "zluda-run goes on": the program named in a sentence
     return _api_call(words) or f"`{match.group(0)}`"
-
-
-_CLI_ONLY = frozenset({"ab", "warmup", "trace-report", "cache", "manifest"})
 
 
 def _flag_words(match: re.Match[str]) -> str:
@@ -164,8 +186,9 @@ def _flag_words(match: re.Match[str]) -> str:
 def for_caller(text: str) -> str:
     """``text`` with the command line's commands and flags named as the API's functions and options.
 
-    A command the API has no call for (``zluda-run ab``, ``--trace``) stays, in backquotes, as the
-    command line to use; flags outside such a command become :class:`Options` fields or keywords."""
+    Every command has its call (``zluda-run ab`` -> ``run_ab()``, ``--trace`` -> ``trace_launch()``); a
+    command line the API has no call for stays, in backquotes, as the command line to use; flags outside
+    it become :class:`Options` fields or keywords."""
     text = _USAGE.sub("give the command as a sequence of words, its program first", text)
     parts = re.split(r"(`[^`]*`)", text)
     out = []
