@@ -1,0 +1,139 @@
+"""Acceptance (issue 22) on Windows: the applied defaults seen from inside a real Windows Python workload,
+under Wine's real python.exe with zluda-runner installed from its wheel.
+
+The target is PyPI's real Windows torch 2.13.0 made a CUDA 11.8 build (``new_cuda11_winpy``); the release
+is a fork-shaped folder of stand-ins (no cuBLASLt, no cuDNN: the fork 3.9.x zip). Wine's host has no HIP
+SDK (so no MIOpen) and no GPU list in HIP's order: the dedicated-GPU default does not apply here, and a
+HIP_VISIBLE_DEVICES of the user's passes through. Rows: a regular interpreter (the sitecustomize
+hook), ``--no-defaults``, a portable one (the ``.pth`` hook), and the placement path: after
+``zluda-run place`` the placed-defaults hook applies them to a ``python`` the user starts alone, and
+``zluda-run restore`` removes it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.windows.winpy import WinPython, torch_dir, winpath
+
+pytestmark = pytest.mark.slow
+
+WORKLOAD = """\
+import json, os
+import torch
+b = torch.backends
+print("DEFAULTS=" + json.dumps({
+    "flash": b.cuda.flash_sdp_enabled(), "mem_efficient": b.cuda.mem_efficient_sdp_enabled(),
+    "math": b.cuda.math_sdp_enabled(), "cudnn": b.cudnn.enabled,
+    "hip_visible_devices": os.environ.get("HIP_VISIBLE_DEVICES"),
+    "addmm_lt": os.environ.get("DISABLE_ADDMM_CUDA_LT")}), flush=True)
+"""
+APPLIED = {"flash": False, "mem_efficient": False, "math": True, "cudnn": False, "hip_visible_devices": None,
+           "addmm_lt": "1"}
+UNTOUCHED = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, "hip_visible_devices": None,
+             "addmm_lt": None}
+NO_HIP = {"HIP_PATH": "", "HIP_PATH_57": "", "HIP_PATH_62": "", "HIP_PATH_64": ""}
+FORK_STUBS = {"cusparse.dll": "CUSPARSE", "cufft.dll": "CUFFT", "cufftw.dll": "CUFFTW", "nvrtc.dll": "NVRTC"}
+PLACE_DEFAULTS = """\
+import sys
+from pathlib import Path
+from zluda_runner.core.settings import Settings
+from zluda_runner.launch.windows import place, placements_of, plan_for_torch_lib
+from zluda_runner.launch.windows_hook import place_defaults
+lib, fork, cache = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+plan = plan_for_torch_lib(lib, Settings(zluda_dir=fork, cache_dir=cache))
+place(lib, placements_of(plan))
+print("HOOK=" + str(place_defaults(plan, lib, cache)))
+"""
+
+
+@pytest.fixture(scope="module")
+def fork(mingw_build, standin, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """A fork-shaped release (as tests/windows/test_wine_launch.py builds it)."""
+    folder = tmp_path_factory.mktemp("fork-defaults") / "ZLUDA"
+    folder.mkdir()
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), folder / "nvcuda.dll")
+    shutil.copyfile(standin("zluda nvml", "NVML", "nvml.dll"), folder / "nvml.dll")
+    shutil.copyfile(standin("zluda cublas", "CUBLAS", "cublas.dll"), folder / "cublas.dll")
+    for name, flag in FORK_STUBS.items():
+        shutil.copyfile(mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}"]), folder / name)
+    shutil.copyfile(mingw_build(["windows/injector.c"], "zluda.exe", shared=False, args=["-municode"]),
+                    folder / "zluda.exe")
+    shutil.copyfile(mingw_build(["plan/win_stub.c"], "zluda_redirect.dll"), folder / "zluda_redirect.dll")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("defaults-workload") / "workload.py"
+    path.write_text(WORKLOAD)
+    return path
+
+
+def _seen(proc) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    assert proc.returncode == 0, proc.stdout[-1500:] + proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("DEFAULTS=")]
+    assert len(lines) == 1, proc.stdout
+    seen: dict[str, object] = json.loads(lines[0].split("=", 1)[1])
+    return seen
+
+
+def _run(py: WinPython, fork: Path, cache: Path, workload: Path, *flags: str, **env: str):  # type: ignore[no-untyped-def]
+    return py.zluda_run("--zluda-dir", winpath(fork), *flags, "run", "--", winpath(py.exe), winpath(workload),
+                        env={"ZLUDA_RUNNER_CACHE": winpath(cache), **NO_HIP, **env})
+
+
+def test_defaults_inside_a_regular_windows_python(new_cuda11_winpy, fork: Path, workload: Path,  # type: ignore[no-untyped-def]
+                                                  tmp_path: Path) -> None:
+    py: WinPython = new_cuda11_winpy(portable=False)
+    cache = tmp_path / "cache"
+    plan = py.zluda_run("--json", "--zluda-dir", winpath(fork), "plan", "--", winpath(py.exe), "x.py",
+                        env={"ZLUDA_RUNNER_CACHE": winpath(cache), **NO_HIP})
+    assert plan.returncode == 0, plan.stderr
+    listed = {d["name"]: d for d in json.loads(plan.stdout)["defaults"]}
+    assert {"sdpa-fused-off", "cudnn-off", "addmm-lt-off"} <= set(listed) and "dedicated-gpu" not in listed
+    assert "no MIOpen" in listed["cudnn-off"]["reason"] and listed["sdpa-fused-off"]["vehicle"] == "startup"
+    assert _seen(_run(py, fork, cache, workload)) == APPLIED
+    assert _seen(_run(py, fork, cache, workload, "--no-defaults")) == UNTOUCHED
+    mine = _seen(_run(py, fork, cache, workload, HIP_VISIBLE_DEVICES="0", DISABLE_ADDMM_CUDA_LT="0"))
+    assert mine == {**APPLIED, "hip_visible_devices": "0", "addmm_lt": "0"}
+    alone = _seen(py.run([workload], env=NO_HIP))  # without zluda-run: nothing of ours
+    assert alone == UNTOUCHED
+
+
+def test_defaults_inside_a_portable_windows_python(new_cuda11_winpy, fork: Path, workload: Path,  # type: ignore[no-untyped-def]
+                                                   tmp_path: Path) -> None:
+    py: WinPython = new_cuda11_winpy(portable=True)
+    cache = tmp_path / "cache"
+    assert _seen(_run(py, fork, cache, workload)) == APPLIED
+    hook = py.site_packages / "zluda_runner_startup.pth"
+    assert hook.is_file()
+    assert _seen(py.run([workload], env=NO_HIP)) == UNTOUCHED  # the hook is inert outside zluda-run
+    assert _seen(_run(py, fork, cache, workload, "--no-defaults")) == UNTOUCHED
+
+
+def test_placed_defaults_reach_a_python_started_alone_and_restore_removes_them(
+        new_cuda11_winpy, fork: Path, workload: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    py: WinPython = new_cuda11_winpy(portable=False)
+    cache = tmp_path / "cache"
+    lib = torch_dir(py) / "lib"
+    script = tmp_path / "place_defaults.py"
+    script.write_text(PLACE_DEFAULTS)
+    placed = py.run([script, winpath(lib), winpath(fork), winpath(cache)], env=NO_HIP)
+    assert placed.returncode == 0, placed.stderr[-3000:]
+    hook = py.site_packages / "zluda_runner_defaults.pth"
+    assert hook.is_file() and f"HOOK={winpath(hook)}" in placed.stdout
+    assert _seen(py.run([workload], env=NO_HIP)) == APPLIED  # the user's own `python app.py`
+    mine = _seen(py.run([workload], env={**NO_HIP, "DISABLE_ADDMM_CUDA_LT": "0"}))
+    assert mine["addmm_lt"] == "0" and mine["flash"] is False  # the user's own value wins
+    env = {"ZLUDA_RUNNER_CACHE": winpath(cache)}
+    st = py.zluda_run("status", "--torch-lib", winpath(lib), env=env)
+    assert "placed-defaults hook" in " ".join(st.stdout.split()), st.stdout
+    restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
+    assert restored.returncode == 0, restored.stderr[-3000:]
+    assert not hook.exists()
+    assert _seen(py.run([workload], env=NO_HIP)) == UNTOUCHED
