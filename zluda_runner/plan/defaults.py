@@ -32,10 +32,12 @@ STARTUP_NAMES = (SDPA_OFF, CUDNN_OFF)  # what the start-up code knows how to app
 SRC_FORK_README = ("lshqqytiger/ZLUDA README (PyTorch: disable flash and memory-efficient SDPA, keep math: "
                    "torch.backends.cuda.enable_flash_sdp(False), enable_mem_efficient_sdp(False))")
 SRC_626 = "vosen/ZLUDA#626 (fused scaled_dot_product_attention gives silently wrong results)"
-SRC_CUDNN = ("lshqqytiger/ZLUDA README and SD.Next's zluda setup (torch.backends.cudnn.enabled = False "
-             "unless the release's cuDNN and MIOpen are there)")
+SRC_CUDNN = ("the manifest's caveat of the fork releases (cuDNN must be disabled, "
+             "torch.backends.cudnn.enabled = False, unless the nightly build and MIOpen are present); "
+             "ZLUDA's cuDNN runs on MIOpen")
 SRC_ADDMM = ("torch >= 2.4 routes addmm/linear through cuBLASLt unless DISABLE_ADDMM_CUDA_LT=1 "
-             "(pytorch aten/src/ATen/native/cuda/Blas.cpp); the fork's release notes")
+             "(pytorch aten/src/ATen/native/cuda/Blas.cpp); the manifest's caveat of the fork releases "
+             "(torch > 2.4 needs DISABLE_ADDMM_CUDA_LT=1 unless cuBLASLt is shimmed)")
 SRC_GPU = ("vosen/ZLUDA#218, patientx/ComfyUI-Zluda#231 (an APU's integrated GPU is device 0 and the "
            "workload runs there, or fails)")
 USER_GPU_VARS = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")

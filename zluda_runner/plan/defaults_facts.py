@@ -82,7 +82,7 @@ def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str) -> tuple[str 
 
     rocm = find_rocm(fs, {k: v for k, v in env.items() if v}, platform)
     if rocm is None:
-        return None, "a ROCm / HIP SDK install (none found)"
+        return None, "a ROCm / HIP SDK install: none found"
     dirs = library_dirs(rocm)
     sep = "\\" if rocm.kind == "hip-sdk" else "/"
     looked = f"{dirs.miopen_dir}{sep}{dirs.miopen_glob}"
