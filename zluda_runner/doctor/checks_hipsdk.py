@@ -43,13 +43,15 @@ def _release_dlls(opts: ResolvedOptions) -> tuple[tuple[str, ...], str]:
     if unpacked is not None:
         root = resolve_release_root(unpacked, chosen.asset)
         return hipsdk.release_hip_dlls(hipsdk.release_dlls(Path(root))), f"the DLLs of {name}"
+    # not downloaded: the newest HIP major its bounds allow is the DLL it prefers (upstream v6 delay-loads
+    # amdhip64_7.dll and falls back to amdhip64_6.dll; the fork's builds name one major)
     hip = chosen.asset.hip
-    majors = {m.group(1) for b in (hip.min, hip.max) if b and (m := re.match(r"(\d+)", b))}
-    if hip.kind == "sdk" and len(majors) == 1:
-        major = majors.pop()
-        dll = f"amdhip64_{major}.dll" if major != "5" else "amdhip64.dll"
-        return (dll,), f"the manifest's HIP bounds of {name}"
-    return (), f"{name} is not downloaded and its HIP bounds name no single major"
+    bound = hip.max or hip.min
+    m = re.match(r"(\d+)", bound or "")
+    if hip.kind == "sdk" and m:
+        dll = f"amdhip64_{m.group(1)}.dll" if m.group(1) != "5" else "amdhip64.dll"
+        return (dll,), f"the manifest's HIP bounds of {name} (not downloaded)"
+    return (), f"{name} is not downloaded and its HIP bounds name no HIP SDK"
 
 
 def _combined(check_id: str, conflicts: Sequence[hipsdk.Conflict], details: Mapping[str, object]) -> Check:
