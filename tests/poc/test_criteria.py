@@ -92,7 +92,8 @@ def test_views_show_every_criterion_and_plot_each_run() -> None:
     busy, vram, power = plots(report)
     assert [s.label for s in busy.series] == ["run 1 (compiles)", "run 2"]
     assert busy.series[0].points == ((0.0, 0.0), (0.2, 70.0), (0.4, 35.0))
-    assert vram.series[1].points[1] == (0.2, 2.0) and vram.y_max == 16.0 and power.y_label == "power (W)"
+    assert vram.series[1].points[1] == (0.2, 2.0) and vram.marks == ((16.0, "total 16 GiB"),)
+    assert power.y_label == "power (W)"
     page = render_poc_html(report)
     assert page.count("<svg") == 3 and "Verdict: PASS" in page
     for chunk in page.split("<svg")[1:]:

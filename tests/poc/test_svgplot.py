@@ -48,6 +48,13 @@ def test_one_polyline_per_series_inside_the_frame_with_a_legend() -> None:
     texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
     assert {"run 1 (compiles)", "run 2", "time (s)", "busy (%)", "GPU utilisation"} <= set(texts)
     assert {"0", "20", "40", "60", "80", "100"} <= set(texts)  # the y ticks, with the unit on the axis
+    legend = [t for t in svg.iter("{http://www.w3.org/2000/svg}text") if t.get("class") == "legend"]
+    assert [t.text for t in legend] == ["run 1 (compiles)", "run 2"]
+    assert all(float(t.get("x", 0)) > right for t in legend)  # beside the frame, never over a line
+    marked = _plot(*runs, marks=((120.0, "limit"),))
+    (mark,) = marked.findall("s:line[@class='mark']", NS)
+    assert "limit" in [t.text for t in marked.iter("{http://www.w3.org/2000/svg}text")]
+    assert float(mark.get("y1", 0)) >= top  # the axis grows to show the mark
 
 
 def test_output_is_deterministic_escaped_and_bounded() -> None:

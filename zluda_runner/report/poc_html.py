@@ -38,7 +38,7 @@ def plots(report: PocReport) -> tuple[Plot, ...]:
         Plot("GPU utilisation", "time since the run started (s)", "busy (%)", series("busy_percent"),
              y_min=0.0, y_max=100.0),
         Plot("VRAM used", "time since the run started (s)", "VRAM used (GiB)", series("vram_used", GIB),
-             y_min=0.0, y_max=_vram_total_gib(report)),
+             y_min=0.0, marks=_vram_total_mark(report)),
     ]
     power = series("power_w")
     if any(s.points for s in power):
@@ -46,9 +46,9 @@ def plots(report: PocReport) -> tuple[Plot, ...]:
     return tuple(found)
 
 
-def _vram_total_gib(report: PocReport) -> float | None:
+def _vram_total_mark(report: PocReport) -> tuple[tuple[float, str], ...]:
     totals = [r.trace.vram_total for r in report.runs if r.trace is not None and r.trace.vram_total]
-    return max(totals) / GIB if totals else None
+    return ((max(totals) / GIB, f"total {max(totals) / GIB:.3g} GiB"),) if totals else ()
 
 
 def poc_sections(report: PocReport) -> list[Section | Figure]:

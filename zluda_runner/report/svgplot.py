@@ -13,7 +13,7 @@ from html import escape
 
 # colour-blind-safe (Okabe-Ito), in the order runs come
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 16, 30, 44
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 64, 130, 30, 44  # the legend sits right of the frame
 MAX_POINTS = 2000  # per series: a longer series is thinned (every k-th point) to keep the page small
 
 
@@ -31,7 +31,8 @@ class Plot:
     series: tuple[Series, ...]
     y_min: float | None = None  # fixed axis ends (busy: 0..100); None: from the data
     y_max: float | None = None
-    width: int = 640
+    marks: tuple[tuple[float, str], ...] = ()  # dashed horizontal lines with a label ("total 16 GiB")
+    width: int = 720
     height: int = 260
 
 
@@ -82,7 +83,7 @@ def render_svg(plot: Plot) -> str:
     ys = [y for s in series for _, y in s.points]
     x_ticks = nice_ticks(0.0 if not xs else min(0.0, min(xs)), max(xs, default=1.0))
     y_lo = plot.y_min if plot.y_min is not None else min([*ys, 0.0])
-    y_hi = plot.y_max if plot.y_max is not None else max(ys, default=1.0)
+    y_hi = plot.y_max if plot.y_max is not None else max([*ys, *(v for v, _ in plot.marks)], default=1.0)
     y_ticks = nice_ticks(y_lo, max(y_hi, y_lo + 1e-9))
     x0, x1, y0, y1 = x_ticks[0], x_ticks[-1], y_ticks[0], y_ticks[-1]
     left, top = MARGIN_LEFT, MARGIN_TOP
@@ -116,6 +117,12 @@ def render_svg(plot: Plot) -> str:
                f"{escape(plot.x_label)}</text>")
     out.append(f'<text transform="translate(14 {(top + bottom) / 2:.1f}) rotate(-90)" text-anchor="middle">'
                f"{escape(plot.y_label)}</text>")
+    for value, label in plot.marks:
+        y = sy(value)
+        out.append(f'<line class="mark" x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#b00" '
+                   'stroke-dasharray="5 4"/>')
+        out.append(f'<text x="{right - 4}" y="{y - 4:.1f}" text-anchor="end" fill="#b00">'
+                   f"{escape(label)}</text>")
     if not xs:
         out.append(f'<text x="{(left + right) / 2:.1f}" y="{(top + bottom) / 2:.1f}" text-anchor="middle" '
                    'fill="#888">no samples</text>')
@@ -129,11 +136,11 @@ def render_svg(plot: Plot) -> str:
             coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in s.points)
             out.append(f'<polyline class="series" fill="none" stroke="{colour}" stroke-width="1.6" '
                        f'points="{coords}"/>')
-    for i, s in enumerate(series):  # the legend, top right inside the frame, one row per series
+    for i, s in enumerate(series):  # the legend, right of the frame, one row per series
         colour = PALETTE[i % len(PALETTE)]
-        y = top + 14 + 14 * i
-        out.append(f'<line x1="{right - 110}" y1="{y - 4}" x2="{right - 94}" y2="{y - 4}" stroke="{colour}" '
+        y = top + 10 + 16 * i
+        out.append(f'<line x1="{right + 10}" y1="{y - 4}" x2="{right + 26}" y2="{y - 4}" stroke="{colour}" '
                    'stroke-width="3"/>')
-        out.append(f'<text class="legend" x="{right - 90}" y="{y}">{escape(s.label)}</text>')
+        out.append(f'<text class="legend" x="{right + 30}" y="{y}">{escape(s.label)}</text>')
     out.append("</svg>")
     return "\n".join(out)
