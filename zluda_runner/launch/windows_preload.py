@@ -38,7 +38,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.fsutil import write_if_changed
 from zluda_runner.launch.startup import CHAIN, TORCH_DEFAULTS
 
 PRELOAD_ENV = "ZLUDA_RUNNER_PRELOAD"
@@ -146,9 +146,7 @@ def write_preload(cache_dir: Path) -> Path:
     """Write (once) ``sitecustomize.py`` and the start-up code the ``.pth`` hook runs; their folder."""
     folder = preload_dir(cache_dir)
     for name, text in (("sitecustomize.py", SITECUSTOMIZE), (STARTUP_FILE, STARTUP_CODE)):
-        target = folder / name
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            atomic_write_text(target, text)
+        write_if_changed(folder / name, text)
     return folder
 
 
