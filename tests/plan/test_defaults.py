@@ -102,6 +102,13 @@ def test_one_default_switched_off_by_name() -> None:
     assert got[CUDNN_OFF].why_not == f"switched off by {SWITCH_OFF_ENV}"
 
 
+def test_a_gpu_list_not_in_hips_order_never_chooses() -> None:
+    got = _by_name(replace(TORCH, os="windows", gpus=(APU, DGPU), gpu_source="Windows registry",
+                           gpu_order_known=False))[DEDICATED_GPU]
+    assert not got.applied and "HIP's device order" in (got.why_not or "")
+    assert "HIP_VISIBLE_DEVICES" not in defaults_env((got,))
+
+
 def test_startup_defaults_need_a_start_up_hook() -> None:
     got = _by_name(replace(TORCH, os="windows", startup_hook=False))
     assert not got[SDPA_OFF].applied and "nothing of zluda-run's runs" in (got[SDPA_OFF].why_not or "")

@@ -80,6 +80,7 @@ class DefaultsFacts(JsonMixin):
     miopen_looked: str | None = None  # what was looked at (None: not looked: another OS's plan)
     gpus: tuple[HostGpu, ...] = ()
     gpu_source: str | None = None  # "KFD topology" ...; None: not known on this host
+    gpu_order_known: bool = True  # False: the list is not in HIP's device order (the Windows registry)
     identity: ComputeIdentity | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # the user's environment
 
@@ -179,6 +180,10 @@ def _gpu(facts: DefaultsFacts) -> AppliedDefault | None:
     for var in USER_GPU_VARS:  # any of them is the user's own choice of device
         if var in facts.env:
             return replace(entry, applied=False, why_not=f"you set {var}={facts.env[var]}")
+    if not facts.gpu_order_known:
+        return replace(entry, setting="HIP_VISIBLE_DEVICES=<the dedicated GPU's index>", applied=False,
+                       why_not=f"the {facts.gpu_source or 'host'} does not list GPUs in HIP's device order: "
+                       "set HIP_VISIBLE_DEVICES yourself (`zluda-run doctor` lists HIP's devices)")
     return _decide(facts, entry)
 
 

@@ -76,6 +76,17 @@ def host_gpus(fs: HostFs) -> tuple[HostGpu, ...]:
     return tuple(gpus)
 
 
+def registry_gpus() -> tuple[HostGpu, ...]:
+    """Windows: the AMD display adapters of the registry (integrated told by the adapter's name; the
+    registry's order is not HIP's, so these never choose a device, they only say one should be)."""
+    from zluda_runner.host.gpus import windows_registry_gpus
+
+    return tuple(HostGpu(a.index, a.name, a.gfx, a.integrated,
+                         f"registry: {a.name!r}, {'integrated' if a.integrated else 'dedicated'} by its name"
+                         + (f", {format_bytes(a.memory_bytes)}" if a.memory_bytes else ""))
+                 for a in windows_registry_gpus())
+
+
 def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str) -> tuple[str | None, str]:
     """(MIOpen's file on the host or None, what was looked at)."""
     from zluda_runner.host.rocm import find_rocm, library_dirs
@@ -126,6 +137,9 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
     same_host = _host_os(plat) == plan.os
     miopen, looked = find_miopen(fs, env, plat) if same_host else (None, None)
     gpus = host_gpus(fs) if same_host and plat.startswith("linux") else ()
+    source = "KFD topology" if gpus else None
+    if same_host and plat == "win32" and fs.root is None:  # (a fake root has no registry)
+        gpus, source = registry_gpus(), "Windows registry"
     served, files = _served(plan)
     tgt = plan.target
     return DefaultsFacts(
@@ -134,7 +148,8 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
         release_id=plan.release.id if plan.release else None,
         flavour=plan.release.flavour if plan.release else None,
         served=served, served_files=files, miopen=miopen, miopen_looked=looked, gpus=gpus,
-        gpu_source="KFD topology" if gpus else None, identity=_identity(plan, settings), env=dict(env),
+        gpu_source=source if gpus else None, gpu_order_known=source != "Windows registry",
+        identity=_identity(plan, settings), env=dict(env),
     )
 
 
