@@ -118,3 +118,25 @@ def test_the_compatibility_page_shows_the_new_data(m: Manifest) -> None:
         assert text in page, text
     docs = Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
     assert docs.read_text(encoding="utf-8") == page
+
+
+def test_the_nightly_cudnn_breakage_on_hip_64_is_a_note_where_it_is_chosen() -> None:
+    doc: dict[str, Any] = json.loads(default_manifest_path().read_text())
+    fork = next(r for r in doc["releases"] if r["id"] == "fork-3.9.5")
+    fork["assets"] = [a for a in fork["assets"] if a["name"] == "ZLUDA-nightly-windows-rocm6-amd64.zip"]
+    only_nightly = parse_manifest(doc, "t.json")
+    from zluda_runner.release.selection import select_asset
+
+    on_64 = select_asset(only_nightly, os="windows", hip="6.4", cuda=11, channel="preview",
+                         release="fork-3.9.5").chosen
+    assert on_64 is not None
+    note = next(n for n in on_64.notes if "cudnn" in n)
+    assert "does not work on HIP 6.4" in note and "lshqqytiger/ZLUDA/issues/125" in note
+    on_62 = select_asset(only_nightly, os="windows", hip="6.2", cuda=11, channel="preview",
+                         release="fork-3.9.5").chosen
+    assert on_62 is not None and not [n for n in on_62.notes if "does not work on HIP" in n]
+    bad = copy.deepcopy(doc)
+    nightly = next(r for r in bad["releases"] if r["id"] == "fork-3.9.5")["assets"][0]
+    next(f for f in nightly["files"] if f["family"] == "cudnn").pop("hip_broken_source")
+    with pytest.raises(ManifestError, match="field 'hip_broken_source' is missing"):
+        parse_manifest(bad, "t.json")

@@ -32,6 +32,13 @@ def rules_against(rules: Sequence[GpuHipRule], gfx: str | None, hip: str | None,
     return [r for r in rules if r.applies(gfx, os, hip_from) and not r.accepts(hip)]
 
 
+def rule_warnings(rules: Sequence[GpuHipRule], gfx: str | None, hip: str | None, os: str | None,
+                  hip_from: str | None = None) -> list[str]:
+    """What a run or a plan warns for the GPU it uses: each rule the host's HIP breaks, in its words with
+    its fix and source (the text selection and ``doctor`` give)."""
+    return [r.reason(gfx or "", hip or "") for r in rules_against(rules, gfx, hip, os, hip_from)]
+
+
 def rule_reasons(asset: Asset, gfx: str | None, hip: str | None, rules: Sequence[GpuHipRule]) -> list[str]:
     """Why the (already applicable) ``rules`` keep ``asset`` out for ``gfx``, in their words.
 

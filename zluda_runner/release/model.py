@@ -209,6 +209,9 @@ class ReleaseFile(JsonMixin):
     than ``cuda_major`` (v6 ``libcudnn.so.9`` and ``libcusparse.so.12`` serve CUDA 12 and 13: NVIDIA kept
     those names in CUDA 13); empty means just ``cuda_major``.
 
+    ``hip_broken`` lists HIP versions the library is known not to work with (``"6.4"`` = any 6.4.x),
+    sourced by ``hip_broken_source``.
+
     ``stub`` is true when the library only stands in by name: its functions are
     unimplemented and fail (upstream v6 cuFFT returns CUFFT_NOT_SUPPORTED everywhere).
     A plan that replaces a library with a stub must say that calls into it will fail;
@@ -228,6 +231,17 @@ class ReleaseFile(JsonMixin):
     stub_source: Source | None = None
     notes: list[str] = field(default_factory=list)
     cuda_majors: list[int] = field(default_factory=list)
+    hip_broken: list[str] = field(default_factory=list)
+    hip_broken_source: Source | None = None
+
+    def broken_on(self, hip: str) -> bool:
+        """The library is known not to work with HIP ``hip`` (``hip_broken``, at each entry's precision: the
+        fork nightly's cuDNN on HIP SDK 6.4, lshqqytiger/ZLUDA#116 and #125)."""
+        try:
+            have = parse_version(hip)
+        except ValueError:
+            return False
+        return any(_same_line(have, parse_version(b)) for b in self.hip_broken)
 
     def serves(self, major: int) -> bool:
         """It stands in for the library of CUDA ``major`` (its ``cuda_major`` or one of ``cuda_majors``)."""

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import SelectionError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.gpurules import rule_reasons, rules_against
+from zluda_runner.release.gpurules import rule_reasons, rule_warnings, rules_against
 from zluda_runner.release.manifest import load_manifest
 from zluda_runner.release.model import (
     ARCHES,
@@ -251,6 +251,10 @@ def _misfits(release: Release, asset: Asset, c: Constraints,
         notes.append(weak)
     if not asset.files_verified:
         notes.append(f"its file list is {asset.fact('files').label()}, not checked against the archive")
+    for f in asset.files if c.hip else ():
+        if c.hip and f.broken_on(c.hip):
+            src = f" [{f.hip_broken_source.kind}: {f.hip_broken_source.ref}]" if f.hip_broken_source else ""
+            notes.append(f"its {f.path} ({f.family}) does not work on HIP {c.hip}{src}: calls into it fail")
     stubs = sorted({f.family for f in asset.files if f.stub})
     if stubs:
         notes.append("stand-ins that are stubs (calls fail): " + ", ".join(stubs))
@@ -416,7 +420,7 @@ def _select(manifest: Manifest, c: Constraints, wanted: Release | None) -> Selec
             else:
                 fitting.append((key, rel, asset, notes))
     broken = rules_against(manifest.gpu_hip_rules, c.gfx, c.hip, c.os, c.hip_from)
-    warnings = [r.reason(c.gfx or "", c.hip or "") for r in broken]
+    warnings = rule_warnings(broken, c.gfx, c.hip, c.os, c.hip_from)
     if not fitting:
         instead = None
         if others_fitting:

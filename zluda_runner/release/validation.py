@@ -286,6 +286,14 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
     stub_source = parse_source(raw_stub_source, f"{where} stub_source", source) if stub else None
     if not stub and (stub_reason or raw_stub_source is not None):
         c.fail("stub", "stub_reason / stub_source are only for a file with \"stub\": true")
+    hip_broken = c.strings("hip_broken")
+    for version in hip_broken:
+        _check_version_text(c, "hip_broken", version)
+    raw_broken_source = c.get("hip_broken_source", required=bool(hip_broken))
+    if raw_broken_source is not None and not hip_broken:
+        c.fail("hip_broken_source", "is only for a file with hip_broken versions")
+    broken_source = (parse_source(raw_broken_source, f"{where} hip_broken_source", source)
+                     if raw_broken_source is not None else None)
     result = ReleaseFile(
         path=path,
         family=family,
@@ -300,6 +308,8 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
         stub_source=stub_source,
         notes=c.strings("notes"),
         cuda_majors=list(majors),
+        hip_broken=hip_broken,
+        hip_broken_source=broken_source,
     )
     c.done()
     return result
