@@ -35,17 +35,17 @@ def _check_fake_cuda_profile(profile: TargetProfile, fake) -> None:
         "libcudnn.so.9": "cudnn",
     }
     cublas = _lib(profile, "libcublas.so.13")
-    assert cublas.requested_by == ["libtorch_cuda.so"]
-    assert cublas.versions_required == ["libcublas.so.13"]
-    assert cublas.symbols == ["cublasCreate_v2", "cublasDestroy_v2"]
+    assert cublas.requested_by == ("libtorch_cuda.so",)
+    assert cublas.versions_required == ("libcublas.so.13",)
+    assert cublas.symbols == ("cublasCreate_v2", "cublasDestroy_v2")
     assert cublas.resolved.via == "rpath" and Path(cublas.resolved.via_object).name == "libtorch_cuda.so"
     assert cublas.resolved.rule == "DT_RPATH of libtorch_cuda.so"
     assert cublas.resolved.path == str(fake.site_packages / "nvidia" / "cu13" / "lib" / "libcublas.so.13")
     cudart = _lib(profile, "libcudart.so.13")
     assert sorted(cudart.requested_by) == ["libc10_cuda.so", "libtorch_cuda.so"]
-    assert cudart.symbols == ["cudaFree", "cudaGetDeviceCount", "cudaMalloc"]
+    assert cudart.symbols == ("cudaFree", "cudaGetDeviceCount", "cudaMalloc")
     cudnn = _lib(profile, "libcudnn.so.9")  # unversioned: symbols attributed through its exports
-    assert cudnn.versions_required == [] and cudnn.symbols == ["cudnnCreate"]
+    assert cudnn.versions_required == () and cudnn.symbols == ("cudnnCreate",)
     assert cudnn.resolved.path == str(fake.site_packages / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9")
     cufft = _lib(profile, "libcufft.so.12")
     assert cufft.resolved.via == "ld_library_path"
@@ -58,7 +58,7 @@ def _check_fake_cuda_profile(profile: TargetProfile, fake) -> None:
     names = {Path(o.path).name for o in profile.objects}
     assert {"_C.cpython-311-x86_64-linux-gnu.so", "libtorch_cuda.so", "libcublas.so.13"} <= names
     torch_cuda = next(o for o in profile.objects if o.path.endswith("libtorch_cuda.so"))
-    assert torch_cuda.format == "elf" and torch_cuda.runpath == []
+    assert torch_cuda.format == "elf" and torch_cuda.runpath == ()
     assert torch_cuda.rpath[0] == "$ORIGIN/../../nvidia/cu13/lib"
 
 
@@ -102,7 +102,7 @@ def test_changed_file_is_read_again(fake_torch, tmp_path: Path, elf_stand_ins) -
     # libc10_cuda.so replaced by a library that needs nothing CUDA at all
     shutil.copy2(elf_stand_ins.cufft, fake_torch.torch_dir / "lib" / "libc10_cuda.so")
     profile = inspect_path(fake_torch.site_packages, env=fake_torch.env, cache_dir=cache)
-    assert _lib(profile, "libcudart.so.13").requested_by == ["libtorch_cuda.so"]
+    assert _lib(profile, "libcudart.so.13").requested_by == ("libtorch_cuda.so",)
 
 
 @pytest.mark.parametrize(
@@ -166,8 +166,8 @@ def test_single_binary_with_runpath(tmp_path: Path, elf_stand_ins) -> None:
     assert profile.torch is None and profile.build == "none" and profile.cuda_major == 13
     cudart = _lib(profile, "libcudart.so.13")
     assert cudart.resolved.rule == "DT_RUNPATH of cuda_app"
-    assert cudart.symbols == ["cudaGetDeviceCount"]
-    assert profile.objects[0].runpath == ["$ORIGIN/lib"]
+    assert cudart.symbols == ("cudaGetDeviceCount",)
+    assert profile.objects[0].runpath == ("$ORIGIN/lib",)
 
 
 def test_bad_binaries(tmp_path: Path, cc_build, elf_stand_ins) -> None:
@@ -202,15 +202,15 @@ def test_windows_torch_tree(tmp_path: Path, pe_dlls) -> None:
     profile = inspect_path(torch_dir.parent)
     assert profile.os == "windows" and profile.cuda_major == 12
     cublas = _lib(profile, "cublas64_12.dll")
-    assert cublas.family == "cublas" and cublas.requested_by == ["torch_cuda.dll"]
+    assert cublas.family == "cublas" and cublas.requested_by == ("torch_cuda.dll",)
     assert cublas.resolved.via == "dll-load-dir" and cublas.resolved.rule == "folder of torch_cuda.dll"
     assert cublas.resolved.path == str(lib / "cublas64_12.dll")
     assert "#7" in cublas.symbols and "cublasCreate_v2" in cublas.symbols
     nvrtc = _lib(profile, "nvrtc64_120_0.dll")  # delay-loaded, not shipped here
-    assert nvrtc.resolved.via == "not-found" and nvrtc.symbols == ["nvrtcGetErrorString"]
+    assert nvrtc.resolved.via == "not-found" and nvrtc.symbols == ("nvrtcGetErrorString",)
     assert any("nvrtc64_120_0.dll" in w for w in profile.warnings)
     nvcuda = next(d for d in profile.dlopened if d.name == "nvcuda.dll")
-    assert nvcuda.opened_by == ["cudart64_12.dll"] and nvcuda.resolved.via == "not-found"
+    assert nvcuda.opened_by == ("cudart64_12.dll",) and nvcuda.resolved.via == "not-found"
     assert {o.format for o in profile.objects} == {"pe"}
 
 

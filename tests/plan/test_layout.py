@@ -27,7 +27,7 @@ def test_manifest_layout_also_recognises_unlisted_shims(tmp_path: Path) -> None:
     how = {s.family: s.recognised_by for s in layout.shims}
     assert how == {"driver": "manifest", "cublas": "manifest", "cublasLt": "name"}
     lt = layout.for_family("cublasLt")[0]
-    assert lt.cuda_major == 13 and lt.load_names == ["libcublasLt.so.13"]
+    assert lt.cuda_major == 13 and lt.load_names == ("libcublasLt.so.13",)
 
 
 def test_manifest_layout_falls_back_to_recognition_when_files_differ(tmp_path: Path) -> None:

@@ -205,7 +205,7 @@ def test_zluda_dir_without_the_fork_launcher_keeps_its_names(
     scanned = scan_release_dir(other)
     assert scanned.renames_from is None
     cublas = next(s for s in scanned.shims if s.family == "cublas")
-    assert (cublas.load_names, cublas.cuda_major, cublas.recognised_by) == (["cublas.dll"], None, "name")
+    assert (cublas.load_names, cublas.cuda_major, cublas.recognised_by) == (("cublas.dll",), None, "name")
 
 
 def test_the_plan_view_says_which_start_up_code_runs_and_where_it_is_written() -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -51,5 +52,4 @@ def test_an_uninspectable_command_is_assumed_in_its_platform_s_words(mingw_build
     note = assumed_target(["webui-user.bat"], layout).warnings[0]
     assert "neither a PE program (.exe) nor a Python interpreter" in note and "injector (zluda.exe)" in note
     assert not any(word in note for word in LINUX_WORDS)
-    layout.os = "linux"
-    assert "LD_AUDIT" in assumed_target(["run.sh"], layout).warnings[0]
+    assert "LD_AUDIT" in assumed_target(["run.sh"], dataclasses.replace(layout, os="linux")).warnings[0]

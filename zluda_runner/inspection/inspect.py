@@ -8,15 +8,17 @@ Windows (:mod:`zluda_runner.inspection.windows`).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
 from zluda_runner.core.arch import is_supported, machine
 from zluda_runner.core.errors import TargetError
+from zluda_runner.inspection.collect import Walked
 from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
-from zluda_runner.inspection.linux import fill_linux_torch, inspect_binary
-from zluda_runner.inspection.profile import TargetProfile, TorchInfo
-from zluda_runner.inspection.windows import fill_windows
+from zluda_runner.inspection.linux import inspect_binary, profile_of, walk_linux_torch
+from zluda_runner.inspection.profile import Build, TargetProfile, TorchInfo
+from zluda_runner.inspection.windows import walk_windows_torch
 
 # --------------------------------------------------------------------------- entry points
 
@@ -34,17 +36,17 @@ def inspect_python(python: str, *, cache_dir: Path | None = None,
     torch_dir = Path(facts.torch_path)
     info = torch_info(torch_dir, facts.torch_version_py)
     check_cuda_build(info, facts.executable)
-    profile = _new_profile(info)
-    profile.python = facts.executable
-    profile.python_version = facts.version
-    profile.site_packages = facts.site_packages
-    profile.startup = facts.startup
-    profile.warnings.extend(f"target interpreter: {e}" for e in facts.errors)
+    base = dataclasses.replace(
+        _new_profile(info), python=facts.executable, python_version=facts.version,
+        site_packages=tuple(facts.site_packages), startup=facts.startup,
+        warnings=tuple(f"target interpreter: {e}" for e in facts.errors),
+    )
+    walked: Walked
     if facts.platform == "win32" or _has_dlls(torch_dir):
-        fill_windows(profile, torch_dir, cache_dir, exec_prefix=Path(facts.exec_prefix))
+        walked = walk_windows_torch(torch_dir, cache_dir, exec_prefix=Path(facts.exec_prefix))
     else:
-        fill_linux_torch(profile, torch_dir, cache_dir, env)
-    return _with_host_caveat(profile)
+        walked = walk_linux_torch(torch_dir, cache_dir, env)
+    return _with_host_caveat(profile_of(walked, base))
 
 
 def inspect_path(path: Path, *, cache_dir: Path | None = None,
@@ -63,22 +65,21 @@ def inspect_path(path: Path, *, cache_dir: Path | None = None,
         )
     info = torch_info(torch_dir)
     check_cuda_build(info, str(torch_dir))
-    profile = _new_profile(info)
-    profile.site_packages = [str(torch_dir.parent)]
+    base = dataclasses.replace(_new_profile(info), site_packages=(str(torch_dir.parent),))
     if _has_dlls(torch_dir):
-        fill_windows(profile, torch_dir, cache_dir, exec_prefix=_windows_prefix(torch_dir))
+        walked = walk_windows_torch(torch_dir, cache_dir, exec_prefix=_windows_prefix(torch_dir))
     else:
-        fill_linux_torch(profile, torch_dir, cache_dir, env)
-    return _with_host_caveat(profile)
+        walked = walk_linux_torch(torch_dir, cache_dir, env)
+    return _with_host_caveat(profile_of(walked, base))
 
 
 def _new_profile(info: TorchInfo) -> TargetProfile:
-    profile = TargetProfile(torch=info, build="cuda" if info.cuda else ("rocm" if info.hip else "cpu"))
-    if info.cuda:
-        profile.cuda_version = info.cuda
-        major = info.cuda.split(".", 1)[0]
-        profile.cuda_major = int(major) if major.isdigit() else None
-    return profile
+    build: Build = "cuda" if info.cuda else ("rocm" if info.hip else "cpu")
+    if not info.cuda:
+        return TargetProfile(torch=info, build=build)
+    major = info.cuda.split(".", 1)[0]
+    return TargetProfile(torch=info, build=build, cuda_version=info.cuda,
+                         cuda_major=int(major) if major.isdigit() else None)
 
 
 def _has_dlls(torch_dir: Path) -> bool:
@@ -99,8 +100,9 @@ def _windows_prefix(torch_dir: Path) -> Path | None:
 def _with_host_caveat(profile: TargetProfile) -> TargetProfile:
     """On a host that is not x86-64, where a Linux loader finds each library is this host's answer,
     not an x86-64 host's: said, never left silent."""
-    if profile.os == "linux" and not is_supported():
-        profile.warnings.append(
-            f"this machine is {machine()}, and ZLUDA is x86-64 only: where the loader finds each library "
-            "is modelled with this host's folders, not those of the x86-64 machine the workload runs on")
-    return profile
+    if profile.os != "linux" or is_supported():
+        return profile
+    return dataclasses.replace(profile, warnings=(
+        *profile.warnings,
+        f"this machine is {machine()}, and ZLUDA is x86-64 only: where the loader finds each library "
+        "is modelled with this host's folders, not those of the x86-64 machine the workload runs on"))

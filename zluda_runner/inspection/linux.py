@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from zluda_runner.inspection.collect import (
     DLOPENED_BY_FAMILY,
     DLOPENED_BY_OBJECT,
     Collector,
+    Walked,
     reach_of,
     resolved_of,
 )
@@ -28,7 +30,6 @@ from zluda_runner.loader.windows import DllSearchModel
 
 def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | None) -> TargetProfile:
     readers = Readers(cache_dir)
-    profile = TargetProfile()
     if is_pe(path):
         info = readers.pe(path)
         if info.machine != "AMD64":
@@ -37,10 +38,7 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
                 hint="ZLUDA runs x86-64 (AMD64) programs only; inspect the 64-bit build",
             )
         model = DllSearchModel(app_dir=path.parent)
-        profile.roots = [str(path)]
-        walk_pe(profile, [path], model, readers)
-        profile.os = "windows"
-        return profile
+        return profile_of(walk_pe(str(path), [path], model, readers))
     header = peek_elf_header(path)
     if header is None:
         raise TargetError(
@@ -57,9 +55,18 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
         readers.elf(path)
     except BinaryFormatError as exc:
         raise TargetError(exc.message, hint=exc.hint) from exc
-    profile.roots = [str(path)]
-    _walk_elf(profile, path, [], readers, env)
-    return profile
+    return profile_of(_walk_elf(path, [], readers, env))
+
+
+def profile_of(walked: Walked, base: TargetProfile | None = None) -> TargetProfile:
+    """``base`` (the interpreter's and torch's facts: default none) with what the walk found; the CUDA
+    major is torch's where it says, else the newest cudart linked."""
+    base = base or TargetProfile()
+    return dataclasses.replace(
+        base, os=walked.os, roots=walked.roots, objects=walked.objects, libraries=walked.libraries,
+        dlopened=walked.dlopened, warnings=(*base.warnings, *walked.warnings),
+        cuda_major=base.cuda_major if base.cuda_major is not None else walked.cudart_major,
+    )
 
 
 # --------------------------------------------------------------------------- Linux
@@ -79,9 +86,9 @@ def _torch_roots(torch_dir: Path) -> tuple[Path | None, list[Path]]:
     return None, libs
 
 
-def fill_linux_torch(profile: TargetProfile, torch_dir: Path, cache_dir: Path | None,
-                      env: Mapping[str, str] | None) -> None:
+def walk_linux_torch(torch_dir: Path, cache_dir: Path | None, env: Mapping[str, str] | None) -> Walked:
     readers = Readers(cache_dir)
+    warnings: list[str] = []
     root, libs = _torch_roots(torch_dir)
     if root is None:
         cuda_libs = [p for p in libs if _needs_cuda(readers, p)]
@@ -91,9 +98,9 @@ def fill_linux_torch(profile: TargetProfile, torch_dir: Path, cache_dir: Path | 
                 hint="the torch install is incomplete; reinstall torch",
             )
         root, libs = cuda_libs[0], cuda_libs[1:]
-        profile.warnings.append(f"no torch/_C extension found: simulated loading {root.name} instead")
-    profile.os = "linux"
-    _walk_elf(profile, root, libs, readers, env, scope=torch_dir.parent)
+        warnings.append(f"no torch/_C extension found: simulated loading {root.name} instead")
+    walked = _walk_elf(root, libs, readers, env, scope=torch_dir.parent)
+    return dataclasses.replace(walked, warnings=(*warnings, *walked.warnings))
 
 
 def _needs_cuda(readers: Readers, path: Path) -> bool:
@@ -116,8 +123,8 @@ def _chain(obj: LoadedObject, by_path: Mapping[str, LoadedObject]) -> list[ElfIn
     return chain
 
 
-def _walk_elf(profile: TargetProfile, root: Path, extra: Sequence[Path], readers: Readers,
-              env: Mapping[str, str] | None, *, scope: Path | None = None) -> None:
+def _walk_elf(root: Path, extra: Sequence[Path], readers: Readers,
+              env: Mapping[str, str] | None, *, scope: Path | None = None) -> Walked:
     """Simulate ld.so loading ``root`` (as dlopen'd by the interpreter), then look at ``extra`` objects
     (loaded later by dlopen) against the same process; collect every CUDA-family need."""
     model = LoaderModel(LoaderEnv.from_host(env), reader=readers.elf)
@@ -125,16 +132,16 @@ def _walk_elf(profile: TargetProfile, root: Path, extra: Sequence[Path], readers
         result = model.load(root, as_dlopen=root.suffix == ".so" or ".so." in root.name)
     except BinaryFormatError as exc:
         raise TargetError(exc.message, hint=exc.hint) from exc
-    profile.roots = [str(root)]
-    profile.warnings.extend(f"loader: {e}" for e in result.errors)
-    profile.warnings.extend(f"loader: {w}" for w in result.warnings)
-    collector = Collector(profile)
+    warnings = [f"loader: {e}" for e in result.errors]
+    warnings.extend(f"loader: {w}" for w in result.warnings)
+    objects: list[ObjectInfo] = []
+    collector = Collector()
     first: dict[tuple[str | None, str], Resolution] = {}
     for res in result.resolutions:
         first.setdefault((res.requester, res.name), res)
     by_path = {o.path: o for o in result.objects}
     loaded_reals = {os.path.realpath(o.path) for o in result.objects}
-    objects: list[tuple[LoadedObject, list[ElfInfo]]] = [
+    loaded: list[tuple[LoadedObject, list[ElfInfo]]] = [
         (o, _chain(o, by_path)) for o in result.objects if o.kind not in ("interpreter",)
     ]
     for path in extra:
@@ -143,31 +150,32 @@ def _walk_elf(profile: TargetProfile, root: Path, extra: Sequence[Path], readers
         try:
             info = readers.elf(path)
         except BinaryFormatError as exc:
-            profile.warnings.append(f"skipped {path}: {exc.message}")
+            warnings.append(f"skipped {path}: {exc.message}")
             continue
-        objects.append((LoadedObject(path=str(path), load_name=str(path), soname=info.soname, info=info,
+        loaded.append((LoadedObject(path=str(path), load_name=str(path), soname=info.soname, info=info,
                                      kind="dlopen"), []))
     scope_real = os.path.realpath(scope) if scope is not None else None
-    for obj, chain in objects:
+    for obj, chain in loaded:
         info = obj.info
         name = Path(obj.path).name
         cuda_needed = [n for n in info.needed if parse_library_name(n) is not None]
         own = parse_library_name(info.soname or name)
         in_scope = scope_real is not None and os.path.realpath(obj.path).startswith(scope_real + os.sep)
         if obj.path == str(root) or cuda_needed or own is not None or in_scope:
-            profile.objects.append(ObjectInfo(path=obj.path, format="elf", soname=info.soname,
-                                              needed=list(info.needed), rpath=list(info.rpath),
-                                              runpath=list(info.runpath)))
+            objects.append(ObjectInfo(path=obj.path, format="elf", soname=info.soname,
+                                      needed=tuple(info.needed), rpath=tuple(info.rpath),
+                                      runpath=tuple(info.runpath)))
         if cuda_needed:
             _collect_elf_needs(collector, model, readers, obj, chain, cuda_needed, first, result)
         _collect_elf_dlopens(collector, model, obj, chain, own.family if own else None, result)
-    collector.finish()
+    collected = collector.finish()
+    warnings.extend(collected.warnings)
     for check in result.version_problems:
         if parse_library_name(check.file) is not None:
             who = Path(check.requester).name
-            profile.warnings.append(
-                f"version {check.version} of {check.file} needed by {who}: {check.status}"
-            )
+            warnings.append(f"version {check.version} of {check.file} needed by {who}: {check.status}")
+    return Walked(os="linux", roots=(str(root),), objects=tuple(objects), libraries=collected.libraries,
+                  dlopened=collected.dlopened, warnings=tuple(warnings), cudart_major=collected.cudart_major)
 
 
 def _collect_elf_needs(collector: Collector, model: LoaderModel, readers: Readers, obj: LoadedObject,

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
 
 from zluda_runner.core.serial import JsonMixin
 
 PROFILE_SCHEMA = 1
+# What the target is built for; "unknown": not inspected (a command planned as it would run)
+Build = Literal["cuda", "rocm", "cpu", "none", "unknown"]
 # --------------------------------------------------------------------------- data
 
 
-@dataclass
+@dataclass(frozen=True)
 class TorchInfo(JsonMixin):
     version: str | None
     cuda: str | None
@@ -40,7 +43,7 @@ class PythonStartup(JsonMixin):
         return self.pth_file is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Resolved(JsonMixin):
     """Where the loader takes a library from: ``via`` is the rule, ``via_object`` whose rule."""
 
@@ -48,10 +51,10 @@ class Resolved(JsonMixin):
     via: str
     via_object: str | None = None
     rule: str = ""
-    tried: list[str] = field(default_factory=list)
+    tried: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Reach(JsonMixin):
     """How one requesting object reaches a library on its own (ignoring what is already loaded)."""
 
@@ -62,42 +65,42 @@ class Reach(JsonMixin):
     rule: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class LibraryNeed(JsonMixin):
     """One CUDA library name the build asks for."""
 
     name: str
     family: str
     major: int | None
-    requested_by: list[str] = field(default_factory=list)
-    versions_required: list[str] = field(default_factory=list)
-    symbols: list[str] = field(default_factory=list)
+    requested_by: tuple[str, ...] = ()
+    versions_required: tuple[str, ...] = ()
+    symbols: tuple[str, ...] = ()
     resolved: Resolved | None = None
-    reach: list[Reach] = field(default_factory=list)
+    reach: tuple[Reach, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class DlopenNeed(JsonMixin):
     """A library opened at run time by name (not in any import table)."""
 
     name: str
     family: str
-    opened_by: list[str]
+    opened_by: tuple[str, ...]
     reason: str
     resolved: Resolved | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ObjectInfo(JsonMixin):
     path: str
-    format: str  # "elf" | "pe"
+    format: Literal["elf", "pe"]
     soname: str | None = None
-    needed: list[str] = field(default_factory=list)
-    rpath: list[str] = field(default_factory=list)
-    runpath: list[str] = field(default_factory=list)
+    needed: tuple[str, ...] = ()
+    rpath: tuple[str, ...] = ()
+    runpath: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(frozen=True)
 class TargetProfile(JsonMixin):
     """What a CUDA build needs, under which names, found where."""
 
@@ -105,17 +108,17 @@ class TargetProfile(JsonMixin):
     python: str | None = None
     python_version: str | None = None
     os: str = "linux"
-    site_packages: list[str] = field(default_factory=list)
+    site_packages: tuple[str, ...] = ()
     torch: TorchInfo | None = None
     startup: PythonStartup | None = None  # how the interpreter starts (``._pth``), None if unknown
-    build: str = "none"  # "cuda" | "rocm" | "cpu" | "none"
+    build: Build = "none"
     cuda_version: str | None = None
     cuda_major: int | None = None
-    roots: list[str] = field(default_factory=list)
-    libraries: list[LibraryNeed] = field(default_factory=list)
-    objects: list[ObjectInfo] = field(default_factory=list)
-    dlopened: list[DlopenNeed] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    roots: tuple[str, ...] = ()
+    libraries: tuple[LibraryNeed, ...] = ()
+    objects: tuple[ObjectInfo, ...] = ()
+    dlopened: tuple[DlopenNeed, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def library(self, name: str) -> LibraryNeed | None:
         return next((lib for lib in self.libraries if lib.name == name), None)

@@ -8,8 +8,14 @@ from pathlib import Path
 
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.families import parse_library_name
-from zluda_runner.inspection.collect import DLOPENED_WINDOWS_BY_FAMILY, Collector, reach_of, resolved_of
-from zluda_runner.inspection.profile import ObjectInfo, TargetProfile
+from zluda_runner.inspection.collect import (
+    DLOPENED_WINDOWS_BY_FAMILY,
+    Collector,
+    Walked,
+    reach_of,
+    resolved_of,
+)
+from zluda_runner.inspection.profile import ObjectInfo
 from zluda_runner.inspection.readers import Readers
 from zluda_runner.loader.windows import DllSearchModel, TorchDllLoop
 
@@ -46,20 +52,20 @@ def read_torch_dll_loop(torch_dir: Path) -> TorchDllLoop:
     )
 
 
-def fill_windows(profile: TargetProfile, torch_dir: Path, cache_dir: Path | None, *,
-                  exec_prefix: Path | None) -> None:
+def walk_windows_torch(torch_dir: Path, cache_dir: Path | None, *, exec_prefix: Path | None) -> Walked:
     """torch/lib/*.dll and the CUDA DLLs they reach, resolved by the DLL search torch sets up."""
-    profile.os = "windows"
     model = DllSearchModel.for_torch(torch_dir, exec_prefix=exec_prefix)
     roots = _dlls_in(torch_dir / "lib")
     if read_torch_dll_loop(torch_dir).present:
         model.loop_loaded = {p.name.lower(): str(p) for p in roots}
-    profile.roots = [str(torch_dir / "lib")]
-    walk_pe(profile, roots, model, Readers(cache_dir))
+    return walk_pe(str(torch_dir / "lib"), roots, model, Readers(cache_dir))
 
 
-def walk_pe(profile: TargetProfile, roots: list[Path], model: DllSearchModel, readers: Readers) -> None:
-    collector = Collector(profile)
+def walk_pe(shown_root: str, roots: list[Path], model: DllSearchModel, readers: Readers) -> Walked:
+    """Walk the PE ``roots`` and the CUDA DLLs they reach (``shown_root``: the profile's root)."""
+    collector = Collector()
+    warnings: list[str] = []
+    objects: list[ObjectInfo] = []
     queue = list(roots)
     seen: set[str] = set()
     while queue:
@@ -71,14 +77,14 @@ def walk_pe(profile: TargetProfile, roots: list[Path], model: DllSearchModel, re
         try:
             info = readers.pe(path)
         except BinaryFormatError as exc:
-            profile.warnings.append(f"skipped {path}: {exc.message}")
+            warnings.append(f"skipped {path}: {exc.message}")
             continue
         if info.machine != "AMD64":
-            profile.warnings.append(f"skipped {path}: a {info.machine} DLL, not x86-64")
+            warnings.append(f"skipped {path}: a {info.machine} DLL, not x86-64")
             continue
         name = Path(path).name
-        profile.objects.append(ObjectInfo(path=str(path), format="pe", soname=info.dll_name,
-                                          needed=info.needed))
+        objects.append(ObjectInfo(path=str(path), format="pe", soname=info.dll_name,
+                                  needed=tuple(info.needed)))
         for dll, imported in [*info.imports.items(), *info.delay_imports.items()]:
             symbols = [i if isinstance(i, str) else f"#{i}" for i in imported]
             need = collector.need(dll, name, symbols=symbols)
@@ -95,6 +101,9 @@ def walk_pe(profile: TargetProfile, roots: list[Path], model: DllSearchModel, re
             entry = collector.dlopen(opened, name, reason)
             if entry is not None and entry.resolved is None:
                 entry.resolved = resolved_of(model.resolve_restricted(opened))
-    collector.finish()
+    collected = collector.finish()
+    return Walked(os="windows", roots=(shown_root,), objects=tuple(objects), libraries=collected.libraries,
+                  dlopened=collected.dlopened, warnings=(*warnings, *collected.warnings),
+                  cudart_major=collected.cudart_major)
 
 

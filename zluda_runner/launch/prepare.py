@@ -125,7 +125,7 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
     for shim in layout.shims:
         for name in shim.load_names:
             libraries.setdefault(name, LibraryNeed(name=name, family=shim.family, major=shim.cuda_major,
-                                                   requested_by=["(assumed)"]))
+                                                   requested_by=("(assumed)",)))
     command = argv[0] if argv else "the command"
     if layout.os == "windows":
         what = "a PE program (.exe) nor a Python interpreter (a .bat or .cmd script? a launcher?)"
@@ -138,8 +138,8 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
         f"{ASSUMED_PREFIX}: {command} is neither {what}; assumed it runs CUDA programs or torch: every "
         f"library of the release is set up under every name it serves, {how}"
     )
-    return TargetProfile(os=layout.os, build="unknown", roots=[command], libraries=list(libraries.values()),
-                         warnings=[note])
+    return TargetProfile(os=layout.os, build="unknown", roots=(command,), libraries=tuple(libraries.values()),
+                         warnings=(note,))
 
 
 # --------------------------------------------------------------------------- release

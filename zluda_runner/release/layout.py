@@ -11,12 +11,17 @@ file exports.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.families import parse_library_name
 from zluda_runner.core.serial import JsonMixin
+
+if TYPE_CHECKING:  # the manifest is read only for a folder that may be a manifest asset
+    from zluda_runner.release.model import Asset, Manifest, ReleaseFile
 
 # Sub-folders that hold tracers or dumps, not shims to bind; "32": the 32-bit builds a Windows release
 # ships since v7 (32/nvcuda.dll, 32/nvapi.dll for 32-bit PhysX; vosen/ZLUDA docs/src/physx32.md): a 64-bit
@@ -72,28 +77,32 @@ def cuda_major_of(family: str, file_major: int | None) -> int | None:
     return _CUDA_MAJOR_BY_FILE_MAJOR.get(family, {}).get(file_major)
 
 
-@dataclass
+# How a shim was recognised: listed in the manifest, by its file name, or by the symbols it exports.
+Recognition = Literal["manifest", "name", "symbols"]
+
+
+@dataclass(frozen=True)
 class ShimFile(JsonMixin):
     """One file of a release that stands in for a CUDA library."""
 
     path: str
     family: str
     cuda_major: int | None
-    load_names: list[str]
-    recognised_by: str  # "manifest" | "name" | "symbols"
-    needs_env: dict[str, str] = field(default_factory=dict)
+    load_names: tuple[str, ...]
+    recognised_by: Recognition
+    needs_env: Mapping[str, str] = field(default_factory=dict)
     original_saved_as: str | None = None
     stub: str | None = None  # a stand-in by name only: what fails, and the source that says so
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReleaseLayout(JsonMixin):
     """What a release folder offers: shims, launchers, a tracer."""
 
     root: str
     os: str  # "linux" | "windows"
-    shims: list[ShimFile] = field(default_factory=list)
-    launchers: dict[str, str] = field(default_factory=dict)  # kind -> path
+    shims: tuple[ShimFile, ...] = ()
+    launchers: Mapping[str, str] = field(default_factory=dict)  # kind -> path
     tracer_dir: str | None = None
     renames_from: str | None = None  # a --zluda-dir folder read with this manifest asset's file list
 
@@ -184,7 +193,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
         name = path.name
         parsed = parse_library_name(name)
         family = parsed.family if parsed else None
-        how = "name"
+        how: Recognition = "name"
         is_dll = name.lower().endswith(".dll")
         is_so = ".so" in name
         if not (is_dll or is_so):
@@ -197,13 +206,14 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
             family, how = by_symbols, "symbols"
         os_votes["windows" if is_dll else "linux"] += 1
         real = path.resolve()
-        load_names = [name] if name == real.name else [real.name, name]
+        load_names = (name,) if name == real.name else (real.name, name)
         cuda_major = cuda_major_of(family, parsed.major if parsed else None)
         key = str(real)
         if key in by_path and by_path[key].family == family:
             # libcuda.so -> libcuda.so.1: one file, several names.
-            if name not in by_path[key].load_names:
-                by_path[key].load_names.append(name)
+            known = by_path[key]
+            if name not in known.load_names:
+                by_path[key] = replace(known, load_names=(*known.load_names, name))
             continue
         by_path[key] = ShimFile(
             path=str(real), family=family, cuda_major=cuda_major, load_names=load_names, recognised_by=how
@@ -212,7 +222,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
     return list(by_path.values()), host_os
 
 
-def scan_release_dir(root: Path, *, manifest: object | None = None) -> ReleaseLayout:
+def scan_release_dir(root: Path, *, manifest: Manifest | None = None) -> ReleaseLayout:
     """Recognise the shims in a folder of unknown provenance (``--zluda-dir``).
 
     A folder holding every file of a manifest asset that ships un-renamed files (the fork's
@@ -238,16 +248,14 @@ def scan_release_dir(root: Path, *, manifest: object | None = None) -> ReleaseLa
     matched = matching_asset(folder, _manifest_or_packaged(manifest))
     if matched is not None:
         release_id, asset = matched
-        layout = _layout_of_asset(folder, asset)
-        layout.renames_from = f"{release_id}/{getattr(asset, 'name', '?')}"
-        return layout
+        return replace(_layout_of_asset(folder, asset), renames_from=f"{release_id}/{asset.name}")
     return ReleaseLayout(
-        root=str(folder), os=host_os, shims=shims, launchers=_launchers(folder),
+        root=str(folder), os=host_os, shims=tuple(shims), launchers=_launchers(folder),
         tracer_dir=_tracer_dir(folder),
     )
 
 
-def _manifest_or_packaged(manifest: object | None) -> object | None:
+def _manifest_or_packaged(manifest: Manifest | None) -> Manifest | None:
     if manifest is not None:
         return manifest
     from zluda_runner.core.errors import ZludaRunnerError
@@ -259,26 +267,26 @@ def _manifest_or_packaged(manifest: object | None) -> object | None:
         return None
 
 
-def _renames(asset: object) -> bool:
+def _renames(asset: Asset) -> bool:
     """Does the asset ship a file under a name other than the one it is loaded under?"""
     return any(Path(f.path).name.lower() not in {n.lower() for n in f.load_names}
-               for f in getattr(asset, "files", []) if f.load_names)
+               for f in asset.files if f.load_names)
 
 
-def matching_asset(folder: Path, manifest: object | None) -> tuple[str, object] | None:
+def matching_asset(folder: Path, manifest: Manifest | None) -> tuple[str, Asset] | None:
     """The manifest asset whose file list ``folder`` holds in full (every file not marked optional,
     every launcher), among those that rename files; the one with the most files present wins, the
     first in the manifest on a tie. None when none does (a self-built or unknown release)."""
-    best: tuple[int, str, object] | None = None
-    for release in getattr(manifest, "releases", []) if manifest is not None else []:
+    best: tuple[int, str, Asset] | None = None
+    for release in manifest.releases if manifest is not None else []:
         for asset in release.assets:
-            files = getattr(asset, "files", [])
+            files = asset.files
             if not files or not _renames(asset):
                 continue
             present = [f for f in files if (folder / f.path).is_file()]
             if any(not f.optional and not any(p is f for p in present) for f in files):
                 continue
-            launchers = getattr(asset, "launchers", [])
+            launchers = asset.launchers
             if not all((folder / launcher.path).exists() for launcher in launchers):
                 continue
             score = len(present) + len(launchers)
@@ -287,64 +295,65 @@ def matching_asset(folder: Path, manifest: object | None) -> tuple[str, object] 
     return (best[1], best[2]) if best is not None else None
 
 
-def shims_of_files(root: Path, files: list[object]) -> tuple[list[ShimFile], list[str]]:
+def shim_of_file(path: Path, f: ReleaseFile) -> ShimFile:
+    """The shim one manifest file describes, at ``path`` (where it is, or will be once unpacked)."""
+    return ShimFile(
+        path=str(path),
+        family=f.family,
+        cuda_major=f.cuda_major,
+        load_names=tuple(f.load_names) or (path.name,),
+        recognised_by="manifest",
+        needs_env=dict(f.needs_env or {}),
+        original_saved_as=f.original_saved_as,
+        stub=stub_text(f),
+    )
+
+
+def shims_of_files(root: Path, files: Sequence[ReleaseFile]) -> tuple[list[ShimFile], list[str]]:
     """The shims a manifest file list describes under ``root`` (the one rename map, used for a manifest
     release and for a ``--zluda-dir`` folder that matches an asset), and the listed files missing."""
     shims: list[ShimFile] = []
     missing: list[str] = []
     for f in files:
-        path = root / getattr(f, "path", "")
+        path = root / f.path
         if not path.exists():
-            if not getattr(f, "optional", False):
-                missing.append(getattr(f, "path", ""))
+            if not f.optional:
+                missing.append(f.path)
             continue
-        shims.append(
-            ShimFile(
-                path=str(path),
-                family=getattr(f, "family", ""),
-                cuda_major=getattr(f, "cuda_major", None),
-                load_names=list(getattr(f, "load_names", [])) or [path.name],
-                recognised_by="manifest",
-                needs_env=dict(getattr(f, "needs_env", {}) or {}),
-                original_saved_as=getattr(f, "original_saved_as", None),
-                stub=stub_text(f),
-            )
-        )
+        shims.append(shim_of_file(path, f))
     return shims, missing
 
 
-def layout_from_manifest(root: Path, asset: object) -> ReleaseLayout:
+def layout_from_manifest(root: Path, asset: Asset) -> ReleaseLayout:
     """The layout the manifest describes for ``asset`` unpacked at ``root``; files must exist."""
-    shims, missing = shims_of_files(root, getattr(asset, "files", []))
+    shims, missing = shims_of_files(root, asset.files)
     if missing or not shims:
         # The manifest's file list is not verified for every asset: fall back to recognition.
-        scanned = scan_release_dir(root)
-        scanned.os = getattr(asset, "os", scanned.os)
-        return scanned
+        return replace(scan_release_dir(root), os=asset.os)
     return _layout_of_asset(root, asset)
 
 
-def _layout_of_asset(root: Path, asset: object) -> ReleaseLayout:
-    shims, _ = shims_of_files(root, getattr(asset, "files", []))
+def _layout_of_asset(root: Path, asset: Asset) -> ReleaseLayout:
+    shims, _ = shims_of_files(root, asset.files)
     # The archive may hold more than the manifest lists (a newer cuBLASLt, say): recognise the rest.
     listed = {str(Path(s.path).resolve()) for s in shims}
     extra, _ = _recognise(root)
     shims.extend(s for s in extra if str(Path(s.path).resolve()) not in listed)
-    launchers = {launcher.kind: str(root / launcher.path) for launcher in getattr(asset, "launchers", [])}
+    launchers = {launcher.kind: str(root / launcher.path) for launcher in asset.launchers}
     launchers = {k: v for k, v in launchers.items() if Path(v).exists()}
     return ReleaseLayout(
         root=str(root),
-        os=getattr(asset, "os", "linux"),
-        shims=shims,
+        os=asset.os,
+        shims=tuple(shims),
         launchers=launchers,
         tracer_dir=_tracer_dir(root),
     )
 
 
-def stub_text(f: object) -> str | None:
+def stub_text(f: ReleaseFile) -> str | None:
     """For a manifest file that only stands in by name: what fails, with the source that says so."""
-    if not getattr(f, "stub", False):
+    if not f.stub:
         return None
-    reason = getattr(f, "stub_reason", "") or "its functions are unimplemented"
-    source = getattr(f, "stub_source", None)
+    reason = f.stub_reason or "its functions are unimplemented"
+    source = f.stub_source
     return f"{reason} ({source.kind}: {source.ref})" if source is not None else reason

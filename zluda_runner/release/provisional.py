@@ -10,25 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.release.layout import ReleaseLayout, ShimFile, stub_text
+from zluda_runner.release.layout import ReleaseLayout, shim_of_file
 from zluda_runner.release.model import Asset
 
 
 def provisional_layout(root: Path, asset: Asset) -> ReleaseLayout:
     """The layout ``asset`` will have unpacked at ``root``, from its manifest entry alone."""
-    shims = [
-        ShimFile(
-            path=str(root / f.path),
-            family=f.family,
-            cuda_major=f.cuda_major,
-            load_names=list(f.load_names) or [Path(f.path).name],
-            recognised_by="manifest",
-            needs_env=dict(f.needs_env or {}),
-            original_saved_as=f.original_saved_as,
-            stub=stub_text(f),
-        )
-        for f in asset.files
-    ]
+    shims = tuple(shim_of_file(root / f.path, f) for f in asset.files)
     return ReleaseLayout(root=str(root), os=asset.os, shims=shims)
 
 

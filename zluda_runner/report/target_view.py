@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -31,7 +32,7 @@ def short_path(path: str | None, base: str | None) -> str:
     return norm
 
 
-def _requesters(names: list[str], limit: int = 2) -> str:
+def _requesters(names: Sequence[str], limit: int = 2) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f" +{len(names) - limit}" if len(names) > limit else "")
 
