@@ -9,6 +9,8 @@
 * ``verify-load`` (VerifyResult or a list of BindingEvidence): one item per need;
   status taken / not-taken; detail the file the loader took.
 * ``doctor`` (DoctorReport): one item per check; ok = status "ok", warn is neither.
+* ``poc`` (PocReport): one item per criterion (ran, right, on the GPU, stable, speed); ok = "pass";
+  detail its summary; "on the GPU" carries the runs' busy peak as a number.
 """
 
 from __future__ import annotations
@@ -157,6 +159,22 @@ def _doctor(data: dict[str, Any], s: Scrubber) -> tuple[list[ItemRecord], dict[s
     return items, {"exit_code": data.get("exit_code")}
 
 
+def _poc(data: dict[str, Any], s: Scrubber) -> tuple[list[ItemRecord], dict[str, Any]]:
+    runs = [r for r in data.get("runs") or [] if isinstance(r, dict)]
+    busy = [g.get("busy_peak") for r in runs if isinstance(g := r.get("gpu"), dict)]
+    items = []
+    for c in data.get("criteria") or []:
+        status = str(c.get("status", "?"))
+        numbers: dict[str, float | None] = {}
+        if c.get("name") == "on the GPU":
+            numbers["busy_peak"] = max((b for b in map(_num, busy) if b is not None), default=None)
+        items.append(ItemRecord(s.text(f"criterion:{c.get('name')}", MAX_NAME), status, status == "pass",
+                                s.text(str(c.get("summary", ""))), numbers))
+    extra = {"verdict": data.get("verdict"), "verdict_text": s.text(str(data.get("summary", ""))),
+             "mode": data.get("mode"), "runs": len(runs)}
+    return items, extra
+
+
 _CONVERTERS: dict[str, Callable[[Any, Scrubber], tuple[list[ItemRecord], dict[str, Any]]]] = {
     "probe": _probe,
     "torch-ops": _probe,
@@ -164,6 +182,7 @@ _CONVERTERS: dict[str, Callable[[Any, Scrubber], tuple[list[ItemRecord], dict[st
     "ab": _ab,
     "verify-load": _verify_load,
     "doctor": _doctor,
+    "poc": _poc,
 }
 
 
