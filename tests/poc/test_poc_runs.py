@@ -10,7 +10,7 @@ import pytest
 
 from tests.poc.conftest import WORKLOAD
 from tests.telemetry.fake_sysfs import GIB, FakeCard, card_device
-from zluda_runner.api import Options
+from zluda_runner.api import Options, get_result, list_results
 from zluda_runner.api.poc import run_poc
 from zluda_runner.core.errors import HostError
 from zluda_runner.poc.model import PocReport
@@ -45,6 +45,13 @@ def test_every_criterion_passes_when_the_gpu_is_used_and_released(
     assert "runs [2, 3]" in speed.evidence[0] and "run 1 (compiles)" in speed.evidence[1]
     # the JSON round-trips to the same report
     assert PocReport.from_json(report.to_json()) == report
+    # recorded in the results store like every run: one item per criterion
+    options = Options(cache_dir=tmp_path / "cache", results_db=str(tmp_path / "results.db"))
+    (stored,) = list_results(options, kind="poc")
+    items = {i.item: (i.status, i.ok) for i in get_result(stored.run_id or "", options).items}
+    assert items == {f"criterion:{name}": ("pass", True) for name in ("ran", "right", "on the GPU", "stable",
+                                                                       "speed")}
+    assert stored.summary["verdict"] == "pass" and stored.summary["runs"] == 3
 
 
 def test_vram_growing_run_after_run_fails_stable(
