@@ -62,15 +62,13 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
     """The library's settings for ``options`` (the only conversion: the CLI builds :class:`Options`
     too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call."""
     o = options or Options()
-    settings = Settings(
+    return Settings(
         zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
         force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
         record=o.record, results_db=o.results_db, defaults=o.defaults, monitor=o.monitor,
         verify_load=verify_load, trace_out=trace_out,
+        **({} if o.cache_dir is None else {"cache_dir": Path(o.cache_dir)}),
     )
-    if o.cache_dir is not None:
-        settings.cache_dir = Path(o.cache_dir)
-    return settings
 
 
 def keep(kind: str, report: object, settings: Settings, command: Sequence[str], *,

@@ -1,4 +1,5 @@
-"""Options shared by every command, gathered once by the CLI group."""
+"""The settings the library's stages take: built from the public API's ``Options`` by
+``zluda_runner.api.options.to_settings`` (the one conversion; the CLI builds ``Options`` too)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,19 @@ from pathlib import Path
 from zluda_runner.core.paths import MANIFEST_ENV, default_cache_dir
 
 
-@dataclass
+@dataclass(frozen=True)
 class Settings:
-    """What the user said on the command line (or through the environment).
+    """What a call of the library was asked to do, for the stages (internal: callers use ``Options``).
 
-    Library users build one directly; the CLI fills it from the global options.
+    ``verify_load`` and ``trace_out`` are what one launch asks for; the rest is ``Options``.
     """
 
     zluda_dir: Path | None = None
     release: str | None = None
     manifest: Path | None = None
     cache_dir: Path = field(default_factory=default_cache_dir)
-    json: bool = False
     python: str | None = None
     force: bool = False
-    trace: bool = False
     trace_out: Path | None = None
     verify_load: bool = False
     trust_on_first_use: bool = False  # accept (and record) a hash the manifest does not know
@@ -35,4 +34,4 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.manifest is None and os.environ.get(MANIFEST_ENV):
-            self.manifest = Path(os.environ[MANIFEST_ENV])
+            object.__setattr__(self, "manifest", Path(os.environ[MANIFEST_ENV]))  # frozen: set once, here
