@@ -25,6 +25,7 @@ def judge_ran(runs: Sequence[PocRun]) -> Criterion:
     evidence = tuple(
         f"run {r.index}: exit {r.exit_code}, {r.wall_s:.2f} s" + (f" -- {r.error}" if r.error else "")
         + (f": {_last_line(r.stderr_tail)}" if not r.ok and _last_line(r.stderr_tail) else "")
+        + (f"; printed: {_last_line(r.stdout_tail)}" if r.ok and _last_line(r.stdout_tail) else "")
         for r in runs
     )
     if not runs:

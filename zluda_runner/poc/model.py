@@ -37,6 +37,7 @@ class PocRun(JsonMixin):
     wall_s: float
     error: str | None = None
     stderr_tail: str = ""
+    stdout_tail: str = ""  # what it printed last (the generated text, tokens/s)
     outputs: tuple[str, ...] = ()  # names it recorded with ab.record
     tokens: int | None = None  # elements of its "tokens" output, when it recorded one
     timings: tuple[Timing, ...] = ()

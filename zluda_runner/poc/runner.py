@@ -130,10 +130,7 @@ def _run_once(
             error = f"timed out after {timeout:.0f} s"
     wall = time.perf_counter() - start
     trace = sampler.result() if sampler is not None else None
-    try:
-        tail = (out_dir / "stderr.txt").read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
-    except OSError:
-        tail = ""
+    tail, printed = _tail(out_dir / "stderr.txt"), _tail(out_dir / "stdout.txt")
     outputs, timings, problems = read_records(out_dir)
     if problems and error is None:
         error = "; ".join(problems)
@@ -146,6 +143,7 @@ def _run_once(
         wall_s=wall,
         error=error,
         stderr_tail=tail,
+        stdout_tail=printed,
         outputs=tuple(outputs),
         tokens=len(tokens.values) if tokens is not None else None,
         timings=tuple(Timing(name, tuple(seconds)) for name, seconds in timings.items()),
@@ -153,6 +151,17 @@ def _run_once(
         gpu=trace.summary() if trace is not None else None,
     )
     return Recorded(run, outputs)
+
+
+def _tail(path: Path) -> str:
+    """The last ``STDERR_TAIL_CHARS`` of a file (read from its end: a chatty workload's output is large)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4 * STDERR_TAIL_CHARS))
+            return fh.read().decode("utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
+    except OSError:
+        return ""
 
 
 def compare_outputs(
