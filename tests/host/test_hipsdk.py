@@ -257,3 +257,60 @@ def test_doctor_on_linux_says_not_applicable(tmp_path: Path) -> None:
     assert not [c for c in report.checks if c.id in ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")]
     assert "hip_sdks (not applicable on linux)" in report.skipped
     assert "sdk_rocblas (not applicable on linux)" in report.skipped
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    """A Windows program planned here (its PE read as the plan reads it) against a fake Windows host:
+    the plan names each conflict with its fix; a cached plan reads the host again."""
+    from zluda_runner.launch.prepare import prepare_plan
+
+    cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
+    exe = tmp_path / "app" / "cuda_program.exe"
+    exe.parent.mkdir()
+    shutil.copy2(mingw_build(["windows/cuda_program.c", cudart], "cuda_program.exe", shared=False), exe)
+    shutil.copy2(cudart, exe.parent / "cudart64_12.dll")
+    release = tmp_path / "zluda"
+    _put(mingw_build(["plan/win_stub.c"], "nvcuda.dll", args=["-DDRIVER"]), release, "nvcuda.dll")
+    _put(pe["zluda7"], release, "cublas64_12.dll")  # the release's DLLs import amdhip64_7.dll
+    root = tmp_path / "root"
+    env = {"ZLUDA_RUNNER_ROOT": str(root), "HIP_PATH": _sdk(root, "6.4"), "HIP_PATH_62": _sdk(root, "6.2"),
+           "SystemRoot": "C:\\Windows", "PATH": ""}
+    _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
+    _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
+    settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
+    plan = prepare_plan([str(exe)], settings, env=env)
+    assert plan.os == "windows"
+    conflicts = [w for w in plan.warnings if "(fix: " in w and "HIP" in w]
+    assert len(conflicts) == 2, plan.warnings
+    assert conflicts[0].startswith(
+        "2 HIP SDKs of different versions are installed: the launch uses HIP SDK 6.4")
+    assert "built for amdhip64_7.dll, but HIP SDK 6.4" in conflicts[1] and "rocblas.dll (amdhip64_6.dll)" in (
+        conflicts[1])
+    assert "(fix: Install HIP SDK 7.x" in conflicts[1]
+    shutil.rmtree(root / ROCM / "6.2")  # uninstalled, the variable left behind: the cached plan sees it
+    again = prepare_plan([str(exe)], settings, env=env)
+    fresh = [w for w in again.warnings if "(fix: " in w and "HIP" in w]
+    assert [w.split(" ")[0] for w in fresh] == ["HIP_PATH_62", "the"], again.warnings
+    assert fresh[0].startswith(f"HIP_PATH_62 names {WIN_ROCM}\\6.2, which does not exist")
+
+
+def test_doctor_judges_a_release_not_downloaded_by_its_manifest_bounds(tmp_path: Path,
+                                                                      pe: dict[str, Path]) -> None:
+    """upstream v6 (HIP SDK 6 to 7: its nvcuda.dll delay-loads amdhip64_7.dll, else amdhip64_6.dll) on a
+    HIP SDK 6.4 host whose driver ships amdhip64_7.dll: the mix users hit (vosen/ZLUDA#579)."""
+    root = tmp_path / "root"
+    env = {"HIP_PATH": _sdk(root, "6.4", kernels=("gfx1201",)), "SystemRoot": "C:\\Windows"}
+    _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
+    settings = Settings(cache_dir=tmp_path / "cache")  # nothing downloaded
+    soft = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
+    assert soft.status is Status.WARN and "no amdhip64_7.dll was found" in soft.message
+    source = soft.details["release_source"]
+    assert source.startswith("the manifest's HIP bounds of upstream-v6 / ")
+    assert source.endswith("(not downloaded)")
+    _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
+    mix = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
+    assert mix.status is Status.FAIL and "two HIP runtimes load into one process" in mix.message

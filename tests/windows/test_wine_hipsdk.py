@@ -32,6 +32,7 @@ def test_doctor_names_several_sdks_and_the_hip_runtime_mix(  # type: ignore[no-u
     release = tmp_path / "zluda"
     release.mkdir()
     shutil.copyfile(zluda7, release / "cublas64_12.dll")
+    shutil.copyfile(mingw_build(["plan/win_stub.c"], "nvcuda.dll", args=["-DDRIVER"]), release / "nvcuda.dll")
     env = {"HIP_PATH": winpath(new) + "\\", "HIP_PATH_64": winpath(new) + "\\",
            "HIP_PATH_62": winpath(old) + "\\", "HIP_PATH_57": ""}
     out = winpy.zluda_run("--zluda-dir", winpath(release), "doctor", "--strict", "--json", env=env)
@@ -52,3 +53,19 @@ def test_doctor_names_several_sdks_and_the_hip_runtime_mix(  # type: ignore[no-u
     text = winpy.zluda_run("--zluda-dir", winpath(release), "doctor", env=env)
     assert "[WARN] hip_sdks:" in text.stdout and "hip_runtime_mix:" in text.stdout, text.stdout
     assert "Traceback" not in text.stderr
+
+    # the plan of a Windows program names the same conflicts, each with its fix
+    app = tmp_path / "app"
+    app.mkdir()
+    cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
+    shutil.copyfile(mingw_build(["windows/cuda_program.c", cudart], "cuda_program.exe", shared=False),
+                    app / "cuda_program.exe")
+    shutil.copyfile(cudart, app / "cudart64_12.dll")
+    base = ["--cache-dir", winpath(tmp_path / "cache"), "--zluda-dir", winpath(release), "--json"]
+    plan = winpy.zluda_run(*base, "plan", "--no-cache", "--", winpath(app / "cuda_program.exe"), env=env)
+    assert "Traceback" not in plan.stderr, plan.stderr
+    warnings = json.loads(plan.stdout)["warnings"]
+    several = next(w for w in warnings if w.startswith("2 HIP SDKs of different versions"))
+    assert f"the launch uses HIP SDK 6.4 at {winpath(new)}" in several and "(fix: Keep HIP SDK 6.4" in several
+    mixed = next(w for w in warnings if "built for amdhip64_7.dll" in w)
+    assert "rocblas.dll (amdhip64_6.dll)" in mixed and "(fix: Install HIP SDK 7.x" in mixed
