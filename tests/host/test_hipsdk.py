@@ -291,6 +291,8 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     assert "built for amdhip64_7.dll, but HIP SDK 6.4" in conflicts[1] and "rocblas.dll (amdhip64_6.dll)" in (
         conflicts[1])
     assert "(fix: Install HIP SDK 7.x" in conflicts[1]
+    kept = list((tmp_path / "cache" / "binfmt" / "hip-imports").rglob("*.json"))
+    assert len(kept) == 3  # rocblas.dll, nvcuda.dll, cublas64_12.dll: not read again by the next launch
     shutil.rmtree(root / ROCM / "6.2")  # uninstalled, the variable left behind: the cached plan sees it
     again = prepare_plan([str(exe)], settings, env=env)
     fresh = [w for w in again.warnings if "(fix: " in w and "HIP" in w]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 from typing import Literal
 
+from zluda_runner.binfmt.filecache import cached_read
 from zluda_runner.binfmt.pe import read_pe
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
@@ -233,14 +234,32 @@ def hip_dll_imports(path: Path) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def math_libraries(root: Path | None, sdk: HipSdk) -> tuple[MathLibrary, ...]:
+@dataclass(frozen=True)
+class HipImports(JsonMixin):
+    dlls: tuple[str, ...]
+
+
+def _read_hip_imports(path: Path) -> HipImports:
+    return HipImports(hip_dll_imports(path))
+
+
+_read_hip_imports.cache_version = 1  # type: ignore[attr-defined]
+
+
+def _hip_imports(path: Path, cache_dir: Path | None) -> tuple[str, ...]:
+    """:func:`hip_dll_imports`, kept per file (path, size, mtime) under ``cache_dir`` when given: a cached
+    launch reads no import table again."""
+    return cached_read(path, "hip-imports", _read_hip_imports, cache_dir, HipImports).dlls
+
+
+def math_libraries(root: Path | None, sdk: HipSdk, cache_dir: Path | None = None) -> tuple[MathLibrary, ...]:
     """The SDK's math libraries (rocBLAS, hipBLASLt, MIOpen ... in ``bin``) and the HIP DLLs they import."""
     folder = HostFs(root).path(sdk.bin)
     try:
         names = sorted(p.name for p in folder.iterdir() if _MATH_DLL.match(p.name) and p.is_file())
     except OSError:
         return ()
-    return tuple(MathLibrary(n, hip_dll_imports(folder / n)) for n in names[:MAX_MATH_DLLS])
+    return tuple(MathLibrary(n, _hip_imports(folder / n, cache_dir)) for n in names[:MAX_MATH_DLLS])
 
 
 def release_dlls(folder: Path) -> list[Path]:
@@ -252,11 +271,11 @@ def release_dlls(folder: Path) -> list[Path]:
     return found[:MAX_MATH_DLLS]
 
 
-def release_hip_dlls(dlls: Iterable[str | Path]) -> tuple[str, ...]:
+def release_hip_dlls(dlls: Iterable[str | Path], cache_dir: Path | None = None) -> tuple[str, ...]:
     """The ``amdhip64*.dll`` names a release's DLLs import (its shims; at most :data:`MAX_MATH_DLLS`)."""
     found: set[str] = set()
     for path in list(dict.fromkeys(str(d) for d in dlls if str(d).lower().endswith(".dll")))[:MAX_MATH_DLLS]:
-        found.update(hip_dll_imports(Path(path)))
+        found.update(_hip_imports(Path(path), cache_dir))
     return tuple(sorted(found))
 
 
@@ -274,9 +293,9 @@ def _dll_on_host(fs: HostFs, env: Mapping[str, str], sdk: HipSdk, dll: str) -> s
 
 
 def runtime_mix(root: Path | None, env: Mapping[str, str], sdk: HipSdk,
-                release_dlls: Sequence[str]) -> Conflict | None:
+                release_dlls: Sequence[str], cache_dir: Path | None = None) -> Conflict | None:
     """The release's HIP runtime against the one the SDK's math libraries import (None: no mix)."""
-    libraries = [lib for lib in math_libraries(root, sdk) if lib.hip_dlls]
+    libraries = [lib for lib in math_libraries(root, sdk, cache_dir) if lib.hip_dlls]
     if not libraries or not release_dlls:
         return None
     wanted = sorted(release_dlls, key=_major, reverse=True)[0]  # the one it loads when it is there
@@ -341,13 +360,14 @@ def kernel_conflict(facts: Sequence[KernelFacts], gfx: str) -> Conflict | None:
 
 
 def plan_warnings(root: Path | None, env: Mapping[str, str], release_dlls: Iterable[str | Path],
-                  gfx: str | None = None) -> list[str]:
-    """Every conflict of a Windows launch, each as one warning line with its fix."""
+                  gfx: str | None = None, cache_dir: Path | None = None) -> list[str]:
+    """Every conflict of a Windows launch, each as one warning line with its fix (``gfx``: the GPU target,
+    when known; ``cache_dir``: where the DLLs' import tables are kept between launches)."""
     sdks = find_sdks(root, env)
     conflicts = list(sdk_conflicts(sdks, env))
     used = used_sdk(sdks)
     if used is not None and used.exists:
-        mix = runtime_mix(root, env, used, release_hip_dlls(release_dlls))
+        mix = runtime_mix(root, env, used, release_hip_dlls(release_dlls, cache_dir), cache_dir)
         if mix is not None:
             conflicts.append(mix)
         if gfx:

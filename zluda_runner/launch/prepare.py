@@ -365,7 +365,7 @@ def prepare_plan(
         cached = _load_cached_plan(cache_file)
         if cached is not None:
             return _with_host_conflicts(with_defaults(dataclasses.replace(cached, argv=tuple(argv)), settings,
-                                                      run_env), run_env)
+                                                      run_env), run_env, settings)
     from zluda_runner.plan.build import make_plan
 
     choice = choose_target(argv, settings)
@@ -385,7 +385,7 @@ def prepare_plan(
         )
     if source.not_downloaded is not None:
         return _with_host_conflicts(with_defaults(_provisional_plan(target, source, argv, run_env), settings,
-                                                  run_env), run_env)
+                                                  run_env), run_env, settings)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
@@ -400,10 +400,10 @@ def prepare_plan(
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
     # the defaults and the host's conflicts are never cached: the host's facts are read each time
-    return _with_host_conflicts(with_defaults(plan, settings, run_env), run_env)
+    return _with_host_conflicts(with_defaults(plan, settings, run_env), run_env, settings)
 
 
-def _with_host_conflicts(plan: ShimPlan, env: Mapping[str, str]) -> ShimPlan:
+def _with_host_conflicts(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
     """A Windows launch's HIP SDK conflicts (several SDKs, a HIP runtime mix between the release's DLLs and
     the SDK's math libraries: :mod:`zluda_runner.host.hipsdk`), each a warning with its fix; read fresh
     each time (never cached), under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree."""
@@ -413,7 +413,7 @@ def _with_host_conflicts(plan: ShimPlan, env: Mapping[str, str]) -> ShimPlan:
     from zluda_runner.host.hipsdk import plan_warnings, release_dlls
 
     dlls = release_dlls(Path(plan.release.root)) if plan.release is not None else []
-    found = plan_warnings(root_from_env(env.get(ROOT_ENV) or ""), env, dlls)
+    found = plan_warnings(root_from_env(env.get(ROOT_ENV) or ""), env, dlls, cache_dir=settings.cache_dir)
     return dataclasses.replace(plan, warnings=(*plan.warnings, *found)) if found else plan
 
 
