@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, to_settings
 
 if TYPE_CHECKING:
+    from zluda_runner.core.settings import Settings
     from zluda_runner.release.listing import ReleasesReport
     from zluda_runner.release.obtain import Fetched
     from zluda_runner.release.update import UpdateResult
@@ -93,17 +94,11 @@ def choose_release(
         ManifestError: the manifest is missing or malformed.
     """
     from zluda_runner.host.quick import hip_found
-    from zluda_runner.launch.prepare import target_cuda
-    from zluda_runner.release.listing import releases_report
     from zluda_runner.release.selection import host_os, nothing_fits
 
-    settings = to_settings(options)
     with caller_errors():
-        report = releases_report(
-            manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os, hip=hip, cuda=cuda,
-            release=settings.release, channel=channel, gfx=gpu, detect_hip=lambda: hip_found().version,
-            for_host=True, detect_cuda=lambda: target_cuda(settings.python),
-        )
+        report = _releases(to_settings(options), os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu,
+                           select=True)
         selection = report.selection
         assert selection is not None  # for_host always selects
         if selection.chosen is None:  # the host's HIP, in words, when it was what was selected for
@@ -207,20 +202,28 @@ def list_releases(
     Raises:
         ManifestError: the manifest is missing or malformed.
     """
-    from zluda_runner.host.quick import hip_found, quick_facts
-    from zluda_runner.launch.prepare import target_cuda
-    from zluda_runner.release.listing import releases_report
+    from zluda_runner.host.quick import quick_facts
     from zluda_runner.results.recording import known_on_this_gpu
 
     settings = to_settings(options)
     with caller_errors():
-        report = releases_report(
-            manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os,
-            hip=hip, cuda=cuda, release=settings.release, channel=channel,
-            gfx=gpu, detect_hip=lambda: hip_found().version, for_host=select,
-            detect_cuda=lambda: target_cuda(settings.python),
-        )
+        report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+
+
+def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str | int | None, channel: str,
+              gpu: str | None, select: bool) -> ReleasesReport:
+    """The manifest in use, and (``select``) the selection ``run`` makes: for this host's HIP (unless
+    ``hip``) and the target torch's CUDA (unless ``cuda``)."""
+    from zluda_runner.host.quick import hip_found
+    from zluda_runner.launch.prepare import target_cuda
+    from zluda_runner.release.listing import releases_report
+
+    return releases_report(
+        manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os, hip=hip, cuda=cuda,
+        release=settings.release, channel=channel, gfx=gpu, detect_hip=lambda: hip_found().version,
+        for_host=select, detect_cuda=lambda: target_cuda(settings.python),
+    )
 
 
 def update_manifest(url: str | None = None, options: Options | None = None, *,
