@@ -21,9 +21,10 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PureWindowsPath
 
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.host.fs import HostFs
 
 SYSTEM_LIBRARY_DIRS = (
     "/usr/lib/x86_64-linux-gnu",
@@ -33,7 +34,6 @@ SYSTEM_LIBRARY_DIRS = (
     "/usr/lib",
     "/usr/local/lib",
 )
-_MAX_TEXT_BYTES = 64 * 1024
 _LIB_RE = re.compile(r"^libamdhip64\.so\.(\d+)\.(\d+)(?:\.(\d+))?$")
 _SONAME_RE = re.compile(r"^libamdhip64\.so\.(\d+)$")
 
@@ -60,52 +60,11 @@ class HostHip(JsonMixin):
         return f"{m.group(1)}.{m.group(2)}" if m.group(2) is not None else m.group(1)
 
 
-class _Fs:
-    def __init__(self, root: Path | None) -> None:
-        self.root = root
-
-    def path(self, host_path: str) -> Path:
-        if self.root is None:
-            return Path(host_path)
-        windows = re.match(r"^[A-Za-z]:[\\/]", host_path)
-        pure = PureWindowsPath(host_path) if windows else PurePosixPath(host_path)
-        parts = pure.parts[1:] if pure.anchor else pure.parts
-        return self.root.joinpath(*parts)
-
-    def is_dir(self, host_path: str) -> bool:
-        try:
-            return self.path(host_path).is_dir()
-        except OSError:
-            return False
-
-    def read_small(self, host_path: str) -> str | None:
-        """A small regular file's text (never a FIFO or device), else None."""
-        p = self.path(host_path)
-        try:
-            if not p.is_file() or p.stat().st_size > _MAX_TEXT_BYTES:
-                return None
-            return p.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-
-    def names(self, host_dir: str) -> list[str]:
-        try:
-            return sorted(e.name for e in os.scandir(self.path(host_dir)))
-        except OSError:
-            return []
-
-    def readlink_name(self, host_dir: str, name: str) -> str | None:
-        try:
-            return PurePosixPath(os.readlink(self.path(f"{host_dir}/{name}"))).name
-        except OSError:
-            return None
-
-
 def _version_key(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", text)) or (0,)
 
 
-def _from_library_names(fs: _Fs, folder: str) -> tuple[str, str] | None:
+def _from_library_names(fs: HostFs, folder: str) -> tuple[str, str] | None:
     """``(version, how)`` from ``libamdhip64.so.N.M.P`` in ``folder`` (the highest major wins)."""
     names = fs.names(folder)
     real = [(m, n) for n in names if (m := _LIB_RE.match(n))]
@@ -124,7 +83,7 @@ def _from_library_names(fs: _Fs, folder: str) -> tuple[str, str] | None:
     return None
 
 
-def _rocm_folder_version(fs: _Fs, folder: str) -> tuple[str, str] | None:
+def _rocm_folder_version(fs: HostFs, folder: str) -> tuple[str, str] | None:
     text = fs.read_small(f"{folder}/.info/version")
     if text and text.strip():
         first = text.strip().splitlines()[0].strip()
@@ -146,7 +105,7 @@ def _rocm_folder_version(fs: _Fs, folder: str) -> tuple[str, str] | None:
     return None
 
 
-def _find_linux(fs: _Fs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
+def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
     candidates: list[str] = [env[v] for v in ("ROCM_PATH", "HIP_PATH") if env.get(v)]
     candidates.append("/opt/rocm")
     opt = [n for n in fs.names("/opt") if n.startswith("rocm-")]
@@ -169,7 +128,7 @@ def _find_linux(fs: _Fs, env: Mapping[str, str], looked: list[str]) -> HostHip |
     return unknown
 
 
-def _find_windows(fs: _Fs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
+def _find_windows(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
     paths: list[tuple[str, str]] = []
     if env.get("HIP_PATH"):
         paths.append((env["HIP_PATH"], "HIP_PATH"))
@@ -202,7 +161,7 @@ def find_host_hip(
     ``root``: a fake root every absolute path is mapped under (tests); ``env``: the environment
     (default: this process's); ``platform``: ``sys.platform`` style (``linux``, ``win32``).
     """
-    fs = _Fs(root)
+    fs = HostFs(root)
     environ = os.environ if env is None else env
     plat = platform or sys.platform
     looked: list[str] = []
