@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from zluda_runner.core import exitcodes
 from zluda_runner.core.errors import SelectionError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class HipFound:
 class NothingFitsError(SelectionError):
     """No release fits the host and the target (every path: run, plan, warmup, fetch, releases): exit 3."""
 
-    exit_code = 3
+    exit_code = exitcodes.CHECK_FAILED
 
     def __init__(self, message: str, hint: str | None = None, *, selection: Selection | None = None) -> None:
         super().__init__(message, hint)
