@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import LaunchError
-from zluda_runner.core.fsutil import atomic_write_json, atomic_write_text
+from zluda_runner.core.fsutil import atomic_write_json, atomic_write_text, write_if_changed
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.startup import PLACED_DEFAULTS_ENV, TORCH_DEFAULTS
 from zluda_runner.launch.windows_preload import STARTUP_ENV
@@ -213,8 +213,7 @@ def install_defaults_hook(folder: str | Path, defaults: Sequence[AppliedDefault]
         journal.hooks.append(HookRecord(str(path), _sha(text), now))
         _write_journal(cache_dir, journal)  # intent first: a killed write is still found by restore
     try:
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            atomic_write_text(path, text)
+        write_if_changed(path, text)
     except OSError as exc:
         raise LaunchError(f"cannot write zluda-run's placed-defaults hook {path}: {exc.strerror}",
                           hint="run `zluda-run place` from a shell allowed to write that folder, or "
