@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from tests.telemetry.fake_sysfs import (
     GIB,
@@ -52,6 +55,20 @@ def test_a_missing_or_garbled_file_is_none_not_a_crash(tmp_path: Path) -> None:
     write_atomic(device / "gpu_busy_percent", "250\n")  # out of range
     assert _open(tmp_path).read().busy_percent is None
 
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_or_another_script_s_digits_is_none_never_waited_on(tmp_path: Path) -> None:
+    card = one_gpu_host(tmp_path, busy=5)
+    device = card_device(tmp_path, card.card)
+    (device / "gpu_busy_percent").unlink()
+    os.mkfifo(device / "gpu_busy_percent")  # no writer: an unbounded open would wait forever
+    # Arabic-Indic "34": str.isdigit and int() take it, a sysfs number never is
+    (device / "mem_info_vram_used").write_text("\u0663\u0664\n", encoding="utf-8")
+    reading = _open(tmp_path).read()
+    assert reading.busy_percent is None
+    assert reading.vram_used is None
+    assert reading.temp_c is not None  # the other files are still read
 
 def test_no_hwmon_folder_leaves_power_and_temperature_unread(tmp_path: Path) -> None:
     card = one_gpu_host(tmp_path, busy=5)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.host.fs import HostFs
+from zluda_runner.host.fs import HostFs, read_small
 from zluda_runner.host.gpus import KFD_NODES, visible_gpus
 from zluda_runner.host.model import GpuAgent
 from zluda_runner.telemetry.model import GpuReading, NoTelemetry
@@ -31,22 +31,13 @@ READ_LIMIT = 4096  # a sysfs attribute is at most one page; these hold one numbe
 MAX_CARDS = 64
 
 
-def read_small(path: Path, limit: int = READ_LIMIT) -> str | None:
-    """A file's first ``limit`` bytes as text; None when it cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(limit).decode("ascii", errors="replace")
-    except OSError:
-        return None
-
-
 def read_int(path: Path) -> int | None:
     """The one integer a sysfs attribute holds; None for a missing, empty or garbled file."""
-    text = read_small(path)
+    text = read_small(path, READ_LIMIT)
     if text is None:
         return None
     word = text.strip()
-    if not re.fullmatch(r"-?\d{1,20}", word):
+    if not re.fullmatch(r"-?[0-9]{1,20}", word):
         return None
     return int(word)
 
@@ -55,7 +46,7 @@ def _properties(text: str) -> dict[str, int]:
     props: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 2 and re.fullmatch(r"-?\d{1,20}", parts[1]):
+        if len(parts) == 2 and re.fullmatch(r"-?[0-9]{1,20}", parts[1]):
             props[parts[0]] = int(parts[1])
     return props
 
@@ -76,7 +67,7 @@ def amdgpu_cards(fs: HostFs) -> list[AmdCard]:
     entries = [p for p in fs.glob(DRM, "card*") if re.fullmatch(r"card\d{1,4}", p.name)]
     for entry in sorted(entries, key=lambda p: int(p.name[4:]))[:MAX_CARDS]:
         device = entry / "device"
-        uevent = read_small(device / "uevent") or ""
+        uevent = read_small(device / "uevent", READ_LIMIT) or ""
         fields = dict(line.partition("=")[::2] for line in uevent.splitlines())
         is_amdgpu = fields.get("DRIVER") == "amdgpu" or (device / "mem_info_vram_total").exists()
         if not is_amdgpu:
@@ -105,10 +96,10 @@ def kfd_gpus(fs: HostFs) -> list[KfdGpu]:
     nodes = [p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()]
     found: list[KfdGpu] = []
     for node in sorted(nodes, key=lambda p: int(p.name)):
-        props = _properties(read_small(node / "properties", 64 * 1024) or "")
+        props = _properties(read_small(node / "properties") or "")
         if props.get("simd_count", 0) <= 0 or props.get("gfx_target_version", 0) <= 0:
             continue  # a CPU node
-        name = (read_small(node / "name") or "").strip()
+        name = (read_small(node / "name", READ_LIMIT) or "").strip()
         location = props.get("location_id")
         slot = None
         if location is not None:
