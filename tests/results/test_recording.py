@@ -173,7 +173,7 @@ def test_unreachable_postgres_and_bad_report_give_warnings(tmp_path: Path) -> No
     )
     assert not out.recorded and out.warning and "cannot reach" in out.warning
     bad = record_report("probe", object(), settings=Settings(cache_dir=tmp_path), command=[])
-    assert not bad.recorded and bad.warning and "to_dict" in bad.warning
+    assert not bad.recorded and bad.warning and "result_rows" in bad.warning
     odd = record_report("benchmark", reports.torch_ops(1), settings=Settings(cache_dir=tmp_path), command=[])
     assert not odd.recorded and odd.warning and "unknown kind" in odd.warning
 

@@ -88,9 +88,10 @@ import json, sys
 from zluda_runner.results import backends
 from zluda_runner.core.settings import Settings
 from zluda_runner.results import record_report
+from zluda_runner.probe.model import ProbeReport
 backends.BUSY_TIMEOUT_MS = 100
 backends.LOCK_TIMEOUT_MS = 100
-report = json.loads(sys.argv[2])
+report = ProbeReport.from_dict(json.loads(sys.argv[2]))
 out = record_report("torch-ops", report, settings=Settings(), db_url=sys.argv[1],
                     command=["zluda-run", "probe", "0"],
                     host=json.loads(sys.argv[3]), started_at=sys.argv[4], release=json.loads(sys.argv[5]),

@@ -13,12 +13,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.results import reports
 from zluda_runner.core.settings import Settings
+from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
@@ -31,8 +31,11 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 RECORD_ARGV = """
 import json, sys
 from zluda_runner.core.settings import Settings
+from zluda_runner.doctor.model import Check, DoctorReport, Status
+from zluda_runner.host.model import HostFacts
 from zluda_runner.results import record_report
-report = {"checks": [{"id": "hip_runtime", "status": "ok", "message": "found"}]}
+facts = HostFacts("linux", "x86_64", "Debian 12", "3.11")
+report = DoctorReport(facts, [Check("hip_runtime", Status.OK, "found")])
 out = record_report("doctor", report, settings=Settings(), db_url=sys.argv[1],
                     command=["zluda-run", *sys.argv[2:]], started_at="2025-07-01T10:00:00.000000Z")
 print(json.dumps({"recorded": out.recorded, "warning": out.warning, "run_id": out.run_id}))
@@ -51,8 +54,8 @@ def test_a_run_whose_argv_is_not_utf8_is_recorded(store_url: str) -> None:
     assert run.command == ["zluda-run", "run", "/data/caf\\xe9.py"]  # the byte is kept, readable
 
 
-def _doctor_with(message: str) -> dict[str, Any]:
-    return {"checks": [{"id": "hip_runtime", "status": "fail", "message": message}]}
+def _doctor_with(message: str) -> DoctorReport:
+    return DoctorReport(reports.doctor_report().facts, [Check("hip_runtime", Status.FAIL, message)])
 
 
 def test_a_nul_is_stored_alike_by_both_backends(store_url: str, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 
 @dataclass
@@ -95,3 +96,20 @@ class AbReport(JsonMixin):
     @property
     def exit_code(self) -> int:
         return exitcodes.OK if self.ok else exitcodes.CHECK_FAILED
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind ab): ``output:<name>`` rows (ok = agree) and ``timing:<name>`` rows (the
+        medians and their ratio; neither ok nor failing), and the short verdict
+        (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        rows = [ResultRow(f"output:{o.name}", o.status, o.status == "agree", "",
+                          {"max_abs_error": number(o.max_abs_error), "max_rel_error": number(o.max_rel_error),
+                           "argmax_agreement": number(o.argmax_agreement)}) for o in self.outputs]
+        rows += [ResultRow(f"timing:{t.name}", f"faster:{t.faster}", None, "",
+                           {"median_a_s": number(t.a.median_s) if t.a else None,
+                            "median_b_s": number(t.b.median_s) if t.b else None,
+                            "ratio_a_over_b": number(t.ratio_a_over_b)}) for t in self.timings]
+        short = "agree" if self.agree is True else "differ" if self.agree is False else "no outputs"
+        if self.faster:
+            short += ", same speed" if self.faster == "same" else f", {self.faster} faster"
+        return ResultRows(rows=tuple(rows), summary={"verdict": short, "verdict_text": self.verdict,
+                                                     "agree": self.agree, "faster": self.faster})

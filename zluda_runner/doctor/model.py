@@ -19,6 +19,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.host.gpus import HipQuery
 from zluda_runner.host.hip import query_hip_isolated
 from zluda_runner.host.model import HostFacts
+from zluda_runner.results.recordable import ResultRow, ResultRows
 
 # Environment variables shown in the report's facts (they change what HIP / ZLUDA / torch do).
 ENV_OF_INTEREST = (
@@ -62,6 +63,16 @@ class DoctorReport(JsonMixin):
 
     def check(self, check_id: str) -> Check | None:
         return next((c for c in self.checks if c.id == check_id), None)
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind doctor): one row per check, ok = ok, fail = failing, warn neither; the host
+        facts give the run's fingerprint (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        ok = {Status.OK: True, Status.FAIL: False}
+        return ResultRows(
+            rows=tuple(ResultRow(c.id, c.status.value, ok.get(c.status), c.message) for c in self.checks),
+            summary={"exit_code": self.exit_code},
+            host_facts=self.facts.to_dict(),
+        )
 
 
 @dataclass

@@ -38,6 +38,7 @@ from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.process import run_process
 from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
 from zluda_runner.plan.model import ShimPlan
+from zluda_runner.results.recordable import ResultRow, ResultRows
 
 LD_DEBUG_VALUE = "libs,files"
 
@@ -127,6 +128,15 @@ class VerifyResult(JsonMixin):
         if self.interrupted:
             return self.exit_code
         return CHECK_FAILED if self.failed else self.exit_code
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind verify-load): one row per planned binding, taken or not, with the file the
+        loader took (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        return ResultRows(
+            rows=tuple(ResultRow(ev.name, "taken" if ev.taken else "not-taken", ev.taken,
+                                 str(ev.actual or "not loaded")) for ev in self.bindings),
+            summary={"exit_code": self.exit_code},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = super().to_dict()

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.probe.bindings import CallRecord
+from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 PROBE_SCHEMA = 1
 PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED = "pass", "fail", "missing", "crashed", "timeout", "skipped"
@@ -89,6 +90,22 @@ class ProbeReport(JsonMixin):
 
     def case(self, case_id: str) -> CaseResult | None:
         return next((c for c in self.cases if c.id == case_id), None)
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind probe, or torch-ops): one row per case or op, ok = pass; skipped and
+        unavailable are neither (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        return ResultRows(rows=tuple(_case_row(c) for c in self.cases),
+                          summary={"load": self.load.status} if self.load is not None else {})
+
+
+def _case_row(case: CaseResult) -> ResultRow:
+    numbers = {"duration_s": number(case.duration_s)}
+    for key, value in (("max_abs_err", case.max_abs_err), ("max_rel_err", case.max_rel_err)):
+        if value is not None:
+            numbers[key] = number(value)
+    detail = " ".join(x for x in (case.result_name, case.detail) if x)
+    ok = None if case.status in (SKIPPED, UNAVAILABLE) else case.status == PASS
+    return ResultRow(case.id, case.status, ok, detail, numbers)
 
 
 def op_case(event: dict[str, object], title: str, area: str) -> CaseResult:

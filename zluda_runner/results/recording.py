@@ -17,7 +17,7 @@ from typing import Any
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, store_url
-from zluda_runner.results.convert import as_dict, report_items
+from zluda_runner.results.convert import items_of, rows_of
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
 from zluda_runner.results.schema import (
     MAX_ARGV,
@@ -63,18 +63,18 @@ def build_run(
     started_at: str | None = None,
     scrubber: Scrubber | None = None,
 ) -> RunRecord:
-    """The record of one run, scrubbed and with its content id (raises ResultsStoreError)."""
+    """The record of one run, scrubbed and with its content id (raises ResultsStoreError).
+
+    ``report``: a :class:`~zluda_runner.results.recordable.Recordable` report (its rows are what is
+    kept)."""
     scrubber = scrubber or Scrubber()
-    items, extra = report_items(kind, report, scrubber)
-    doctor_facts = None
-    if kind == "doctor":
-        facts = as_dict(report).get("facts")
-        doctor_facts = facts if isinstance(facts, dict) else None
+    rows = rows_of(kind, report)
+    items, extra = items_of(kind, rows, scrubber)
     summary: dict[str, Any] = {**summarise(items), **extra}
     run = RunRecord(
         kind=kind,
         started_at=started_at or now_iso(),
-        host=fingerprint(host, doctor_facts),
+        host=fingerprint(host, dict(rows.host_facts) if rows.host_facts is not None else None),
         release=_small_dict(release, scrubber),
         target=_small_dict(target, scrubber),
         command=[scrubber.text(str(word)) for word in command[:MAX_ARGV]],

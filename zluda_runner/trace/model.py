@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 TRACE_SCHEMA = 1
 SOURCE_ZLUDA_LOG = "zluda-log"
@@ -111,6 +112,21 @@ class TraceReport(JsonMixin):
 
     def call(self, function: str) -> TraceCall | None:
         return next((c for c in self.calls if c.function == function), None)
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind trace): one row per driver function, ok = no failing call, with its calls
+        and failures (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        return ResultRows(rows=tuple(_call_row(c) for c in self.calls), summary={"exit_code": self.exit_code})
+
+
+def _call_row(call: TraceCall) -> ResultRow:
+    failures = sum(n for name, n in call.results.items() if name != "CUDA_SUCCESS")
+    first = call.first_failure
+    detail = f"first failure {first.result} at call {first.call_number}" if first is not None else ""
+    if call.missing_in_driver:
+        detail = (detail + "; " if detail else "") + "missing in driver"
+    return ResultRow(call.function, "fail" if failures else "pass", not failures, detail,
+                     {"calls": number(call.count), "failures": float(failures)})
 
 
 def merge_calls(groups: Iterable[Iterable[TraceCall]]) -> list[TraceCall]:

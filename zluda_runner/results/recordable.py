@@ -1,0 +1,58 @@
+"""What a report gives the results store: typed rows, through the :class:`Recordable` protocol.
+
+A report (probe, torch ops, trace, A/B, verify-load, doctor) says itself what it records, in its own
+stage: ``report.result_rows()`` returns :class:`ResultRows`, one :class:`ResultRow` per case, op,
+traced function, binding or check, and the summary fields that are not counts (a verdict, the exit
+code). The store never reads a report back as a dict by string keys, and results/ imports no stage
+above it: the reports import this module. Recording scrubs and bounds what it is given
+(:mod:`zluda_runner.results.recording`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+# A summary value the store keeps beside the counts (verdict, exit code, agree ...): JSON scalars.
+SummaryValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One outcome of a run: ``ok`` True (counts as passing), False (failing) or None (neither:
+    skipped, unavailable, a timing, a warning)."""
+
+    item: str
+    status: str
+    ok: bool | None = None
+    detail: str = ""
+    numbers: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ResultRows:
+    """What a report records: its rows, the summary fields beside the counts (None values are not
+    kept), and for a doctor report the host facts the run's fingerprint is read from."""
+
+    rows: tuple[ResultRow, ...]
+    summary: Mapping[str, SummaryValue] = field(default_factory=dict)
+    host_facts: Mapping[str, object] | None = None
+
+
+@runtime_checkable
+class Recordable(Protocol):
+    """A report the results store can keep."""
+
+    def result_rows(self) -> ResultRows:
+        """The rows and summary this report records."""
+        ...
+
+
+def number(value: object) -> float | None:
+    """A finite number as a float (what a row's ``numbers`` hold); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    as_float = float(value)
+    return as_float if math.isfinite(as_float) else None
