@@ -15,6 +15,7 @@ import pytest
 
 import zluda_runner as zr
 from tests.api.conftest import snapshot
+from zluda_runner.results.recordable import ResultRow, ResultRows
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "https://github.com/vosen/ZLUDA/releases/download"
@@ -256,8 +257,11 @@ def test_place_refuses_a_folder_without_a_windows_torch(tmp_path: Path,
 
 def test_record_and_query_results(tmp_path: Path) -> None:
     options = zr.Options(results_db=str(tmp_path / "results.db"), cache_dir=tmp_path)
-    report = {"kind": "ab", "verdict": "agree", "exit_code": 0, "runs": [], "outputs": []}
-    recorded = zr.record_result("ab", report, options, command=["ab", "x.py"])
+    class Report:  # any report that records itself (zluda_runner.results.recordable.Recordable)
+        def result_rows(self) -> ResultRows:
+            return ResultRows((ResultRow("output:logits", "agree", True),), {"verdict": "agree"})
+
+    recorded = zr.record_result("ab", Report(), options, command=["ab", "x.py"])
     assert recorded.warning is None and recorded.recorded and recorded.run_id
     runs = zr.list_results(options, kind="ab")
     assert [r.run_id for r in runs] == [recorded.run_id]
