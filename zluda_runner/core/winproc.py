@@ -58,7 +58,6 @@ NTSTATUS_NAMES = {
 
 _JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x2000
 _JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9
-_JOB_OBJECT_BASIC_ACCOUNTING_INFORMATION = 1
 _PROCESS_TERMINATE = 0x0001
 _PROCESS_SET_QUOTA = 0x0100
 _PROCESS_SUSPEND_RESUME = 0x0800
@@ -97,19 +96,6 @@ class _ExtendedLimits(ctypes.Structure):
     ]
 
 
-class _Accounting(ctypes.Structure):
-    _fields_ = [
-        ("TotalUserTime", ctypes.c_int64),
-        ("TotalKernelTime", ctypes.c_int64),
-        ("ThisPeriodTotalUserTime", ctypes.c_int64),
-        ("ThisPeriodTotalKernelTime", ctypes.c_int64),
-        ("TotalPageFaultCount", wintypes.DWORD),
-        ("TotalProcesses", wintypes.DWORD),
-        ("ActiveProcesses", wintypes.DWORD),
-        ("TotalTerminatedProcesses", wintypes.DWORD),
-    ]
-
-
 def _dll(name: str) -> Any:
     """A system DLL with last-error capture (``ctypes.WinDLL`` exists only on Windows)."""
     return getattr(ctypes, "WinDLL")(name, use_last_error=True)  # noqa: B009 (absent on Linux)
@@ -126,8 +112,6 @@ def _k32() -> Any:
         k.CreateJobObjectW.restype = wintypes.HANDLE
         k.CreateJobObjectW.argtypes = [ctypes.c_void_p, wintypes.LPCWSTR]
         k.SetInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD]
-        k.QueryInformationJobObject.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p,
-                                                wintypes.DWORD, ctypes.c_void_p]
         k.AssignProcessToJobObject.argtypes = [wintypes.HANDLE, wintypes.HANDLE]
         k.TerminateJobObject.argtypes = [wintypes.HANDLE, wintypes.UINT]
         k.OpenProcess.restype = wintypes.HANDLE
@@ -202,13 +186,6 @@ class Job:
                 raise _error(f"AssignProcessToJobObject({pid})")
         finally:
             close_handle(process)
-
-    def active_processes(self) -> int:
-        info = _Accounting()
-        if not _k32().QueryInformationJobObject(self.handle, _JOB_OBJECT_BASIC_ACCOUNTING_INFORMATION,
-                                                ctypes.byref(info), ctypes.sizeof(info), None):
-            raise _error("QueryInformationJobObject")
-        return int(info.ActiveProcesses)
 
     def terminate(self, exit_code: int = KILLED_EXIT_CODE) -> None:
         """End every process in the job now (a no-op once it is closed or empty)."""

@@ -43,11 +43,6 @@ class DriverApi:
     def result_code(self, name: str) -> int | None:
         return self.results.get(name)
 
-    @property
-    def function_names(self) -> tuple[str, ...]:
-        """Distinct ``cuGetProcAddress`` names (one per function, whatever its versions)."""
-        return tuple(sorted({e.name for e in self.entry_points}))
-
 
 @lru_cache(maxsize=1)
 def driver_api() -> DriverApi:

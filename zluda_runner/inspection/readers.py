@@ -93,8 +93,3 @@ class Readers:
     def pe(self, path: Path | str) -> PeInfo:
         """Imports, delay imports and version resource, without the export table."""
         return self._read(path, "pe-imports", read_pe_imports, PeInfo)
-
-    def pe_full(self, path: Path | str) -> PeInfo:
-        return self._read(path, "pe", read_pe, PeInfo)
-
-

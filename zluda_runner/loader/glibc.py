@@ -193,12 +193,6 @@ class LoadResult(JsonMixin):
                 return res.path
         return None
 
-    def object_at(self, path: str) -> LoadedObject | None:
-        for obj in self.objects:
-            if obj.path == path:
-                return obj
-        return None
-
     @property
     def version_problems(self) -> list[VersionCheck]:
         return [c for c in self.version_checks if c.status not in ("ok", "versym-only")]

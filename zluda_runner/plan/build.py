@@ -185,16 +185,6 @@ def _mechanism_linux(need: _Need, torch_preloads: bool) -> tuple[Mechanism, str]
     return MECH_LD_LIBRARY_PATH, f"{today}: a folder of correctly named links first on LD_LIBRARY_PATH wins"
 
 
-def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
-    if not version:
-        return False
-    parts = version.split("+", 1)[0].split(".")
-    try:
-        return (int(parts[0]), int(parts[1])) >= want
-    except (ValueError, IndexError):
-        return False
-
-
 FactsReader = Callable[[str], ShimFacts]
 ImportsReader = Callable[[str], Mapping[str, Sequence[str]]]
 DepsResolver = Callable[[Sequence[str]], ShimDeps]

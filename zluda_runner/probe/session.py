@@ -40,11 +40,6 @@ class ProbeRequest:
     case_ids: list[str] = field(default_factory=list)
 
 
-def csv_list(text: str) -> list[str]:
-    """``"a, b,,c"`` -> ``["a", "b", "c"]`` (``--ops``, ``--dtypes``)."""
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
     """ZLUDA's driver: from ``--zluda-dir`` (its ``trace/`` copy's parent), else the fitting release."""
     if settings.zluda_dir is not None and settings.zluda_dir.name in ("trace", "trace_nvidia"):
