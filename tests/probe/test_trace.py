@@ -73,7 +73,7 @@ def test_bad_inputs(tmp_path: Path, standin: Path, trace_cache: Path) -> None:
     with pytest.raises(TraceError):
         run_traced(["true"], os.environ, real_libcuda=tmp_path / "missing.so", out_dir=tmp_path)
     report = run_traced(["true"], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache)
-    assert report.processes == [] and report.warnings  # no process loaded libcuda: said, not lost
+    assert report.processes == () and report.warnings  # no process loaded libcuda: said, not lost
     with pytest.raises(CommandNotFoundError) as err:
         run_traced(
             ["no-such-command-zr"], os.environ, real_libcuda=standin, out_dir=tmp_path, cache_dir=trace_cache

@@ -6,7 +6,7 @@ Both sources (ZLUDA's own tracer logs and our interposer's count files) produce 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
@@ -30,7 +30,7 @@ def is_failure(result: str) -> bool:
     return True
 
 
-@dataclass
+@dataclass(frozen=True)
 class FirstFailure(JsonMixin):
     result: str
     code: int | None = None
@@ -51,7 +51,7 @@ class TraceCall(JsonMixin):
         return sum(n for name, n in self.results.items() if is_failure(name))
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProcAddressLookup(JsonMixin):
     symbol: str
     version: int | None = None
@@ -60,7 +60,7 @@ class ProcAddressLookup(JsonMixin):
     count: int = 1
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExportTableRequest(JsonMixin):
     guid: str
     found: bool | None = None
@@ -69,6 +69,9 @@ class ExportTableRequest(JsonMixin):
 
 @dataclass
 class TraceProcess(JsonMixin):
+    """One traced process, as its trace file or ZLUDA log is read (the readers fill it in as they go;
+    :func:`merge_processes` makes the frozen :class:`TraceReport` of them)."""
+
     pid: int | None
     source: str
     file: str = ""
@@ -94,17 +97,20 @@ class TraceProcess(JsonMixin):
         return self.name or (f"pid {self.pid}" if self.pid is not None else "?")
 
 
-@dataclass
+@dataclass(frozen=True)
 class TraceReport(JsonMixin):
+    """What a workload asked of the driver: every process, and their calls merged (made once, by
+    :func:`merge_processes`)."""
+
     schema: int = TRACE_SCHEMA
     source: str = ""
-    command: list[str] = field(default_factory=list)
+    command: tuple[str, ...] = ()
     exit_code: int | None = None
-    processes: list[TraceProcess] = field(default_factory=list)
-    calls: list[TraceCall] = field(default_factory=list)
-    proc_address_lookups: list[ProcAddressLookup] = field(default_factory=list)
-    export_tables: list[ExportTableRequest] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    processes: tuple[TraceProcess, ...] = ()
+    calls: tuple[TraceCall, ...] = ()
+    proc_address_lookups: tuple[ProcAddressLookup, ...] = ()
+    export_tables: tuple[ExportTableRequest, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def total_calls(self) -> int:
@@ -160,7 +166,7 @@ def merge_lookups(groups: Iterable[Iterable[ProcAddressLookup]]) -> list[ProcAdd
         for item in group:
             key = (item.symbol, item.version, item.flags, item.found)
             if key in merged:
-                merged[key].count += item.count
+                merged[key] = replace(merged[key], count=merged[key].count + item.count)
             else:
                 merged[key] = ProcAddressLookup(*key, count=item.count)
     return list(merged.values())
@@ -172,7 +178,7 @@ def merge_export_tables(groups: Iterable[Iterable[ExportTableRequest]]) -> list[
         for item in group:
             key = (item.guid, item.found)
             if key in merged:
-                merged[key].count += item.count
+                merged[key] = replace(merged[key], count=merged[key].count + item.count)
             else:
                 merged[key] = ExportTableRequest(item.guid, item.found, item.count)
     return list(merged.values())
@@ -192,11 +198,11 @@ def merge_processes(
         all_warnings += [f"{proc.label}: {w}" for w in proc.warnings]
     return TraceReport(
         source=source,
-        command=list(command or []),
+        command=tuple(command or ()),
         exit_code=exit_code,
-        processes=processes,
-        calls=merge_calls(p.calls for p in processes),
-        proc_address_lookups=merge_lookups(p.proc_address_lookups for p in processes),
-        export_tables=merge_export_tables(p.export_tables for p in processes),
-        warnings=all_warnings,
+        processes=tuple(processes),
+        calls=tuple(merge_calls(p.calls for p in processes)),
+        proc_address_lookups=tuple(merge_lookups(p.proc_address_lookups for p in processes)),
+        export_tables=tuple(merge_export_tables(p.export_tables for p in processes)),
+        warnings=tuple(all_warnings),
     )

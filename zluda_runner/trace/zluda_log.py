@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from zluda_runner.data.driver_api import driver_api
@@ -195,14 +196,14 @@ class _Parser:
             found = result == "CUDA_SUCCESS"
             key = (symbol, _int(args.get("cudaVersion")), _int(args.get("flags")), found)
             if key in self.lookups:
-                self.lookups[key].count += 1
+                self.lookups[key] = replace(self.lookups[key], count=self.lookups[key].count + 1)
             else:
                 self.lookups[key] = ProcAddressLookup(*key)
         elif name == "cuGetExportTable":
             guid = canonical_guid(_args(match["args"]).get("pExportTableId", "?"), fmt)
             tkey = (guid, result == "CUDA_SUCCESS")
             if tkey in self.tables:
-                self.tables[tkey].count += 1
+                self.tables[tkey] = replace(self.tables[tkey], count=self.tables[tkey].count + 1)
             else:
                 self.tables[tkey] = ExportTableRequest(*tkey)
         dark = _dark_parts(raw_name, fmt)
