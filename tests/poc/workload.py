@@ -1,6 +1,6 @@
 """A tiny workload for the verdict's tests: the standard library and ``zluda_runner.ab`` only.
 
-usage: workload.py [--gpu DEVICE_DIR] [--leak BYTES] [--fail]
+usage: workload.py [--gpu DEVICE_DIR] [--leak BYTES] [--fail] [--driver]
 
 It records "values" (a list), "count" and times "work".  The side under test is every run but the
 CPU reference (``CUDA_VISIBLE_DEVICES=""``).  On that side only:
@@ -9,7 +9,9 @@ CPU reference (``CUDA_VISIBLE_DEVICES=""``).  On that side only:
   more VRAM, holds them until the sampler has read the busy file twice after the write (inotify,
   IN_CLOSE_NOWRITE: the second read began after the first ended, so after the write), then
   writes busy 0 and VRAM back to where it was, plus ``--leak`` bytes (VRAM growing run after run);
-- ``--fail`` exits 5 after recording.
+- ``--fail`` exits 5 after recording;
+- ``--driver`` (Windows) loads ``nvcuda.dll`` by name and asks its version: ZLUDA's, under the plan.
+It prints, last, the release it runs under (``ZLUDA_RUNNER_RELEASE``) or "as given".
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ def main() -> int:
     parser.add_argument("--gpu", type=Path)
     parser.add_argument("--leak", type=int, default=0)
     parser.add_argument("--fail", action="store_true")
+    parser.add_argument("--driver", action="store_true")
     args = parser.parse_args()
     under_test = os.environ.get("CUDA_VISIBLE_DEVICES") != ""
     values = [1.0, 2.0, -3.0, 4.0, 0.5, 6.0]
@@ -81,7 +84,12 @@ def main() -> int:
     ab.record("values", values)
     ab.record("count", len(values))
     ab.record("total", total)
+    if args.driver and under_test:
+        version = ctypes.c_int(0)
+        found = ctypes.WinDLL("nvcuda.dll").cuDriverGetVersion(ctypes.byref(version))  # type: ignore[attr-defined]
+        print(f"cuDriverGetVersion -> {found}", flush=True)
     print(f"total {total}")
+    print(f"release {os.environ.get('ZLUDA_RUNNER_RELEASE', 'as given')}")
     return 5 if args.fail and under_test else 0
 
 

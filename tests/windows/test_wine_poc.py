@@ -1,16 +1,19 @@
-"""``zluda-run poc`` on the official Windows CPython under Wine: the command answers --help, and a
-native verdict over a tiny workload (tests/poc/workload.py) runs to a complete report -- "on the GPU"
-failing with the reason Windows' GPU counters give under Wine, the other criteria judged, a planted
-wrong output failing "right" -- without a traceback."""
+"""``zluda-run poc`` on the official Windows CPython under Wine: the command answers --help; a native
+verdict over a tiny workload (tests/poc/workload.py) runs to a complete report -- "on the GPU" failing
+with the reason Windows' GPU counters give under Wine, the other criteria judged, a planted wrong output
+failing "right" -- without a traceback; and the same workload through a fork-shaped stand-in release
+(PyPI's Windows torch made a CUDA 11.8 build, as tests/windows/test_wine_launch.py) runs under the plan.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.windows.winpy import WinPython
+from tests.windows.winpy import WinPython, winpath
 
 WORKLOAD = Path(__file__).resolve().parents[1] / "poc" / "workload.py"
 
@@ -44,3 +47,40 @@ def test_poc_native_run_reports_every_criterion(layout: str, winpy: WinPython, w
     assert planted.returncode == 3 and "Traceback" not in planted.stderr, planted.stderr
     right = next(c for c in json.loads(planted.stdout)["criteria"] if c["name"] == "right")
     assert right["status"] == "fail" and "values differ" in " ".join(right["evidence"])
+
+
+@pytest.fixture(scope="module")
+def fork(mingw_build, standin, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """A fork-shaped release: a reporting nvcuda.dll stand-in, stubs for the rest, an injector."""
+    folder = tmp_path_factory.mktemp("poc-fork") / "ZLUDA"
+    folder.mkdir()
+    shutil.copyfile(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), folder / "nvcuda.dll")
+    shutil.copyfile(standin("zluda nvml", "NVML", "nvml.dll"), folder / "nvml.dll")
+    shutil.copyfile(standin("zluda cublas", "CUBLAS", "cublas.dll"), folder / "cublas.dll")
+    for name, flag in {"cusparse.dll": "CUSPARSE", "cufft.dll": "CUFFT", "cufftw.dll": "CUFFTW",
+                       "nvrtc.dll": "NVRTC"}.items():
+        shutil.copyfile(mingw_build(["plan/win_stub.c"], name, args=[f"-D{flag}"]), folder / name)
+    shutil.copyfile(mingw_build(["windows/injector.c"], "zluda.exe", shared=False, args=["-municode"]),
+                    folder / "zluda.exe")
+    shutil.copyfile(mingw_build(["plan/win_stub.c"], "zluda_redirect.dll"), folder / "zluda_redirect.dll")
+    return folder
+
+
+def test_poc_through_a_standin_windows_release(new_cuda11_winpy, fork: Path,  # type: ignore[no-untyped-def]
+                                               tmp_path: Path) -> None:
+    py: WinPython = new_cuda11_winpy(portable=False)
+    env = {"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache")}
+    proc = py.zluda_run("--no-record", "--zluda-dir", winpath(fork), "--json", "poc", "--runs", "2",
+                        "--min-speedup", "0", "--", winpath(py.exe), winpath(WORKLOAD), "--driver", env=env)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["mode"] == "zluda" and report["release"]
+    # the runs under test went through the plan's launch: ZLUDA's nvcuda.dll stand-in answered them
+    for run in report["runs"]:
+        assert "[standin zluda nvcuda] cuDriverGetVersion" in run["stdout_tail"], run["stdout_tail"]
+        assert run["stdout_tail"].rstrip().endswith(f"release {report['release']}")
+    assert report["reference_runs"][0]["stdout_tail"].rstrip().endswith("release as given")
+    status = {c["name"]: c["status"] for c in report["criteria"]}
+    assert status == {"ran": "pass", "right": "pass", "on the GPU": "fail", "stable": "pass", "speed": "pass"}
+    assert report["reference_runs"][0]["argv"] == [winpath(py.exe), winpath(WORKLOAD), "--driver"]
