@@ -119,9 +119,6 @@ class VerifyResult(JsonMixin):
     def all_taken(self) -> bool:
         return not self.died_loading and all(b.taken for b in self.bindings)
 
-    def not_taken(self) -> list[BindingEvidence]:
-        return [b for b in self.bindings if self.state(b) in (NOT_TAKEN, UNPROVEN)]
-
     def command_exit_code(self) -> int:
         """130 when Ctrl-C ended the run (whatever was proven by then); else 3 (a check failed) when
         the verification failed, else the workload's own exit code."""
