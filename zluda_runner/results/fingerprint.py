@@ -3,7 +3,7 @@
 The fingerprint holds OS, kernel, CPU architecture, GPU name and gfx target,
 HIP/ROCm version and driver version, plus ``host_id``: a salted SHA-256 of the
 host name (never the name itself). Everything that goes into the store passes
-through :func:`scrub`: the home folder becomes ``~`` and the user's login name
+through :class:`Scrubber`: the home folder becomes ``~`` and the user's login name
 becomes ``<user>``, so a bundle can be shared as is.
 """
 
@@ -95,10 +95,6 @@ def _home() -> str | None:
         return str(Path.home())
     except (RuntimeError, KeyError):
         return None
-
-
-def scrub(value: Any) -> Any:
-    return Scrubber()(value)
 
 
 def _hip_text(version: Any) -> str | None:
