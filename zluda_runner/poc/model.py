@@ -9,6 +9,7 @@ from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.abtest.model import OutputComparison
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.results.recordable import ResultRow, ResultRows, number
 from zluda_runner.telemetry.model import GpuSummary, GpuTrace
 
 CriterionName = Literal["ran", "right", "on the GPU", "stable", "speed"]
@@ -100,3 +101,15 @@ class PocReport(JsonMixin):
 
     def criterion(self, name: CriterionName) -> Criterion:
         return next(c for c in self.criteria if c.name == name)
+
+    def result_rows(self) -> ResultRows:
+        """Recorded (kind poc): one row per criterion (ok = pass, its summary as detail; "on the GPU"
+        with the runs' busy peak), and the verdict (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        busy = [r.gpu.busy_peak for r in self.runs if r.gpu is not None and r.gpu.busy_peak is not None]
+        rows = tuple(
+            ResultRow(f"criterion:{c.name}", c.status, c.passed, c.summary,
+                      {"busy_peak": number(max(busy)) if busy else None} if c.name == "on the GPU" else {})
+            for c in self.criteria
+        )
+        return ResultRows(rows, {"verdict": self.verdict, "verdict_text": self.summary, "mode": self.mode,
+                                 "runs": len(self.runs)})
