@@ -3,9 +3,7 @@
 Every report of zluda-runner records itself: it implements
 :class:`~zluda_runner.results.recordable.Recordable` in its own stage (probe and torch ops:
 ``ProbeReport``, trace: ``TraceReport``, ab: ``AbReport``, verify-load: ``VerifyResult``, doctor:
-``DoctorReport``). One kind is still read from its ``to_dict()``: ``poc`` (``PocReport``, one row per
-criterion: ran, right, on the GPU, stable, speed; ok = "pass"; detail its summary; "on the GPU"
-carries the runs' busy peak), until that report implements the protocol too.
+``DoctorReport``, poc: ``PocReport``).
 """
 
 from __future__ import annotations
@@ -13,35 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, number
+from zluda_runner.results.recordable import Recordable, ResultRows
 from zluda_runner.results.schema import KINDS, MAX_ITEMS_PER_RUN, MAX_NAME, ItemRecord, ResultsStoreError
-
-
-def _poc_rows(report: object) -> ResultRows:
-    """A ``PocReport``, read from its ``to_dict()`` (the one report not yet :class:`Recordable`)."""
-    to_dict = getattr(report, "to_dict", None)
-    data = to_dict() if callable(to_dict) else None
-    if not isinstance(data, dict):
-        raise _not_recordable(report)
-    runs = [r for r in data.get("runs") or [] if isinstance(r, dict)]
-    busy = [g.get("busy_peak") for r in runs if isinstance(g := r.get("gpu"), dict)]
-    rows = []
-    for c in data.get("criteria") or []:
-        status = str(c.get("status", "?"))
-        numbers: dict[str, float | None] = {}
-        if c.get("name") == "on the GPU":
-            numbers["busy_peak"] = max((b for b in map(number, busy) if b is not None), default=None)
-        rows.append(ResultRow(f"criterion:{c.get('name')}", status, status == "pass",
-                              str(c.get("summary", "")), numbers))
-    summary = {"verdict": data.get("verdict"), "verdict_text": str(data.get("summary", "")),
-               "mode": data.get("mode"), "runs": len(runs)}
-    return ResultRows(tuple(rows), summary)
 
 
 def _not_recordable(report: object) -> ResultsStoreError:
     return ResultsStoreError(
         f"cannot record a {type(report).__name__}: it is not a report the store knows (no result_rows())",
-        "pass one of zluda-runner's report objects (a probe, trace, A/B, verify-load or doctor report)",
+        "pass one of zluda-runner's report objects (a probe, trace, A/B, verify-load, doctor or poc report)",
     )
 
 
@@ -51,8 +28,6 @@ def rows_of(kind: str, report: object) -> ResultRows:
         raise ResultsStoreError(f"unknown kind of run {kind!r}", f"one of: {', '.join(KINDS)}")
     if isinstance(report, Recordable):
         return report.result_rows()
-    if kind == "poc":
-        return _poc_rows(report)
     raise _not_recordable(report)
 
 
