@@ -13,6 +13,8 @@ import pytest
 
 from tests.poc.conftest import EXAMPLES, WORKLOAD
 
+pytestmark = pytest.mark.slow  # real torch and transformers, through a stand-in release: tens of seconds
+
 pytest.importorskip("transformers", reason="the Llama example needs the 'examples' extra (transformers)")
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from tests.windows.winpy import WinPython, winpath
 
+pytestmark = pytest.mark.slow
+
 WORKLOAD = Path(__file__).resolve().parents[1] / "poc" / "workload.py"
 
 
