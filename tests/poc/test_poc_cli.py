@@ -15,8 +15,6 @@ from tests.poc.conftest import EXAMPLES, WORKLOAD
 
 pytestmark = pytest.mark.slow  # real torch and transformers, through a stand-in release: tens of seconds
 
-pytest.importorskip("transformers", reason="the Llama example needs the 'examples' extra (transformers)")
-
 
 def _zluda_run(release: Path, tmp_path: Path, env: dict[str, str],
                *args: str) -> subprocess.CompletedProcess[str]:
@@ -29,6 +27,7 @@ def _zluda_run(release: Path, tmp_path: Path, env: dict[str, str],
 def test_llama_poc_report_is_complete_and_on_the_gpu_fails_honestly(
     standin_release: Path, pywrap: Path, launch_env: dict[str, str], tmp_path: Path
 ) -> None:
+    pytest.importorskip("transformers", reason="the Llama example needs the 'examples' extra (transformers)")
     html = tmp_path / "poc.html"
     llama = [str(pywrap), str(EXAMPLES / "llama_infer.py"), "--tokens", "6", "--layers", "1"]
     proc = _zluda_run(standin_release, tmp_path, launch_env, "--json", "poc", "--runs", "3",
