@@ -3,6 +3,7 @@ sysfs tree that the workload itself updates while it runs."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -115,3 +116,19 @@ def test_bad_requests_raise_before_anything_runs(tmp_path: Path) -> None:
         run_poc([], native=True)
     with pytest.raises(HostError, match="cannot split"):
         run_poc(["true"], reference='python "unclosed', native=True)
+
+
+def test_a_reference_command_is_run_as_given_and_asks_half_its_speed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    reference = f'"{sys.executable}" "{WORKLOAD}" --leak 0'
+    report = _poc([], None, monkeypatch, tmp_path, runs=1, reference=reference)
+    assert report.reference_runs[0].argv == (sys.executable, str(WORKLOAD), "--leak", "0")
+    assert report.reference == shlex.join([sys.executable, str(WORKLOAD), "--leak", "0"])
+    assert report.criterion("right").passed
+    assert report.criterion("speed").evidence[-1].endswith("(needed: 0.5x)")
+    # without CUDA_VISIBLE_DEVICES="" the reference is a side under test too: a planted error on both agrees
+    monkeypatch.setenv("POC_PLANT", "1")
+    options = Options(cache_dir=tmp_path / "cache", results_db=str(tmp_path / "results.db"))
+    both = run_poc([sys.executable, str(WORKLOAD)], runs=1, native=True, options=options, reference=reference)
+    assert both.criterion("right").passed
