@@ -10,7 +10,7 @@ from zluda_runner.core.serial import JsonMixin
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 
-@dataclass
+@dataclass(frozen=True)
 class Output:
     name: str
     dtype: str
@@ -31,7 +31,7 @@ class RunResult(JsonMixin):
     error: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class TimingStats(JsonMixin):
     samples: int
     median_s: float
@@ -39,7 +39,7 @@ class TimingStats(JsonMixin):
     max_s: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class TimingComparison(JsonMixin):
     name: str
     a: TimingStats | None
@@ -48,7 +48,7 @@ class TimingComparison(JsonMixin):
     faster: str | None = None  # "A", "B", "same" or None when a side has no samples
 
 
-@dataclass
+@dataclass(frozen=True)
 class OutputComparison(JsonMixin):
     name: str
     status: str  # "agree", "differ", "shape_mismatch", "missing_in_a", "missing_in_b"

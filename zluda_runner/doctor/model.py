@@ -41,7 +41,7 @@ class Status(str, enum.Enum):
     FAIL = "fail"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Check(JsonMixin):
     id: str
     status: Status
@@ -75,7 +75,7 @@ class DoctorReport(JsonMixin):
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class DoctorOptions:
     """What to look at.  None means "this machine": its root, environment, platform, HIP runtime."""
 

@@ -34,13 +34,13 @@ class CaseResult(JsonMixin):
     dtype: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoadResult(JsonMixin):
     status: str  # pass | fail | crashed | timeout
     detail: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SymbolCoverage(JsonMixin):
     reference: int = 0
     exported: int = 0
