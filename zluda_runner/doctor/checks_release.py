@@ -11,6 +11,7 @@ from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
+from zluda_runner.host.gpus import effective_gfx, target_gpu
 from zluda_runner.host.quick import hip_found
 from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import load_current_manifest
@@ -24,8 +25,9 @@ def _cuda_major(torch: Check | None) -> int | None:
 
 
 def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | None) -> Check:
-    """The run's own verdict (:func:`~zluda_runner.release.selection.choose`, the same HIP finder and
-    the same words): a host no release fits fails here as the run is refused."""
+    """The run's own verdict (:func:`~zluda_runner.release.selection.choose`, the same HIP finder, the same
+    GPU x HIP rules for the GPU the run uses, and the same words): a host no release fits fails here as the
+    run is refused."""
     facts = report.facts
     if facts.os not in ("linux", "windows"):
         return Check(
@@ -33,12 +35,14 @@ def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | No
         )
     found = hip_found(opts.env, opts.root, opts.platform)  # the run's own HIP finder
     cuda = _cuda_major(torch)
+    target = target_gpu(facts.gpus, opts.env) if facts.gpus else None
+    gfx = effective_gfx(target, opts.env, opts.platform) if target is not None else None
     settings = opts.settings
     try:
         manifest = load_current_manifest(settings.manifest if settings else None,
                                          settings.cache_dir if settings else None)
         chosen = choose(manifest, found, os=facts.os, cuda=cuda,
-                        release=settings.release if settings else None)
+                        release=settings.release if settings else None, gfx=gfx)
     except NothingFitsError as exc:
         sel = exc.selection
         return Check("release", Status.FAIL, exc.message, exc.hint,
@@ -46,7 +50,7 @@ def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | No
     except ZludaRunnerError as exc:  # ManifestError / SelectionError carry their own hint
         return Check("release", Status.WARN, f"Could not choose a release: {exc.message}",
                      exc.hint or "Run `zluda-run releases` to see what exists.")
-    wanted = f"{facts.os}, {found.text}, torch CUDA {cuda or 'any'}"
+    wanted = f"{facts.os}, {found.text}{f', {gfx}' if gfx else ''}, torch CUDA {cuda or 'any'}"
     return Check(
         "release",
         Status.OK,

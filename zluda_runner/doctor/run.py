@@ -88,7 +88,7 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         report.checks.append(check_windows_driver(facts))
     report.checks.append(check_hip_runtime(facts, fs))
     report.checks.append(check_rocm(facts, opts.platform))
-    library_checks(report, fs, env, opts.platform)
+    library_checks(report, fs, env, opts.platform, settings=opts.settings)
     hipsdk_checks(report, opts)
     torch: Check | None = None
     if opts.check_torch:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
-from zluda_runner.host.gpus import gpus_from_kfd, target_gpu
+from zluda_runner.host.gpus import effective_gfx, gpus_from_kfd, target_gpu
 from zluda_runner.host.hipversion import HostHip, find_host_hip
 from zluda_runner.release.selection import HipFound, HipRoute
 
@@ -107,7 +107,7 @@ def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
         text = f"HIP SDK {version or '(version unknown)'} at {hip.path}"
     else:
         text = f"ROCm {hip.version or '(version unknown)'} at {hip.path}"
-    return HipFound(version, text, routes)
+    return HipFound(version, text, routes, origin=hip.kind)
 
 
 def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
@@ -117,6 +117,22 @@ def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
     plat = platform or sys.platform
     root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
     return describe_hip(find_host_hip(root, _set_only(environ), plat), HostFs(root), plat)
+
+
+def target_gfx(env: Mapping[str, str] | None = None, root: Path | None = None,
+               platform: str | None = None) -> str | None:
+    """The gfx of the GPU the run uses, as the doctor's ``gpu_hip`` check judges it: the first GPU of the
+    KFD topology that ``HIP_VISIBLE_DEVICES`` / ``ROCR_VISIBLE_DEVICES`` leave visible, as
+    ``HSA_OVERRIDE_GFX_VERSION`` presents it; None where that is not known without asking HIP (Windows,
+    no GPU, every GPU hidden). Read under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree."""
+    environ = os.environ if env is None else env
+    plat = platform or sys.platform
+    if not plat.startswith("linux"):
+        return None
+    root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
+    gpus = gpus_from_kfd(HostFs(root))
+    gpu = target_gpu(gpus, environ) if gpus else None
+    return effective_gfx(gpu, environ, plat) if gpu is not None else None
 
 
 def _set_only(env: Mapping[str, str]) -> dict[str, str]:

@@ -164,6 +164,14 @@ def host_hip_found(env: Mapping[str, str] | None = None) -> HipFound:
     return hip_found(env)
 
 
+def host_gfx(env: Mapping[str, str] | None = None) -> str | None:
+    """The gfx of the GPU the run uses (``HIP_VISIBLE_DEVICES`` respected; the KFD topology, read under
+    ``ZLUDA_RUNNER_ROOT`` when that names a fake tree): what the manifest's GPU x HIP rules judge."""
+    from zluda_runner.host.quick import target_gfx
+
+    return target_gfx(env)
+
+
 def target_cuda(python: str | None) -> tuple[str | None, str | None]:
     """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
     and a note that says why not (``releases`` then selects for any CUDA)."""
@@ -197,9 +205,10 @@ def archive_release(manifest: Manifest, settings: Settings, os_name: str) -> str
     return named.pop() if len(named) == 1 else None
 
 
-def host_release_check(settings: Settings, found: HipFound | None = None) -> None:
-    """Before the target is inspected: a host whose HIP no release for this OS takes is refused here,
-    with what was found and how to get a HIP that fits (:class:`NothingFitsError`, exit 3)."""
+def host_release_check(settings: Settings, found: HipFound | None = None, gfx: str | None = None) -> None:
+    """Before the target is inspected: a host whose HIP no release for this OS takes, or whose GPU with
+    that HIP breaks one of the manifest's GPU x HIP rules (``gfx``, default: the GPU the run uses), is
+    refused here, with what was found and how to get a HIP that fits (:class:`NothingFitsError`, exit 3)."""
     if settings.zluda_dir is not None:
         return
     from zluda_runner.release.manifest import load_current_manifest
@@ -210,7 +219,8 @@ def host_release_check(settings: Settings, found: HipFound | None = None) -> Non
         return
     manifest = load_current_manifest(settings.manifest, settings.cache_dir)
     wanted = settings.release or archive_release(manifest, settings, os_name)
-    choose(manifest, found if found is not None else host_hip_found(), os=os_name, release=wanted)
+    choose(manifest, found if found is not None else host_hip_found(), os=os_name, release=wanted,
+           gfx=gfx if gfx is not None else host_gfx())
 
 
 def release_for(
@@ -221,10 +231,12 @@ def release_for(
     cuda_version: str | None = None,
     trust_on_first_use: bool = False,
     download: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> ReleaseSource:
     """The release folder: ``--zluda-dir`` as is, else the manifest's pick for this host and CUDA
-    major (HIP version read from the host), fetched into the cache. ``download=False`` (``plan``):
-    a release not in the cache is described by the manifest alone, and nothing is downloaded."""
+    major (HIP version and its origin, and the GPU the run uses, read from the host in ``env``: the GPU x
+    HIP rules apply), fetched into the cache. ``download=False`` (``plan``): a release not in the cache is
+    described by the manifest alone, and nothing is downloaded."""
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
 
@@ -236,9 +248,11 @@ def release_for(
     from zluda_runner.release.selection import choose, host_os
 
     manifest = load_current_manifest(settings.manifest, settings.cache_dir)
-    found = host_hip_found() if os_name == host_os() else None
+    here = os_name == host_os()
+    found = host_hip_found(env) if here else None
     wanted = settings.release or archive_release(manifest, settings, os_name)
-    choice = choose(manifest, found, os=os_name, cuda=cuda_major, release=wanted)
+    choice = choose(manifest, found, os=os_name, cuda=cuda_major, release=wanted,
+                    gfx=host_gfx(env) if here else None)
     release, asset = choice.release, choice.asset
     if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
         from zluda_runner.release.provisional import download_note, provisional_layout
@@ -295,6 +309,7 @@ def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) 
         "manifest": str(settings.manifest) if settings.manifest else None,
         "env": {k: env.get(k) for k in _ENV_KEYS},
         "hip_env": sorted((k.upper(), v) for k, v in env.items() if k.upper().startswith("HIP_PATH")),
+        "gfx": host_gfx(env),  # the GPU x HIP rules: another GPU (HIP_VISIBLE_DEVICES) may pick another
     }
     if ident["manifest"]:
         ident["manifest_stat"] = _stat_id(ident["manifest"])
@@ -357,22 +372,19 @@ def prepare_plan(
 ) -> ShimPlan:
     """Inspect the target the command runs, pick the release, and plan (cached). ``download=False``
     (``zluda-run plan``) never downloads: an uncached release is planned from the manifest."""
-    from zluda_runner.plan.defaults_facts import with_defaults
-
     run_env = dict(os.environ if env is None else env)
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:
-            return _with_host_conflicts(with_defaults(dataclasses.replace(cached, argv=tuple(argv)), settings,
-                                                      run_env), run_env, settings)
+            return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), run_env, settings)
     from zluda_runner.plan.build import make_plan
 
     choice = choose_target(argv, settings)
     target = inspect_target(choice, settings, run_env)
     if target is None:
         source = release_for(settings, os_name=_host_os(), cuda_major=None,
-                             trust_on_first_use=trust_on_first_use, download=download)
+                             trust_on_first_use=trust_on_first_use, download=download, env=run_env)
         target = assumed_target(argv, source.layout)
     else:
         source = release_for(
@@ -382,10 +394,10 @@ def prepare_plan(
             cuda_version=target.cuda_version,
             trust_on_first_use=trust_on_first_use,
             download=download,
+            env=run_env,
         )
     if source.not_downloaded is not None:
-        return _with_host_conflicts(with_defaults(_provisional_plan(target, source, argv, run_env), settings,
-                                                  run_env), run_env, settings)
+        return _with_host_facts(_provisional_plan(target, source, argv, run_env), run_env, settings)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
@@ -400,7 +412,43 @@ def prepare_plan(
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
     # the defaults and the host's conflicts are never cached: the host's facts are read each time
-    return _with_host_conflicts(with_defaults(plan, settings, run_env), run_env, settings)
+    return _with_host_facts(plan, run_env, settings)
+
+
+def _with_host_facts(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
+    """What a plan says of the host, read fresh each time (never cached): the defaults, then the HIP SDK
+    conflicts and the GPU x HIP rules the host breaks."""
+    from zluda_runner.plan.defaults_facts import with_defaults
+
+    plan = with_defaults(plan, settings, env)
+    return _with_rule_warnings(_with_host_conflicts(plan, env, settings), env, settings)
+
+
+def _with_rule_warnings(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
+    """The manifest's GPU x HIP rules the GPU the workload uses (after the plan's own ``HIP_VISIBLE_DEVICES``
+    default) breaks with the host's HIP, each a warning in the rule's words, with its fix and source
+    (:func:`zluda_runner.release.gpurules.rule_warnings`: what selection and ``doctor`` say)."""
+    from zluda_runner.release.selection import host_os
+
+    if plan.os != host_os():
+        return plan
+    gfx = host_gfx({**env, **plan.env})
+    if gfx is None:
+        return plan
+    found = host_hip_found(env)
+    if found.version is None:
+        return plan
+    from zluda_runner.core.errors import ZludaRunnerError
+    from zluda_runner.release.gpurules import rule_warnings
+    from zluda_runner.release.manifest import load_current_manifest
+
+    try:
+        manifest = load_current_manifest(settings.manifest, settings.cache_dir)
+    except ZludaRunnerError:  # the release check says what is wrong with the manifest
+        return plan
+    found_rules = rule_warnings(manifest.gpu_hip_rules, gfx, found.version, plan.os, found.origin)
+    new = [w for w in found_rules if w not in plan.warnings]
+    return dataclasses.replace(plan, warnings=(*plan.warnings, *new)) if new else plan
 
 
 def _with_host_conflicts(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
