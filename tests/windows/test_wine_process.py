@@ -26,14 +26,25 @@ from tests.windows.winpy import WinPython
 # workload's own nested job) is counted in it, so "nothing is left" is a number, not a guess.
 OUTER_JOB = r'''
 import ctypes, json, os, subprocess, sys
+from ctypes import wintypes
 from zluda_runner.core import winproc
 outer = winproc.Job()
 own = ctypes.WinDLL("kernel32").GetCurrentProcess()
 assert winproc._k32().AssignProcessToJobObject(outer.handle, own), "cannot put the driver in a job"
 
+class Accounting(ctypes.Structure):  # JOBOBJECT_BASIC_ACCOUNTING_INFORMATION (winnt.h)
+    _fields_ = [("TotalUserTime", ctypes.c_int64), ("TotalKernelTime", ctypes.c_int64),
+                ("ThisPeriodTotalUserTime", ctypes.c_int64), ("ThisPeriodTotalKernelTime", ctypes.c_int64),
+                ("TotalPageFaultCount", wintypes.DWORD), ("TotalProcesses", wintypes.DWORD),
+                ("ActiveProcesses", wintypes.DWORD), ("TotalTerminatedProcesses", wintypes.DWORD)]
+
+query = ctypes.WinDLL("kernel32", use_last_error=True).QueryInformationJobObject
+query.argtypes = [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD, ctypes.c_void_p]
+
 def accounting():
-    info = winproc._Accounting()
-    winproc._k32().QueryInformationJobObject(outer.handle, 1, ctypes.byref(info), ctypes.sizeof(info), None)
+    info = Accounting()
+    # JobObjectBasicAccountingInformation = 1
+    assert query(outer.handle, 1, ctypes.byref(info), ctypes.sizeof(info), None), ctypes.get_last_error()
     return {"active": info.ActiveProcesses, "total": info.TotalProcesses}
 '''
 
