@@ -71,7 +71,7 @@ class DoctorReport(JsonMixin):
         return ResultRows(
             rows=tuple(ResultRow(c.id, c.status.value, ok.get(c.status), c.message) for c in self.checks),
             summary={"exit_code": self.exit_code},
-            host_facts=self.facts.to_dict(),
+            host_facts=self.facts,
         )
 
 

@@ -19,9 +19,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from zluda_runner.core.errors import LaunchError, PlacementError
+from zluda_runner.core.replace import InUseCheck
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.windows_journal import (
     IN_PROGRESS,
@@ -214,7 +214,7 @@ def _site_of(torch_lib: Path) -> Path:
 
 
 def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
-            **kwargs: Any) -> RestoreResult:
+            force: bool = False, check: InUseCheck | None = None) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement
     (:func:`~zluda_runner.launch.windows_restore.restore`); then, once that is complete, remove
     zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
@@ -226,7 +226,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path
 
     hooks = our_hooks(_site_of(torch_lib))  # the start-up hook, the placed-defaults hook
     try:
-        result = restore_placement(torch_lib, journal_dir, **kwargs)
+        result = restore_placement(torch_lib, journal_dir, force=force, check=check)
     except PlacementError:
         if not hooks:
             raise
@@ -238,12 +238,12 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path
 
 
 def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequence[Placement] | None = None,
-           **kwargs: Any) -> PlacementStatus:
+           *, deep: bool = False) -> PlacementStatus:
     """Is the placement intact (:func:`~zluda_runner.launch.windows_restore.status`)? The advice also
     names zluda-run's ``.pth`` start-up hook in this torch's site-packages, when there is one."""
     from zluda_runner.launch.windows_hook import hook_note, our_hooks
 
-    result = placement_status(torch_lib, journal_dir, placements, **kwargs)
+    result = placement_status(torch_lib, journal_dir, placements, deep=deep)
     for hook in our_hooks(_site_of(torch_lib)):
         note = hook_note(hook)
         result.advice = f"{result.advice}; {note}" if result.advice else note

@@ -15,10 +15,14 @@ import os
 import platform
 import re
 import socket
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zluda_runner.results.schema import MAX_TEXT
+
+if TYPE_CHECKING:
+    from zluda_runner.host.model import HostFacts
 
 FINGERPRINT_KEYS = (
     "os",
@@ -85,7 +89,7 @@ class Scrubber:
             return value
         return self.text(str(value))
 
-    def mapping(self, value: dict[str, Any]) -> dict[str, Any]:
+    def mapping(self, value: Mapping[str, object]) -> dict[str, Any]:
         """A dict, scrubbed as :meth:`__call__` does (keys bounded to 200 characters)."""
         return {self.text(str(k), 200): self(v, 1) for k, v in value.items()}
 
@@ -97,46 +101,34 @@ def _home() -> str | None:
         return None
 
 
-def _hip_text(version: Any) -> str | None:
-    if isinstance(version, int):
-        from zluda_runner.host.hip import format_hip_version
+def from_doctor_facts(facts: HostFacts) -> dict[str, str]:
+    """Fingerprint fields from a doctor's :class:`~zluda_runner.host.model.HostFacts`: the OS, the
+    dedicated GPU (else the first), ROCm's and HIP's versions, the driver's."""
+    from zluda_runner.host.hip import format_hip_version
 
-        return format_hip_version(version)
-    return None if version is None else str(version)
-
-
-def from_doctor_facts(facts: dict[str, Any]) -> dict[str, Any]:
-    """Fingerprint fields from a doctor ``HostFacts.to_dict()``."""
-    out: dict[str, Any] = {
-        "os": facts.get("os"),
-        "os_version": facts.get("os_version"),
-        "arch": facts.get("arch"),
-        "driver_version": facts.get("driver_version"),
+    target = next((g for g in facts.gpus if not g.integrated), facts.gpus[0] if facts.gpus else None)
+    hip = facts.hip
+    out: dict[str, str | None] = {
+        "os": facts.os,
+        "os_version": facts.os_version,
+        "arch": facts.arch,
+        "driver_version": facts.driver_version or (target.driver_version if target else None)
+        or (format_hip_version(hip.driver_version) if hip else None),
+        "gpu_name": target.name if target else None,
+        "gfx": target.gfx if target else None,
+        "rocm_version": facts.rocm.version if facts.rocm else None,
+        "hip_version": format_hip_version(hip.runtime_version) if hip else None,
     }
-    gpus = [g for g in facts.get("gpus") or [] if isinstance(g, dict)]
-    target = next((g for g in gpus if not g.get("integrated")), gpus[0] if gpus else None)
-    if target:
-        out["gpu_name"] = target.get("name")
-        out["gfx"] = target.get("gfx")
-        out["driver_version"] = out["driver_version"] or target.get("driver_version")
-    rocm = facts.get("rocm") or {}
-    if isinstance(rocm, dict):
-        out["rocm_version"] = rocm.get("version")
-    hip = facts.get("hip") or {}
-    if isinstance(hip, dict):
-        out["hip_version"] = _hip_text(hip.get("runtime_version"))
-        if not out["driver_version"]:
-            out["driver_version"] = _hip_text(hip.get("driver_version"))
     return {k: v for k, v in out.items() if v not in (None, "")}
 
 
 def fingerprint(
-    given: dict[str, Any] | None = None, doctor_facts: dict[str, Any] | None = None
+    given: Mapping[str, object] | None = None, doctor_facts: HostFacts | None = None
 ) -> dict[str, Any]:
     """The host fingerprint: what this machine says cheaply, overlaid with what the caller knows.
 
-    ``given`` may be a flat dict with :data:`FINGERPRINT_KEYS` (plus ``hostname``, which is
-    hashed) or a doctor ``HostFacts`` dict (recognised by its ``gpus`` list).
+    ``given``: flat :data:`FINGERPRINT_KEYS` (plus ``hostname``, which is hashed); ``doctor_facts``: a
+    doctor report's facts (what its run records), overlaid first.
     """
     uname = platform.uname()
     fp: dict[str, Any] = {
@@ -147,10 +139,9 @@ def fingerprint(
         "arch": uname.machine,
         "host_id": host_id(socket.gethostname()),
     }
-    for source in (doctor_facts, given):
-        if not source:
-            continue
-        flat = from_doctor_facts(source) if "gpus" in source else dict(source)
+    sources: list[Mapping[str, object]] = [from_doctor_facts(doctor_facts)] if doctor_facts else []
+    for source in (*sources, *([given] if given else [])):
+        flat = dict(source)
         if "hostname" in flat:
             fp["host_id"] = host_id(str(flat.pop("hostname")))
         fp.update({k: flat[k] for k in FINGERPRINT_KEYS if flat.get(k) not in (None, "")})

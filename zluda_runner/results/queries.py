@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import open_store
 from zluda_runner.results.schema import ItemRecord, RunRecord
 from zluda_runner.results.store import ResultsStore
+
+R = TypeVar("R")
 
 SPEED_THRESHOLD = 0.10  # a timing median that moved by more than 10 % is a speed change
 PASS_KINDS = ("probe", "torch-ops")
@@ -129,7 +132,8 @@ class FailedRelease(JsonMixin):
         )
 
 
-def _with_store(settings: Settings | None, db_url: str | None, store: ResultsStore | None, fn: Any) -> Any:
+def _with_store(settings: Settings | None, db_url: str | None, store: ResultsStore | None,
+                fn: Callable[[ResultsStore], list[R]]) -> list[R]:
     if store is not None:
         return fn(store)
     opened = open_store(settings, db_url, create=False)

@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from zluda_runner.host.model import HostFacts
 
 # A summary value the store keeps beside the counts (verdict, exit code, agree ...): JSON scalars.
 SummaryValue = str | int | float | bool | None
@@ -38,7 +41,7 @@ class ResultRows:
 
     rows: tuple[ResultRow, ...]
     summary: Mapping[str, SummaryValue] = field(default_factory=dict)
-    host_facts: Mapping[str, object] | None = None
+    host_facts: HostFacts | None = None
 
 
 @runtime_checkable

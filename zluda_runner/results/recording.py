@@ -11,9 +11,11 @@ stands.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, store_url
@@ -41,7 +43,7 @@ class RecordOutcome:
     location: str = ""
 
 
-def _small_dict(value: dict[str, Any] | None, scrubber: Scrubber) -> dict[str, Any] | None:
+def _small_dict(value: Mapping[str, object] | None, scrubber: Scrubber) -> dict[str, Any] | None:
     if value is None:
         return None
     kept = {
@@ -57,9 +59,9 @@ def build_run(
     report: object,
     *,
     command: list[str],
-    release: dict[str, Any] | None = None,
-    target: dict[str, Any] | None = None,
-    host: dict[str, Any] | None = None,
+    release: Mapping[str, object] | None = None,
+    target: Mapping[str, object] | None = None,
+    host: Mapping[str, object] | None = None,
     started_at: str | None = None,
     scrubber: Scrubber | None = None,
 ) -> RunRecord:
@@ -74,7 +76,7 @@ def build_run(
     run = RunRecord(
         kind=kind,
         started_at=started_at or now_iso(),
-        host=fingerprint(host, dict(rows.host_facts) if rows.host_facts is not None else None),
+        host=fingerprint(host, rows.host_facts),
         release=_small_dict(release, scrubber),
         target=_small_dict(target, scrubber),
         command=[scrubber.text(str(word)) for word in command[:MAX_ARGV]],
@@ -92,10 +94,10 @@ def record_report(
     *,
     settings: Settings,
     command: list[str],
-    release: dict[str, Any] | None = None,
-    target: dict[str, Any] | None = None,
+    release: Mapping[str, object] | None = None,
+    target: Mapping[str, object] | None = None,
     db_url: str | None = None,
-    host: dict[str, Any] | None = None,
+    host: Mapping[str, object] | None = None,
     started_at: str | None = None,
     store: ResultsStore | None = None,
 ) -> RecordOutcome:
@@ -121,14 +123,16 @@ def record_report(
                 added = opened.insert_run(run)
         return RecordOutcome(True, run.run_id, duplicate=not added, location=location)
     except Exception as exc:  # recording must never fail the run it records
-        message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-        hint = getattr(exc, "hint", None)
+        known = exc if isinstance(exc, ZludaRunnerError) else None
+        message = (known.message if known else None) or f"{type(exc).__name__}: {exc}"
+        hint = known.hint if known else None
         warning = f"results not recorded: {message}" + (f" (hint: {hint})" if hint else "")
         return RecordOutcome(False, warning=warning, location=location)
 
 
 def record_for(kind: str, report: object, settings: Settings, command: list[str], *,
-               release: dict[str, Any] | None = None, target: dict[str, Any] | None = None) -> str | None:
+               release: Mapping[str, object] | None = None,
+               target: Mapping[str, object] | None = None) -> str | None:
     """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint.
     Returns the warning to show when the store could not take it; never raises."""
     if not settings.record:
