@@ -31,8 +31,8 @@ import sqlite3
 import stat
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.schema import ResultsStoreError
-from zluda_runner.results.store import ResultsStore
+from zluda_runner.results.store import Connection, Cursor, ResultsStore
 
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
 SQLITE_NAME = "results.db"
@@ -93,7 +93,7 @@ class SQLiteStore(ResultsStore):
         self.path = path
         self.read_only = False
 
-    def _connect(self) -> Any:
+    def _connect(self) -> Connection:
         refused = _not_a_store_file(self.path)
         if refused is not None:
             raise refused
@@ -104,7 +104,7 @@ class SQLiteStore(ResultsStore):
                 raise
             return self._connect_read_only()  # a read-only folder: what is there can still be read
 
-    def _connect_read_write(self) -> Any:
+    def _connect_read_write(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
@@ -122,7 +122,7 @@ class SQLiteStore(ResultsStore):
             raise
         return conn
 
-    def _connect_read_only(self) -> Any:
+    def _connect_read_only(self) -> sqlite3.Connection:
         """``mode=ro``; a WAL store whose ``-shm`` cannot be made in the folder needs ``immutable=1``
         (nothing can write there anyway)."""
         uri = Path(os.path.abspath(self.path)).as_uri()
@@ -141,7 +141,7 @@ class SQLiteStore(ResultsStore):
         assert last is not None
         raise last
 
-    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None:
+    def _begin_write(self, cur: Cursor, *, migrating: bool = False) -> None:
         if self.read_only:
             raise self._read_only_error()
         cur.execute("BEGIN IMMEDIATE")
@@ -180,8 +180,9 @@ class PostgresStore(ResultsStore):
     def __init__(self, url: str) -> None:
         super().__init__(redact_url(url))
         self.url = url
+        self._fileno: Callable[[], int] | None = None  # the open connection's socket
 
-    def _connect(self) -> Any:
+    def _connect(self) -> Connection:
         try:
             import psycopg
         except ImportError as exc:  # the driver is an extra: zluda-runner[postgres]
@@ -192,8 +193,9 @@ class PostgresStore(ResultsStore):
                 "zluda-run; or use a SQLite store (a file path)",
             ) from exc
         conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
+        self._fileno = conn.fileno
         try:
-            with self._watchdog(conn):
+            with self._watchdog(conn.fileno):
                 conn.execute(
                     "SELECT set_config('lock_timeout', %s, false),"
                     " set_config('statement_timeout', %s, false)",
@@ -205,13 +207,15 @@ class PostgresStore(ResultsStore):
         return conn
 
     @contextmanager
-    def _watchdog(self, conn: Any) -> Iterator[None]:
+    def _watchdog(self, fileno: Callable[[], int] | None) -> Iterator[None]:
         """Drop the connection when the server answers nothing for ``STALL_S`` (statement_timeout
         runs in the server, so a stopped server never sends it): the blocked read then fails."""
 
         def drop() -> None:
+            if fileno is None:
+                return
             try:
-                sock = socket.socket(fileno=os.dup(conn.fileno()))
+                sock = socket.socket(fileno=os.dup(fileno()))
             except Exception:  # closed meanwhile (psycopg raises its own error then): nothing to drop
                 return
             try:
@@ -229,10 +233,10 @@ class PostgresStore(ResultsStore):
         finally:
             timer.cancel()
 
-    def _guard(self) -> Any:
-        return self._watchdog(self._conn)
+    def _guard(self) -> AbstractContextManager[None]:
+        return self._watchdog(self._fileno if self._conn is not None else None)
 
-    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None:
+    def _begin_write(self, cur: Cursor, *, migrating: bool = False) -> None:
         cur.execute("BEGIN")
         if migrating:  # inserts need no lock: ON CONFLICT (run_id) DO NOTHING settles a race
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))

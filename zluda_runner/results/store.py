@@ -13,9 +13,9 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from zluda_runner.results.schema import (
     MIGRATIONS,
@@ -38,6 +38,37 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+# A stored row: its columns' values, read and checked column by column by the store.
+Row = Sequence[Any]
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor both backends use (sqlite3's and psycopg's)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, query: str, params: tuple[object, ...] = ..., /) -> object: ...
+
+    def executemany(self, query: str, params: Iterable[tuple[object, ...]], /) -> object: ...
+
+    def fetchone(self) -> Row | None: ...
+
+    def fetchall(self) -> Sequence[Row]: ...
+
+    def close(self) -> None: ...
+
+    def __iter__(self) -> Iterator[Row]: ...
+
+
+class Connection(Protocol):
+    """The part of a DB-API connection the store uses (sqlite3's and psycopg's)."""
+
+    def cursor(self) -> Cursor: ...
+
+    def close(self) -> None: ...
+
+
 def _loads(text: str | None, what: str) -> Any:
     if text is None:
         return None
@@ -57,16 +88,16 @@ class ResultsStore(abc.ABC):
 
     def __init__(self, location: str) -> None:
         self.location = location
-        self._conn: Any = None
+        self._conn: Connection | None = None
 
     # --- what a backend provides ----------------------------------------------------------
     @abc.abstractmethod
-    def _connect(self) -> Any: ...
+    def _connect(self) -> Connection: ...
 
     @abc.abstractmethod
-    def _begin_write(self, cur: Any, *, migrating: bool = False) -> None: ...
+    def _begin_write(self, cur: Cursor, *, migrating: bool = False) -> None: ...
 
-    def _guard(self) -> Any:
+    def _guard(self) -> AbstractContextManager[None]:
         """Around each transaction: a bound on a server that stops answering (PostgreSQL)."""
         return contextlib.nullcontext()
 
@@ -105,7 +136,7 @@ class ResultsStore(abc.ABC):
         return self
 
     @contextmanager
-    def _tx(self, write: bool, *, migrating: bool = False) -> Iterator[Any]:
+    def _tx(self, write: bool, *, migrating: bool = False) -> Iterator[Cursor]:
         if self._conn is None:
             raise ResultsStoreError("the results store is closed", "open it again")
         with self._guard():
@@ -127,12 +158,12 @@ class ResultsStore(abc.ABC):
             finally:
                 cur.close()
 
-    def _exec(self, cur: Any, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _exec(self, cur: Cursor, sql: str, params: Sequence[object] = ()) -> Cursor:
         cur.execute(self._sql(sql), tuple(params))
         return cur
 
     # --- schema ---------------------------------------------------------------------------
-    def _version(self, cur: Any) -> int:
+    def _version(self, cur: Cursor) -> int:
         row = self._exec(cur, "SELECT MAX(version) FROM schema_version").fetchone()
         value = row[0] if row else None
         if value is None:
@@ -156,7 +187,7 @@ class ResultsStore(abc.ABC):
             )
         return current
 
-    def _has_version_table(self, cur: Any) -> bool:
+    def _has_version_table(self, cur: Cursor) -> bool:
         sql = ("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
                if self.dialect == "sqlite" else "SELECT to_regclass('schema_version') IS NOT NULL")
         row = self._exec(cur, sql).fetchone()
@@ -202,7 +233,7 @@ class ResultsStore(abc.ABC):
     def insert_run(self, run: RunRecord) -> bool:
         return self.insert_runs([run])[0] == 1
 
-    def _insert(self, cur: Any, run: RunRecord) -> bool:
+    def _insert(self, cur: Cursor, run: RunRecord) -> bool:
         summary = run.summary
         self._exec(
             cur,
@@ -251,7 +282,7 @@ class ResultsStore(abc.ABC):
         return True
 
     # --- reading --------------------------------------------------------------------------
-    def _run_from_row(self, row: Sequence[Any]) -> RunRecord:
+    def _run_from_row(self, row: Row) -> RunRecord:
         return RunRecord(
             run_id=row[0],
             kind=row[1],
@@ -350,7 +381,8 @@ class ResultsStore(abc.ABC):
 
     def count_runs(self) -> int:
         with self._tx(write=False) as cur:
-            return int(self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()[0])
+            row = self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()
+            return int(row[0]) if row else 0
 
     def delete_run(self, run_id: str) -> str:
         """Remove one run and its items (the full id, from :meth:`resolve_id`); returns the id."""
@@ -366,7 +398,7 @@ def _object(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _item_from_row(row: Sequence[Any]) -> ItemRecord:
+def _item_from_row(row: Row) -> ItemRecord:
     return ItemRecord(
         item=row[0],
         status=row[1],
