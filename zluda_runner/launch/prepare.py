@@ -357,7 +357,7 @@ def _load_cached_plan(path: Path) -> ShimPlan | None:
         return None
 
 
-def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, Any]) -> None:
+def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, object]) -> None:
     atomic_write_json(path, {"inputs": inputs, "plan": plan.to_dict()}, compact=True)
 
 

@@ -32,7 +32,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -109,7 +109,7 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     return len(runs)
 
 
-def _depth(value: Any, level: int = 0) -> int:
+def _depth(value: object, level: int = 0) -> int:
     if level > MAX_DEPTH:
         return level
     if isinstance(value, dict):
@@ -119,7 +119,7 @@ def _depth(value: Any, level: int = 0) -> int:
     return level
 
 
-def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
+def _text(value: object, what: str, limit: int = MAX_TEXT) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be text")
     if len(value) > limit:
@@ -127,7 +127,7 @@ def _text(value: Any, what: str, limit: int = MAX_TEXT) -> str:
     return value
 
 
-def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | None:
+def _scalars(value: object, what: str, nullable: bool = False) -> dict[str, Any] | None:
     if value is None and nullable:
         return None
     if not isinstance(value, dict) or not all(
@@ -149,7 +149,7 @@ def _scalars(value: Any, what: str, nullable: bool = False) -> dict[str, Any] | 
 _SUMMARY_TEXT = ("verdict", "verdict_text", "load", "faster")
 
 
-def _summary(value: Any) -> dict[str, Any]:
+def _summary(value: object) -> dict[str, Any]:
     """The summary's own fields have their types: counts are counts, texts are texts."""
     summary = _scalars(value, "summary") or {}
     for key in COUNT_KEYS:
@@ -166,7 +166,7 @@ def _summary(value: Any) -> dict[str, Any]:
     return summary
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: object) -> bool:
     """A JSON number that is a finite float (json reads Infinity, NaN and 1e999 as non-finite)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
@@ -176,7 +176,7 @@ def _finite(value: Any) -> bool:
         return False
 
 
-def _item(data: Any) -> ItemRecord:
+def _item(data: object) -> ItemRecord:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
     item, status, ok, detail = data.get("item"), data.get("status"), data.get("ok"), data.get("detail", "")
@@ -200,7 +200,7 @@ def _item(data: Any) -> ItemRecord:
     )
 
 
-def _started_at(value: Any) -> str:
+def _started_at(value: object) -> str:
     """An ISO-8601 UTC time as zluda-runner writes it, not in the future (a day's clock skew allowed):
     runs sort by it, so 'zzz' or the year 9999 would stay the latest run forever."""
     if not isinstance(value, str) or not _STARTED.match(value):
@@ -215,7 +215,7 @@ def _started_at(value: Any) -> str:
     return value
 
 
-def run_from_bundle(data: Any, schema: int | None = None) -> RunRecord:
+def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     """A run from its bundle object, checked field by field and against its id (raises ValueError).
     ``schema``: the store schema the bundle's header says it was written with."""
     if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
@@ -255,7 +255,7 @@ def run_from_bundle(data: Any, schema: int | None = None) -> RunRecord:
     return clean_run(run)  # a NUL another store kept becomes U+FFFD here (and the id follows)
 
 
-def _newer(schema: int | None, raw: dict[str, Any]) -> str:
+def _newer(schema: int | None, raw: Mapping[str, object]) -> str:
     """What to say when a run may come from a newer zluda-runner (a higher schema, fields unknown here)."""
     unknown = sorted(set(raw) - _RUN_FIELDS)
     if schema is not None and schema > SCHEMA_VERSION:
@@ -330,7 +330,7 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
             raise ResultsStoreError(f"{path} is empty", "give a bundle written by `zluda-run results export`")
 
 
-def _check_header(data: Any) -> int | None:
+def _check_header(data: object) -> int | None:
     """Checks the header line; returns the store schema it names (None when it names none)."""
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         raise ValueError(f'not a results bundle (the first line has no "format": "{BUNDLE_FORMAT}")')

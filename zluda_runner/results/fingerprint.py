@@ -72,7 +72,7 @@ class Scrubber:
             value = self._user_re.sub("<user>", value)
         return value if len(value) <= limit else value[: limit - 1] + "…"
 
-    def __call__(self, value: Any, depth: int = 0) -> Any:
+    def __call__(self, value: object, depth: int = 0) -> Any:
         if depth > 16:
             return None
         if isinstance(value, str):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,14 +90,14 @@ COUNT_KEYS = ("passed", "failed", "total", "items")
 MAX_COUNT = 10**9
 
 
-def summary_count(summary: dict[str, Any], key: str) -> int:
+def summary_count(summary: Mapping[str, object], key: str) -> int:
     value = summary.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
         return 0
     return value
 
 
-def torch_build(target: dict[str, Any] | None) -> str:
+def torch_build(target: Mapping[str, object] | None) -> str:
     """``2.4.1+cu118`` (or ``2.4.1+cuda11``) for torch, the binary's name for another program, else ``-``."""
     target = target or {}
     version = target.get("torch_version")
@@ -126,7 +127,7 @@ def clean_text(value: str) -> str:
     return value
 
 
-def clean(value: Any) -> Any:
+def clean(value: object) -> Any:
     """:func:`clean_text` over every string (and key) in plain JSON-like data."""
     if isinstance(value, str):
         return clean_text(value)
@@ -158,7 +159,7 @@ def clean_run(run: RunRecord) -> RunRecord:
     return out
 
 
-def canonical_json(data: Any) -> str:
+def canonical_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
