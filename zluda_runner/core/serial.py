@@ -23,7 +23,7 @@ T = TypeVar("T", bound="JsonMixin")
 D = TypeVar("D", bound="DataclassInstance")
 
 
-def to_plain(value: Any) -> Any:
+def to_plain(value: object) -> Any:
     """Turn dataclasses, enums, paths and containers into JSON-ready values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if isinstance(value, JsonMixin) and type(value).to_dict is not JsonMixin.to_dict:
@@ -41,7 +41,7 @@ def to_plain(value: Any) -> Any:
     return value
 
 
-def _from_plain(tp: Any, value: Any) -> Any:
+def _from_plain(tp: object, value: Any) -> Any:
     if value is None:
         return None
     origin = typing.get_origin(tp)
