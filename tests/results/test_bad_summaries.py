@@ -7,6 +7,7 @@ no command to remove it. These tests fail there.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -73,7 +74,7 @@ def test_a_bundle_with_a_mistyped_summary_is_refused_naming_the_line(
         tmp_path: Path, field: str, value: object) -> None:
     run = RunRecord(kind="torch-ops", started_at="2025-05-01T10:00:00.000000Z",
                     summary={"passed": 1, "failed": 0, "total": 1, "items": 1, field: value})
-    run.run_id = content_id(run)
+    run = dataclasses.replace(run, run_id=content_id(run))
     path = tmp_path / "b.jsonl"
     path.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n"
                     + json.dumps({"run": run.to_dict()}) + "\n", encoding="utf-8")

@@ -4,6 +4,7 @@ a stored Infinity in an item's numbers came out the same way. These tests fail t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -30,8 +31,7 @@ def _ab(day: int, median_a: float) -> RunRecord:
         ItemRecord("timing:generate", "faster:B", None, "", {"median_a_s": median_a, "median_b_s": 1.0}),
         ItemRecord("output:logits", "agree", True, "", {"max_abs_error": 1e-3}),
     ])
-    run.run_id = content_id(run)
-    return run
+    return dataclasses.replace(run, run_id=content_id(run))
 
 
 def _cli(tmp_path: Path, url: str, *args: str) -> str:

@@ -7,6 +7,7 @@ A bundle is someone else's data. On 5c673db its text went to the terminal as it 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -41,7 +42,7 @@ def _hostile_bundle(tmp_path: Path) -> tuple[Path, list[str]]:
     ab = build_run("ab", reports.ab_report(1.2), command=["zluda-run", "ab"], host=reports.HOST,
                    started_at="2025-09-03T10:00:00.000000Z", release={"id": "fork"})
     ab.summary["verdict"] = f"agree{CLEAR}"
-    ab.run_id = content_id(ab)
+    ab = dataclasses.replace(ab, run_id=content_id(ab))
     runs.append(ab)
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n"

@@ -7,6 +7,7 @@ about table permissions). Both backends, a real PostgreSQL from the fixture; the
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -91,7 +92,7 @@ def test_a_value_postgresql_refuses_is_not_blamed_on_table_permissions(pg_server
     url = pg_server.new_database()
     run = RunRecord(kind="doctor", started_at="2025-07-03T10:00:00.000000Z",
                     items=[ItemRecord("hip_runtime", "fail", False, "a\x00b")])
-    run.run_id = "ab" * 32
+    run = dataclasses.replace(run, run_id="ab" * 32)
     with make_store(url).open() as store, pytest.raises(ResultsStoreError) as caught:
         store.insert_run(run)
     assert "refused a value" in caught.value.message and "NUL" in caught.value.message

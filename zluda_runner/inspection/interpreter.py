@@ -134,7 +134,7 @@ def _shebang_interpreter(path: Path) -> str | None:
     return words[0]
 
 
-@dataclass
+@dataclass(frozen=True)
 class InterpreterFacts(JsonMixin):
     executable: str
     version: str

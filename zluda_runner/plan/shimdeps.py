@@ -34,7 +34,7 @@ ROCM_PACKAGES: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShimDeps:
     """What loading the shims needs from the host: extra folders, and per shim the problems."""
 

@@ -12,7 +12,7 @@ from zluda_runner.core.serial import JsonMixin
 from zluda_runner.plan.model import FATAL, OK, WARN, Verdict
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShimFacts(JsonMixin):
     """The loader-facing facts of a shim file that the verdicts need."""
 

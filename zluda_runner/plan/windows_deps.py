@@ -113,7 +113,7 @@ class Search:
     uses_path: bool
 
 
-@dataclass
+@dataclass(frozen=True)
 class Found:
     name: str
     path: str | None  # None: not found in any folder searched (or a system DLL: see ``system``)
@@ -121,7 +121,7 @@ class Found:
     chain: tuple[str, ...] = ()  # the DLLs through which it is imported, the placed one first
 
 
-@dataclass
+@dataclass(frozen=True)
 class WalkResult:
     """What one attempt found: every non-system dependency, found or not."""
 

@@ -17,7 +17,7 @@ DRILL_KINDS = ("probe", "torch-ops", "ab", "verify-load", "trace")
 FAILING_PER_RUN = 50
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rate(JsonMixin):
     passed: int
     total: int
@@ -33,7 +33,7 @@ class Rate(JsonMixin):
         return f"{pct:.0f}% ({self.passed}/{self.total})" if pct is not None else "-"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Failing(JsonMixin):
     kind: str
     item: str
@@ -55,7 +55,7 @@ class Cell(JsonMixin):
     failing: list[Failing] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Matrix(JsonMixin):
     cells: list[Cell] = field(default_factory=list)
     runs: int = 0

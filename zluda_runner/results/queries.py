@@ -19,7 +19,7 @@ SPEED_THRESHOLD = 0.10  # a timing median that moved by more than 10 % is a spee
 PASS_KINDS = ("probe", "torch-ops")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ItemChange(JsonMixin):
     item: str
     before: str | None
@@ -27,7 +27,7 @@ class ItemChange(JsonMixin):
     detail: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SpeedChange(JsonMixin):
     item: str
     side: str  # "A" (ZLUDA) or "B" (native)
@@ -115,7 +115,7 @@ class GpuSummary(JsonMixin):
         return f"{self.release} on {self.gfx}: {self.runs} run{'s' * (self.runs != 1)}, {rate}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class FailedRelease(JsonMixin):
     release: str
     gfx: str

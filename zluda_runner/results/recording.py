@@ -12,7 +12,7 @@ stands.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from zluda_runner.core.errors import ZludaRunnerError
@@ -34,7 +34,7 @@ from zluda_runner.results.schema import (
 from zluda_runner.results.store import ResultsStore, now_iso
 
 
-@dataclass
+@dataclass(frozen=True)
 class RecordOutcome:
     recorded: bool
     run_id: str | None = None
@@ -84,8 +84,7 @@ def build_run(
         items=[ItemRecord(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
     )
     run = clean_run(run)  # no NUL, valid UTF-8 (a non-UTF-8 argv word): both backends keep it
-    run.run_id = content_id(run)
-    return run
+    return replace(run, run_id=content_id(run))
 
 
 def record_report(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zluda_runner.core.errors import ZludaRunnerError
@@ -34,7 +34,7 @@ class ResultsStoreError(ZludaRunnerError):
     """The results store cannot be opened, read or written."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ItemRecord(JsonMixin):
     """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check.
 
@@ -49,7 +49,7 @@ class ItemRecord(JsonMixin):
     numbers: dict[str, float | None] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunRecord(JsonMixin):
     """One recorded run; ``run_id`` is the SHA-256 of everything else (see :func:`content_id`)."""
 
@@ -155,8 +155,7 @@ def clean_run(run: RunRecord) -> RunRecord:
         items=[ItemRecord(i["item"], i["status"], i["ok"], i["detail"], i["numbers"])
                for i in cleaned["items"]],
     )
-    out.run_id = content_id(out)
-    return out
+    return replace(out, run_id=content_id(out))
 
 
 def canonical_json(data: object) -> str:

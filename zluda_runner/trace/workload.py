@@ -24,7 +24,7 @@ from zluda_runner.trace.model import TraceReport
 from zluda_runner.trace.run import run_traced
 
 
-@dataclass
+@dataclass(frozen=True)
 class TracedRun:
     report: TraceReport
     saved_to: Path
