@@ -38,17 +38,6 @@ UNTOUCHED = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True, 
              "addmm_lt": None}
 NO_HIP = {"HIP_PATH": "", "HIP_PATH_57": "", "HIP_PATH_62": "", "HIP_PATH_64": ""}
 FORK_STUBS = {"cusparse.dll": "CUSPARSE", "cufft.dll": "CUFFT", "cufftw.dll": "CUFFTW", "nvrtc.dll": "NVRTC"}
-PLACE_DEFAULTS = """\
-import sys
-from pathlib import Path
-from zluda_runner.core.settings import Settings
-from zluda_runner.launch.windows import place, placements_of, plan_for_torch_lib
-from zluda_runner.launch.windows_hook import place_defaults
-lib, fork, cache = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-plan = plan_for_torch_lib(lib, Settings(zluda_dir=fork, cache_dir=cache))
-place(lib, placements_of(plan))
-print("HOOK=" + str(place_defaults(plan, lib, cache)))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -121,16 +110,16 @@ def test_placed_defaults_reach_a_python_started_alone_and_restore_removes_them(
     py: WinPython = new_cuda11_winpy(portable=False)
     cache = tmp_path / "cache"
     lib = torch_dir(py) / "lib"
-    script = tmp_path / "place_defaults.py"
-    script.write_text(PLACE_DEFAULTS)
-    placed = py.run([script, winpath(lib), winpath(fork), winpath(cache)], env=NO_HIP)
+    env = {"ZLUDA_RUNNER_CACHE": winpath(cache)}
+    placed = py.zluda_run("--json", "--zluda-dir", winpath(fork), "place", "--torch-lib", winpath(lib),
+                          env={**NO_HIP, **env})
     assert placed.returncode == 0, placed.stderr[-3000:]
     hook = py.site_packages / "zluda_runner_defaults.pth"
-    assert hook.is_file() and f"HOOK={winpath(hook)}" in placed.stdout
+    assert hook.is_file()
+    assert json.loads(placed.stdout)["defaults_hook"].lower() == winpath(hook).lower(), placed.stdout
     assert _seen(py.run([workload], env=NO_HIP)) == APPLIED  # the user's own `python app.py`
     mine = _seen(py.run([workload], env={**NO_HIP, "DISABLE_ADDMM_CUDA_LT": "0"}))
     assert mine["addmm_lt"] == "0" and mine["flash"] is False  # the user's own value wins
-    env = {"ZLUDA_RUNNER_CACHE": winpath(cache)}
     st = py.zluda_run("status", "--torch-lib", winpath(lib), env=env)
     assert "placed-defaults hook" in " ".join(st.stdout.split()), st.stdout
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)

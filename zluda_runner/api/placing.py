@@ -29,6 +29,9 @@ class Placed:
         already_placed: the same placement was already there, intact: nothing was written.
         warnings: what was found and put right first (an earlier placement drifted or quarantined).
         result: the placement as the library recorded it (None: nothing to place, or a dry run).
+        defaults_hook: the placed-defaults hook written in torch's site-packages (it applies
+            ``plan.defaults`` when python is started without zluda-run; :func:`restore` removes it),
+            or None (no defaults to apply, ``Options(defaults=False)``, or nothing was placed).
     """
 
     torch_lib: Path
@@ -37,6 +40,7 @@ class Placed:
     already_placed: bool
     warnings: tuple[str, ...]
     result: PlacementResult | None = None
+    defaults_hook: Path | None = None
 
 
 def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: bool = False) -> Placed:
@@ -54,6 +58,7 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place as place_files
     from zluda_runner.launch.windows import placements_of, plan_for_torch_lib
+    from zluda_runner.launch.windows_hook import place_defaults
 
     settings = to_settings(options)
     folder = Path(torch_lib)
@@ -65,8 +70,9 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
         if not the_plan.placements:
             return Placed(folder, the_plan, (), False, ())
         result = place_files(folder, placements_of(the_plan))
+        hook = place_defaults(the_plan, folder, settings.cache_dir)
     return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings),
-                  result)
+                  result, hook)
 
 
 def restore(torch_lib: Path | str | None, options: Options | None = None, *,

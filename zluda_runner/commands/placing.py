@@ -34,11 +34,12 @@ def place_command(call: Invocation, torch_lib: str, dry_run: bool, force_opt: bo
         emit_json(done.plan) if call.json else print_plan(done.plan)
         sys.exit(exitcodes.CHECK_FAILED if done.plan.fatal else exitcodes.OK)
     if call.json:
-        emit_json({"plan": done.plan.to_dict(), "placement": done.result.to_dict() if done.result else None})
+        emit_json({"plan": done.plan.to_dict(), "placement": done.result.to_dict() if done.result else None,
+                   "defaults_hook": str(done.defaults_hook) if done.defaults_hook else None})
         return
     for line in done.warnings:
         click.echo(f"warning: {line}", err=True)
-    click.echo(render_placement(done.result))
+    click.echo(render_placement(done.result, done.defaults_hook))
 
 
 @click.command("restore")

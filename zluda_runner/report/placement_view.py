@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from zluda_runner.launch.windows_place import PlacementResult
 from zluda_runner.launch.windows_restore import PlacementStatus, RestoreResult
 
 
-def render_placement(result: PlacementResult | None) -> str:
+def render_placement(result: PlacementResult | None, defaults_hook: Path | None = None) -> str:
     if result is None:
         return "nothing to place: this plan loads ZLUDA by preload or injector (see `--dry-run`)"
     lines = [f"already placed in {result.torch_lib}"] if result.already_placed else []
-    return "\n".join(lines + [f"placed   {name}" for name in result.placed])
+    lines += [f"placed   {name}" for name in result.placed]
+    if defaults_hook is not None:
+        lines.append(f"placed   {defaults_hook} (applies the plan's defaults when python runs without "
+                     "zluda-run; `zluda-run restore` removes it)")
+    return "\n".join(lines)
 
 
 def render_restore(result: RestoreResult) -> str:
