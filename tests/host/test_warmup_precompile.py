@@ -168,3 +168,37 @@ def test_the_precompiler_is_a_regular_executable_file_of_the_release(tmp_path: P
     assert job is not None and job.argv == [str(release / "zluda_precompile"), str(torch / "lib")]
     (release / "zluda_precompile.exe").write_bytes(b"MZ")  # Windows: the .exe of the zip
     assert precompile_job(plan("windows")).argv == [str(release / "zluda_precompile.exe"), str(torch / "lib")]
+
+
+def test_the_warmup_command_uses_the_precompiler_unless_told_not_to(tmp_path: Path, built) -> None:
+    """`zluda-run warmup` (the console entry, through the API) runs the release's zluda_precompile;
+    `--no-precompile` runs the workload; `--clear-caches` removes ZLUDA's compile cache first."""
+    import json
+    import subprocess
+
+    release = _release(tmp_path, built["tool"])
+    app = tmp_path / "cuda_app"
+    app.write_bytes(built["app"].read_bytes())
+    app.chmod(0o755)
+    home = tmp_path / "home"
+    cache = home / ".cache" / "zluda" / "ComputeCache"
+    cache.mkdir(parents=True)
+    stale = cache / "zluda2.db"
+    stale.write_bytes(b"old")
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+           "ZLUDA_RUNNER_CACHE": str(tmp_path / "zr-cache"), "PRECOMPILE_LOG": str(tmp_path / "precompile.log"),
+           "APP_RAN": str(tmp_path / "ran")}
+
+    def warm(*flags: str) -> dict[str, object]:
+        done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", "--zluda-dir", str(release),
+                               "warmup", *flags, "--", str(app)], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode in (0, 6), done.stderr[-2000:]
+        return json.loads(done.stdout)
+
+    first = warm("--clear-caches")
+    assert first["method"] == METHOD_PRECOMPILE and not (tmp_path / "ran").exists()
+    assert str(stale) in json.dumps(first["cleared"]) and not stale.exists()
+    assert (tmp_path / "precompile.log").is_file()
+    second = warm("--no-precompile")
+    assert second["method"] == METHOD_WORKLOAD and (tmp_path / "ran").read_text() == "ran"

@@ -24,6 +24,8 @@ def warmup(
     output_to_stderr: bool = False,
     on_heartbeat: Callable[[float, int, int], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    precompile: bool = True,
+    clear_caches: bool = False,
 ) -> WarmupReport:
     """Run ``command`` once under ZLUDA to fill its compile cache (a first run compiles for minutes),
     measuring the time it took and how much the cache grew; ``report.exit_code`` is the command's.
@@ -36,6 +38,11 @@ def warmup(
         output_to_stderr: send the command's standard output to this process's stderr (keep stdout
             for a report).
         on_warning: hears the host's and the launch's warnings.
+        precompile: where the release ships its own ``zluda_precompile`` (upstream v6 and later), run
+            that on the target's CUDA binaries instead of ``command`` (``command`` runs when it fails);
+            ``report.method`` says which ran.
+        clear_caches: first remove ZLUDA's compile cache and MIOpen's user caches (stale after a
+            driver or release change), each file listed in ``report.cleared``.
 
     Raises:
         what :func:`prepare_launch` raises; HostError: no command, or ``heartbeat`` not positive.
@@ -43,16 +50,18 @@ def warmup(
     from zluda_runner.launch import warmup as warmups
 
     argv, env = list(command), dict(os.environ)
+    plan = None
     if not as_is:
         hear = warn_with(on_warning)
         launch = prepare_launch(command, options, on_warning=on_warning)
-        argv, env = list(launch.argv), dict(launch.env)
+        argv, env, plan = list(launch.argv), dict(launch.env), launch.plan
         for warning in launch.warnings:
             if hear is not None:
                 hear(warning)
     with caller_errors():
         return warmups.warmup(argv, env, heartbeat_s=heartbeat, on_heartbeat=on_heartbeat,
-                              stdout=warmups.stderr_fd() if output_to_stderr else None)
+                              stdout=warmups.stderr_fd() if output_to_stderr else None,
+                              plan=plan, precompile=precompile, clear=clear_caches)
 
 
 def run_ab(

@@ -36,19 +36,27 @@ def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
 @click.option("--heartbeat", type=float, default=10.0, show_default=True, metavar="SECONDS",
               help="How often to say it is still running.")
 @click.option("--as-is", is_flag=True, help="Run COMMAND unchanged (it already runs under ZLUDA).")
+@click.option("--no-precompile", is_flag=True,
+              help="Run COMMAND even where the release ships its own zluda_precompile.")
+@click.option("--clear-caches", is_flag=True,
+              help="First remove ZLUDA's compile cache and MIOpen's user caches (each file listed).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_invocation
-def warmup_command(call: Invocation, heartbeat: float, as_is: bool, command: tuple[str, ...]) -> None:
+def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompile: bool, clear_caches: bool,
+                   command: tuple[str, ...]) -> None:
     """Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for minutes).
 
     The release is fetched and the plan made first (their errors are zluda-run's own), then
     COMMAND runs with a heartbeat of elapsed time and cache growth; exits with COMMAND's code.
+    Where the release ships zluda_precompile (upstream v6+), that compiles the target's CUDA
+    binaries instead, and COMMAND runs only if it fails.
     Example: zluda-run warmup -- python examples/infer.py --device cuda
     """
     from zluda_runner.report.stage_views import render_warmup, warmup_heartbeat
 
     report = warmup(command, call.options, heartbeat=heartbeat, as_is=as_is, output_to_stderr=call.json,
-                    on_heartbeat=lambda *beat: click.echo(warmup_heartbeat(*beat), err=True), on_warning=warn)
+                    on_heartbeat=lambda *beat: click.echo(warmup_heartbeat(*beat), err=True), on_warning=warn,
+                    precompile=not no_precompile, clear_caches=clear_caches)
     emit_json(report) if call.json else click.echo(render_warmup(report, command[0]))
     sys.exit(report.exit_code)
 
