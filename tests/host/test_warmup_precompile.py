@@ -186,8 +186,8 @@ def test_the_warmup_command_uses_the_precompiler_unless_told_not_to(tmp_path: Pa
     stale = cache / "zluda2.db"
     stale.write_bytes(b"old")
     env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
-           "ZLUDA_RUNNER_CACHE": str(tmp_path / "zr-cache"), "PRECOMPILE_LOG": str(tmp_path / "precompile.log"),
-           "APP_RAN": str(tmp_path / "ran")}
+           "ZLUDA_RUNNER_CACHE": str(tmp_path / "zr-cache"),
+           "PRECOMPILE_LOG": str(tmp_path / "precompile.log"), "APP_RAN": str(tmp_path / "ran")}
 
     def warm(*flags: str) -> dict[str, object]:
         done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", "--zluda-dir", str(release),
