@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import require
-from tests.fetch.conftest import ZLUDA_LIKE, AssetServer, _serve, sha256, tar_gz
+from tests.release.conftest import ZLUDA_LIKE, AssetServer, _serve, sha256, tar_gz
 from zluda_runner.devtools.standin import StandinLib, build_release, libs_from_spec
 
 CUBLAS = "libcublas.so.13"
@@ -104,7 +104,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[AssetServer]:
-    """tests/fetch's HTTP server on 127.0.0.1 (no proxy, no mirror from the environment)."""
+    """tests/release's HTTP server on 127.0.0.1 (no proxy, no mirror from the environment)."""
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
                 "ZLUDA_RUNNER_MIRROR"):
         monkeypatch.delenv(var, raising=False)

@@ -286,8 +286,8 @@ def test_probe_a_standin_driver_and_find_it_recorded(standin: Path, tmp_path: Pa
 
 
 def test_doctor_of_a_made_up_rocm_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``root=``: the host files are read under a made-up tree (tests/host's ROCm 6.2 + gfx1100), never /."""
-    from tests.host.test_doctor import rocm62_tree
+    """``root=``: the host files are read under a made-up tree (tests/doctor's ROCm 6.2, gfx1100), not /."""
+    from tests.doctor.test_doctor import rocm62_tree
 
     for var in ("HIP_PATH", "ROCM_PATH", "HIP_PLATFORM", "LD_LIBRARY_PATH", "HIP_VISIBLE_DEVICES",
                 "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):

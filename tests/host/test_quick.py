@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.host.test_doctor import rocm62_tree
+from tests.doctor.test_doctor import rocm62_tree
 from zluda_runner.host.quick import quick_facts
 
 

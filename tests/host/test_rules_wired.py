@@ -5,7 +5,7 @@ nothing of this machine is read.
 
 KFD ``gfx_target_version``: major*10000 + minor*100 + stepping (kernel drivers/gpu/drm/amd/amdkfd/
 kfd_topology.c); Debian's ``libamdhip64.so.MAJOR.MINOR.PATCH`` naming as in
-tests/host/test_doctor_gpu_rules.py.
+tests/doctor/test_doctor_gpu_rules.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.test_doctor import _kfd_node, _write
+from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.quick import hip_found, target_gfx

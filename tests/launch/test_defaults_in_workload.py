@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
-from tests.host.test_doctor import _kfd_node, _write
+from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.devtools.standin import build_release, libs_from_spec
 
 WORKLOAD = """\

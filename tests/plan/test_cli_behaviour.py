@@ -87,7 +87,7 @@ def test_releases_and_the_run_path_say_what_the_store_knows_for_this_gpu(standin
                                                                          tmp_path) -> None:
     """A host with a gfx1100 (a fake tree, ZLUDA_RUNNER_ROOT) and two recorded torch-op runs there:
     `releases` and the run path say how the release fared on this GPU."""
-    from tests.host.test_doctor import rocm62_tree
+    from tests.doctor.test_doctor import rocm62_tree
     from tests.results import reports
     from zluda_runner.core.settings import Settings
     from zluda_runner.results.recording import record_report

@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tests.host.test_doctor import _kfd_node, _write
+from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
 from zluda_runner.host.fs import HostFs
 from zluda_runner.plan.defaults import (

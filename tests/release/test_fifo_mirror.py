@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fetch.test_cli import setup  # noqa: F401  (a manifest served by a file:// mirror)
+from tests.release.test_cli import setup  # noqa: F401  (a manifest served by a file:// mirror)
 
 ROOT = Path(__file__).resolve().parents[2]
 

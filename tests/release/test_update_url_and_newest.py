@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.manifest.test_bounded_and_update import _cached, _Server, server  # noqa: F401
+from tests.release.test_bounded_and_update import _cached, _Server, manifest_server  # noqa: F401
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.release.manifest import cached_manifest_path, default_manifest_path
@@ -27,7 +27,7 @@ def _doc(version: int, **extra: object) -> bytes:
     return json.dumps(doc).encode()
 
 
-def test_update_without_url_uses_the_published_url(server: _Server, tmp_path: Path,  # noqa: F811
+def test_update_without_url_uses_the_published_url(manifest_server: _Server, tmp_path: Path,  # noqa: F811
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ZLUDA_RUNNER_MANIFEST_URL", raising=False)
     cache = tmp_path / "cache"
@@ -39,8 +39,8 @@ def test_update_without_url_uses_the_published_url(server: _Server, tmp_path: Pa
     assert published_url(tmp_path / "empty") == PACKAGED.get("update_url")
     # `manifest update` with no URL fetches from it (here the test server's plain-http loopback URL stands
     # in for the https one: update_url itself must be https)
-    published = server.base + "/published.json"
-    server.files["/published.json"] = _doc(VERSION + 2)
+    published = manifest_server.base + "/published.json"
+    manifest_server.files["/published.json"] = _doc(VERSION + 2)
     monkeypatch.setattr("zluda_runner.release.update.published_url", lambda cache_dir: published)
     res = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "manifest", "update"])
     assert res.exit_code == 0, res.output

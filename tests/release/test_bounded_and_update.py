@@ -85,7 +85,7 @@ class _Server:
 
 
 @pytest.fixture
-def server() -> Iterator[_Server]:
+def manifest_server() -> Iterator[_Server]:
     state = _Server()
 
     class Handler(BaseHTTPRequestHandler):
@@ -113,10 +113,10 @@ def _cached(cache: Path) -> bytes | None:
     return path.read_bytes() if path.exists() else None
 
 
-def test_newer_manifest_is_accepted_and_used(server: _Server, tmp_path: Path) -> None:
+def test_newer_manifest_is_accepted_and_used(manifest_server: _Server, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    server.files["/m.json"] = _doc(99)
-    args = ["--cache-dir", str(cache), "manifest", "update", server.base + "/m.json"]
+    manifest_server.files["/m.json"] = _doc(99)
+    args = ["--cache-dir", str(cache), "manifest", "update", manifest_server.base + "/m.json"]
     res = CliRunner().invoke(main_group, args)
     assert res.exit_code == 0, res.output
     assert "replaces version" in res.output
@@ -125,9 +125,10 @@ def test_newer_manifest_is_accepted_and_used(server: _Server, tmp_path: Path) ->
     assert current.manifest_version == 99 and current.source == str(cached_manifest_path(cache))
     assert load_current_manifest(default_manifest_path(), cache).manifest_version != 99  # --manifest wins
     listing = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "releases"])
-    assert "manifest version 99" in listing.output and f"fetched from {server.base}/m.json" in listing.output
+    assert "manifest version 99" in listing.output
+    assert f"fetched from {manifest_server.base}/m.json" in listing.output
     # the same version again: nothing to do
-    again = update_manifest(cache, server.base + "/m.json")
+    again = update_manifest(cache, manifest_server.base + "/m.json")
     assert not again.replaced
 
 
@@ -143,11 +144,11 @@ def test_newer_manifest_is_accepted_and_used(server: _Server, tmp_path: Path) ->
     ids=["malformed", "schema", "deep", "oversized", "older"],
 )
 def test_bad_manifest_is_refused_and_nothing_replaced(
-    server: _Server, tmp_path: Path, body: bytes | str | None, problem: str
+    manifest_server: _Server, tmp_path: Path, body: bytes | str | None, problem: str
 ) -> None:
     cache = tmp_path / "cache"
-    server.files["/good.json"] = _doc(50)
-    update_manifest(cache, server.base + "/good.json")
+    manifest_server.files["/good.json"] = _doc(50)
+    update_manifest(cache, manifest_server.base + "/good.json")
     before = _cached(cache)
     if body is None:
         body = b" " * 2048
@@ -157,11 +158,11 @@ def test_bad_manifest_is_refused_and_nothing_replaced(
     if body == "older":
         body = _doc(10)
     assert isinstance(body, bytes)
-    server.files["/bad.json"] = body
+    manifest_server.files["/bad.json"] = body
     with pytest.raises(ManifestError, match=problem):
-        update_manifest(cache, server.base + "/bad.json", limit=limit)
+        update_manifest(cache, manifest_server.base + "/bad.json", limit=limit)
     assert _cached(cache) == before
-    args = ["--cache-dir", str(cache), "manifest", "update", server.base + "/bad.json"]
+    args = ["--cache-dir", str(cache), "manifest", "update", manifest_server.base + "/bad.json"]
     res = CliRunner().invoke(main_group, args)
     if problem != "more than":
         assert res.exit_code == 1 and "error:" in res.output and "Traceback" not in res.output

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.abtest.conftest import launch_env, standin_release  # noqa: F401  (a stand-in release, a clean env)
 from zluda_runner.abtest.run import run_ab
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import CommandNotFoundError, HostError
@@ -97,7 +98,8 @@ def test_zluda_run_argv_hands_on_the_global_options(tmp_path: Path) -> None:
     assert "--force" in options and "--manifest" not in options and "--python" not in options
 
 
-def test_warmup_runs_the_command_under_zluda(standin_release: Path, launch_env, tmp_path: Path) -> None:
+def test_warmup_runs_the_command_under_zluda(standin_release: Path, launch_env,  # noqa: F811
+                                             tmp_path: Path) -> None:
     seen = tmp_path / "seen.txt"
     cache = tmp_path / "cache"
     args = ["--cache-dir", str(cache), "--zluda-dir", str(standin_release), "warmup", "--"]

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fetch.conftest import AssetServer, _handler
-from tests.manifest.test_bounded_and_update import _doc
+from tests.release.conftest import AssetServer, _handler
+from tests.release.test_bounded_and_update import _doc
 from zluda_runner.core.errors import FetchError, ManifestError
 from zluda_runner.release.cache import ensure_release
 from zluda_runner.release.manifest import cached_manifest_path

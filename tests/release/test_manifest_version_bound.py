@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.manifest.test_bounded_and_update import _cached, _doc, _Server, server  # noqa: F401
+from tests.release.test_bounded_and_update import _cached, _doc, _Server, manifest_server  # noqa: F401
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.release import validation
 from zluda_runner.release.manifest import cached_manifest_path, default_manifest_path, load_current_manifest
@@ -35,25 +35,25 @@ def test_an_absurd_manifest_version_is_refused_with_the_field_named(version: int
     assert parse_manifest(doc).manifest_version == MAX_MANIFEST_VERSION
 
 
-def test_an_update_to_an_absurd_version_replaces_nothing(server: _Server, tmp_path) -> None:  # noqa: F811
+def test_an_update_to_an_absurd_version_replaces_nothing(manifest_server: _Server, tmp_path) -> None:  # noqa: F811
     cache = tmp_path / "cache"
-    server.files["/m.json"] = _doc(10**30)
+    manifest_server.files["/m.json"] = _doc(10**30)
     with pytest.raises(ManifestError) as info:
-        update_manifest(cache, server.base + "/m.json")
+        update_manifest(cache, manifest_server.base + "/m.json")
     assert "manifest_version" in info.value.message
     assert _cached(cache) is None
-    server.files["/m.json"] = _doc(NEXT)
-    assert update_manifest(cache, server.base + "/m.json").replaced  # later updates still work
+    manifest_server.files["/m.json"] = _doc(NEXT)
+    assert update_manifest(cache, manifest_server.base + "/m.json").replaced  # later updates still work
 
 
 def test_a_cache_poisoned_with_an_absurd_version_is_ignored_and_the_next_update_works(
-        server: _Server, tmp_path) -> None:  # noqa: F811
+        manifest_server: _Server, tmp_path) -> None:  # noqa: F811
     cache = tmp_path / "cache"
     poisoned = cached_manifest_path(cache)  # what an older zluda-runner accepted and wrote
     poisoned.parent.mkdir(parents=True)
     poisoned.write_bytes(_doc(10**30))
     assert load_current_manifest(None, cache).source == str(default_manifest_path())
-    server.files["/m.json"] = _doc(NEXT)
-    result = update_manifest(cache, server.base + "/m.json")
+    manifest_server.files["/m.json"] = _doc(NEXT)
+    result = update_manifest(cache, manifest_server.base + "/m.json")
     assert result.replaced and result.manifest_version == NEXT, result.message
     assert _cached(cache) == _doc(NEXT)

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 
-from tests.fetch.test_cli import setup  # noqa: F401  (the fixture: a manifest served by a file:// mirror)
+from tests.release.test_cli import setup  # noqa: F401  (the fixture: a manifest served by a file:// mirror)
 
 
 def _user_files(root: Path) -> dict[str, bytes]:

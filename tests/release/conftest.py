@@ -1,4 +1,4 @@
-"""Fixtures for the fetch/cache/unpack tests: a real HTTP(S) server on 127.0.0.1 and archive builders."""
+"""Fixtures for the release tests (fetch, cache, unpack): an HTTP(S) server on 127.0.0.1, archive builders."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.test_doctor import _kfd_node, _write
+from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.hip import HipDevice, HipInfo

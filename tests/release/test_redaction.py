@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.manifest.test_bounded_and_update import _doc
+from tests.release.test_bounded_and_update import _doc
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import FetchError
 from zluda_runner.release.cache import ensure_release
