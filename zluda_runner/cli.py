@@ -157,15 +157,16 @@ def _option_named(params: list[click.Parameter], arg: str) -> click.Option | Non
 
 
 def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
-    """``error:``/``hint:`` lines on stderr; with ``--json`` a JSON object on stdout."""
+    """``error:``/``hint:`` lines on stderr; with ``--json`` a JSON object on stdout (both worded for
+    the command line: its flags and commands)."""
+    message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
-        payload = {"schema": JSON_SCHEMA_VERSION, "error": exc.message, "hint": exc.hint,
-                   "exit_code": exc.exit_code}
+        payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code}
         click.echo(json.dumps(payload, indent=2))
         return
-    click.echo(f"error: {exc.message}", err=True)
-    if exc.hint:
-        click.echo(f"hint: {exc.hint}", err=True)
+    click.echo(f"error: {message}", err=True)
+    if hint:
+        click.echo(f"hint: {hint}", err=True)
 
 
 def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

@@ -1,94 +1,200 @@
-"""Every hint the library can raise, as a caller of the API reads it: no command-line flag outside
-another program's command line (``pip install --force-reinstall``); every ``zluda-run`` command becomes
-the API function that does it (``ab`` -> ``run_ab()``, ``--trace`` -> ``trace_launch()``). And the
-command line, which calls the same API, reads the library's own words (:func:`worded_for`)."""
+"""Hints are neutral at the source and worded by each front end (issue 21): the library writes an option
+as ``{opt:zluda_dir DIR}`` and an action as ``{cmd:doctor}`` (:mod:`zluda_runner.core.wording`); the
+command line reads ``--zluda-dir DIR`` and `` `zluda-run doctor` ``, a Python caller
+``Options(zluda_dir=...)`` and ``zluda_runner.run_doctor()``. Another program's command line
+(``pip install --force-reinstall``) stays as it is."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import inspect
+import json
 import re
 from pathlib import Path
 
+import click
 import pytest
+from click.testing import CliRunner
 
 import zluda_runner as zr
-from zluda_runner.api.options import for_caller, worded_for
+from zluda_runner.cli import main_group
+from zluda_runner.commands import COMMAND_MODULES, load_command
+from zluda_runner.core.errors import ZludaRunnerError
+from zluda_runner.core.wording import COMMANDS, MARKUP, OPTIONS, command_key, option_key, render, worded_for
 
 PACKAGE = Path(__file__).resolve().parents[2] / "zluda_runner"
+FRONT_ENDS = ("commands", "api", "cli.py")
 FLAG = re.compile(r"(?<![\w-])--[a-z]")
-API_COMMAND = re.compile(
-    r"\bzluda-run (?:releases|fetch|inspect|plan|run|place|restore|status|probe|doctor|ab|warmup|trace-report"
-    r"|cache|manifest|results)\b")
+COMMAND_LINE = re.compile(r"\bzluda-run (?:-|" + "|".join(sorted({k.split()[0] for k in COMMANDS}))
+                          + r")\b")
+# other programs' command lines, written as they are typed (their flags are their own)
+OTHER_PROGRAMS = re.compile(r"\b(?:pip|python -m pip|uv pip) install[^,;()`]*|\bsudo ldconfig\b")
 
 
-def _library_hints() -> list[tuple[str, str]]:
-    """(where, text) of each ``hint=`` given to an error outside the CLI, its literal parts joined."""
+def _literal(node: ast.expr) -> str:
+    return "".join(c.value for c in ast.walk(node)
+                   if isinstance(c, ast.Constant) and isinstance(c.value, str))
+
+
+def _error_texts() -> list[tuple[str, str]]:
+    """(where, text) of each hint (``hint=``, or an error's second argument) and each error message
+    given outside the front ends, its literal parts joined."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
-        if rel.parts[0] in ("commands", "api", "cli.py"):
+        if rel.parts[0] in FRONT_ENDS:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            texts: list[ast.expr] = []
             if isinstance(node, ast.keyword) and node.arg == "hint":
-                text = "".join(c.value for c in ast.walk(node.value)
-                               if isinstance(c, ast.Constant) and isinstance(c.value, str))
-                if FLAG.search(text) or "zluda-run " in text:
-                    found.append((f"{rel}:{node.value.lineno}", text))
+                texts.append(node.value)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id.endswith(("Error", "Fault")):
+                texts += node.args[:2]
+            found += [(f"{rel}:{t.lineno}", _literal(t)) for t in texts if _literal(t).strip()]
     return found
 
 
-HINTS = _library_hints()
+TEXTS = _error_texts()
+MARKED = [(w, t) for w, t in TEXTS if MARKUP.search(t)]
 
 
-def test_the_library_has_hints_that_name_flags() -> None:
-    """What this file checks exists (issue 21 counted 74+ such hint lines)."""
-    assert len(HINTS) > 50
+def test_the_library_words_its_hints_in_markup() -> None:
+    """What this file checks exists (issue 21 counted 74+ hint lines naming flags)."""
+    assert len(MARKED) > 70
 
 
-@pytest.mark.parametrize(("where", "text"), HINTS, ids=[w for w, _ in HINTS])
-def test_a_hint_as_the_caller_reads_it(where: str, text: str) -> None:
-    worded = for_caller(text)
-    plain = re.sub(r"`[^`]*`", "", worded)  # command lines to type, quoted, are what they are
-    assert not FLAG.search(plain), worded
-    assert not API_COMMAND.search(plain), worded
-    assert not API_COMMAND.search(worded), worded
-    for call in re.findall(r"zluda_runner\.(\w+)\(\)", worded):
-        assert call in zr.__all__, worded  # a function the API has
+@pytest.mark.parametrize(("where", "text"), TEXTS, ids=[w for w, _ in TEXTS])
+def test_no_bare_flag_or_command_line_outside_the_markup(where: str, text: str) -> None:
+    plain = OTHER_PROGRAMS.sub("", MARKUP.sub("", text))
+    assert not FLAG.search(plain), f"{where}: {text}"
+    assert not COMMAND_LINE.search(plain), f"{where}: {text}"
+    assert not re.search(r"\{(?:opt|cmd):", plain), f"{where}: malformed markup in {text}"
 
 
-@pytest.mark.parametrize(("text", "worded"), [
-    ("see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
+@pytest.mark.parametrize(("where", "text"), MARKED, ids=[w for w, _ in MARKED])
+def test_every_token_is_known_to_both_front_ends(where: str, text: str) -> None:
+    for match in MARKUP.finditer(text):
+        kind, body = match.group(1), match.group(2)
+        if kind == "opt":
+            option_key(body)
+        elif kind == "cmd":
+            command_key(body)
+        for reader in ("python", "command line"):
+            assert match.group(0) not in render(match.group(0), reader), (where, reader)
+
+
+def _cli_params() -> dict[str, set[str]]:
+    """Each command's words -> the flags it takes (the group's own under "")."""
+    found: dict[str, set[str]] = {"": {o for p in main_group.params
+                                       for o in (*p.opts, *p.secondary_opts)}}
+    for name in COMMAND_MODULES:
+        command = load_command(name)
+        assert command is not None, name
+        subs = command.commands.items() if isinstance(command, click.Group) else [("", command)]
+        for sub, cmd in subs:
+            found[f"{name} {sub}".strip()] = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+    return found
+
+
+def test_the_command_line_has_every_flag_and_command() -> None:
+    params = _cli_params()
+    every_flag = set().union(*params.values())
+    for name, (flag, _call, _quoted) in OPTIONS.items():
+        assert flag in every_flag, name
+    for words in COMMANDS:
+        command = " ".join(w for w in words.split() if not w.startswith("-"))
+        assert command in params, words
+        assert all(w in params[command] | params[""] for w in words.split() if w.startswith("-")), words
+
+
+def test_the_api_has_every_function_and_keyword() -> None:
+    fields = {f.name for f in dataclasses.fields(zr.Options)}
+    keywords = {p for name in zr.__all__ if inspect.isfunction(getattr(zr, name))
+                for p in inspect.signature(getattr(zr, name)).parameters}
+    for function in COMMANDS.values():
+        assert function in zr.__all__, function
+    for name, (_flag, call, _quoted) in OPTIONS.items():
+        field = re.fullmatch(r"Options\((\w+)=.*\)", call)
+        keyword = re.fullmatch(r"(\w+)=.*", call)
+        traced = re.fullmatch(r"(\w+)\((\w+)=\.\.\.\)", call)
+        if field:
+            assert field.group(1) in fields, name
+        elif keyword:
+            assert keyword.group(1) in keywords, name
+        elif call in keywords:  # an argument given by position: place(torch_lib, ...)
+            pass
+        elif traced:
+            assert traced.group(2) in inspect.signature(getattr(zr, traced.group(1))).parameters, name
+        else:
+            assert name == "html", name  # the command line's HTML page: no call of the API takes it
+
+
+@pytest.mark.parametrize(("text", "cli", "python"), [
+    ("see {cmd:plan -- CMD} for the full reasons; {opt:force} runs it anyway",
+     "see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
      "see zluda_runner.plan_command() for the full reasons; Options(force=True) runs it anyway"),
-    ("pass --zluda-dir the folder you unpacked", "pass Options(zluda_dir=...) the folder you unpacked"),
-    ("fetch the release again (zluda-run fetch) or check --zluda-dir",
+    ("pass {opt:zluda_dir} the folder you unpacked", "pass --zluda-dir the folder you unpacked",
+     "pass Options(zluda_dir=...) the folder you unpacked"),
+    ("fetch the release again ({cmd:fetch}) or check {opt:zluda_dir}",
+     "fetch the release again (`zluda-run fetch`) or check --zluda-dir",
      "fetch the release again (zluda_runner.fetch()) or check Options(zluda_dir=...)"),
-    ("compare it: zluda-run ab --b-python PY", "compare it: zluda_runner.run_ab()"),
-    ("`zluda-run cache clean` again when it is done", "zluda_runner.clean_cache() again when it is done"),
-    ("run `zluda-run --verify-load -- python x.py`", "run zluda_runner.verify_launch()"),
-    ("see `zluda-run results list`", "see zluda_runner.list_results()"),
+    ("compare it: {cmd:ab --b-python PY}", "compare it: `zluda-run ab --b-python PY`",
+     "compare it: zluda_runner.run_ab()"),
+    ("{cmd:cache clean} again when it is done", "`zluda-run cache clean` again when it is done",
+     "zluda_runner.clean_cache() again when it is done"),
+    ("run {cmd:--verify-load -- python x.py}", "run `zluda-run --verify-load -- python x.py`",
+     "run zluda_runner.verify_launch()"),
+    ("see {cmd:results list}", "see `zluda-run results list`", "see zluda_runner.list_results()"),
     ("or reinstall torch (pip install --force-reinstall --no-deps torch==X); then",
-     "or reinstall torch (`pip install --force-reinstall --no-deps torch==X`); then"),
-    ("usage: zluda-run [OPTIONS] -- COMMAND [ARGS]...",
+     "or reinstall torch (pip install --force-reinstall --no-deps torch==X); then",
+     "or reinstall torch (pip install --force-reinstall --no-deps torch==X); then"),
+    ("{usage}", "usage: zluda-run [OPTIONS] -- COMMAND [ARGS]...",
      "give the command as a sequence of words, its program first"),
-    ("install it with `--archive FILE`", "install it with Options(archive=...)"),
-    ("without --strict zluda-run goes on", "without strict=True zluda-run goes on"),
+    ("install it with {opt:archive FILE}", "install it with --archive FILE",
+     "install it with Options(archive=...)"),
+    ("without {opt:strict} zluda-run goes on", "without --strict zluda-run goes on",
+     "without strict=True zluda-run goes on"),
+    ("e.g. {opt:hip 6.2}, {opt:runs 3}", "e.g. --hip 6.2, --runs 3", 'e.g. hip="6.2", runs=3'),
+    ("{opt:no_record}", "--no-record", "Options(record=False)"),
+    ("{opt:nonesuch} stays", "{opt:nonesuch} stays", "{opt:nonesuch} stays"),
 ])
-def test_wording_examples(text: str, worded: str) -> None:
-    assert for_caller(text) == worded
-
-
-def test_the_command_line_reads_the_library_s_own_words(tmp_path: Path) -> None:
-    """The CLI calls the API inside ``worded_for("command line")``: the same error keeps its flags there,
-    and a Python caller (the default) reads Options fields."""
-    def hint(options: zr.Options) -> str:
-        try:
-            zr.cache_path("no-such-release", options)
-        except zr.ZludaRunnerError as exc:
-            return exc.hint or ""
-        raise AssertionError("no error")
-
-    options = zr.Options(cache_dir=tmp_path)
+def test_rendering_examples(text: str, cli: str, python: str) -> None:
+    assert render(text, "command line") == cli
+    assert render(text, "python") == python
+    assert render(text) == python  # a Python caller unless a front end says otherwise
     with worded_for("command line"):
-        cli = hint(options)
-    python = hint(options)
-    assert "zluda-run" in cli and "zluda-run" not in python, (cli, python)
+        assert render(text) == cli
+
+
+def test_an_error_reads_for_its_front_end() -> None:
+    exc = ZludaRunnerError("{opt:runs} must be at least 1", hint="use {opt:runs 3} or more")
+    assert (exc.message, exc.hint) == ("runs=... must be at least 1", "use runs=3 or more")
+    assert str(exc) == "runs=... must be at least 1\nhint: use runs=3 or more"
+    assert (exc.message_for("command line"), exc.hint_for("command line")) == (
+        "--runs must be at least 1", "use --runs 3 or more")
+    assert (exc.raw_message, exc.raw_hint) == ("{opt:runs} must be at least 1", "use {opt:runs 3} or more")
+    with worded_for("command line"):
+        assert str(exc) == "--runs must be at least 1\nhint: use --runs 3 or more"
+
+
+def test_a_python_caller_reads_options_and_functions(tmp_path: Path) -> None:
+    with pytest.raises(zr.ZludaRunnerError) as info:
+        zr.cache_path("no-such-release", zr.Options(cache_dir=tmp_path))
+    hint = info.value.hint or ""
+    assert "zluda_runner." in hint and "zluda-run" not in hint and not FLAG.search(hint), hint
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_the_command_line_shows_its_flags(tmp_path: Path, as_json: bool) -> None:
+    """The same error through ``zluda-run`` (plain and ``--json``): the hint names the command line."""
+    json_flag = ["--json"] if as_json else []
+    args = ["--cache-dir", str(tmp_path), *json_flag, "cache", "path", "no-such-release"]
+    out = CliRunner().invoke(main_group, args)
+    assert out.exit_code != 0, out.output
+    if as_json:
+        hint = json.loads(out.stdout)["hint"]
+    else:
+        hint = next(line for line in out.stderr.splitlines() if line.startswith("hint: "))
+    assert "`zluda-run " in hint and "zluda_runner." not in hint and "{" not in hint, hint

@@ -84,7 +84,7 @@ def test_nothing_fits_is_worded_for_the_caller() -> None:
     assert info.value.exit_code == 3 and info.value.selection is not None
     _caller_worded(info.value)
     assert "Options(zluda_dir=...)" in (info.value.hint or "")
-    assert "zluda_runner.choose_release()" in (info.value.hint or "")
+    assert "zluda_runner.list_releases()" in (info.value.hint or "")
 
 
 @pytest.fixture

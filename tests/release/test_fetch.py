@@ -56,7 +56,7 @@ def test_hash_mismatch_caches_nothing(tmp_path, server, kit, payload, cache_list
         ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
     msg = info.value.message
     assert url in msg and "0" * 64 in msg and kit.sha256(payload) in msg
-    assert "--archive" in info.value.hint
+    assert "--archive" in (info.value.hint_for("command line") or "")
     assert cache_listing(tmp_path / "cache") == []
 
 
@@ -196,7 +196,7 @@ def test_404_is_a_clear_error(tmp_path, server, kit, cache_listing, fast_retry):
         ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="a" * 64), tmp_path / "cache",
                        retry=fast_retry)
     assert "404" in info.value.message and url in info.value.message and "a" * 64 in info.value.message
-    assert "--archive" in info.value.hint
+    assert "--archive" in (info.value.hint_for("command line") or "")
     assert len(server.served("/gone.tar.gz")) == 1  # a 404 is not retried
     assert cache_listing(tmp_path / "cache") == []
 
@@ -210,7 +210,8 @@ def test_connection_refused_after_bounded_retries(tmp_path, kit, cache_listing, 
         ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="b" * 64), tmp_path / "cache",
                        retry=fast_retry)
     assert "refused" in info.value.message and url in info.value.message
-    assert "proxy" in info.value.hint and "--archive" in info.value.hint
+    cli = info.value.hint_for("command line") or ""
+    assert "proxy" in cli and "--archive" in cli
     assert fast_retry.sleep.calls == [0.01, 0.02]  # 3 attempts, 2 backoff delays
     assert cache_listing(tmp_path / "cache") == []
 
@@ -243,7 +244,7 @@ def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, 
     asset, release = _asset(kit, url, None, sha=None), kit.Release("fork-3.9.5")
     with pytest.raises(FetchError) as info:
         ensure_release(release, asset, cache)
-    assert "--trust-on-first-use" in info.value.hint and url in info.value.message
+    assert "--trust-on-first-use" in (info.value.hint_for("command line") or "") and url in info.value.message
     assert server.served("/x.tar.gz") == []  # refused before downloading
     folder = ensure_release(release, asset, cache, trust_on_first_use=True)
     assert folder.is_dir()
@@ -270,7 +271,8 @@ def test_trust_on_first_use_over_plain_http_is_refused(tmp_path, server, kit, pa
     with pytest.raises(FetchError) as info:
         ensure_release(kit.Release("fork-3.9.5"), asset, tmp_path / "cache", trust_on_first_use=True)
     assert "plain http" in info.value.message and server.url("/base") in info.value.message
-    assert "https" in info.value.hint and "--archive" in info.value.hint
+    cli = info.value.hint_for("command line") or ""
+    assert "https" in cli and "--archive" in cli
     assert server.requests == []  # refused before any byte was fetched
     assert cache_listing(tmp_path / "cache") == []
     # with a known hash, a plain-http mirror is fine: the bytes are checked against it
@@ -283,7 +285,7 @@ def test_truncated_archive_with_matching_hash_is_refused(tmp_path, server, kit, 
     with pytest.raises(ArchiveError) as info:
         ensure_release(kit.Release("v5"), _asset(kit, url, cut), tmp_path / "cache")
     assert "truncated or corrupt" in info.value.message and url in info.value.message
-    assert "--archive" in info.value.hint
+    assert "--archive" in (info.value.hint_for("command line") or "")
     assert cache_listing(tmp_path / "cache") == []
 
 
@@ -339,7 +341,8 @@ def test_corrupt_archive_error_names_the_url_and_leaves_nothing(tmp_path, server
         ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
     msg = info.value.message
     assert "truncated or corrupt" in msg and url in msg and kit.sha256(data) in msg
-    assert "--archive" in info.value.hint and "manifest" in info.value.hint
+    cli = info.value.hint_for("command line") or ""
+    assert "--archive" in cli and "manifest" in cli
     assert cache_listing(tmp_path / "cache") == []
 
 
@@ -402,7 +405,7 @@ def test_redirect_loop_is_a_clear_error(tmp_path, server, kit, fast_retry, cache
         ensure_release(kit.Release("v5"), _asset(kit, url, None, sha="e" * 64), tmp_path / "cache",
                        retry=fast_retry)
     assert url in info.value.message and "redirect" in info.value.message.lower()
-    assert "--archive" in info.value.hint
+    assert "--archive" in (info.value.hint_for("command line") or "")
     assert cache_listing(tmp_path / "cache") == []
 
 
@@ -554,7 +557,7 @@ def test_tampered_cache_is_refused_on_use(tmp_path, server, kit, payload, how, w
     with pytest.raises(CacheError) as info:
         ensure_release(release, asset, tmp_path / "cache")
     assert words in info.value.message and "changed after it was installed" in info.value.message
-    assert f"zluda-run fetch {release.id} --reinstall" in info.value.hint
+    assert f"zluda-run fetch {release.id} --reinstall" in (info.value.hint_for("command line") or "")
 
 
 def test_fetch_hashes_everything_and_reinstall_repairs(tmp_path, server, kit, payload):

@@ -1,22 +1,20 @@
 """The one options record of the public API, and the one place it becomes the library's settings.
 
-Also where an error leaving the API is worded for a Python caller: the library's hints name the
-command line's flags and commands (``--zluda-dir DIR``, `` `zluda-run doctor` ``); at this boundary
-they name :class:`Options` fields and API functions instead. Same exception, same type.
+Errors and warnings reach a Python caller worded for it: the library writes them neutral
+(:mod:`zluda_runner.core.wording`), a Python caller (the default) reads :class:`Options` fields and API
+functions, the ``zluda-run`` front end (:func:`worded_for` ``("command line")``) its flags and commands.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.wording import render
+from zluda_runner.core.wording import worded_for as worded_for  # re-exported: the front ends set it
 
 
 @dataclass(frozen=True)
@@ -90,139 +88,10 @@ def _path(value: Path | str | None) -> Path | None:
 
 # --------------------------------------------------------------------------- wording for the caller
 
-# A command line flag -> what a caller of the API sets instead.
-_FLAGS = {
-    "--zluda-dir": "Options(zluda_dir=...)",
-    "--release": "Options(release=...)",
-    "--manifest": "Options(manifest=...)",
-    "--cache-dir": "Options(cache_dir=...)",
-    "--python": "Options(python=...)",
-    "--force": "Options(force=True)",
-    "--trust-on-first-use": "Options(trust_on_first_use=True)",
-    "--archive": "Options(archive=...)",
-    "--results-db": "Options(results_db=...)",
-    "--no-record": "Options(record=False)",
-    "--no-defaults": "Options(defaults=False)",
-    "--monitor": "Options(monitor=True)",
-    "--torch-lib": "torch_lib",
-    "--strict": "strict=True",
-    "--reinstall": "reinstall=True",
-}
-# The first word(s) of a suggested command -> the API function that does it.
-_COMMANDS = {
-    "releases": "zluda_runner.choose_release()",
-    "fetch": "zluda_runner.fetch()",
-    "inspect": "zluda_runner.inspect()",
-    "plan": "zluda_runner.plan_command()",
-    "run": "zluda_runner.run()",
-    "place": "zluda_runner.place()",
-    "restore": "zluda_runner.restore()",
-    "status": "zluda_runner.placement_status()",
-    "probe": "zluda_runner.run_probe()",
-    "doctor": "zluda_runner.run_doctor()",
-    "results": "zluda_runner.list_results()",
-    "ab": "zluda_runner.run_ab()",
-    "warmup": "zluda_runner.warmup()",
-    "trace-report": "zluda_runner.read_trace()",
-    "cache": "zluda_runner.list_cache()",
-    "manifest": "zluda_runner.update_manifest()",
-}
-# A command and its subcommand -> the API function that does it.
-_SUBCOMMANDS = {
-    ("cache", "list"): "zluda_runner.list_cache()",
-    ("cache", "path"): "zluda_runner.cache_path()",
-    ("cache", "clean"): "zluda_runner.clean_cache()",
-    ("cache", "compile"): "zluda_runner.compile_cache()",
-    ("manifest", "update"): "zluda_runner.update_manifest()",
-    ("results", "list"): "zluda_runner.list_results()",
-    ("results", "show"): "zluda_runner.get_result()",
-    ("results", "delete"): "zluda_runner.delete_result()",
-    ("results", "diff"): "zluda_runner.diff_results()",
-    ("results", "matrix"): "zluda_runner.results_matrix()",
-    ("results", "export"): "zluda_runner.export_results()",
-    ("results", "import"): "zluda_runner.import_results()",
-}
-# A launch flag that makes the launch another call.
-_LAUNCH_FLAGS = {"--trace": "zluda_runner.trace_launch()", "--verify-load": "zluda_runner.verify_launch()"}
-# a usage line
-_USAGE = re.compile(r"usage: zluda-run \[[^\]]*\] -- \S+ \[[^\]]*\]\.*")
-# an unquoted command line: zluda-run, then its words up to a comma, semicolon, bracket or the end
-_BARE_COMMAND = re.compile(r"\bzluda-run((?: [^\s,;()`]+)+)")
-# another program's command line (its flags are its own): kept as it is, in backquotes
-_OTHER_COMMAND = re.compile(r"\b(?:pip|python -m pip|uv pip) install[^,;()`]*")
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*(?:[ =](?:[A-Z][A-Z_]*|[A-Z]\b|X\.Y|N))?")
-
-
-def _api_call(words: list[str]) -> str | None:
-    """The API function for a command line's words (``cache clean`` -> ``clean_cache()``; ``--trace``
-    -> ``trace_launch()``), or None when the words name no command of the API."""
-    launch = next((_LAUNCH_FLAGS[w] for w in words if w in _LAUNCH_FLAGS), None)
-    if launch is not None:
-        return launch
-    named = [w for w in words if not w.startswith("-")]
-    if len(named) > 1 and (named[0], named[1]) in _SUBCOMMANDS:
-        return _SUBCOMMANDS[(named[0], named[1])]
-    return _COMMANDS.get(named[0]) if named else None
-
-
-def _quoted(span: str) -> str:
-    return _api_call(span.strip("`").split()[1:]) or span
-
-
-def _bare(match: re.Match[str]) -> str:
-    words = match.group(1).split()
-    if words[0] not in _COMMANDS and not words[0].startswith("-"):
-        return match.group(0)  # "zluda-run goes on": the program named in a sentence
-    return _api_call(words) or f"`{match.group(0)}`"
-
-
-def _flag_words(match: re.Match[str]) -> str:
-    flag = re.split(r"[ =]", match.group(0), maxsplit=1)[0]
-    return _FLAGS.get(flag, f"the {flag[2:].replace('-', '_')} option")
-
-
-def for_caller(text: str) -> str:
-    """``text`` with the command line's commands and flags named as the API's functions and options.
-
-    Every command has its call (``zluda-run ab`` -> ``run_ab()``, ``--trace`` -> ``trace_launch()``); a
-    command line the API has no call for stays, in backquotes, as the command line to use; flags outside
-    it become :class:`Options` fields or keywords."""
-    text = _USAGE.sub("give the command as a sequence of words, its program first", text)
-    parts = re.split(r"(`[^`]*`)", text)
-    out = []
-    for part in parts:
-        if part.startswith("`--") and part.endswith("`"):  # `--archive FILE`: an option, quoted
-            out.append(_FLAG.sub(_flag_words, part.strip("`")))
-            continue
-        if part.startswith("`") and part.endswith("`") and len(part) > 1:
-            out.append(_quoted(part) if part.startswith("`zluda-run") else part)
-            continue
-        part = _OTHER_COMMAND.sub(lambda m: f"`{m.group(0).rstrip()}`", part)
-        part = _BARE_COMMAND.sub(_bare, part)
-        out.extend(piece if piece.startswith("`") else _FLAG.sub(_flag_words, piece)
-                   for piece in re.split(r"(`[^`]*`)", part))
-    return "".join(out)
-
-
-Audience = Literal["python", "command line"]
-_AUDIENCE: ContextVar[Audience] = ContextVar("zluda_runner_api_audience", default="python")
-
-
-@contextlib.contextmanager
-def worded_for(audience: Audience) -> Iterator[None]:
-    """Whom the API's errors and warnings are worded for while the block runs: a Python caller (the
-    default: :class:`Options` fields, API functions) or ``"command line"`` (the ``zluda-run`` front end,
-    which calls this API: its hints keep naming its flags and commands)."""
-    token = _AUDIENCE.set(audience)
-    try:
-        yield
-    finally:
-        _AUDIENCE.reset(token)
-
 
 def worded(text: str) -> str:
     """``text`` (a hint, a warning) worded for the audience of the current call (:func:`worded_for`)."""
-    return text if _AUDIENCE.get() == "command line" else for_caller(text)
+    return render(text)
 
 
 def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None] | None:
@@ -235,16 +104,6 @@ def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None]
 
 @contextlib.contextmanager
 def caller_errors() -> Iterator[None]:
-    """Re-raise a :class:`ZludaRunnerError` from the library with its hint (and message) worded for
-    a caller of the API: the same exception object, so its type and ``exit_code`` are kept. (For
-    the command line, :func:`worded_for`, the library's own words are kept.)"""
-    try:
-        yield
-    except ZludaRunnerError as exc:
-        if _AUDIENCE.get() == "command line":
-            raise
-        exc.message = for_caller(exc.message)
-        if exc.hint:
-            exc.hint = for_caller(exc.hint)
-        exc.args = (exc.message, *exc.args[1:])
-        raise
+    """Where a call of the API meets the library: a :class:`ZludaRunnerError` passes through as it is
+    (its ``hint`` and ``message`` are worded when read, for the audience of :func:`worded_for`)."""
+    yield

@@ -27,5 +27,5 @@ def require_x86_64(what: str = "ZLUDA") -> None:
         raise UnsupportedArchError(
             f"{what} is x86-64 only; this machine is {platform.machine() or 'unknown'}",
             hint="run zluda-run on an x86-64 (AMD64) machine; inspection of a copied target "
-            "(`zluda-run inspect PATH`) and `releases` work anywhere",
+            "({cmd:inspect PATH}) and choosing a release ({cmd:releases}) work anywhere",
         )

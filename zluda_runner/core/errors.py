@@ -3,12 +3,19 @@
 The CLI prints ``error: <message>`` and ``hint: <hint>`` and exits non-zero;
 it never shows a traceback for a :class:`ZludaRunnerError`. Credentials in a URL inside a
 message or hint are masked when it is set (:func:`zluda_runner.core.redact.redact_text`).
+
+A message or hint is written once, neutral: an option or an action the reader should take is
+markup (``{opt:zluda_dir DIR}``, ``{cmd:doctor}``, :mod:`zluda_runner.core.wording`), and reading
+``hint``/``message``/``str(exc)`` words it for the current front end (a Python caller by default:
+``Options(zluda_dir=...)``, ``zluda_runner.run_doctor()``; the command line: ``--zluda-dir DIR``,
+`` `zluda-run doctor` ``). ``raw_hint``/``raw_message`` are the neutral texts.
 """
 
 from __future__ import annotations
 
 from zluda_runner.core import exitcodes
 from zluda_runner.core.redact import redact_text
+from zluda_runner.core.wording import Audience, render
 
 
 class ZludaRunnerError(Exception):
@@ -23,24 +30,43 @@ class ZludaRunnerError(Exception):
 
     @property
     def message(self) -> str:
-        return self._message
+        """What went wrong, worded for the current front end."""
+        return render(self._message)
 
     @message.setter
     def message(self, value: str) -> None:
         self._message = redact_text(value)
 
     @property
+    def raw_message(self) -> str:
+        """The message as written (its markup unrendered)."""
+        return self._message
+
+    @property
     def hint(self) -> str | None:
-        return self._hint
+        """What to do, worded for the current front end."""
+        return None if self._hint is None else render(self._hint)
 
     @hint.setter
     def hint(self, value: str | None) -> None:
         self._hint = None if value is None else redact_text(value)
 
+    @property
+    def raw_hint(self) -> str | None:
+        """The hint as written (its markup unrendered)."""
+        return self._hint
+
+    def message_for(self, reader: Audience) -> str:
+        """The message worded for ``reader`` (``"python"`` or ``"command line"``)."""
+        return render(self._message, reader)
+
+    def hint_for(self, reader: Audience) -> str | None:
+        """The hint worded for ``reader`` (``"python"`` or ``"command line"``)."""
+        return None if self._hint is None else render(self._hint, reader)
+
     def __str__(self) -> str:
-        if self.hint:
-            return f"{self.message}\nhint: {self.hint}"
-        return self.message
+        hint = self.hint
+        return f"{self.message}\nhint: {hint}" if hint else self.message
 
 
 class UsageFault(ZludaRunnerError):

@@ -94,6 +94,7 @@ def root_from_env(value: str | None = None) -> Path | None:
     root = Path(raw).expanduser()
     if not root.is_dir():
         raise HostError(
-            f"fake root {root} is not a folder", hint=f"pass an existing folder to --root (or {ROOT_ENV})"
+            f"fake root {root} is not a folder",
+            hint=f"pass an existing folder to {{opt:root}} (or {ROOT_ENV})",
         )
     return root

@@ -30,7 +30,7 @@ def inspect_python(python: str, *, cache_dir: Path | None = None,
     if facts.torch_path is None:
         raise TargetError(
             f"there is no torch in {facts.executable} (Python {facts.version})",
-            hint="install a CUDA build of torch there, or pass --python for the interpreter your "
+            hint="install a CUDA build of torch there, or pass {opt:python} for the interpreter your "
             "workload uses",
         )
     torch_dir = Path(facts.torch_path)
@@ -61,7 +61,7 @@ def inspect_path(path: Path, *, cache_dir: Path | None = None,
     if not (torch_dir / "version.py").is_file():
         raise TargetError(
             f"{p} is neither a torch folder nor a site-packages with torch in it",
-            hint="pass <site-packages>/torch, a site-packages folder, a single .so/.dll, or --python",
+            hint="pass <site-packages>/torch, a site-packages folder, a single .so/.dll, or {opt:python}",
         )
     info = torch_info(torch_dir)
     check_cuda_build(info, str(torch_dir))

@@ -155,19 +155,20 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
     if proc.start_error is not None:
         raise TargetError(
             f"the interpreter {python} does not run: {proc.start_error}",
-            hint="pass --python with the path of the Python that runs your workload "
+            hint="pass {opt:python} with the path of the Python that runs your workload "
             "(e.g. .venv/bin/python)",
         )
     if proc.timed_out:
         raise TargetError(
             f"the interpreter {python} did not answer within {PROBE_TIMEOUT_S} s",
-            hint="check that it starts (run it with -c pass) or pass another --python",
+            hint="check that it starts (run it with -c pass) or pass another {opt:python}",
         )
     data = json_line(proc.stdout, _PROBE_MARK)
     if proc.returncode != 0 or not isinstance(data, dict):
         raise TargetError(
             f"the interpreter {python} does not run (exit {proc.returncode}): {proc.tail()}",
-            hint="pass --python with a working Python interpreter (3.8 or newer) that has torch installed",
+            hint="pass {opt:python} with a working Python interpreter (3.8 or newer) that has torch "
+            "installed",
         )
     torch = data.get("torch") or {}
     return InterpreterFacts(
@@ -275,13 +276,14 @@ def check_cuda_build(info: TorchInfo, where: str) -> None:
             f"torch {info.version} at {where} is a ROCm build (HIP {info.hip}): it runs on AMD GPUs "
             "natively and needs no ZLUDA",
             hint="run it directly; to compare it with a CUDA build under ZLUDA use "
-            "`zluda-run ab --b-python <rocm python> -- <script>`",
+            "{cmd:ab --b-python <rocm python> -- <script>}",
         )
     if not info.cuda:
         raise TargetError(
             f"torch {info.version} at {where} is a CPU-only build: there is nothing for ZLUDA to run",
             hint="install a CUDA build of torch in this interpreter (PyPI's Linux wheels are CUDA builds; "
-            "on Windows use https://download.pytorch.org/whl/cu118), or pass --python for one that has it",
+            "on Windows use https://download.pytorch.org/whl/cu118), or pass {opt:python} for one that "
+            "has it",
         )
 
 

@@ -43,7 +43,7 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
     if header is None:
         raise TargetError(
             f"{path} is neither an ELF nor a PE file",
-            hint="pass a shared library or executable (.so, .dll, .exe), a torch folder, or --python",
+            hint="pass a shared library or executable (.so, .dll, .exe), a torch folder, or {opt:python}",
         )
     elf_class, machine = header
     if (elf_class, machine) != (64, "x86_64"):
@@ -54,7 +54,7 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
     try:
         readers.elf(path)
     except BinaryFormatError as exc:
-        raise TargetError(exc.message, hint=exc.hint) from exc
+        raise TargetError(exc.raw_message, hint=exc.raw_hint) from exc
     return profile_of(_walk_elf(path, [], readers, env))
 
 
@@ -131,7 +131,7 @@ def _walk_elf(root: Path, extra: Sequence[Path], readers: Readers,
     try:
         result = model.load(root, as_dlopen=root.suffix == ".so" or ".so." in root.name)
     except BinaryFormatError as exc:
-        raise TargetError(exc.message, hint=exc.hint) from exc
+        raise TargetError(exc.raw_message, hint=exc.raw_hint) from exc
     warnings = [f"loader: {e}" for e in result.errors]
     warnings.extend(f"loader: {w}" for w in result.warnings)
     objects: list[ObjectInfo] = []

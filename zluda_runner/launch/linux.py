@@ -73,7 +73,7 @@ def _ours(entries: Iterable[str], variable: str) -> list[str]:
         if ":" in text or (variable == "LD_PRELOAD" and any(c.isspace() for c in text)):
             raise LaunchError(
                 f"{variable} cannot express the path {text!r} (it contains ':' or a space)",
-                hint="use a cache folder whose path has no ':' or spaces (--cache-dir)",
+                hint="use a cache folder whose path has no ':' or spaces ({opt:cache_dir})",
             )
         out.append(text)
     return out
@@ -153,7 +153,7 @@ def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
         if not Path(target).is_file():
             raise LaunchError(
                 f"release file for {name} is missing: {target}",
-                hint="fetch the release again (zluda-run fetch) or check --zluda-dir",
+                hint="fetch the release again ({cmd:fetch}) or check {opt:zluda_dir}",
             )
     parent = CachePaths(cache_dir).links
     final = parent / link_dir_key(mapping)

@@ -199,7 +199,7 @@ def archive_release(manifest: Manifest, settings: Settings, os_name: str) -> str
 
     path = archive.expanduser()
     if not path.is_file():
-        raise FetchError(f"the archive {path} given with --archive is not a file",
+        raise FetchError(f"the archive {path} given with {{opt:archive}} is not a file",
                          hint="give the path of the release archive you downloaded by hand")
     named = {r.id for r in manifest.releases for a in r.assets if a.name == path.name and a.os == os_name}
     return named.pop() if len(named) == 1 else None
@@ -551,7 +551,7 @@ def refuse_if_fatal(plan: ShimPlan, force: bool) -> None:
     lines = [f"{', '.join(who)}: {key}" for key, who in who_by_problem.items()]
     raise FatalPlanError(
         "the plan predicts this launch will fail:\n  " + "\n  ".join(lines),
-        hint="see `zluda-run plan -- CMD` for the full reasons; --force runs it anyway",
+        hint="see {cmd:plan -- CMD} for the full reasons; {opt:force} runs it anyway",
     )
 
 
@@ -566,4 +566,4 @@ def expected_bindings(plan: ShimPlan) -> dict[str, Path]:
 
 def check_argv(argv: Sequence[str]) -> None:
     if not argv:
-        raise LaunchError("no command to run", hint="usage: zluda-run [OPTIONS] -- COMMAND [ARGS]...")
+        raise LaunchError("no command to run", hint="{usage}")

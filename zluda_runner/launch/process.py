@@ -117,7 +117,7 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
     :class:`CommandNotExecutableError` (exit 126).
     """
     if not argv0:
-        raise CommandNotFoundError("no command given", hint="usage: zluda-run [options] -- CMD [ARGS...]")
+        raise CommandNotFoundError("no command given", hint="{usage}")
     if os.sep in argv0 or (os.altsep and os.altsep in argv0):
         candidate = Path(argv0)
         if WINDOWS:
@@ -176,7 +176,7 @@ def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
 def _check_argv(argv: Sequence[str]) -> list[str]:
     args = [str(a) for a in argv]
     if not args:
-        raise CommandNotFoundError("no command given", hint="usage: zluda-run [options] -- CMD [ARGS...]")
+        raise CommandNotFoundError("no command given", hint="{usage}")
     return args
 
 

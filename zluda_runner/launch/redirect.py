@@ -64,7 +64,7 @@ def map_text(mapping: Mapping[str, Path]) -> str:
         raise LaunchError(
             f"the redirect map would hold {len(lines)} libraries in {size} bytes, more than the redirector "
             f"reads ({MAP_MAX_ENTRIES} entries, {MAP_MAX_BYTES} bytes): it would refuse it",
-            hint="the release or the cache folder path is unusually large; use a shorter --cache-dir, or "
+            hint="the release or the cache folder path is unusually large; use a shorter {opt:cache_dir}, or "
             "report the release",
         )
     return text

@@ -48,7 +48,7 @@ def check_host(settings: Settings, *, strict: bool,
     if problems and strict:
         raise CheckFailedError(
             "this host cannot run the workload on an AMD GPU: " + "; ".join(problems),
-            hint="`zluda-run doctor` says what to install; without --strict zluda-run goes on "
+            hint="{cmd:doctor} says what to install; without {opt:strict} zluda-run goes on "
             "(torch then sees no GPU)",
         )
     warnings = (["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"]

@@ -306,9 +306,9 @@ def verify_torch_import(plan: ShimPlan, cache_dir: Path, *, timeout: float | Non
 
     if plan.os == "windows":
         raise LaunchError(
-            "plan --verify-load cannot prove a Windows plan: the proof needs ZLUDA's DLLs placed into "
+            "{cmd:plan --verify-load} cannot prove a Windows plan: the proof needs ZLUDA's DLLs placed into "
             "torch/lib, and plan changes nothing",
-            hint='run `zluda-run --verify-load -- python -c "import torch"`: it places, runs, and reads the '
+            hint='run {cmd:--verify-load -- python -c "import torch"}: it places, runs, and reads the '
                  "process's own module list",
         )
 

@@ -123,7 +123,7 @@ def _run_once(
 ) -> WarmupReport:
     """Run ``argv`` once (as given), measuring time and compile-cache growth."""
     if not argv:
-        raise HostError("no workload command given", hint="zluda-run warmup -- python infer.py")
+        raise HostError("no workload command given", hint="{cmd:warmup -- python infer.py}")
     if heartbeat_s <= 0:
         raise HostError(f"heartbeat interval must be positive (got {heartbeat_s})", hint="use e.g. 10")
     from zluda_runner.core import proctree

@@ -71,7 +71,7 @@ def zluda_exe_argv(release_dir: Path, argv: Sequence[str]) -> list[str]:
             f"{folder} has no zluda.exe", hint="this release cannot launch by injection: use DLL placement"
         )
     if not argv:
-        raise LaunchError("no command given", hint="usage: zluda-run [options] -- CMD [ARGS...]")
+        raise LaunchError("no command given", hint="{usage}")
     return [str(exe), "--", *(str(a) for a in argv)]
 
 
@@ -79,7 +79,7 @@ def torch_lib_of(plan: ShimPlan) -> Path:
     torch = plan.target.torch_path
     if not torch:
         raise PlacementError("the plan does not say where torch is",
-                             hint="pass --torch-lib DIR or --python PY")
+                             hint="pass {opt:torch_lib DIR} or {opt:python PY}")
     return Path(torch) / "lib"
 
 
@@ -146,7 +146,7 @@ def prepare_windows_launch(
     injected = injector or uses_injector(plan)
     if injected:
         if plan.release is None:
-            raise LaunchError("the plan names no release folder", hint="pass --zluda-dir DIR")
+            raise LaunchError("the plan names no release folder", hint="pass {opt:zluda_dir DIR}")
         launch = WindowsLaunch(zluda_exe_argv(Path(plan.release.root), argv), dict(plan.env))
     else:
         launch = WindowsLaunch(list(argv), dict(plan.env))
@@ -177,11 +177,11 @@ def plan_for_torch_lib(
     lib = Path(torch_lib)
     if not lib.is_dir():
         raise TargetError(f"{lib} is not a folder",
-                          hint="pass --torch-lib the torch/lib folder of the target")
+                          hint="pass {opt:torch_lib} the torch/lib folder of the target")
     profile = inspect_path(lib.parent, cache_dir=settings.cache_dir)
     if profile.os != "windows":
         raise TargetError(f"{lib} holds no Windows DLLs",
-                          hint="--torch-lib is for a Windows torch/lib folder")
+                          hint="{opt:torch_lib} is for a Windows torch/lib folder")
     source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
                          cuda_version=profile.cuda_version, trust_on_first_use=trust_on_first_use)
     # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
@@ -200,12 +200,12 @@ def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:
         facts = probe_interpreter(settings.python or sys.executable, env=dict(os.environ))
         if not facts.torch_path:
             raise PlacementError(f"no torch in {facts.executable}: nothing placed there to check",
-                                 hint="pass --torch-lib DIR or --python PY")
+                                 hint="pass {opt:torch_lib DIR} or {opt:python PY}")
         torch_lib = Path(facts.torch_path) / "lib"
     folder = Path(torch_lib)
     if not folder.is_dir():
         raise PlacementError(f"{folder} is not a folder",
-                             hint="pass --torch-lib the torch/lib folder of the target")
+                             hint="pass {opt:torch_lib} the torch/lib folder of the target")
     return folder
 
 

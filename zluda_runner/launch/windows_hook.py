@@ -110,7 +110,7 @@ def install_pth_hook(folder: str | Path, cache_dir: Path) -> Path:
     if not Path(folder).is_dir():
         raise LaunchError(f"cannot write zluda-run's start-up hook: {folder} is not a folder",
                           hint="the interpreter's ._pth lists it as site-packages: create it, or rerun "
-                          "`zluda-run plan` after changing the interpreter")
+                          "{cmd:plan} after changing the interpreter")
     try:
         current = path.read_text(encoding="utf-8", errors="replace") if path.exists() else None
     except OSError as exc:
@@ -130,7 +130,7 @@ def install_pth_hook(folder: str | Path, cache_dir: Path) -> Path:
             raise LaunchError(
                 f"cannot write zluda-run's start-up hook {path}: {exc.strerror}",
                 hint="this portable Python reads start-up code only from there: run once from a shell "
-                "allowed to write that folder, or use a release with zluda.exe (--injector)") from exc
+                "allowed to write that folder, or use a release with zluda.exe ({opt:injector})") from exc
     return path
 
 
@@ -216,8 +216,8 @@ def install_defaults_hook(folder: str | Path, defaults: Sequence[AppliedDefault]
         write_if_changed(path, text)
     except OSError as exc:
         raise LaunchError(f"cannot write zluda-run's placed-defaults hook {path}: {exc.strerror}",
-                          hint="run `zluda-run place` from a shell allowed to write that folder, or "
-                          "--no-defaults to place without it") from exc
+                          hint="run {cmd:place} from a shell allowed to write that folder, or "
+                          "{opt:no_defaults} to place without it") from exc
     return path
 
 

@@ -91,7 +91,7 @@ def _validate(torch_lib: Path, placements: Sequence[Placement]) -> None:
             names.append(p.backup_name.lower())
         if not Path(p.source).is_file():
             raise PlacementError(
-                f"release file {p.source} is missing", hint="fetch the release again or check --zluda-dir"
+                f"release file {p.source} is missing", hint="fetch the release again or check {opt:zluda_dir}"
             )
     if len(set(names)) != len(names):  # Windows names are case-insensitive
         raise PlacementError("two placements write the same file name", hint="this is a planner bug")
@@ -148,7 +148,7 @@ def _sources(jdir: Path, journal: Journal, placements: Sequence[Placement]) -> d
             source = by_dest.get(entry.name.lower())
             if source is None:
                 raise PlacementError(f"the placement journal has {entry.name}, which this run does not place",
-                                     hint="run `zluda-run restore`, then run again")
+                                     hint="run {cmd:restore}, then run again")
             out[entry.name] = source
         else:
             owner = next(e for e in journal.entries if e.name == entry.source and e.kind == "shim")
@@ -166,14 +166,14 @@ def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path, check
     if state != ST_ORIGINAL and not (current is None and entry.original is None):
         raise PlacementError(
             f"{dest} changed while being placed (neither the original nor the shim)",
-            hint="run `zluda-run restore` to put back what can be, then reinstall torch if needed",
+            hint="run {cmd:restore} to put back what can be, then reinstall torch if needed",
         )
     if entry.original is not None and entry.saved is not None:
         _save_original(dest, jdir / entry.saved, entry.original)
     if file_state(source) != entry.placed:
         raise PlacementError(
             f"{source} is not the file recorded in the journal",
-            hint="the release or the saved original changed: run `zluda-run restore`, then run again",
+            hint="the release or the saved original changed: run {cmd:restore}, then run again",
         )
     copy_into(source, dest, _doing(torch_lib), check=check)
     return True

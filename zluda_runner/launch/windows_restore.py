@@ -151,8 +151,9 @@ def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: R
         except FileInUseError as exc:  # loaded after the check: say what is done and what finishes it
             done = len(result.restored) + len(result.removed)
             if done:
-                exc.message += (f" {done} of {len(entries)} files were already put back; the journal and the "
-                                "saved originals are kept, so `zluda-run restore` finishes once it is free.")
+                exc.message = exc.raw_message + (
+                    f" {done} of {len(entries)} files were already put back; the journal and the "
+                    "saved originals are kept, so {cmd:restore} finishes once it is free.")
             raise
 
 

@@ -238,7 +238,7 @@ def make_plan(
     if build == "rocm":
         raise PlanError(
             "the target is a ROCm build of torch: it runs natively on AMD GPUs and needs no ZLUDA",
-            hint="run it directly, or compare it with a CUDA build under ZLUDA: zluda-run ab --b-python PY",
+            hint="run it directly, or compare it with a CUDA build under ZLUDA: {cmd:ab --b-python PY}",
         )
     if build == "cpu":
         raise PlanError(

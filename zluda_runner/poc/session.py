@@ -32,12 +32,13 @@ class PocRequest:
 
 def check_request(request: PocRequest) -> None:
     if not request.command:
-        raise HostError("nothing to run", hint="zluda-run poc -- python script.py [ARGS]")
+        raise HostError("nothing to run", hint="{cmd:poc -- python script.py [ARGS]}")
     if request.runs < 1:
-        raise HostError(f"--runs must be at least 1 (got {request.runs})",
-                        hint="use --runs 3: the first run compiles, the others show stability")
+        raise HostError(f"{{opt:runs}} must be at least 1 (got {request.runs})",
+                        hint="use {opt:runs 3}: the first run compiles, the others show stability")
     if request.timeout is not None and request.timeout <= 0:
-        raise HostError(f"--timeout must be positive (got {request.timeout:g})", hint="give seconds: 600")
+        raise HostError(f"{{opt:timeout}} must be positive (got {request.timeout:g})",
+                        hint="give seconds: {opt:timeout 600}")
     if request.interval_s <= 0:
         raise HostError("the sampling interval must be positive", hint="e.g. 0.2 seconds")
 

@@ -255,7 +255,7 @@ def fetch_release(
 def _compare_archive(layout: CacheLayout, release: ReleaseLike, asset: AssetLike, archive: Path) -> str:
     marker = read_marker(layout.marker_path(release.id, asset.name))
     if not archive.is_file():
-        raise FetchError(f"The archive {archive} given with --archive does not exist or is not a file.",
+        raise FetchError(f"The archive {archive} given with {{opt:archive}} does not exist or is not a file.",
                          hint=f"Pass the path of the downloaded {asset.name}.")
     sha, _size = hash_file(archive)
     installed = marker.sha256 if marker else "?"
@@ -268,8 +268,8 @@ def _compare_archive(layout: CacheLayout, release: ReleaseLike, asset: AssetLike
     raise ChecksumError(
         f"{release.id} is already installed (sha256 {installed}), and {archive} differs (sha256 {sha}): "
         f"{verdict}. Nothing was changed.",
-        hint=f"To replace the installed copy with this file, run `zluda-run fetch {release.id} --archive "
-        f"{archive} --reinstall` (it is verified like a download).",
+        hint=f"To replace the installed copy with this file, run {{cmd:fetch {release.id} --archive "
+        f"{archive} --reinstall}} (it is verified like a download).",
     )
 
 
@@ -401,8 +401,8 @@ def clean_cache(
     keys = owned_keys(layout)
     blocked = files_in_use([p for key in sorted(keys) for p in _release_paths(layout, key)], check)
     if blocked:
-        raise in_use_error(blocked, "clean the cache", outcome="Nothing was removed; `zluda-run cache clean "
-                           "VERSION` removes the other releases one by one.")
+        raise in_use_error(blocked, "clean the cache", outcome="Nothing was removed; {cmd:cache clean "
+                           "VERSION} removes the other releases one by one.")
     busy: list[str] = []
     if keys:
         layout.locks.mkdir(parents=True, exist_ok=True)

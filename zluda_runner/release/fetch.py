@@ -248,7 +248,7 @@ def download(
             f"Could not save {url} to {dest} (expected {ctx.expectation()}): {exc.strerror or exc}; "
             "the partial file was removed.",
             hint=f"Check free space and permissions in {dest.parent}, or choose another cache with "
-            f"--cache-dir / {CACHE_ENV}.",
+            f"{{opt:cache_dir}} / {CACHE_ENV}.",
         ) from exc
     except (KeyboardInterrupt, TransferError):
         if not resume:  # callers that do not resume never see a partial file
@@ -299,7 +299,7 @@ class _Context:
         return what
 
     def fallback_hint(self) -> str:
-        parts = [f"download {self.upstream_url or self.url} by hand and install it with `--archive FILE`"]
+        parts = [f"download {self.upstream_url or self.url} by hand and install it with {{opt:archive FILE}}"]
         if self.upstream_url and self.upstream_url != self.url:
             parts.append(f"check the mirror set in {MIRROR_ENV} (it maps the upstream path under its base)")
         else:

@@ -63,8 +63,8 @@ def expected_hash(
     raise FetchError(
         f"The manifest does not know the SHA-256 of {asset.name} ({asset.url}) of release {release.id}, "
         f"and zluda-runner does not install unverified binaries; {what}.",
-        hint="If you trust this source, run again with `--trust-on-first-use`: the hash seen now is recorded "
-        f"in {layout.trust_file} and every later fetch of this asset must match it.",
+        hint="If you trust this source, run again with {opt:trust_on_first_use}: the hash seen now is "
+        f"recorded in {layout.trust_file} and every later fetch of this asset must match it.",
     )
 
 
@@ -101,7 +101,7 @@ def install(
         try:
             safe_extract(staged, fmt, tree)
         except UnsafeArchiveError as exc:
-            exc.message = f"{exc.message} (archive from {fetched_from})"
+            exc.message = f"{exc.raw_message} (archive from {fetched_from})"
             raise
         except ArchiveError as exc:
             raise _unreadable(exc, layout, asset, fmt, fetched_from, sha, expected) from exc
@@ -171,7 +171,7 @@ def _stage_archive(
             "have replaced it, and its hash would then be recorded as the trusted one. Nothing was "
             "downloaded.",
             hint="Use an https:// mirror (ZLUDA_RUNNER_MIRROR) or none; or download the file over https "
-            "yourself and run `zluda-run fetch --archive FILE --trust-on-first-use`; or add its sha256 to "
+            "yourself and run {cmd:fetch --archive FILE --trust-on-first-use}; or add its sha256 to "
             "the manifest.",
         )
     staged = work / safe_component(asset.name, "asset")
@@ -191,13 +191,13 @@ def _stage_archive(
         )
     except ChecksumError as exc:
         if expected.source == "trust-file":
-            exc.message += (
+            exc.message = exc.raw_message + (
                 f" The expected SHA-256 is the one recorded on first use in {layout.trust_file}."
             )
             exc.hint = (
                 "The file changed since you first trusted it: do not use it unless you know why. If upstream "
                 f"re-published it on purpose, remove its entry ({asset.url}) from {layout.trust_file} and "
-                "fetch again with --trust-on-first-use."
+                "fetch again with {opt:trust_on_first_use}."
             )
         raise
     finally:
@@ -260,18 +260,18 @@ def _unreadable(
         hint = (
             f"The file matches the manifest's SHA-256 of {asset.url}, so downloading it again will not help: "
             "the manifest entry may be wrong (check its format and hash); or install a working copy "
-            "with `--archive FILE`."
+            "with {opt:archive FILE}."
         )
     elif expected.source == "trust-file":
         hint = (
             f"The file matches the hash recorded on first use in {layout.trust_file}, so that record may be "
-            "of a broken download: remove its entry, then fetch again with --trust-on-first-use; or "
-            "install a working copy with `--archive FILE`."
+            "of a broken download: remove its entry, then fetch again with {opt:trust_on_first_use}; or "
+            "install a working copy with {opt:archive FILE}."
         )
     else:
         hint = (
             f"No hash was known to check it, so it may have been cut short: fetch it again; nothing was "
-            f"recorded in {layout.trust_file}. Or download {asset.url} by hand and pass `--archive FILE`."
+            f"recorded in {layout.trust_file}. Or download {asset.url} by hand and pass {{opt:archive FILE}}."
         )
     return ArchiveError(message, hint=hint)
 
@@ -279,7 +279,7 @@ def _unreadable(
 def _copy_verified(source: Path, staged: Path, asset: AssetLike, expected: _Expected) -> tuple[str, int]:
     if not source.is_file():
         raise FetchError(
-            f"The archive {source} given with --archive does not exist or is not a file.",
+            f"The archive {source} given with {{opt:archive}} does not exist or is not a file.",
             hint=f"Pass the path of the downloaded {asset.name}.",
         )
     result = download(source.resolve().as_uri(), staged, progress=False, upstream_url=asset.url)

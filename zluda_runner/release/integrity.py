@@ -71,8 +71,8 @@ def tampered_error(release_id: str, folder: Path, problems: list[str]) -> CacheE
     return CacheError(
         f"The cached release {release_id} in {folder} was changed after it was installed: {shown}{more}. "
         "zluda-runner will not use it.",
-        hint=f"Reinstall it with `zluda-run fetch {release_id} --reinstall` (the downloaded archive is "
-        f"reused when it is intact), or remove it with `zluda-run cache clean {release_id}`. If something "
+        hint=f"Reinstall it with {{cmd:fetch {release_id} --reinstall}} (the downloaded archive is "
+        f"reused when it is intact), or remove it with {{cmd:cache clean {release_id}}}. If something "
         "keeps changing these files (antivirus, another tool), exclude the cache folder from it.",
     )
 

@@ -141,7 +141,7 @@ def _release_folder(root: Path) -> Path:
         raise PlanError(
             f"{root} holds several ZLUDA-like folders ({', '.join(d.name for d in holders[:4])}): "
             "which one to use is not clear",
-            hint=f"pass --zluda-dir the folder of one release, e.g. --zluda-dir {holders[0]}",
+            hint=f"pass {{opt:zluda_dir}} the folder of one release, e.g. {{opt:zluda_dir {holders[0]}}}",
         )
     return holders[0] if holders else root
 
@@ -234,7 +234,7 @@ def scan_release_dir(root: Path, *, manifest: Manifest | None = None) -> Release
     if not root.is_dir():
         raise PlanError(
             f"ZLUDA folder {root} does not exist or is not a folder",
-            hint="pass --zluda-dir the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
+            hint="pass {opt:zluda_dir} the folder you unpacked (the one holding libcuda.so.1 or nvcuda.dll)",
         )
     folder = _release_folder(root)
     shims, host_os = _recognise(folder)
@@ -242,8 +242,8 @@ def scan_release_dir(root: Path, *, manifest: Manifest | None = None) -> Release
         raise PlanError(
             f"{root} does not look like a ZLUDA release: no driver library "
             "(libcuda.so.1 / libcuda.so / nvcuda.dll) in it or in a sub-folder of it",
-            hint="point --zluda-dir at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
-            "(Windows), or drop --zluda-dir to use a release from the manifest",
+            hint="point {opt:zluda_dir} at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
+            "(Windows), or drop {opt:zluda_dir} to use a release from the manifest",
         )
     matched = matching_asset(folder, _manifest_or_packaged(manifest))
     if matched is not None:

@@ -112,7 +112,7 @@ def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manif
     if not stat.S_ISREG(st.st_mode):
         raise ManifestError(
             f"{what} {path} is not a regular file ({_file_type(st.st_mode)})",
-            hint="point --manifest at a JSON file; pipes, devices and folders are not read",
+            hint="point {opt:manifest} at a JSON file; pipes, devices and folders are not read",
         )
     if st.st_size > limit:
         raise ManifestError(

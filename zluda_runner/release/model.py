@@ -479,7 +479,7 @@ class Manifest(JsonMixin):
         names = [r.id for r in self.releases] + [r.tag for r in self.releases]
         close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.4)
         hint = ("did you mean: " + ", ".join(close) + "? ") if close else ""
-        hint += "known releases: " + ", ".join(r.id for r in self.releases) + " (see `zluda-run releases`)"
+        hint += "known releases: " + ", ".join(r.id for r in self.releases) + " (see {cmd:releases})"
         raise ManifestError(f"no release '{key}' in the manifest", hint=hint)
 
     @property

@@ -74,7 +74,7 @@ def nothing_fits(selection: Selection, found: HipFound | None = None) -> Nothing
     message = head + (":\n  " + "\n  ".join(lines) if lines else "")
     if selection.instead is not None:
         instead = selection.instead
-        message += f"\n  without --release: {instead.release.id}/{instead.asset.name} fits"
+        message += f"\n  without {{opt:release}}: {instead.release.id}/{instead.asset.name} fits"
     ways = [f"for {c_gfx}: {r.fix}" for r in selection.gpu_rules if r.fix]
     hip_pool = [(rej, req) for rej, req in selection.hip_blocked if any(rej is r for r in pool)]
     for route in found.routes if found is not None and hip_pool else ():
@@ -82,8 +82,8 @@ def nothing_fits(selection: Selection, found: HipFound | None = None) -> Nothing
                                   if any(req.accepts(v) for v in route.gives)))
         ways.append(f"{route.how}: " + (f"fits {', '.join(fits)}" if fits else "fits none of these"))
     ways.extend(f"install {need}" for (kind, need) in by_need if kind == "cuda")
-    ways.append(("or " if ways else "") + "--zluda-dir DIR with a ZLUDA you built yourself")
-    ways.append("`zluda-run releases` lists every release and why; `zluda-run doctor` checks the rest "
+    ways.append(("or " if ways else "") + "{opt:zluda_dir DIR} with a ZLUDA you built yourself")
+    ways.append("{cmd:releases} lists every release and why; {cmd:doctor} checks the rest "
                 "of this host")
     hint = "\n  ".join(ways)
     return NothingFitsError(message, hint, selection=selection)

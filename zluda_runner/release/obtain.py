@@ -67,7 +67,7 @@ def pick(
             raise SelectionError(
                 f"The archive name {archive.name} is an asset of several releases ({ids}); "
                 "zluda-runner cannot tell which one this file is.",
-                hint=f"Name the release, e.g. `zluda-run fetch {named[0][0].id} --archive {archive}`.",
+                hint=f"Name the release, e.g. {{cmd:fetch {named[0][0].id} --archive {archive}}}.",
             )
     choice = select_asset(manifest, os=os_name, hip=hip, cuda=cuda, release=version).require()
     return choice.release, choice.asset
@@ -114,6 +114,6 @@ def cached_folders(manifest_path: Path | None, cache_dir: Path, version: str) ->
     if not hits:
         raise CacheError(
             f"Release {release_id} is not in the cache {cache_dir}.",
-            hint=f"Fetch it with `zluda-run fetch {version}`.",
+            hint=f"Fetch it with {{cmd:fetch {version}}}.",
         )
     return release_id, hits

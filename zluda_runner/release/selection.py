@@ -324,7 +324,7 @@ def _check_inputs(os: str | None, arch: str, hip: str | None, cuda: int | None, 
     if target_os is None:
         raise SelectionError(
             f"ZLUDA has no build for this platform ({sys.platform})",
-            hint="pass --os linux or --os windows to see what those would get",
+            hint="pass {opt:os linux} or {opt:os windows} to see what those would get",
         )
     if target_os not in OSES:
         raise SelectionError(f"unknown OS {target_os!r}", hint=f"use one of: {', '.join(OSES)}")
@@ -337,7 +337,7 @@ def _check_inputs(os: str | None, arch: str, hip: str | None, cuda: int | None, 
             parse_version(hip)
         except ValueError:
             raise SelectionError(
-                f"HIP version {hip!r} is not a version", hint="give it as MAJOR.MINOR, e.g. --hip 6.2"
+                f"HIP version {hip!r} is not a version", hint="give it as MAJOR.MINOR, e.g. {opt:hip 6.2}"
             ) from None
     if cuda is not None and not 1 <= cuda <= 99:
         raise SelectionError(

@@ -189,7 +189,7 @@ def lock_fault(path: Path, exc: OSError) -> CacheError:
     return CacheError(
         f"Cannot use the lock file {path}: {what}. zluda-runner never follows a link there (the lock "
         "could be moved elsewhere); nothing was changed.",
-        hint=f"Remove {path} (zluda-runner makes a new one), or choose another cache with --cache-dir.",
+        hint=f"Remove {path} (zluda-runner makes a new one), or choose another cache with {{opt:cache_dir}}.",
     )
 
 
@@ -200,7 +200,7 @@ def release_lock(layout: CacheLayout, release_id: str, show: bool) -> Iterator[N
     except OSError as exc:
         raise CacheError(
             f"Cannot create the cache folder {layout.locks}: {exc.strerror or exc}.",
-            hint="Choose a writable cache with --cache-dir or ZLUDA_RUNNER_CACHE.",
+            hint="Choose a writable cache with {opt:cache_dir} or ZLUDA_RUNNER_CACHE.",
         ) from exc
     path = layout.lock_path(release_id)
     lock = filelock.FileLock(path)

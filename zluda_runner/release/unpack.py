@@ -293,8 +293,8 @@ def _corrupt(archive: Path, fmt: str, exc: BaseException) -> ArchiveError:
     return ArchiveError(
         f"{archive.name} is not a readable {fmt} archive: it is truncated or corrupt "
         f"({exc or type(exc).__name__}).",
-        hint="Delete it and download it again (`zluda-run cache clean` then `zluda-run fetch`), "
-        "or fetch it by hand and pass `--archive FILE`.",
+        hint="Delete it and download it again ({cmd:cache clean} then {cmd:fetch}), "
+        "or fetch it by hand and pass {opt:archive FILE}.",
     )
 
 
@@ -453,7 +453,7 @@ def _write_file(archive: Path, src: IO[bytes], target: Path, member: Member) -> 
         raise ArchiveError(
             f"{archive.name}: {member.name} ended after {written} of {member.size} bytes "
             "(truncated archive).",
-            hint="Delete it and download it again, or fetch it by hand and pass `--archive FILE`.",
+            hint="Delete it and download it again, or fetch it by hand and pass {opt:archive FILE}.",
         )
 
 

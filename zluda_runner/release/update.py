@@ -85,7 +85,7 @@ def _check_url(url: str, allow_http: bool) -> None:
         f"refusing to fetch a manifest from {redact_url(url)!r} (the HTTP client would connect to "
         f"{scheme}://{host or '?'}): only https:// URLs are used",
         hint="give an https:// URL (every redirect must stay on https); plain http:// only to 127.0.0.1, "
-        "or with --allow-http if you trust the network",
+        "or with {opt:allow_http} if you trust the network",
     )
 
 

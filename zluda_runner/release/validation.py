@@ -77,8 +77,8 @@ class Checker:
         place = f"{self.where}: field '{name}'" if name else self.where
         raise ManifestError(
             f"invalid manifest {self.source}: {place} {problem}",
-            hint=f"fix that field in {self.source}, or drop --manifest / {MANIFEST_ENV} to use the packaged "
-            "manifest (schema: manifests/README.md)",
+            hint=f"fix that field in {self.source}, or drop {{opt:manifest}} / {MANIFEST_ENV} to use the "
+            "packaged manifest (schema: manifests/README.md)",
         )
 
     def get(self, name: str, *, required: bool = True, default: Any = None) -> Any:

@@ -17,7 +17,7 @@ def destination(path: str | Path) -> Path:
     dest = Path(path).expanduser()
     if not dest.absolute().parent.is_dir():
         raise ReportFileError(f"cannot write the HTML report to {path}: its folder does not exist",
-                              hint="give --html a path in an existing folder")
+                              hint="give {opt:html} a path in an existing folder")
     return dest
 
 
@@ -26,5 +26,5 @@ def write_report(path: Path, text: str) -> Path:
         atomic_write_text(path, text)
     except OSError as exc:
         raise ReportFileError(f"cannot write the HTML report to {path}: {exc.strerror or exc}",
-                              hint="give --html a writable file path") from None
+                              hint="give {opt:html} a writable file path") from None
     return path

@@ -127,4 +127,4 @@ def write_html(report: PocReport, path: Path) -> None:
         atomic_write_text(path, render_poc_html(report))
     except OSError as exc:
         raise HostError(f"cannot write the HTML report to {path}: {exc.strerror or exc}",
-                        hint="give --html a writable file path") from None
+                        hint="give {opt:html} a writable file path") from None

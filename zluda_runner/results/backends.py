@@ -81,7 +81,7 @@ def _not_a_store_file(path: Path) -> ResultsStoreError | None:
             else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     return ResultsStoreError(
         f"the results store {path} is {kind}, not a results database file; nothing was changed",
-        "give --results-db / ZLUDA_RUNNER_RESULTS_DB the path of a file (a new name makes a new store)",
+        "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB the path of a file (a new name makes a new store)",
     )
 
 
@@ -113,7 +113,7 @@ class SQLiteStore(ResultsStore):
             if not mode or str(mode[0]).lower() != "wal":
                 raise ResultsStoreError(
                     f"the results store {self.path} could not switch to WAL mode (got {mode and mode[0]})",
-                    "put the cache folder on a local file system (--cache-dir / ZLUDA_RUNNER_CACHE)",
+                    "put the cache folder on a local file system ({opt:cache_dir} / ZLUDA_RUNNER_CACHE)",
                 )
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -150,7 +150,7 @@ class SQLiteStore(ResultsStore):
         return ResultsStoreError(
             f"the results store {self.path} can only be read here (its folder or file cannot be "
             "written): runs can be listed, not added; nothing was changed",
-            "give --results-db / ZLUDA_RUNNER_RESULTS_DB a store in a folder you can write",
+            "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB a store in a folder you can write",
         )
 
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
@@ -259,7 +259,7 @@ class PostgresStore(ResultsStore):
         if isinstance(exc, psycopg.OperationalError):
             return ResultsStoreError(
                 f"cannot reach the results database {self.location}: {str(exc).strip()}",
-                "check the URL given to --results-db / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
+                "check the URL given to {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
                 " (and answers)",
             )
         if isinstance(exc, psycopg.errors.InsufficientPrivilege):

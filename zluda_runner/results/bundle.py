@@ -79,7 +79,7 @@ def check_since(since: str | None) -> str | None:
         return None
     if not _SINCE.match(since):
         raise ResultsStoreError(
-            f"--since {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
+            f"{{opt:since}} {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
         )
     return since.replace(" ", "T")
 
@@ -293,7 +293,7 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
         handle.close()
         raise ResultsStoreError(
             f"{path} is {size} bytes, more than a bundle may be ({MAX_BUNDLE_BYTES})",
-            "split it with `results export --since`",
+            "split it with {cmd:results export --since}",
         )
     with handle:
         number = 0
@@ -311,7 +311,7 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
             if not line.strip():
                 if number == 1:
                     raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
-                                            "give a bundle written by `zluda-run results export`")
+                                            "give a bundle written by {cmd:results export}")
                 continue
             try:
                 data = json.loads(line.decode("utf-8"))
@@ -323,11 +323,11 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
                 run = run_from_bundle(data, schema)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 raise ResultsStoreError(
-                    f"{where}: {exc}", "give a bundle written by `zluda-run results export`"
+                    f"{where}: {exc}", "give a bundle written by {cmd:results export}"
                 ) from exc
             yield run, len(line)
         if number == 0:
-            raise ResultsStoreError(f"{path} is empty", "give a bundle written by `zluda-run results export`")
+            raise ResultsStoreError(f"{path} is empty", "give a bundle written by {cmd:results export}")
 
 
 def _check_header(data: object) -> int | None:

@@ -175,7 +175,7 @@ class ResultsStore(abc.ABC):
         raise ResultsStoreError(
             f"the results store {self.location} has schema version {str(value)[:40]!r}, not a number: "
             "its schema_version table was changed by something other than zluda-runner",
-            "point --results-db at another store, or move this one aside (nothing in it was changed)",
+            "point {opt:results_db} at another store, or move this one aside (nothing in it was changed)",
         )
 
     def _known(self, current: int) -> int:
@@ -183,7 +183,7 @@ class ResultsStore(abc.ABC):
             raise ResultsStoreError(
                 f"the results store {self.location} has schema version {current}, "
                 f"newer than this zluda-runner knows ({SCHEMA_VERSION})",
-                "upgrade zluda-runner, or point --results-db at another store",
+                "upgrade zluda-runner, or point {opt:results_db} at another store",
             )
         return current
 
@@ -326,7 +326,7 @@ class ResultsStore(abc.ABC):
         if not _HEX.match(prefix):
             raise ResultsStoreError(
                 f"{prefix!r} is not a run id",
-                "give at least 4 hex digits of an id from `zluda-run results list`",
+                "give at least 4 hex digits of an id from {cmd:results list}",
             )
         with self._tx(write=False) as cur:
             rows = self._exec(
@@ -334,7 +334,7 @@ class ResultsStore(abc.ABC):
             ).fetchall()
         if not rows:
             raise ResultsStoreError(
-                f"no run {prefix} in {self.location}", "`zluda-run results list` shows the runs"
+                f"no run {prefix} in {self.location}", "{cmd:results list} shows the runs"
             )
         if len(rows) > 1:
             raise ResultsStoreError(f"run id {prefix} is ambiguous", "give more digits of the id")

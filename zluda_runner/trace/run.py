@@ -93,7 +93,7 @@ def run_traced(
     The command's exit code is in ``report.exit_code`` (``None`` when it ran past ``timeout``).
     """
     if not argv:
-        raise TraceError("nothing to trace: no command given", hint="zluda-run --trace -- python infer.py")
+        raise TraceError("nothing to trace: no command given", hint="{cmd:--trace -- python infer.py}")
     real = Path(real_libcuda)
     if not real.is_file():
         raise TraceError(
@@ -161,19 +161,19 @@ def load_trace(path: Path) -> TraceReport:
         if not report.processes:
             raise TraceError(f"{path} holds no trace: no ZLUDA tracer log folders and no count files",
                              hint="pass the folder a traced run left (its report names it), or the JSON "
-                             "file --trace-out wrote")
+                             "file {opt:trace_out} wrote")
         return report
     try:
         if not path.is_file():
             raise TraceError(f"{path} is not a trace report file or folder",
-                             hint="pass the file written by --trace-out, or the raw trace folder")
+                             hint="pass the file written by {opt:trace_out}, or the raw trace folder")
         if path.stat().st_size > MAX_REPORT_BYTES:
             raise TraceError(f"{path} is larger than any trace report ({path.stat().st_size} bytes)",
-                             hint="pass the file written by --trace-out")
+                             hint="pass the file written by {opt:trace_out}")
         return TraceReport.from_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise TraceError(f"{path} does not exist",
                          hint="pass a trace JSON file or a raw trace folder") from exc
     except (OSError, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise TraceError(f"{path} is not a trace report: {exc}",
-                         hint="pass the file written by --trace-out, or the raw trace folder") from exc
+                         hint="pass the file written by {opt:trace_out}, or the raw trace folder") from exc

@@ -53,7 +53,7 @@ def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> Trace
     if driver is None or driver.shim is None or plan.os != "linux":
         raise TraceError(
             "tracing needs a Linux plan with a driver library to forward to",
-            hint="see `zluda-run plan -- CMD`: the release must provide libcuda.so.1",
+            hint="see {cmd:plan -- CMD}: the release must provide libcuda.so.1",
         )
     # the driver is reached through the tracer, which forwards to the shim: no link to it, no redirect
     traced_plan = dataclasses.replace(
@@ -75,6 +75,6 @@ def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> Trace
         raise TraceError(
             f"could not write the trace report to {target}: {exc.strerror or exc}; "
             f"it was saved as {fallback}",
-            hint="pass --trace-out a path in a folder you can write",
+            hint="pass {opt:trace_out} a path in a folder you can write",
         ) from exc
     return TracedRun(report, target)
