@@ -8,8 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from zluda_runner.host.compile_cache import clear_caches, miopen_cache_dirs, render_cleared_text
-from zluda_runner.launch.warmup import render_text, warmup
+from zluda_runner.host.compile_cache import clear_caches, miopen_cache_dirs
+from zluda_runner.launch.warmup import warmup
+from zluda_runner.report.compile_cache_view import render_cleared as render_cleared_text
+from zluda_runner.report.warmup_view import render_warmup as render_text
 
 
 def _put(path: Path, size: int = 100) -> Path:

@@ -22,10 +22,10 @@ from zluda_runner.launch.warmup import (
     METHOD_WORKLOAD,
     precompile_job,
     precompile_tool,
-    render_text,
     warmup,
 )
 from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan
+from zluda_runner.report.warmup_view import render_warmup as render_text
 
 # Records "argv[0..n]" and LD_LIBRARY_PATH in $PRECOMPILE_LOG, says whether libcuda.so.1 sits beside it
 # (zluda_precompile loads the driver from its own folder), writes zluda2.db, exits $PRECOMPILE_EXIT.

@@ -219,7 +219,8 @@ def test_module_lists_decide_each_binding(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_on_linux_is_not_a_load_that_died() -> None:
-    from zluda_runner.launch.verify import VerifyResult, render
+    from zluda_runner.launch.verify import VerifyResult
+    from zluda_runner.report.verify_view import render_verification as render
 
     result = VerifyResult(130, [], signal=2)
     assert not result.died_loading and result.command_exit_code() == 130

@@ -106,7 +106,7 @@ def cache_clean(call: Invocation, version: str | None) -> None:
 @pass_invocation
 def compile_cache_command(call: Invocation, clean: bool) -> None:
     """Show (or --clean) ZLUDA's compile cache: <user cache>/ZLUDA|zluda/ComputeCache/zluda*.db."""
-    from zluda_runner.report.stage_views import render_compile_cache, render_compile_clean
+    from zluda_runner.report.compile_cache_view import render_compile_cache, render_compile_clean
 
     if not clean:
         info = compile_cache()

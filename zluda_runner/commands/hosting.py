@@ -52,7 +52,7 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
     binaries instead, and COMMAND runs only if it fails.
     Example: zluda-run warmup -- python examples/infer.py --device cuda
     """
-    from zluda_runner.report.stage_views import render_warmup, warmup_heartbeat
+    from zluda_runner.report.warmup_view import render_warmup, warmup_heartbeat
 
     report = warmup(command, call.options, heartbeat=heartbeat, as_is=as_is, output_to_stderr=call.json,
                     on_heartbeat=lambda *beat: click.echo(warmup_heartbeat(*beat), err=True), on_warning=warn,

@@ -39,7 +39,7 @@ def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[s
         print_trace_summary(traced.report, saved_to=traced.saved_to)
         sys.exit(traced.exit_code)
     if call.verify_load:
-        from zluda_runner.report.stage_views import render_verification
+        from zluda_runner.report.verify_view import render_verification
 
         result = verify_launch(launch, call.options, on_warning=warn)
         emit_json({"verify_load": result}) if call.json else click.echo(render_verification(result), err=True)
@@ -71,7 +71,7 @@ def plan_command(call: Invocation, no_cache: bool, torch_lib: str | None, comman
 
         print_plan(plan)
         if verification is not None:
-            from zluda_runner.report.stage_views import render_verification
+            from zluda_runner.report.verify_view import render_verification
 
             click.echo(render_verification(verification), err=True)
     if plan.fatal or (verification is not None and verification.failed):

@@ -29,7 +29,7 @@ def releases_command(
       zluda-run releases
       zluda-run releases --os windows --hip 6.4 --cuda cu118
     """
-    from zluda_runner.report.stage_views import render_releases
+    from zluda_runner.report.releases_view import render_for_terminal as render_releases
 
     listing = list_releases(call.options, os=os_name, hip=hip, cuda=cuda, channel=channel, gpu=gfx,
                             select=not list_all)

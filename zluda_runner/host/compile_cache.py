@@ -35,7 +35,6 @@ from pathlib import Path
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.core.units import format_bytes
 
 CACHE_SUBDIRS = (("ZLUDA", "ComputeCache"), ("zluda", "ComputeCache"))
 CACHE_FILE_GLOB = "zluda*.db*"
@@ -154,17 +153,6 @@ def clean_compile_cache(dirs: Iterable[Path] | None = None) -> CleanResult:
         result.removed.append(entry.path)
         result.freed_bytes += entry.bytes
     return result
-
-
-def render_text(info: CompileCacheInfo) -> str:
-    lines = [f"{folder}{'' if folder.is_dir() else ' (absent)'}" for folder in info.dirs]
-    lines += [f"  {entry.path.name}  {format_bytes(entry.bytes)}" for entry in info.files]
-    lines.append(f"total: {info.file_count} file(s), {format_bytes(info.total_bytes)}")
-    return "\n".join(lines)
-
-
-def render_clean_text(result: CleanResult) -> str:
-    return f"removed {len(result.removed)} file(s), freed {format_bytes(result.freed_bytes)}"
 
 
 # --------------------------------------------------------------------------- clearing on request
@@ -305,11 +293,3 @@ def clear_caches(
                 continue
             removed.append(CacheFile(path=path, bytes=size))
     return ClearedCaches(tuple(removed), tuple(skipped), tuple(failed))
-
-
-def render_cleared_text(result: ClearedCaches) -> str:
-    lines = [f"removed {entry.path} ({format_bytes(entry.bytes)})" for entry in result.removed]
-    lines += [f"skipped {why}" for why in result.skipped]
-    lines += [f"could not remove {why}" for why in result.failed]
-    lines.append(f"cleared {len(result.removed)} cache file(s), freed {format_bytes(result.freed_bytes)}")
-    return "\n".join(lines)

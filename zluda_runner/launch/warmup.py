@@ -36,7 +36,6 @@ from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CommandNotFoundError, HostError, LaunchError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
-from zluda_runner.core.units import format_bytes
 from zluda_runner.host.compile_cache import (
     ClearedCaches,
     clear_caches,
@@ -262,36 +261,6 @@ def warmup(
                                precompile_exit=pre.exit_code, elapsed_s=pre.elapsed_s + after.elapsed_s,
                                bytes_before=pre.bytes_before, files_before=pre.files_before,
                                heartbeats=pre.heartbeats + after.heartbeats, cleared=cleared)
-
-
-def heartbeat_text(elapsed: float, cache_bytes: int, grown: int) -> str:
-    return (
-        f"warmup: still running after {elapsed:.0f} s; compile cache +{format_bytes(max(grown, 0))} "
-        f"so far, now {format_bytes(cache_bytes)} (a first run compiles GPU code, this can take minutes)"
-    )
-
-
-def render_text(report: WarmupReport, name: str) -> str:
-    """The totals, for workload ``name`` (what the user typed first)."""
-    lines: list[str] = []
-    if report.cleared is not None:
-        from zluda_runner.host.compile_cache import render_cleared_text
-
-        lines.append(render_cleared_text(report.cleared))
-    if report.method == METHOD_PRECOMPILE:
-        who = f"the release's zluda_precompile on {report.precompile_argv[-1]}"
-    elif report.method == METHOD_FALLBACK:
-        lines.append(f"warmup: the release's zluda_precompile exited {report.precompile_exit}; ran {name} "
-                     "instead")
-        who = name
-    else:
-        who = name
-    lines.append(
-        f"warmup: {who} exited {report.exit_code} after {report.elapsed_s:.1f} s; compile cache "
-        f"grew by {format_bytes(max(report.grew_bytes, 0))} ({report.grew_files:+d} files), now "
-        f"{format_bytes(report.bytes_after)}"
-    )
-    return "\n".join(lines)
 
 
 def stderr_fd() -> int | None:

@@ -1,7 +1,7 @@
 """What ``zluda-run releases`` shows: the manifest's releases, or a selection, with provenance.
 
-:func:`releases_report` is the one library call behind the command; :func:`render_text`
-and :meth:`ReleasesReport.to_json_dict` are its views.
+:func:`releases_report` is the one library call behind the command; :meth:`ReleasesReport.to_json_dict`
+is its JSON, :mod:`zluda_runner.report.releases_view` its text.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner.core.redact import redact_url
-from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
 from zluda_runner.release.manifest import load_current_manifest
-from zluda_runner.release.model import Asset, Fact, Manifest, Release
-from zluda_runner.release.selection import Selection, describe_constraints, host_os, parse_cuda, select_asset
+from zluda_runner.release.model import Asset, Manifest, Release
+from zluda_runner.release.selection import Selection, host_os, parse_cuda, select_asset
 from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
 
@@ -115,114 +113,6 @@ def update_url(url: str | None, cache_dir: Path) -> str | None:
     return origin["url"] if origin else None
 
 
-# --------------------------------------------------------------------------- text view
-
-
-def _asset_row(release: Release, asset: Asset) -> list[str]:
-    majors = ",".join(str(m) for m in asset.cuda_majors) or "-"
-    flags = []
-    if asset.channel != "stable":
-        flags.append(asset.channel)
-    if not asset.name_confirmed:
-        flags.append("name unconfirmed")
-    if any(f.stub for f in asset.files):
-        flags.append("stubs: " + ",".join(sorted({f.family for f in asset.files if f.stub})))
-    sha = asset.fact("sha256").label() if asset.hash_known else "unknown"
-    return [
-        release.id,
-        release.date or "?",
-        asset.os,
-        asset.hip.short(),
-        asset.fact("hip").label(),
-        majors,
-        sha,
-        asset.name + (f"  ({'; '.join(flags)})" if flags else ""),
-    ]
-
-
-HEADER = ["ID", "DATE", "OS", "HIP", "HIP SOURCE", "CUDA", "SHA-256", "ASSET"]
-#: narrower than the table: HIP SOURCE goes first, then SHA-256, then DATE; then a list per asset
-COLUMNS = [Col("ID", wrap=False, head=True), Col("DATE", drop=3), Col("OS", wrap=False, head=True),
-           Col("HIP"), Col("HIP SOURCE", drop=5), Col("CUDA", wrap=False), Col("SHA-256", drop=4),
-           Col("ASSET", head=True)]  # the asset's name has no space: it wraps only before its notes
-
-
-def _manifest_line(report: ReleasesReport) -> str:
-    m = report.manifest
-    line = (f"manifest version {m.manifest_version}, updated {m.updated}, published by {m.published_by}; "
-            f"read from {m.source}")
-    if report.origin:
-        line += f" (fetched from {report.origin['url']} at {report.origin['fetched']})"
-    return line
-
-
-def _provenance_lines(release: Release, asset: Asset) -> list[str]:
-    out = []
-    facts = {**asset.provenance, **{f"release {k}": v for k, v in release.provenance.items()}}
-    for name, fact in facts.items():
-        text = fact.cite()
-        if fact.note:
-            text += f" ({fact.note})"
-        out.append(f"  source: {name}: {text}")
-    return out
-
-
-def render_listing(report: ReleasesReport, width: int | None = None) -> str:
-    m = report.manifest
-    rows = [_asset_row(r, a) for r in m.releases for a in r.assets]
-    text = "\n".join(fit_table(COLUMNS, rows, width))
-    summary = f"{len(m.releases)} releases, {len(rows)} assets\n{_manifest_line(report)}"
-    return f"{text}\n\n" + wrap_text(summary, width)
-
-
-def render_selection(report: ReleasesReport) -> str:
-    sel = report.selection
-    assert sel is not None
-    c = sel.constraints
-    hip_note = f" (HIP {report.hip_source})" if report.hip_source and c.hip else ""
-    out = [f"wanted: {describe_constraints(c)}{hip_note}"]
-    if sel.requested:
-        out.append(f"requested release {c.release} does not fit:")
-        out.extend(f"  {r.asset_name}: {'; '.join(r.reasons)}" for r in sel.requested)
-    if sel.chosen is None:
-        out.append("selected: nothing fits")
-        if sel.instead is not None:
-            out.append(f"  without --release: {sel.instead.release.id}/{sel.instead.asset.name} fits")
-    else:
-        ch = sel.chosen
-        rel = ch.release
-        pre = ", a GitHub pre-release" if rel.prerelease else ""
-        out.append(f"selected: {rel.id} ({rel.flavour} {rel.version}, tag {rel.tag}, "
-                   f"{rel.date or 'date unknown'}{pre})")
-        out.append(f"  asset:  {ch.asset.name}")
-        out.append(f"  url:    {redact_url(ch.asset.url)}")
-        out.append(f"  sha256: {ch.asset.sha256 or 'unknown'}")
-        out.append(f"  needs:  {ch.asset.hip.describe()}; serves torch built for CUDA "
-                   + (", ".join(str(m) for m in ch.asset.cuda_majors) or "-"))
-        out.extend(f"  note:   {n}" for n in ch.notes)
-        out.extend(f"  caveat: {cv}" for cv in ch.release.caveats)
-        out.extend(_provenance_lines(rel, ch.asset))
-    offered = offered_previews(report)
-    if offered:
-        out.append("preview and nightly builds on offer (pick one with --release ID):")
-        for rel, asset in offered:
-            commit = f", commit {rel.commit}" if rel.commit else ""
-            out.append(f"  {rel.id}/{asset.name} ({rel.date or 'date unknown'}{commit})")
-            out.append(f"    sha256: {asset.sha256 or 'unknown'} [{_cite(asset.fact('sha256'))}]")
-            out.append(f"    source: name: {_cite(asset.fact('name'))}")
-            out.append(f"    source: release date: {_cite(rel.fact('date'))}")
-    rest = [r for r in sel.rejected if r not in sel.requested]
-    if rest:
-        out.append("not selected:")
-        for rej in rest:
-            out.append(f"  {rej.release_id}/{rej.asset_name}: {'; '.join(rej.reasons)}")
-    return "\n".join(out)
-
-
-def _cite(fact: Fact) -> str:
-    return fact.cite() + (f" ({fact.note})" if fact.note else "")
-
-
 def offered_previews(report: ReleasesReport) -> list[tuple[Release, Asset]]:
     """With ``--channel preview``: the nightly/preview assets that fit (chosen or ranked lower), newest first
     as the manifest lists them."""
@@ -234,18 +124,3 @@ def offered_previews(report: ReleasesReport) -> list[tuple[Release, Asset]]:
         fitting.add((sel.chosen.release.id, sel.chosen.asset.name))
     return [(rel, asset) for rel in report.manifest.releases for asset in rel.assets
             if asset.channel != "stable" and (rel.id, asset.name) in fitting]
-
-
-def render_text(report: ReleasesReport, width: int | None = None, more: list[str] | None = None) -> str:
-    """The report as text no wider than ``width`` (words never broken; ``None``: one line per row)."""
-    if report.selection is not None:
-        body = wrap_text(render_selection(report) + "\n" + _manifest_line(report), width)
-    else:
-        body = render_listing(report, width)
-    return body + "".join("\n" + wrap_text(w, width) for w in [*(f"warning: {w}" for w in report.warnings),
-                                                               *(more or [])])
-
-
-def render_for_terminal(report: ReleasesReport, more: list[str]) -> str:
-    """:func:`render_text` at this terminal's width (``COLUMNS``; none when piped), ``more`` lines last."""
-    return render_text(report, view_width(), more)
