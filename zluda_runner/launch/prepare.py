@@ -164,12 +164,15 @@ def host_hip_found(env: Mapping[str, str] | None = None) -> HipFound:
     return hip_found(env)
 
 
-def host_gfx(env: Mapping[str, str] | None = None) -> str | None:
-    """The gfx of the GPU the run uses (``HIP_VISIBLE_DEVICES`` respected; the KFD topology, read under
+def host_gfx(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """The gfx of the GPU the workload gets: the user's ``HIP_VISIBLE_DEVICES`` where set, else the
+    dedicated one where the plan's ``dedicated-gpu`` default chooses it, else HIP's device 0
+    (:func:`zluda_runner.plan.defaults_facts.workload_gpu_env`; the KFD topology, read under
     ``ZLUDA_RUNNER_ROOT`` when that names a fake tree): what the manifest's GPU x HIP rules judge."""
     from zluda_runner.host.quick import target_gfx
+    from zluda_runner.plan.defaults_facts import workload_gpu_env
 
-    return target_gfx(env)
+    return target_gfx(workload_gpu_env(settings, os.environ if env is None else env))
 
 
 def target_cuda(python: str | None) -> tuple[str | None, str | None]:
@@ -220,7 +223,7 @@ def host_release_check(settings: Settings, found: HipFound | None = None, gfx: s
     manifest = load_current_manifest(settings.manifest, settings.cache_dir)
     wanted = settings.release or archive_release(manifest, settings, os_name)
     choose(manifest, found if found is not None else host_hip_found(), os=os_name, release=wanted,
-           gfx=gfx if gfx is not None else host_gfx())
+           gfx=gfx if gfx is not None else host_gfx(settings))
 
 
 def release_for(
@@ -252,7 +255,7 @@ def release_for(
     found = host_hip_found(env) if here else None
     wanted = settings.release or archive_release(manifest, settings, os_name)
     choice = choose(manifest, found, os=os_name, cuda=cuda_major, release=wanted,
-                    gfx=host_gfx(env) if here else None)
+                    gfx=host_gfx(settings, env) if here else None)
     release, asset = choice.release, choice.asset
     if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
         from zluda_runner.release.provisional import download_note, provisional_layout
@@ -309,7 +312,7 @@ def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) 
         "manifest": str(settings.manifest) if settings.manifest else None,
         "env": {k: env.get(k) for k in _ENV_KEYS},
         "hip_env": sorted((k.upper(), v) for k, v in env.items() if k.upper().startswith("HIP_PATH")),
-        "gfx": host_gfx(env),  # the GPU x HIP rules: another GPU (HIP_VISIBLE_DEVICES) may pick another
+        "gfx": host_gfx(settings, env),  # GPU x HIP rules: another GPU (HIP_VISIBLE_DEVICES) may pick another
     }
     if ident["manifest"]:
         ident["manifest_stat"] = _stat_id(ident["manifest"])
@@ -432,7 +435,7 @@ def _with_rule_warnings(plan: ShimPlan, env: Mapping[str, str], settings: Settin
 
     if plan.os != host_os():
         return plan
-    gfx = host_gfx({**env, **plan.env})
+    gfx = host_gfx(settings, {**env, **plan.env})
     if gfx is None:
         return plan
     found = host_hip_found(env)

@@ -18,10 +18,12 @@ from zluda_runner.core.units import format_bytes
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import KFD_NODES, gpus_from_kfd
 from zluda_runner.plan.defaults import (
+    DEDICATED_GPU,
     ComputeIdentity,
     DefaultsFacts,
     HostGpu,
     compute_defaults,
+    defaults_env,
     plan_with_defaults,
 )
 from zluda_runner.plan.model import REPLACE, ShimPlan
@@ -129,6 +131,39 @@ def _host_os(platform: str) -> str:
     return "windows" if platform == "win32" else "linux" if platform.startswith("linux") else platform
 
 
+REGISTRY = "Windows registry"
+
+
+def _host_gpu_facts(fs: HostFs, platform: str) -> tuple[tuple[HostGpu, ...], str | None]:
+    """This host's AMD GPUs and where they were read (None: none known): the KFD topology on Linux, the
+    registry on Windows (a fake root has no registry)."""
+    if platform.startswith("linux"):
+        gpus = host_gpus(fs)
+        return gpus, "KFD topology" if gpus else None
+    if platform == "win32" and fs.root is None:
+        found = registry_gpus()
+        return found, REGISTRY if found else None
+    return (), None
+
+
+def workload_gpu_env(settings: Settings, env: Mapping[str, str],
+                     platform: str | None = None) -> dict[str, str]:
+    """``env`` as the workload's choice of GPU sees it: with the ``dedicated-gpu`` default's
+    ``HIP_VISIBLE_DEVICES`` where that default applies on this host (an integrated and a dedicated GPU,
+    no visibility variable of the user's, defaults on), decided by the very code the plan's defaults
+    run; else ``env`` as is (the user's ``HIP_VISIBLE_DEVICES``, or HIP's device 0 with --no-defaults).
+    Release selection judges the manifest's GPU x HIP rules on the first GPU this leaves visible
+    (:func:`zluda_runner.host.quick.target_gfx`), the plan's defaults set what the workload gets."""
+    plat = platform or sys.platform
+    gpus, source = _host_gpu_facts(HostFs(root_from_env(env.get(ROOT_ENV) or "")), plat)
+    if len(gpus) < 2:
+        return dict(env)
+    facts = DefaultsFacts(enabled=settings.defaults, os=_host_os(plat), gpus=gpus, gpu_source=source,
+                          gpu_order_known=source != REGISTRY, env=dict(env))
+    chosen = [d for d in compute_defaults(facts) if d.name == DEDICATED_GPU]
+    return {**env, **defaults_env(chosen)}
+
+
 def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
                  platform: str | None = None) -> DefaultsFacts:
     """The facts for ``plan`` on this host (``env``: the user's environment for the launch)."""
@@ -136,10 +171,7 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
     fs = HostFs(root_from_env(env.get(ROOT_ENV) or ""))
     same_host = _host_os(plat) == plan.os
     miopen, looked = find_miopen(fs, env, plat) if same_host else (None, None)
-    gpus = host_gpus(fs) if same_host and plat.startswith("linux") else ()
-    source = "KFD topology" if gpus else None
-    if same_host and plat == "win32" and fs.root is None:  # (a fake root has no registry)
-        gpus, source = registry_gpus(), "Windows registry"
+    gpus, source = _host_gpu_facts(fs, plat) if same_host else ((), None)
     served, files = _served(plan)
     tgt = plan.target
     return DefaultsFacts(
@@ -148,7 +180,7 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
         release_id=plan.release.id if plan.release else None,
         flavour=plan.release.flavour if plan.release else None,
         served=served, served_files=files, miopen=miopen, miopen_looked=looked, gpus=gpus,
-        gpu_source=source if gpus else None, gpu_order_known=source != "Windows registry",
+        gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, settings), env=dict(env),
     )
 
