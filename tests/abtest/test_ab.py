@@ -93,7 +93,7 @@ def test_failing_side_is_reported_not_raised(recorder: list[str]) -> None:
 def test_shape_names_and_nothing_recorded(recorder: list[str]) -> None:
     shape = run_ab([*recorder, "shape"], [*recorder, "same"], runs=1)
     logits = next(c for c in shape.outputs if c.name == "logits")
-    assert logits.status == "shape_mismatch" and logits.shape_a == [4] and logits.shape_b == [6]
+    assert logits.status == "shape_mismatch" and logits.shape_a == (4,) and logits.shape_b == (6,)
     renamed = run_ab([*recorder, "renamed"], [*recorder, "same"], runs=1)
     statuses = {c.name: c.status for c in renamed.outputs}
     assert statuses["other"] == "missing_in_b" and statuses["logits"] == "missing_in_a"
@@ -168,7 +168,7 @@ def test_default_side_a_runs_the_script_under_zluda(
 
 def test_compare_is_dtype_aware_and_counts_argmax() -> None:
     def out(values: list[float], dtype: str = "float32", shape: list[int] | None = None) -> Output:
-        return Output("logits", dtype, shape or [len(values)], values)
+        return Output("logits", dtype, tuple(shape or [len(values)]), tuple(values))
 
     close = compare_output(out([1.0, 2.004]), out([1.0, 2.0]))
     assert close.status == "differ" and close.max_abs_error == pytest.approx(4e-3)  # float32: too far
@@ -192,14 +192,13 @@ def test_compare_is_dtype_aware_and_counts_argmax() -> None:
 
 
 def test_timing_summary_and_verdict() -> None:
-    report = AbReport(a=SideSummary("A", ["a"]), b=SideSummary("B", ["b"]))
     a_times, b_times = [4.0, 2.0, 3.0], [1.0, 1.5, 1.0]
-    for i in range(3):
-        for side, samples in (("A", a_times), ("B", b_times)):
-            report.runs.append(
-                RunResult(side, i + 1, 0, 10.0, timings={"generate": [samples[i]], "load": [0.1]})
-            )
-    summarise(report, {"A": {}, "B": {}}, None, None)
+    runs = tuple(RunResult(side, i + 1, 0, 10.0, timings={"generate": (samples[i],), "load": (0.1,)})
+                 for i in range(3) for side, samples in (("A", a_times), ("B", b_times)))
+    ran = AbReport(a=SideSummary("A", ("a",)), b=SideSummary("B", ("b",)), runs=runs)
+    report = summarise(ran, {"A": {}, "B": {}}, None, None)
+    assert ran.timings == () and ran.verdict == ""  # a new report: the one given is not changed
+    assert (report.a.runs, report.b.runs, report.runs) == (3, 3, runs)
     generate = next(t for t in report.timings if t.name == "generate")
     assert (generate.a.median_s, generate.a.min_s, generate.a.max_s, generate.a.samples) == (3.0, 2.0, 4.0, 3)
     assert (generate.b.median_s, generate.b.min_s, generate.b.max_s) == (1.0, 1.0, 1.5)
@@ -233,8 +232,8 @@ def test_api_is_inert_without_the_environment(tmp_path: Path, monkeypatch: pytes
         pass
     ab.record("grid", [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     outputs, timings, problems = read_records(tmp_path / "out")
-    assert outputs["x"].values == [1.0, 2.0] and outputs["x"].dtype == "int64"
-    assert outputs["grid"].shape == [2, 3] and outputs["grid"].values[-1] == 6.0
+    assert outputs["x"].values == (1.0, 2.0) and outputs["x"].dtype == "int64"
+    assert outputs["grid"].shape == (2, 3) and outputs["grid"].values[-1] == 6.0
     assert len(timings["t"]) == 1 and not problems
     with pytest.raises(TypeError):
         ab.record("bad", object())
@@ -290,5 +289,5 @@ def test_ab_demo_records_tensors_and_finds_the_offset() -> None:
     comparisons = {c.name: c for c in report.outputs}
     assert comparisons["product"].status == "differ"
     assert comparisons["product"].max_abs_error == pytest.approx(0.5, abs=1e-4)
-    assert comparisons["product"].dtype_a == "float32" and comparisons["product"].shape_a == [32, 32]
+    assert comparisons["product"].dtype_a == "float32" and comparisons["product"].shape_a == (32, 32)
     assert comparisons["logits"].status == "agree" and comparisons["logits"].argmax_agreement == 1.0

@@ -95,7 +95,7 @@ def test_filters_dtypes_and_hang(tmp_path: Path) -> None:
 def test_budget_leaves_the_rest_skipped(tmp_path: Path) -> None:
     _opinfo_ready()
     report = run_opinfo_probe(sys.executable, os.environ, device="cpu", dtypes=["float32"], budget=0.01)
-    assert report.cases == [] or all(c.status == "skipped" for c in report.cases)
+    assert all(c.status == "skipped" for c in report.cases)
     with pytest.raises(ProbeError) as err:
         run_opinfo_probe(sys.executable, os.environ, device="cpu", dtypes=["int8"])
     assert err.value.hint

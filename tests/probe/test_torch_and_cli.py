@@ -37,7 +37,7 @@ def test_torch_without_cuda_says_unavailable() -> None:
     require(not torch.cuda.is_available(), "this torch has a CUDA device")
     report = run_torch_probe(sys.executable, os.environ, device="cuda", timeout=300)
     assert report.load is not None and report.load.status == "unavailable"
-    assert "CUDA is not available" in report.load.detail and report.cases == []
+    assert "CUDA is not available" in report.load.detail and report.cases == ()
 
 
 def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:

@@ -38,9 +38,7 @@ def torch_ops(n: int, failing: set[int] = frozenset(), tag: str = "") -> ProbeRe
         )
         for i in range(n)
     ]
-    report = ProbeReport(kind=KIND_TORCH, target="python", cases=cases)
-    report.summarise()
-    return report
+    return ProbeReport(kind=KIND_TORCH, target="python", cases=tuple(cases))
 
 
 def trace_report() -> TraceReport:
@@ -65,12 +63,12 @@ def ab_report(median_a: float = 1.2, agree: bool = True) -> AbReport:
     a = TimingStats(5, median_a, median_a * 0.9, median_a * 1.1)
     b = TimingStats(5, 1.0, 0.9, 1.1)
     return AbReport(
-        a=SideSummary("A", ["zluda-run", "python", "infer.py"], runs=5),
-        b=SideSummary("B", ["python", "infer.py"], runs=5),
-        outputs=[
-            OutputComparison("logits", "agree" if agree else "differ", max_abs_error=1e-3, elements=1000)
-        ],
-        timings=[TimingComparison("generate", a, b, median_a / 1.0, "B" if median_a > 1.05 else "same")],
+        a=SideSummary("A", ("zluda-run", "python", "infer.py"), runs=5),
+        b=SideSummary("B", ("python", "infer.py"), runs=5),
+        outputs=(
+            OutputComparison("logits", "agree" if agree else "differ", max_abs_error=1e-3, elements=1000),
+        ),
+        timings=(TimingComparison("generate", a, b, median_a / 1.0, "B" if median_a > 1.05 else "same"),),
         agree=agree,
         faster="B" if median_a > 1.05 else "same",
         verdict=f"B is {median_a:.2f}x faster than A on 'generate'",
@@ -104,9 +102,9 @@ def doctor_report() -> DoctorReport:
     )
     return DoctorReport(
         facts=facts,
-        checks=[
+        checks=(
             Check("gpu", Status.OK, "Radeon RX 7900 XTX (gfx1100)"),
             Check("rocblas", Status.WARN, "no hipBLASLt kernels for gfx1100"),
             Check("kfd", Status.FAIL, "/dev/kfd: permission denied", fix="usermod -aG render,video $USER"),
-        ],
+        ),
     )

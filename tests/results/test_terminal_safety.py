@@ -32,8 +32,8 @@ def _hostile_bundle(tmp_path: Path) -> tuple[Path, list[str]]:
     runs = []
     for day, failing in ((1, {1}), (2, {0, 1, 2})):
         report = reports.torch_ops(3, failing, tag=CLIPBOARD)
-        for case in report.cases:
-            case.detail = f"{CLEAR} {CR} {BIDI}"
+        hostile = tuple(dataclasses.replace(case, detail=f"{CLEAR} {CR} {BIDI}") for case in report.cases)
+        report = dataclasses.replace(report, cases=hostile)
         run = build_run("torch-ops", report, command=["zluda-run", TITLE, "probe"],
                         host={**reports.HOST, "gfx": f"gfx1100{CSI}", "gpu_name": CLEAR},
                         started_at=f"2025-09-0{day}T10:00:00.000000Z",

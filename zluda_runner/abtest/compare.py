@@ -7,10 +7,20 @@ run's samples.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from zluda_runner.abtest.model import AbReport, Output, OutputComparison, TimingComparison, TimingStats
+from zluda_runner.abtest.model import (
+    AbReport,
+    Faster,
+    Output,
+    OutputComparison,
+    RunResult,
+    SideSummary,
+    TimingComparison,
+    TimingStats,
+)
 from zluda_runner.probe.output_compare import compare_values, tolerance
 
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
@@ -63,7 +73,7 @@ def timing_stats(samples: Sequence[float]) -> TimingStats | None:
     return TimingStats(len(samples), statistics.median(samples), min(samples), max(samples))
 
 
-def _faster(a: TimingStats | None, b: TimingStats | None) -> tuple[float | None, str | None]:
+def _faster(a: TimingStats | None, b: TimingStats | None) -> tuple[float | None, Faster | None]:
     if a is None or b is None or b.median_s <= 0:
         return None, None
     ratio = a.median_s / b.median_s
@@ -73,61 +83,88 @@ def _faster(a: TimingStats | None, b: TimingStats | None) -> tuple[float | None,
 
 
 def summarise(
-    report: AbReport, first: dict[str, dict[str, Output]], rtol: float | None, atol: float | None
-) -> None:
-    for summary in (report.a, report.b):
-        side_runs = [r for r in report.runs if r.side == summary.label]
-        summary.runs = len(side_runs)
-        summary.failed_runs = sum(1 for r in side_runs if r.exit_code != 0)
-        summary.recorded_nothing = sum(1 for r in side_runs if not r.outputs and not r.timings)
-        summary.wall = timing_stats([r.wall_s for r in side_runs if r.exit_code == 0])
-        if summary.failed_runs:
-            last = next(r for r in reversed(side_runs) if r.exit_code != 0)
-            why = _last_error_line(last.stderr_tail)
-            report.problems.append(
-                f"side {summary.label} failed in {summary.failed_runs}/{summary.runs} run(s) "
-                f"({last.error}){': ' + why if why else ''}"
+    report: AbReport, first: Mapping[str, Mapping[str, Output]], rtol: float | None, atol: float | None
+) -> AbReport:
+    """``report`` (its sides and runs) finished: each side counted, the outputs of ``first`` (each
+    side's first run that recorded them) and the pooled timings compared, the problems and the verdict."""
+    problems: list[str] = []
+    a, b = (_side(summary, report.runs, problems) for summary in (report.a, report.b))
+    outputs = _compare_outputs(first["A"], first["B"], rtol, atol)
+    pooled: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
+    for run in report.runs:
+        for name, samples in run.timings.items():
+            pooled[run.side].setdefault(name, []).extend(samples)
+    timings: list[TimingComparison] = []
+    for name in sorted(set(pooled["A"]) | set(pooled["B"])):
+        stats_a, stats_b = timing_stats(pooled["A"].get(name, [])), timing_stats(pooled["B"].get(name, []))
+        ratio, faster = _faster(stats_a, stats_b)
+        timings.append(TimingComparison(name, stats_a, stats_b, ratio, faster))
+    for cmp in outputs:
+        if cmp.status == "shape_mismatch":
+            problems.append(
+                f"output {cmp.name!r}: shape {_shape(cmp.shape_a)} on A vs {_shape(cmp.shape_b)} on B"
             )
-        elif summary.recorded_nothing == summary.runs:
-            report.problems.append(
-                f"side {summary.label} recorded nothing (does the script call ab.record / "
-                "ab.timer? is zluda_runner.ab importable there?)"
+        elif cmp.status.startswith("missing_in_"):
+            problems.append(
+                f"output {cmp.name!r} was recorded only on side "
+                f"{'A' if cmp.status == 'missing_in_b' else 'B'}"
             )
-    names_a, names_b = first["A"], first["B"]
+    agree = all(c.status == "agree" for c in outputs) if outputs else None
+    compared = dataclasses.replace(report, a=a, b=b, outputs=outputs, timings=tuple(timings), agree=agree,
+                                   problems=tuple(problems))
+    faster, verdict = _verdict(compared)
+    return dataclasses.replace(compared, faster=faster, verdict=verdict)
+
+
+def _shape(shape: Sequence[int] | None) -> list[int] | None:
+    """A shape as the problem text has always shown it (a list)."""
+    return None if shape is None else list(shape)
+
+
+def _side(summary: SideSummary, runs: Sequence[RunResult], problems: list[str]) -> SideSummary:
+    """``summary`` with its runs counted; a side that failed or recorded nothing adds a problem."""
+    side_runs = [r for r in runs if r.side == summary.label]
+    counted = dataclasses.replace(
+        summary,
+        runs=len(side_runs),
+        failed_runs=sum(1 for r in side_runs if r.exit_code != 0),
+        recorded_nothing=sum(1 for r in side_runs if not r.outputs and not r.timings),
+        wall=timing_stats([r.wall_s for r in side_runs if r.exit_code == 0]),
+    )
+    if counted.failed_runs:
+        last = next(r for r in reversed(side_runs) if r.exit_code != 0)
+        why = _last_error_line(last.stderr_tail)
+        problems.append(
+            f"side {counted.label} failed in {counted.failed_runs}/{counted.runs} run(s) "
+            f"({last.error}){': ' + why if why else ''}"
+        )
+    elif counted.recorded_nothing == counted.runs:
+        problems.append(
+            f"side {counted.label} recorded nothing (does the script call ab.record / "
+            "ab.timer? is zluda_runner.ab importable there?)"
+        )
+    return counted
+
+
+def _compare_outputs(names_a: Mapping[str, Output], names_b: Mapping[str, Output], rtol: float | None,
+                     atol: float | None) -> tuple[OutputComparison, ...]:
+    compared: list[OutputComparison] = []
     for name in sorted(set(names_a) | set(names_b), key=lambda n: (n not in names_a, n)):
         if name not in names_b:
-            report.outputs.append(
+            compared.append(
                 OutputComparison(
                     name=name, status="missing_in_b", dtype_a=names_a[name].dtype, shape_a=names_a[name].shape
                 )
             )
         elif name not in names_a:
-            report.outputs.append(
+            compared.append(
                 OutputComparison(
                     name=name, status="missing_in_a", dtype_b=names_b[name].dtype, shape_b=names_b[name].shape
                 )
             )
         else:
-            report.outputs.append(compare_output(names_a[name], names_b[name], rtol, atol))
-    pooled: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
-    for run in report.runs:
-        for name, samples in run.timings.items():
-            pooled[run.side].setdefault(name, []).extend(samples)
-    for name in sorted(set(pooled["A"]) | set(pooled["B"])):
-        a, b = timing_stats(pooled["A"].get(name, [])), timing_stats(pooled["B"].get(name, []))
-        ratio, faster = _faster(a, b)
-        report.timings.append(TimingComparison(name, a, b, ratio, faster))
-    for cmp in report.outputs:
-        if cmp.status == "shape_mismatch":
-            report.problems.append(f"output {cmp.name!r}: shape {cmp.shape_a} on A vs {cmp.shape_b} on B")
-        elif cmp.status.startswith("missing_in_"):
-            report.problems.append(
-                f"output {cmp.name!r} was recorded only on side "
-                f"{'A' if cmp.status == 'missing_in_b' else 'B'}"
-            )
-    if report.outputs:
-        report.agree = all(c.status == "agree" for c in report.outputs)
-    report.verdict = _verdict(report)
+            compared.append(compare_output(names_a[name], names_b[name], rtol, atol))
+    return tuple(compared)
 
 
 def _last_error_line(stderr: str) -> str:
@@ -137,8 +174,10 @@ def _last_error_line(stderr: str) -> str:
     return (own or lines or [""])[-1]
 
 
-def _verdict(report: AbReport) -> str:
+def _verdict(report: AbReport) -> tuple[Faster | None, str]:
+    """Which side is faster on the region that takes longest, and the one-line verdict."""
     parts: list[str] = []
+    faster: Faster | None = None
     timed = [t for t in report.timings if t.faster is not None and t.a and t.b]
     # the verdict speaks of the region that takes longest: it dominates what a user waits for
     basis = max(timed, key=lambda t: t.a.median_s + t.b.median_s, default=None)  # type: ignore[union-attr]
@@ -146,7 +185,7 @@ def _verdict(report: AbReport) -> str:
         ratio, faster = _faster(report.a.wall, report.b.wall)
         basis = TimingComparison("whole run", report.a.wall, report.b.wall, ratio, faster)
     if basis is not None and basis.a and basis.b and basis.ratio_a_over_b is not None:
-        report.faster = basis.faster
+        faster = basis.faster
         a_s, b_s = basis.a.median_s, basis.b.median_s
         if basis.faster == "same":
             parts.append(
@@ -179,6 +218,6 @@ def _verdict(report: AbReport) -> str:
     text = "; ".join(parts)
     if report.problems:
         text += ". Problems: " + " | ".join(report.problems)
-    return text
+    return faster, text
 
 

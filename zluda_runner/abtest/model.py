@@ -1,32 +1,43 @@
-"""The A/B comparison's data: recorded outputs, each run, the comparisons, the report."""
+"""The A/B comparison's data: recorded outputs, each run, the comparisons, the report.
+
+The records are frozen: :func:`~zluda_runner.abtest.run.run_ab` builds each run's
+:class:`RunResult` once, and :func:`~zluda_runner.abtest.compare.summarise` the finished
+:class:`AbReport` (sides counted, outputs and timings compared, the verdict) from the runs.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
+Side = Literal["A", "B"]
+Faster = Literal["A", "B", "same"]  # "same": the medians are within the tie margin
+ComparisonStatus = Literal["agree", "differ", "shape_mismatch", "missing_in_a", "missing_in_b"]
+
 
 @dataclass(frozen=True)
 class Output:
     name: str
     dtype: str
-    shape: list[int]
-    values: list[float]
+    shape: tuple[int, ...]
+    values: tuple[float, ...]
     logits: bool | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunResult(JsonMixin):
-    side: str
+    side: Side
     index: int
     exit_code: int | None
     wall_s: float
-    outputs: list[str] = field(default_factory=list)
-    timings: dict[str, list[float]] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    timings: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     stderr_tail: str = ""
     error: str | None = None
 
@@ -45,17 +56,17 @@ class TimingComparison(JsonMixin):
     a: TimingStats | None
     b: TimingStats | None
     ratio_a_over_b: float | None = None
-    faster: str | None = None  # "A", "B", "same" or None when a side has no samples
+    faster: Faster | None = None  # None when a side has no samples
 
 
 @dataclass(frozen=True)
 class OutputComparison(JsonMixin):
     name: str
-    status: str  # "agree", "differ", "shape_mismatch", "missing_in_a", "missing_in_b"
+    status: ComparisonStatus
     dtype_a: str | None = None
     dtype_b: str | None = None
-    shape_a: list[int] | None = None
-    shape_b: list[int] | None = None
+    shape_a: tuple[int, ...] | None = None
+    shape_b: tuple[int, ...] | None = None
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     rtol: float | None = None
@@ -65,27 +76,27 @@ class OutputComparison(JsonMixin):
     argmax_agreement: float | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class SideSummary(JsonMixin):
-    label: str
-    argv: list[str]
+    label: Side
+    argv: tuple[str, ...]
     runs: int = 0
     failed_runs: int = 0
     recorded_nothing: int = 0
     wall: TimingStats | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class AbReport(JsonMixin):
     a: SideSummary
     b: SideSummary
-    runs: list[RunResult] = field(default_factory=list)
-    outputs: list[OutputComparison] = field(default_factory=list)
-    timings: list[TimingComparison] = field(default_factory=list)
+    runs: tuple[RunResult, ...] = ()
+    outputs: tuple[OutputComparison, ...] = ()
+    timings: tuple[TimingComparison, ...] = ()
     agree: bool | None = None
-    faster: str | None = None
+    faster: Faster | None = None
     verdict: str = ""
-    problems: list[str] = field(default_factory=list)
+    problems: tuple[str, ...] = ()
     schema: int = JSON_SCHEMA_VERSION
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 
 from zluda_runner.ab import AB_DIR_ENV, RECORDS_FILE
 from zluda_runner.abtest.compare import summarise
-from zluda_runner.abtest.model import AbReport, Output, RunResult, SideSummary
+from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 
@@ -71,29 +71,31 @@ def run_ab(
             f"--timeout must be positive (got {timeout:g})", hint="give seconds, e.g. --timeout 600"
         )
     base_env = dict(os.environ if env is None else env)
-    report = AbReport(a=SideSummary("A", list(a_argv)), b=SideSummary("B", list(b_argv)))
+    runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
+    sides: tuple[tuple[Side, Sequence[str]], ...] = (("A", a_argv), ("B", b_argv))
     with tempfile.TemporaryDirectory(prefix="zluda-ab-", dir=work_dir) as tmp:
         import_dir = ab_import_dir(Path(tmp) / "import")
         pythonpath = os.pathsep.join(p for p in (str(import_dir), base_env.get("PYTHONPATH", "")) if p)
         for i in range(runs):
-            for side, argv in (("A", a_argv), ("B", b_argv)):
+            for side, argv in sides:
                 out_dir = Path(tmp) / f"{side}-{i + 1}"
                 out_dir.mkdir()
                 run_env = {**base_env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
                 result, outputs = _run_once(side, i + 1, list(argv), run_env, cwd, timeout, out_dir)
-                report.runs.append(result)
+                runs_done.append(result)
                 for name, out in outputs.items():
                     first_outputs[side].setdefault(name, out)
                 if progress is not None:
                     state = "ok" if result.error is None else f"FAILED ({result.error})"
                     progress(f"run {side} {i + 1}/{runs}: {result.wall_s:.2f} s, {state}")
-    summarise(report, first_outputs, rtol, atol)
-    return report
+    report = AbReport(a=SideSummary("A", tuple(a_argv)), b=SideSummary("B", tuple(b_argv)),
+                      runs=tuple(runs_done))
+    return summarise(report, first_outputs, rtol, atol)
 
 
 def _run_once(
-    side: str,
+    side: Side,
     index: int,
     argv: list[str],
     env: dict[str, str],
@@ -103,31 +105,33 @@ def _run_once(
 ) -> tuple[RunResult, dict[str, Output]]:
     start = time.perf_counter()
     stderr_path = out_dir / "stderr.txt"
-    result = RunResult(side=side, index=index, exit_code=None, wall_s=0.0)
+    exit_code: int | None = None
+    error: str | None = None
     try:
         with open(stderr_path, "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
             proc = subprocess.run(
                 argv, env=env, cwd=cwd, stdout=out, stderr=err, timeout=timeout, check=False
             )
-        result.exit_code = proc.returncode
+        exit_code = proc.returncode
         if proc.returncode != 0:
-            result.error = f"exit code {proc.returncode}"
+            error = f"exit code {proc.returncode}"
     except FileNotFoundError:
-        result.error = f"command not found: {argv[0]}"
+        error = f"command not found: {argv[0]}"
     except PermissionError:
-        result.error = f"command not executable: {argv[0]}"
+        error = f"command not executable: {argv[0]}"
     except subprocess.TimeoutExpired:
-        result.error = f"timed out after {timeout:.0f} s"
-    result.wall_s = time.perf_counter() - start
+        error = f"timed out after {timeout:.0f} s"
+    wall_s = time.perf_counter() - start
     try:
-        result.stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
+        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
     except OSError:
-        result.stderr_tail = ""
+        stderr_tail = ""
     outputs, timings, problems = read_records(out_dir)
-    result.outputs = list(outputs)
-    result.timings = timings
-    if problems and result.error is None:
-        result.error = "; ".join(problems)
+    if problems and error is None:
+        error = "; ".join(problems)
+    result = RunResult(side=side, index=index, exit_code=exit_code, wall_s=wall_s, outputs=tuple(outputs),
+                       timings={name: tuple(samples) for name, samples in timings.items()},
+                       stderr_tail=stderr_tail, error=error)
     return result, outputs
 
 
@@ -160,13 +164,13 @@ def _load_output(folder: Path, entry: dict[str, Any]) -> Output:
         data.frombytes(raw)
         if sys.byteorder != "little":
             data.byteswap()
-        values = [float(v) for v in data]
+        values = tuple(float(v) for v in data)
     else:
-        values = [float(v) for v in entry["values"]]
+        values = tuple(float(v) for v in entry["values"])
     return Output(
         name=entry["name"],
         dtype=str(entry["dtype"]),
-        shape=[int(s) for s in entry["shape"]],
+        shape=tuple(int(s) for s in entry["shape"]),
         values=values,
         logits=entry.get("logits"),
     )

@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
+
+__all__ = ["Recordable", "Recorded", "ResultRow", "ResultRows", "ResultsDiff", "delete_result",
+           "diff_results", "export_results", "get_result", "import_results", "list_results", "record_result",
+           "results_location", "results_matrix"]
 
 if TYPE_CHECKING:
     from zluda_runner.results.matrix import Matrix
@@ -32,7 +37,7 @@ class Recorded:
     location: str
 
 
-def record_result(kind: str, report: object, options: Options | None = None, *,
+def record_result(kind: str, report: Recordable, options: Options | None = None, *,
                   command: Sequence[str] = ()) -> Recorded:
     """Keep one report in the results store (``Options(results_db=...)``, else ``results.db`` in the cache).
 
@@ -40,7 +45,8 @@ def record_result(kind: str, report: object, options: Options | None = None, *,
 
     Args:
         kind: ``"probe"``, ``"torch-ops"``, ``"trace"``, ``"ab"``, ``"verify-load"`` or ``"doctor"``.
-        report: the report (what :func:`run_probe` or :func:`run_doctor` returned).
+        report: the report (what :func:`run_probe` or :func:`run_doctor` returned), or any
+            :class:`Recordable`: an object whose ``result_rows()`` gives its :class:`ResultRows`.
         command: the command line that made it, as words (scrubbed of personal paths when stored).
     """
     from zluda_runner.host.quick import quick_facts

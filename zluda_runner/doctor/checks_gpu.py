@@ -132,7 +132,22 @@ def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str) ->
     )
 
 
-def check_driver(facts: HostFacts, fs: HostFs) -> Check:
+def linux_driver_version(fs: HostFs) -> str | None:
+    """``amdgpu <version>`` (``(in-tree)`` without a version file) when the module is loaded."""
+    if not fs.is_dir("/sys/module/amdgpu"):
+        return None
+    version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
+    return f"amdgpu {version or '(in-tree)'}"
+
+
+def windows_driver_version(facts: HostFacts) -> str | None:
+    """The AMD display driver's version from the registry, else the HIP runtime's driver version."""
+    registry = next((g.driver_version for g in facts.gpus if g.driver_version), None)
+    hip_driver = format_hip_version(facts.hip.driver_version) if facts.hip is not None else None
+    return registry or (f"HIP driver {hip_driver}" if hip_driver else None)
+
+
+def check_driver(fs: HostFs) -> Check:
     if not fs.is_dir("/sys/module/amdgpu"):
         return Check(
             "driver",
@@ -141,7 +156,6 @@ def check_driver(facts: HostFacts, fs: HostFs) -> Check:
             "Install the amdgpu driver (in-tree or amdgpu-dkms with firmware) and `sudo modprobe amdgpu`.",
         )
     version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
-    facts.driver_version = f"amdgpu {version or '(in-tree)'}"
     kfd = fs.path("/dev/kfd")
     if not kfd.exists():
         return Check(
@@ -166,9 +180,7 @@ def check_driver(facts: HostFacts, fs: HostFs) -> Check:
 
 
 def check_windows_driver(facts: HostFacts) -> Check:
-    registry = next((g.driver_version for g in facts.gpus if g.driver_version), None)
-    hip_driver = format_hip_version(facts.hip.driver_version) if facts.hip is not None else None
-    facts.driver_version = registry or (f"HIP driver {hip_driver}" if hip_driver else None)
+    """Reads :attr:`HostFacts.driver_version` (:func:`windows_driver_version`)."""
     if facts.driver_version:
         return Check("driver", Status.OK, f"AMD display driver {facts.driver_version}")
     return Check(

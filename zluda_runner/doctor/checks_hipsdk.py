@@ -1,6 +1,6 @@
 """Windows HIP SDK conflicts (:mod:`zluda_runner.host.hipsdk`): several SDKs, a HIP runtime mix between
-the release and the SDK's math libraries, an SDK without rocBLAS kernels for the GPU. Not applicable on
-Linux: the doctor lists them as skipped there, never as ok."""
+the release and the SDK's math libraries, an SDK without rocBLAS kernels for the GPU. Off Windows each is
+``not_applicable`` (neither ok nor failing), never ok."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
-from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
+from zluda_runner.doctor.model import Check, Findings, ResolvedOptions, Status
 from zluda_runner.host import hipsdk
 from zluda_runner.host.gpus import target_gpu
+from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
 
 CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
@@ -60,39 +61,36 @@ def _combined(check_id: str, conflicts: Sequence[hipsdk.Conflict], details: Mapp
                  {**details, "conflicts": [c.to_dict() for c in conflicts]})
 
 
-def hipsdk_checks(report: DoctorReport, opts: ResolvedOptions) -> None:
-    """Append the three checks (or, off Windows / without an SDK, say why they are skipped)."""
+def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions) -> Findings:
+    """The three checks: off Windows each ``not_applicable``; without an SDK (or a known GPU target for
+    ``sdk_rocblas``) skipped, with why."""
     if opts.platform != "win32":
-        report.skipped += [f"{c} (not applicable on {report.facts.os})" for c in CHECK_IDS]
-        return
+        why = f"Windows HIP SDK check: not applicable on {facts.os}"
+        return Findings(tuple(Check(c, Status.NOT_APPLICABLE, why) for c in CHECK_IDS))
     sdks = hipsdk.find_sdks(opts.root, opts.env)
     used = hipsdk.used_sdk(sdks)
     if not sdks or used is None or not used.exists:
-        report.skipped += [f"{c} (no HIP SDK found)" for c in CHECK_IDS]
-        return
+        return Findings(skipped=tuple(f"{c} (no HIP SDK found)" for c in CHECK_IDS))
     listed = {"sdks": [s.to_dict() for s in sdks], "used": used.path}
     conflicts = hipsdk.sdk_conflicts(sdks, opts.env)
     if conflicts:
-        report.checks.append(_combined("hip_sdks", conflicts, listed))
+        found = _combined("hip_sdks", conflicts, listed)
     else:
-        report.checks.append(Check("hip_sdks", Status.OK, f"One HIP SDK in use: {used.label()}",
-                                   details=listed))
-    report.checks.append(_runtime_check(opts, used))
-    target = target_gpu(report.facts.gpus, opts.env) if report.facts.gpus else None
+        found = Check("hip_sdks", Status.OK, f"One HIP SDK in use: {used.label()}", details=listed)
+    first = Findings.of(found, _runtime_check(opts, used))
+    target = target_gpu(facts.gpus, opts.env) if facts.gpus else None
     if target is None or not target.gfx:
-        report.skipped.append("sdk_rocblas (GPU target unknown)")
-        return
-    facts = hipsdk.rocblas_kernels(opts.root, sdks, target.gfx)
-    missing = hipsdk.kernel_conflict(facts, target.gfx)
-    per_sdk = {f.sdk.path: f.files for f in facts}
+        return first + Findings(skipped=("sdk_rocblas (GPU target unknown)",))
+    kernels = hipsdk.rocblas_kernels(opts.root, sdks, target.gfx)
+    missing = hipsdk.kernel_conflict(kernels, target.gfx)
+    per_sdk = {f.sdk.path: f.files for f in kernels}
     if missing is not None:
-        report.checks.append(_combined("sdk_rocblas", [missing], {"gfx": target.gfx, "files": per_sdk}))
-        return
-    lacking = [f.sdk.label() for f in facts if not f.files]
+        return first + Findings.of(_combined("sdk_rocblas", [missing], {"gfx": target.gfx, "files": per_sdk}))
+    lacking = [f.sdk.label() for f in kernels if not f.files]
     note = f"; not in {', '.join(lacking)} (not used)" if lacking else ""
-    report.checks.append(Check("sdk_rocblas", Status.OK,
-                               f"{used.label()} has rocBLAS kernels for {target.gfx}{note}",
-                               details={"gfx": target.gfx, "files": per_sdk}))
+    return first + Findings.of(Check("sdk_rocblas", Status.OK,
+                                     f"{used.label()} has rocBLAS kernels for {target.gfx}{note}",
+                                     details={"gfx": target.gfx, "files": per_sdk}))
 
 
 def _runtime_check(opts: ResolvedOptions, used: hipsdk.HipSdk) -> Check:

@@ -9,9 +9,10 @@ from pathlib import Path
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
-from zluda_runner.doctor.model import Check, DoctorReport, ResolvedOptions, Status
+from zluda_runner.doctor.model import Check, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
 from zluda_runner.host.gpus import effective_gfx, target_gpu
+from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
 from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import load_current_manifest
@@ -24,11 +25,10 @@ def _cuda_major(torch: Check | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def check_release(report: DoctorReport, opts: ResolvedOptions, torch: Check | None) -> Check:
+def check_release(facts: HostFacts, opts: ResolvedOptions, torch: Check | None) -> Check:
     """The run's own verdict (:func:`~zluda_runner.release.selection.choose`, the same HIP finder, the same
     GPU x HIP rules for the GPU the run uses, and the same words): a host no release fits fails here as the
     run is refused."""
-    facts = report.facts
     if facts.os not in ("linux", "windows"):
         return Check(
             "release", Status.FAIL, f"No ZLUDA release is built for {facts.os}", "Use Linux or Windows."

@@ -10,7 +10,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import MANIFEST_ENV
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.checks_gpu import check_gpu_hip_rules
-from zluda_runner.doctor.model import Check, DoctorReport, Status
+from zluda_runner.doctor.model import Check, Findings, Status
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx, target_gpu
@@ -107,61 +107,53 @@ def check_rocm(facts: HostFacts, platform: str) -> Check:
     )
 
 
-def gpu_hip_rule_check(report: DoctorReport, env: Mapping[str, str], platform: str,
-                       settings: Settings | None = None) -> None:
+def gpu_hip_rule_check(facts: HostFacts, env: Mapping[str, str], platform: str,
+                       settings: Settings | None = None) -> Findings:
     """The manifest's GPU x HIP rules for the GPU the run uses (``gpu_hip``): the manifest ``--manifest`` /
     ``ZLUDA_RUNNER_MANIFEST`` names, else the one in use for ``settings``' cache, else the packaged one."""
     from zluda_runner.release.manifest import load_current_manifest
 
-    facts = report.facts
+    skipped = Findings(skipped=("gpu_hip",))
     target = target_gpu(facts.gpus, env) if facts.gpus else None
     gfx = effective_gfx(target, env, platform) if target is not None else None
     if gfx is None or facts.rocm is None:
-        report.skipped.append("gpu_hip")
-        return
+        return skipped
     explicit = settings.manifest if settings is not None and settings.manifest else None
     if explicit is None and env.get(MANIFEST_ENV):
         explicit = Path(env[MANIFEST_ENV])
     try:
         manifest = load_current_manifest(explicit, settings.cache_dir if settings is not None else None)
     except ZludaRunnerError:  # the release check says what is wrong with the manifest
-        report.skipped.append("gpu_hip")
-        return
+        return skipped
     check = check_gpu_hip_rules(facts, gfx, manifest.gpu_hip_rules)
-    if check is None:
-        report.skipped.append("gpu_hip")
-    else:
-        report.checks.append(check)
+    return skipped if check is None else Findings.of(check)
 
 
-def library_checks(report: DoctorReport, fs: HostFs, env: Mapping[str, str], platform: str,
-                   settings: Settings | None = None) -> None:
-    facts = report.facts
-    gpu_hip_rule_check(report, env, platform, settings)
+def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platform: str,
+                   settings: Settings | None = None) -> Findings:
+    rules = gpu_hip_rule_check(facts, env, platform, settings)
     if facts.rocm is None or not facts.gpus:
-        report.skipped += ["rocblas", "hipblaslt", "miopen"]
-        return
+        return rules + Findings(skipped=("rocblas", "hipblaslt", "miopen"))
     dirs = library_dirs(facts.rocm)
     target = target_gpu(facts.gpus, env)
     gfx = effective_gfx(target, env, platform) if target is not None else None
     if target is None or gfx is None:
-        report.skipped += ["rocblas", "hipblaslt"]
+        blas = Findings(skipped=("rocblas", "hipblaslt"))
     else:
-        report.checks.append(check_rocblas(fs, dirs, target, gfx, facts.rocm, platform))
-        report.checks.append(check_hipblaslt(fs, dirs, gfx))
+        blas = Findings.of(check_rocblas(fs, dirs, target, gfx, facts.rocm, platform),
+                           check_hipblaslt(fs, dirs, gfx))
     miopen = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
     if miopen:
-        report.checks.append(Check("miopen", Status.OK, f"MIOpen present ({miopen[0].name})"))
+        found = Check("miopen", Status.OK, f"MIOpen present ({miopen[0].name})")
     else:
-        report.checks.append(
-            Check(
-                "miopen",
-                Status.WARN,
-                "MIOpen not found: cuDNN calls through ZLUDA will fail",
-                "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
-                "torch.backends.cudnn.enabled = False.",
-            )
+        found = Check(
+            "miopen",
+            Status.WARN,
+            "MIOpen not found: cuDNN calls through ZLUDA will fail",
+            "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
+            "torch.backends.cudnn.enabled = False.",
         )
+    return rules + blas + Findings.of(found)
 
 
 def check_rocblas(

@@ -36,9 +36,14 @@ ENV_OF_INTEREST = (
 
 
 class Status(str, enum.Enum):
+    """A check's verdict. ``NOT_APPLICABLE``: the check has no meaning on this host (a Windows HIP SDK
+    check on Linux); like a skipped check it is neither a pass nor a failure, with or without
+    ``--strict``, and it is recorded as neither."""
+
     OK = "ok"
     WARN = "warn"
     FAIL = "fail"
+    NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True)
@@ -50,11 +55,30 @@ class Check(JsonMixin):
     details: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(frozen=True)
+class Findings:
+    """What one area's checks found: its checks, and those it skipped (each with why, when known).
+
+    ``a + b`` joins two in order; :func:`~zluda_runner.doctor.run.run_doctor` builds the report
+    from them once."""
+
+    checks: tuple[Check, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+    def __add__(self, other: Findings) -> Findings:
+        return Findings((*self.checks, *other.checks), (*self.skipped, *other.skipped))
+
+    @classmethod
+    def of(cls, *checks: Check | None, skipped: tuple[str, ...] = ()) -> Findings:
+        """The checks given (None left out) and ``skipped``."""
+        return cls(tuple(c for c in checks if c is not None), skipped)
+
+
+@dataclass(frozen=True)
 class DoctorReport(JsonMixin):
     facts: HostFacts
-    checks: list[Check] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    checks: tuple[Check, ...] = ()
+    skipped: tuple[str, ...] = ()
     exit_code: int = exitcodes.OK
     schema: int = JSON_SCHEMA_VERSION
 
@@ -65,8 +89,9 @@ class DoctorReport(JsonMixin):
         return next((c for c in self.checks if c.id == check_id), None)
 
     def result_rows(self) -> ResultRows:
-        """Recorded (kind doctor): one row per check, ok = ok, fail = failing, warn neither; the host
-        facts give the run's fingerprint (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        """Recorded (kind doctor): one row per check, ok = ok, fail = failing, warn and not_applicable
+        neither; the host facts give the run's fingerprint
+        (:class:`~zluda_runner.results.recordable.Recordable`)."""
         ok = {Status.OK: True, Status.FAIL: False}
         return ResultRows(
             rows=tuple(ResultRow(c.id, c.status.value, ok.get(c.status), c.message) for c in self.checks),

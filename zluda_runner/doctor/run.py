@@ -10,8 +10,10 @@ is skipped under a fake root unless injected.
 
 from __future__ import annotations
 
+import dataclasses
 import platform as _platform
 import sys
+from collections.abc import Sequence
 
 from zluda_runner.core import exitcodes
 from zluda_runner.doctor.checks_gpu import (
@@ -22,6 +24,8 @@ from zluda_runner.doctor.checks_gpu import (
     check_hidden_gpus,
     check_platform,
     check_windows_driver,
+    linux_driver_version,
+    windows_driver_version,
 )
 from zluda_runner.doctor.checks_hipsdk import hipsdk_checks
 from zluda_runner.doctor.checks_release import (
@@ -32,7 +36,7 @@ from zluda_runner.doctor.checks_release import (
 )
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
 from zluda_runner.doctor.checks_torch import check_torch
-from zluda_runner.doctor.model import ENV_OF_INTEREST, Check, DoctorOptions, DoctorReport, Status
+from zluda_runner.doctor.model import ENV_OF_INTEREST, Check, DoctorOptions, DoctorReport, Findings, Status
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus, target_gpu
@@ -47,6 +51,15 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     env = opts.env
     fs = HostFs(opts.root)
     tools: ToolRunner | None = run_tool if opts.run_tools else None
+    rocm = find_rocm(fs, env, opts.platform, tools)
+    found = discover_gpus(
+        fs,
+        opts.platform,
+        hip_query=opts.hip_query,
+        tools=tools,
+        rocm=rocm,
+        use_registry=opts.root is None,
+    )
     facts = HostFacts(
         os={"win32": "windows", "darwin": "macos"}.get(opts.platform, opts.platform),
         arch=opts.machine,
@@ -54,61 +67,47 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         python=sys.version.split()[0],
         root=opts.root,
         env={k: env[k] for k in ENV_OF_INTEREST if env.get(k)},
+        rocm=rocm,
+        hip=found.hip,
+        gpus=found.gpus,
+        gpu_source=found.source,
+        gpu_search=[] if found.gpus else found.tried,
     )
-    report = DoctorReport(facts=facts)
-    report.checks.append(check_platform(facts))
-
-    facts.rocm = find_rocm(fs, env, opts.platform, tools)
-    found = discover_gpus(
-        fs,
-        opts.platform,
-        hip_query=opts.hip_query,
-        tools=tools,
-        rocm=facts.rocm,
-        use_registry=opts.root is None,
-    )
-    facts.hip, facts.gpus, facts.gpu_source = found.hip, found.gpus, found.source
-    if not found.gpus:
-        facts.gpu_search = found.tried
-    if opts.hip_query is None:
-        report.skipped.append("hip_query")
-    report.checks.append(check_gpu(facts, fs, opts.platform))
+    if opts.platform.startswith("linux"):
+        facts = dataclasses.replace(facts, driver_version=linux_driver_version(fs))
+    elif opts.platform == "win32":
+        facts = dataclasses.replace(facts, driver_version=windows_driver_version(facts))
+    dirs = [fs.path(d) for d in compile_cache_dirs(opts.platform, env, opts.home)]
+    compile_cache = inspect_compile_cache(dirs)
+    facts = dataclasses.replace(facts, compile_cache=compile_cache)
+    findings = Findings.of(check_platform(facts), skipped=("hip_query",) if opts.hip_query is None else ())
+    findings += Findings.of(check_gpu(facts, fs, opts.platform))
     target = target_gpu(facts.gpus, env) if facts.gpus else None
     if target is not None:
-        report.checks.append(check_arch(target))
-        report.checks.append(check_device_order(facts.gpus, target, opts.platform))
+        findings += Findings.of(check_arch(target), check_device_order(facts.gpus, target, opts.platform))
     elif facts.gpus:
-        report.checks.append(check_hidden_gpus(env))
-        report.skipped.append("gpu_arch")
+        findings += Findings.of(check_hidden_gpus(env), skipped=("gpu_arch",))
     else:
-        report.skipped += ["gpu_arch", "device_order"]
+        findings += Findings(skipped=("gpu_arch", "device_order"))
     if opts.platform.startswith("linux"):
-        report.checks.append(check_driver(facts, fs))
+        findings += Findings.of(check_driver(fs))
     elif opts.platform == "win32":
-        report.checks.append(check_windows_driver(facts))
-    report.checks.append(check_hip_runtime(facts, fs))
-    report.checks.append(check_rocm(facts, opts.platform))
-    library_checks(report, fs, env, opts.platform, settings=opts.settings)
-    hipsdk_checks(report, opts)
-    torch: Check | None = None
-    if opts.check_torch:
-        torch = check_torch(opts)
-        report.checks.append(torch)
-    else:
-        report.skipped.append("torch")
-    report.checks.append(check_release(report, opts, torch))
-    report.checks.append(check_cached_releases(opts))
-    history = check_history(target.gfx if target is not None else None, opts)
-    if history is not None:
-        report.checks.append(history)
-    dirs = [fs.path(d) for d in compile_cache_dirs(opts.platform, env, opts.home)]
-    facts.compile_cache = inspect_compile_cache(dirs)
-    report.checks.append(check_compile_cache(facts.compile_cache))
-    report.exit_code = exit_code(report, strict=opts.strict)
-    return report
+        findings += Findings.of(check_windows_driver(facts))
+    findings += Findings.of(check_hip_runtime(facts, fs), check_rocm(facts, opts.platform))
+    findings += library_checks(facts, fs, env, opts.platform, settings=opts.settings)
+    findings += hipsdk_checks(facts, opts)
+    torch = check_torch(opts) if opts.check_torch else None
+    findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
+    findings += Findings.of(check_release(facts, opts, torch), check_cached_releases(opts),
+                            check_history(target.gfx if target is not None else None, opts))
+    findings += Findings.of(check_compile_cache(compile_cache))
+    return DoctorReport(facts=facts, checks=findings.checks, skipped=findings.skipped,
+                        exit_code=exit_code(findings.checks, strict=opts.strict))
 
 
-def exit_code(report: DoctorReport, *, strict: bool = False) -> int:
-    """``CHECK_FAILED`` when a check failed (with ``strict``: or warned), else ``OK``."""
-    failed = report.count(Status.FAIL) + (report.count(Status.WARN) if strict else 0)
+def exit_code(checks: Sequence[Check], *, strict: bool = False) -> int:
+    """``CHECK_FAILED`` when a check failed (with ``strict``: or warned), else ``OK``. A check that is
+    ``not_applicable`` (like a skipped one) counts neither way, with or without ``strict``."""
+    counted = (Status.FAIL, Status.WARN) if strict else (Status.FAIL,)
+    failed = any(c.status in counted for c in checks)
     return exitcodes.CHECK_FAILED if failed else exitcodes.OK

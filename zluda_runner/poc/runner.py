@@ -22,7 +22,7 @@ from pathlib import Path
 
 from zluda_runner.ab import AB_DIR_ENV
 from zluda_runner.abtest.compare import compare_output, tolerance_for
-from zluda_runner.abtest.model import Output, OutputComparison
+from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
 from zluda_runner.abtest.run import ab_import_dir, read_records
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
 from zluda_runner.telemetry.model import NoTelemetry
@@ -172,7 +172,7 @@ def compare_outputs(
     for name in sorted(set(ours) | set(reference), key=lambda n: (n not in ours, n)):
         a, b = ours.get(name), reference.get(name)
         if a is None or b is None:
-            status = "missing_in_a" if a is None else "missing_in_b"
+            status: ComparisonStatus = "missing_in_a" if a is None else "missing_in_b"
             compared.append(OutputComparison(name=name, status=status))
             continue
         compared.append(compare_output(a, b, thresholds.rtol, _atol(a, b, thresholds)))

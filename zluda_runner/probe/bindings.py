@@ -49,7 +49,7 @@ class CallFailed(Exception):
         self.code = code
 
 
-@dataclass
+@dataclass(frozen=True)
 class CallRecord(JsonMixin):
     function: str
     result: int | None = None  # None: missing

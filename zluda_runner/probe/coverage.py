@@ -36,6 +36,6 @@ def symbol_coverage(path: Path) -> SymbolCoverage:
         reference=len(reference),
         exported=len(driver_like),
         present=len(reference & driver_like),
-        missing=sorted(reference - driver_like),
-        extra=sorted(driver_like - reference),
+        missing=tuple(sorted(reference - driver_like)),
+        extra=tuple(sorted(driver_like - reference)),
     )

@@ -1,33 +1,66 @@
-"""Probe reports: per case (or per torch op) a status, what was called, and why it failed."""
+"""Probe reports: per case (or per torch op) a status, what was called, and why it failed.
+
+The records are frozen: a probe gathers its cases, load result and warnings as local values and
+builds its :class:`ProbeReport` once; the summary (counts per status) is computed from the cases.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Final, Literal, TypeGuard
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 PROBE_SCHEMA = 1
-PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED = "pass", "fail", "missing", "crashed", "timeout", "skipped"
-MISMATCH, ERROR, UNAVAILABLE = "mismatch", "error", "unavailable"  # torch-level probe
-UNSUPPORTED = "unsupported"  # torch op: the dtype is not among those the op declares for the device
-STATUSES = (PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED, MISMATCH, ERROR, UNAVAILABLE, UNSUPPORTED)
-PROBLEMS = (FAIL, MISSING, CRASHED, TIMEOUT, MISMATCH, ERROR)  # any of these: exit code 3
-KIND_DRIVER, KIND_TORCH = "driver", "torch"
+CaseStatus = Literal["pass", "fail", "missing", "crashed", "timeout", "skipped", "mismatch", "error",
+                     "unavailable", "unsupported"]
+LoadStatus = Literal["pass", "fail", "crashed", "timeout", "unavailable"]
+ProbeKind = Literal["driver", "torch"]
+PASS: Final = "pass"  # noqa: S105 (a status word)
+FAIL: Final = "fail"
+MISSING: Final = "missing"
+CRASHED: Final = "crashed"
+TIMEOUT: Final = "timeout"
+SKIPPED: Final = "skipped"
+MISMATCH: Final = "mismatch"  # torch-level probe
+ERROR: Final = "error"
+UNAVAILABLE: Final = "unavailable"
+UNSUPPORTED: Final = "unsupported"  # torch op: the dtype is not among those the op declares for the device
+STATUSES: tuple[CaseStatus, ...] = (PASS, FAIL, MISSING, CRASHED, TIMEOUT, SKIPPED, MISMATCH, ERROR,
+                                    UNAVAILABLE, UNSUPPORTED)
+# any of these: exit code 3
+PROBLEMS: tuple[CaseStatus, ...] = (FAIL, MISSING, CRASHED, TIMEOUT, MISMATCH, ERROR)
+KIND_DRIVER: Final = "driver"
+KIND_TORCH: Final = "torch"
 
 
-@dataclass
+def is_status(value: object) -> TypeGuard[CaseStatus]:
+    """``value`` is a case status word (what a worker or a target interpreter sent may be anything)."""
+    return isinstance(value, str) and value in STATUSES
+
+
+def tally(cases: Sequence[CaseResult]) -> dict[str, int]:
+    """Cases per status, in the order of :data:`STATUSES`, statuses without a case left out."""
+    counts: dict[str, int] = {}
+    for case in cases:
+        counts[case.status] = counts.get(case.status, 0) + 1
+    return {s: counts[s] for s in STATUSES if s in counts}
+
+
+@dataclass(frozen=True)
 class CaseResult(JsonMixin):
     id: str
     area: str
     title: str
-    status: str
+    status: CaseStatus
     detail: str = ""
     result_code: int | None = None
     result_name: str | None = None
     signal: str | None = None
-    calls: list[CallRecord] = field(default_factory=list)
+    calls: tuple[CallRecord, ...] = ()
     duration_s: float = 0.0
     max_abs_err: float | None = None
     max_rel_err: float | None = None
@@ -36,7 +69,7 @@ class CaseResult(JsonMixin):
 
 @dataclass(frozen=True)
 class LoadResult(JsonMixin):
-    status: str  # pass | fail | crashed | timeout
+    status: LoadStatus
     detail: str = ""
 
 
@@ -45,8 +78,8 @@ class SymbolCoverage(JsonMixin):
     reference: int = 0
     exported: int = 0
     present: int = 0
-    missing: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
+    missing: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
     error: str | None = None
 
     @property
@@ -54,24 +87,28 @@ class SymbolCoverage(JsonMixin):
         return 100.0 * self.present / self.reference if self.reference else 0.0
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbeReport(JsonMixin):
     schema: int = PROBE_SCHEMA
-    kind: str = KIND_DRIVER
+    kind: ProbeKind = KIND_DRIVER
     target: str = ""
     load: LoadResult | None = None
-    cases: list[CaseResult] = field(default_factory=list)
+    cases: tuple[CaseResult, ...] = ()
     coverage: SymbolCoverage | None = None
-    summary: dict[str, int] = field(default_factory=dict)
-    environment: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    environment: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
     duration_s: float = 0.0
 
-    def summarise(self) -> None:
-        counts: dict[str, int] = {}
-        for case in self.cases:
-            counts[case.status] = counts.get(case.status, 0) + 1
-        self.summary = {s: counts[s] for s in STATUSES if s in counts}
+    @property
+    def summary(self) -> dict[str, int]:
+        """Cases per status (:func:`tally`); in the JSON after ``coverage``."""
+        return tally(self.cases)
+
+    def to_dict(self) -> dict[str, Any]:
+        plain = super().to_dict()
+        at = list(plain).index("coverage") + 1
+        items = list(plain.items())
+        return dict([*items[:at], ("summary", self.summary), *items[at:]])
 
     @property
     def has_problems(self) -> bool:
@@ -85,7 +122,7 @@ class ProbeReport(JsonMixin):
         """The target said before any case that it cannot run them (no device, no OpInfo database)."""
         return self.load is not None and self.load.status == UNAVAILABLE and not self.cases
 
-    def by_status(self, status: str) -> list[str]:
+    def by_status(self, status: CaseStatus) -> list[str]:
         return [c.id for c in self.cases if c.status == status]
 
     def case(self, case_id: str) -> CaseResult | None:
@@ -121,15 +158,17 @@ def op_case(event: dict[str, object], title: str, area: str) -> CaseResult:
 
     detail = event.get("detail", "")
     detail = detail if isinstance(detail, str) else repr(detail)
-    if not isinstance(status, str) or status not in STATUSES:
+    known: CaseStatus = ERROR
+    if is_status(status):
+        known = status
+    else:
         detail = f"unreadable result (status {str(status)[:40]!r}) {detail}".strip()
-        status = ERROR
     dtype = event.get("dtype", "")
     return CaseResult(
         id=str(event.get("id")),
         area=area,
         title=title,
-        status=status,
+        status=known,
         detail=detail[:2000],
         max_abs_err=number("max_abs_err"),
         max_rel_err=number("max_rel_err"),

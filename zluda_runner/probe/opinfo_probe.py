@@ -25,6 +25,7 @@ from zluda_runner.probe.model import (
     TIMEOUT,
     UNAVAILABLE,
     CaseResult,
+    CaseStatus,
     LoadResult,
     ProbeReport,
     op_case,
@@ -84,8 +85,10 @@ def run_opinfo_probe(
             f"unsupported dtype(s) for the op probe: {', '.join(bad) or '(none)'}",
             hint="pass --dtypes with any of float32, float16, bfloat16, float64",
         )
-    report = ProbeReport(kind=KIND_TORCH, target=python)
     started = time.monotonic()
+    environment: dict[str, str] = {}
+    load: LoadResult | None = None
+    warnings: list[str] = []
     end_by = started + budget if budget else None
     done: dict[str, CaseResult] = {}
     planned: list[str] | None = None
@@ -122,16 +125,16 @@ def run_opinfo_probe(
                 if kind == "info" and planned is None:
                     planned = str_list(event.get("ops"))
                     areas = str_dict(event.get("areas"))
-                    report.environment = {
+                    environment = {
                         k: str(event[k])
                         for k in ("torch", "device", "device_name", "cuda_build")
                         if event.get(k)
                     }
                     if not event.get("available"):
-                        report.load = LoadResult(UNAVAILABLE, f"in {python}: {event.get('reason', '')}")
+                        load = LoadResult(UNAVAILABLE, f"in {python}: {event.get('reason', '')}")
                         outcome = "unavailable"
                         break
-                    report.load = LoadResult(PASS, "")
+                    load = LoadResult(PASS, "")
                 elif kind == "begin":
                     running, running_since = event_id, time.monotonic()
                 elif kind == "op":
@@ -147,19 +150,20 @@ def run_opinfo_probe(
             rc = proc.finish(kill=outcome in ("timeout", "budget", "unavailable"))
             if planned is None:  # died or hung before saying what it would run
                 if outcome == "timeout":
-                    report.load = LoadResult(
+                    load = LoadResult(
                         TIMEOUT, f"the op probe did not start within {STARTUP_TIMEOUT:g} s"
                     )
                 elif outcome != "budget":
                     sig = _signal_name(rc)
                     what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
-                    report.load = LoadResult(CRASHED if sig else FAIL, f"the op probe {what}: {tail}")
+                    load = LoadResult(CRASHED if sig else FAIL, f"the op probe {what}: {tail}")
                 break
             if outcome in ("end", "unavailable", "budget") or running is None:
                 if outcome == "eof" and running is None and len(done) < len(planned):
-                    report.warnings.append(f"the op probe stopped between ops (exit {rc}): {tail[-300:]}")
+                    warnings.append(f"the op probe stopped between ops (exit {rc}): {tail[-300:]}")
                 break
             op, dtype = _op_and_dtype(running)
+            status: CaseStatus
             if outcome == "timeout":
                 status, sig, detail = TIMEOUT, None, f"still running after {op_timeout:g} s"
             else:
@@ -169,24 +173,21 @@ def run_opinfo_probe(
                     f"the interpreter was {'killed by ' + sig if sig else f'exited with {rc}'} during this op"
                 )
                 detail += f": {tail[-500:]}" if tail else ""
-            crash = CaseResult(running, areas.get(running, ""), f"{op} ({dtype})", status, detail, signal=sig)
-            crash.dtype = dtype
+            crash = CaseResult(running, areas.get(running, ""), f"{op} ({dtype})", status, detail, signal=sig,
+                               dtype=dtype)
             done[running] = crash
             if progress is not None:
                 progress(crash)
             restarts += 1
             if restarts > MAX_RESTARTS:
-                report.warnings.append(f"gave up after {MAX_RESTARTS} interpreter restarts")
+                warnings.append(f"gave up after {MAX_RESTARTS} interpreter restarts")
                 break
     why = "not run: the time budget ran out" if end_by is not None else "not run"
-    for case_id in planned or []:
-        if case_id in done:
-            report.cases.append(done[case_id])
-            continue
-        op, dtype = _op_and_dtype(case_id)
-        report.cases.append(
-            CaseResult(case_id, areas.get(case_id, ""), f"{op} ({dtype})", SKIPPED, why, dtype=dtype)
-        )
-    report.duration_s = time.monotonic() - started
-    report.summarise()
-    return report
+    cases = tuple(done.get(case_id) or _not_run(case_id, areas, why) for case_id in planned or [])
+    return ProbeReport(kind=KIND_TORCH, target=python, load=load, cases=cases, environment=environment,
+                       warnings=tuple(warnings), duration_s=time.monotonic() - started)
+
+
+def _not_run(case_id: str, areas: Mapping[str, str], why: str) -> CaseResult:
+    op, dtype = _op_and_dtype(case_id)
+    return CaseResult(case_id, areas.get(case_id, ""), f"{op} ({dtype})", SKIPPED, why, dtype=dtype)

@@ -32,11 +32,12 @@ from zluda_runner.probe.model import (
     KIND_DRIVER,
     PASS,
     SKIPPED,
-    STATUSES,
     TIMEOUT,
     CaseResult,
+    CaseStatus,
     LoadResult,
     ProbeReport,
+    is_status,
 )
 
 DEFAULT_TIMEOUT = 60.0  # a first PTX compile through ZLUDA can be slow
@@ -127,7 +128,7 @@ def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
     if event.get("id") != case.id:
         raise _Malformed(f"a result for {str(event.get('id'))[:80]!r}, not {case.id}")
     status, detail, code = event.get("status"), event.get("detail", ""), event.get("result_code")
-    if status not in STATUSES:
+    if not is_status(status):
         raise _Malformed(f"status {str(status)[:40]!r}")
     if not isinstance(detail, str):
         raise _Malformed("a detail that is not text")
@@ -148,7 +149,7 @@ def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
         detail=detail[:MAX_DETAIL],
         result_code=code,
         result_name=result_name(code) if code is not None else None,
-        calls=records,
+        calls=tuple(records),
         duration_s=float(duration),
     )
 
@@ -174,17 +175,17 @@ def run_probe(
         )
     cases = [CASES_BY_ID[c] for c in case_ids] if case_ids else list(CATALOGUE)
     started = time.monotonic()
-    report = ProbeReport(kind=KIND_DRIVER, target=str(libcuda), coverage=symbol_coverage(libcuda))
+    coverage = symbol_coverage(libcuda)
     results: dict[str, CaseResult] = {}
+    ran: list[CaseResult] = []
 
     def record(result: CaseResult) -> None:
         results[result.id] = result
-        report.cases.append(result)
+        ran.append(result)
         if progress is not None:
             progress(result)
 
     worker, load = _start(libcuda, timeout, env)
-    report.load = load
     for case in cases:
         blocked = [n for n in case.needs if n in results and results[n].status != PASS]
         if load.status != PASS:
@@ -225,12 +226,13 @@ def run_probe(
             garbled = f"the worker's report was unreadable: {event.get('detail', event['event'])}"
         if garbled:  # this case alone: a fresh worker takes the next one
             worker.finish(kill=True)
-            record(CaseResult(case.id, case.area, case.title, ERROR, garbled, calls=worker.done_calls,
+            record(CaseResult(case.id, case.area, case.title, ERROR, garbled, calls=tuple(worker.done_calls),
                               duration_s=time.monotonic() - t0))
             worker = None
             continue
         # the worker died or hung during this case
         last = worker.last_call
+        status: CaseStatus
         if event is None:
             worker.finish(kill=True)
             status, detail, sig = TIMEOUT, f"no answer within {timeout:g} s", None
@@ -244,7 +246,7 @@ def run_probe(
                 detail += f"; output: {tail}"
         if last:
             detail += f" (in {last})"
-        calls = worker.done_calls + ([CallRecord(last, None, status)] if last else [])
+        calls = (*worker.done_calls, *([CallRecord(last, None, status)] if last else []))
         record(
             CaseResult(
                 case.id,
@@ -260,6 +262,5 @@ def run_probe(
         worker = None
     if worker is not None:
         worker.finish()
-    report.duration_s = time.monotonic() - started
-    report.summarise()
-    return report
+    return ProbeReport(kind=KIND_DRIVER, target=str(libcuda), load=load, cases=tuple(ran),
+                       coverage=coverage, duration_s=time.monotonic() - started)

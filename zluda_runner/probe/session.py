@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.core.errors import ProbeError
@@ -25,19 +25,21 @@ from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_prob
 LIBCUDA_NAMES = DRIVER_NAMES  # this platform's: nvcuda.dll on Windows, libcuda.so.1 elsewhere
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProbeRequest:
+    """Which probe to run: the driver's cases (``case_ids``, all when empty), or the torch ops."""
+
     libcuda: Path | None = None
     torch: bool = False
     device: str = "cuda"
     native: bool = False
     quick: bool = False
-    ops: list[str] = field(default_factory=list)
-    dtypes: list[str] = field(default_factory=lambda: list(DEFAULT_DTYPES))
+    ops: Sequence[str] = ()
+    dtypes: Sequence[str] = DEFAULT_DTYPES
     budget: float | None = None
     samples: int = 1
     timeout: float | None = None
-    case_ids: list[str] = field(default_factory=list)
+    case_ids: Sequence[str] = ()
 
 
 def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:

@@ -90,11 +90,13 @@ def run_torch_probe(
 def _run_torch_probe(
     python: str, env: Mapping[str, str], device: str = "cuda", timeout: float = DEFAULT_TORCH_TIMEOUT
 ) -> ProbeReport:
-    report = ProbeReport(kind=KIND_TORCH, target=python)
     started = time.monotonic()
     done: dict[str, CaseResult] = {}
     planned: list[str] | None = None
     areas: dict[str, str] = {}
+    environment: dict[str, str] = {}
+    load: LoadResult | None = None
+    warnings: list[str] = []
     while True:
         left = timeout - (time.monotonic() - started)
         events, rc, tail = _run_once(python, env, device, list(done), left)
@@ -102,12 +104,12 @@ def _run_torch_probe(
         if info is not None and planned is None:
             planned = str_list(info.get("ops"))
             areas = str_dict(info.get("areas"))
-            report.environment = {
+            environment = {
                 k: str(info[k]) for k in ("torch", "device", "device_name", "cuda_build") if info.get(k)
             }
             if not info.get("available"):
                 why = info.get("reason", "")
-                report.load = LoadResult(UNAVAILABLE, f"CUDA is not available in {python}: {why}")
+                load = LoadResult(UNAVAILABLE, f"CUDA is not available in {python}: {why}")
                 break
         running: str | None = None
         for event in events:
@@ -123,21 +125,21 @@ def _run_torch_probe(
         ended = any(e.get("event") == "end" for e in events)
         if planned is None:  # died or hung before saying anything: nothing to retry
             if rc is None:
-                report.load = LoadResult(
+                load = LoadResult(
                     TIMEOUT, f"the torch probe ran past {timeout:g} s" + (f": {tail}" if tail else "")
                 )
             else:
                 sig = _signal_name(rc)
                 what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
-                report.load = LoadResult(CRASHED if sig else FAIL, f"the torch probe {what}: {tail}")
+                load = LoadResult(CRASHED if sig else FAIL, f"the torch probe {what}: {tail}")
             break
-        report.load = LoadResult(PASS, "")
+        load = LoadResult(PASS, "")
         if ended:
             if rc:
-                report.warnings.append(f"the probe exited with {rc} after reporting")
+                warnings.append(f"the probe exited with {rc} after reporting")
             break
         if running is None:  # between ops, or cut off at the start
-            report.warnings.append(f"the probe stopped outside an op (exit {rc}): {tail[-300:]}")
+            warnings.append(f"the probe stopped outside an op (exit {rc}): {tail[-300:]}")
             break
         area = areas.get(running, "")
         if rc is None:
@@ -147,10 +149,8 @@ def _run_torch_probe(
         what = f"killed by {sig}" if sig else f"exited with {rc}"
         detail = f"the interpreter was {what} during this op: {tail[-500:]}"
         done[running] = CaseResult(running, area, running, CRASHED, detail, signal=sig)
-    for op_id in planned or []:
-        why = "not run: the probe ran out of time"
-        not_run = CaseResult(op_id, areas.get(op_id, ""), op_id, SKIPPED, why)
-        report.cases.append(done.get(op_id) or not_run)
-    report.duration_s = time.monotonic() - started
-    report.summarise()
-    return report
+    why = "not run: the probe ran out of time"
+    cases = tuple(done.get(op_id) or CaseResult(op_id, areas.get(op_id, ""), op_id, SKIPPED, why)
+                  for op_id in planned or [])
+    return ProbeReport(kind=KIND_TORCH, target=python, load=load, cases=cases, environment=environment,
+                       warnings=tuple(warnings), duration_s=time.monotonic() - started)
