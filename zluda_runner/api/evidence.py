@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.api.launching import Launch
 from zluda_runner.api.options import Options, caller_errors, keep, to_settings
@@ -13,28 +13,42 @@ from zluda_runner.api.options import Options, caller_errors, keep, to_settings
 if TYPE_CHECKING:
     from zluda_runner.launch.verify import VerifyResult
     from zluda_runner.plan.model import ShimPlan
+    from zluda_runner.results.recordable import Recordable
+    from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
     from zluda_runner.trace.model import TraceReport
     from zluda_runner.trace.workload import TracedRun
+
+T = TypeVar("T")
+
+
+Telemetry = Callable[["GpuTrace | NoTelemetry"], None]
 
 
 def verify_launch(launch: Launch, options: Options | None = None, *,
                   command: Sequence[str] | None = None,
-                  on_warning: Callable[[str], None] | None = None) -> VerifyResult:
+                  on_warning: Callable[[str], None] | None = None,
+                  on_telemetry: Telemetry | None = None) -> VerifyResult:
     """Start a prepared launch (made with ``prepare_launch(..., verify_load=True)``) with the loader
     logging, and report the file the loader really took for every planned binding.
 
     ``result.command_exit_code()`` is the workload's exit status, or 3 when a binding was not taken.
     Recorded (kind ``verify-load``) unless ``Options(record=False)``; ``command`` is the command line
     recorded (default: the launch's argv); a results-store problem goes to ``on_warning``.
+    ``on_telemetry``: the GPU is sampled while the workload runs, as :func:`start` does; the trace (or
+    why there is none) is heard once it has exited, and its summary recorded with the evidence.
     """
     from zluda_runner.launch.prepare import expected_bindings
     from zluda_runner.launch.verify import verify_bindings
 
+    def verify() -> VerifyResult:
+        return verify_bindings(list(launch.argv), launch.env, expected_bindings(launch.plan))
+
     with caller_errors():
-        result = verify_bindings(list(launch.argv), launch.env, expected_bindings(launch.plan))
+        result, gpu = _watched(verify, launch, on_telemetry)
     release, target = launch.plan.refs()
-    keep("verify-load", result, to_settings(options), command or ["--verify-load", *launch.argv],
-         on_warning=on_warning, release=release, target=target)
+    keep("verify-load", _with_gpu(result, gpu), to_settings(options),
+         command or ["--verify-load", *launch.argv], on_warning=on_warning, release=release, target=target)
+    _tell(on_telemetry, gpu)
     return result
 
 
@@ -70,12 +84,14 @@ def check_trace_supported() -> None:
 
 
 def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | str | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> TracedRun:
+                 on_warning: Callable[[str], None] | None = None,
+                 on_telemetry: Telemetry | None = None) -> TracedRun:
     """Run a prepared Linux launch with every CUDA driver call traced (ZLUDA's tracer between the
     workload and ZLUDA's driver); the report is saved to ``out`` (default: the cache's ``traces/``).
 
     ``traced.report`` is the trace, ``traced.saved_to`` where it is, ``traced.exit_code`` the workload's
     (124: it did not finish). Recorded (kind ``trace``) unless ``Options(record=False)``.
+    ``on_telemetry``: the GPU is sampled while the workload runs (:func:`verify_launch` says how).
 
     Raises:
         TraceError: a Windows plan, no driver to forward to, or the report could not be written.
@@ -84,11 +100,34 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
 
     settings = to_settings(options, trace_out=None if out is None else Path(out))
     with caller_errors():
-        traced = trace_workload(launch.plan, list(launch.argv), settings)
+        traced, gpu = _watched(lambda: trace_workload(launch.plan, list(launch.argv), settings), launch,
+                               on_telemetry)
     release, target = launch.plan.refs()
-    keep("trace", traced.report, settings, ["--trace", *launch.argv], on_warning=on_warning,
+    keep("trace", _with_gpu(traced.report, gpu), settings, ["--trace", *launch.argv], on_warning=on_warning,
          release=release, target=target)
+    _tell(on_telemetry, gpu)
     return traced
+
+
+def _watched(work: Callable[[], T], launch: Launch,
+             on_telemetry: Telemetry | None) -> tuple[T, GpuTrace | NoTelemetry | None]:
+    """``work()``, with the GPU of the launch's environment sampled meanwhile when ``on_telemetry``."""
+    from zluda_runner.launch.run import with_telemetry
+
+    heard: list[GpuTrace | NoTelemetry] = []
+    done = with_telemetry(work, launch.env, heard.append if on_telemetry is not None else None)
+    return done, (heard[0] if heard else None)
+
+
+def _with_gpu(report: Recordable, gpu: GpuTrace | NoTelemetry | None) -> Recordable:
+    from zluda_runner.launch.gpu_record import WithGpu
+
+    return report if gpu is None else WithGpu(report, gpu)
+
+
+def _tell(on_telemetry: Telemetry | None, gpu: GpuTrace | NoTelemetry | None) -> None:
+    if on_telemetry is not None and gpu is not None:
+        on_telemetry(gpu)
 
 
 def read_trace(path: Path | str) -> TraceReport:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +12,9 @@ from zluda_runner.api import plan_command as make_plan
 from zluda_runner.api import prepare_launch, start, trace_launch, verify_launch, verify_plan
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
+
+if TYPE_CHECKING:
+    from zluda_runner.api.evidence import Telemetry
 
 _PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload's first word
 
@@ -32,23 +36,43 @@ def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[s
                             verify_load=call.verify_load, on_warning=warn)
     for line in [*(f"warning: {w}" for w in launch.warnings), *(f"results store: {n}" for n in launch.notes)]:
         click.echo(line, err=True)
+    heard: list[str] = []  # --monitor: its one line comes last, after the path's own view
+    on_telemetry = _monitor(call, heard)
     if call.trace:
         from zluda_runner.report.trace_view import print_trace_summary
 
-        traced = trace_launch(launch, call.options, out=call.trace_out, on_warning=warn)
+        traced = trace_launch(launch, call.options, out=call.trace_out, on_warning=warn,
+                              on_telemetry=on_telemetry)
         print_trace_summary(traced.report, saved_to=traced.saved_to)
+        _gpu_line(heard)
         sys.exit(traced.exit_code)
     if call.verify_load:
         from zluda_runner.report.verify_view import render_verification
 
-        result = verify_launch(launch, call.options, on_warning=warn)
+        result = verify_launch(launch, call.options, on_warning=warn, on_telemetry=on_telemetry)
         emit_json({"verify_load": result}) if call.json else click.echo(render_verification(result), err=True)
+        _gpu_line(heard)
         sys.exit(result.command_exit_code())
-    if call.options.monitor:
-        from zluda_runner.report.telemetry_view import render_monitor
-
-        sys.exit(start(launch, on_telemetry=lambda trace: click.echo(render_monitor(trace), err=True)))
+    if on_telemetry is not None:
+        code = start(launch, on_telemetry=on_telemetry)
+        _gpu_line(heard)
+        sys.exit(code)
     sys.exit(start(launch, replace=True))
+
+
+def _monitor(call: Invocation, heard: list[str]) -> Telemetry | None:
+    """With ``--monitor``: what hears the GPU trace (or why there is none) and keeps its view."""
+    if not call.options.monitor:
+        return None
+    from zluda_runner.report.telemetry_view import render_monitor
+
+    return lambda trace: heard.append(render_monitor(trace))
+
+
+def _gpu_line(heard: list[str]) -> None:
+    """``--monitor``'s line (and its idle warning) on stderr, whichever way the workload ran."""
+    for text in heard:
+        click.echo(text, err=True)
 
 
 @click.command("plan", context_settings=_PASSTHROUGH)

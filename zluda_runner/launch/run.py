@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.core.errors import CheckFailedError
 from zluda_runner.core.settings import Settings
@@ -25,6 +25,7 @@ from zluda_runner.plan.model import ShimPlan
 if TYPE_CHECKING:
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
+T = TypeVar("T")
 
 @dataclass
 class PreparedRun:
@@ -106,15 +107,32 @@ def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], 
     ``on_telemetry`` (``--monitor``): the workload runs as a child with its GPU sampled meanwhile
     (zluda_runner.telemetry), and hears the trace, or why there is none, once it has exited."""
     if on_telemetry is not None:
-        from zluda_runner.host.fs import root_from_env
-        from zluda_runner.telemetry.watch import monitored
-
-        code, trace = monitored(lambda: run_process(run.argv, run.env), env=run.env, root=root_from_env())
-        on_telemetry(trace)
-        return code
+        return with_telemetry(lambda: run_process(run.argv, run.env), run.env, on_telemetry)
     if os.name == "posix" and run.plan.os == "linux":
         exec_process(run.argv, run.env)  # returns only by raising
     return run_process(run.argv, run.env)
+
+
+def with_telemetry(work: Callable[[], T], env: Mapping[str, str],
+                   on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None) -> T:
+    """``work()`` (a run of the workload to its end: plain, ``--verify-load``'s, ``--trace``'s) with the
+    GPU the workload's ``env`` names sampled while it runs (``--monitor``); ``on_telemetry`` hears the
+    trace, or why there is none, once it has returned (sampling stopped). Without ``on_telemetry``:
+    ``work()`` as it is. The fake host of ``ZLUDA_RUNNER_ROOT`` is what is sampled when that names one."""
+    if on_telemetry is None:
+        return work()
+    from zluda_runner.host.fs import root_from_env
+    from zluda_runner.telemetry.watch import monitored
+
+    done: list[T] = []
+
+    def run() -> int:
+        done.append(work())
+        return 0
+
+    _, trace = monitored(run, env=env, root=root_from_env())
+    on_telemetry(trace)
+    return done[0]
 
 
 def plan_argv(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> list[str]:
