@@ -162,7 +162,7 @@ def test_infer_example_under_ab_records_logits_and_tokens() -> None:
     report = run_ab([*infer, *small], [*infer, *small], runs=1)
     outputs = {c.name: c for c in report.outputs}
     assert set(outputs) == {"logits", "tokens"} and report.agree is True, report.verdict
-    assert outputs["logits"].shape_a == [1, 4, 95] and outputs["logits"].argmax_agreement == 1.0
+    assert outputs["logits"].shape_a == (1, 4, 95) and outputs["logits"].argmax_agreement == 1.0
     assert outputs["tokens"].dtype_a == "int64" and outputs["tokens"].rtol == 0.0
     assert [t.name for t in report.timings] == ["generate"]
 
