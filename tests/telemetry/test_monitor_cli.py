@@ -86,3 +86,25 @@ def test_no_telemetry_is_one_honest_line(tmp_path: Path, standin_release: Path) 
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith("GPU telemetry")]
     assert line.startswith("GPU telemetry: none (no amdgpu card in /sys/class/drm")
     assert "did not use the GPU" not in proc.stderr
+
+
+def test_the_api_run_hears_the_gpu_trace(tmp_path: Path, standin_release: Path, pywrap: Path,
+                                         monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``zluda_runner.run(..., on_telemetry=)``: the library's run samples the GPU as --monitor does and
+    hands the trace over once the workload has exited; the exit status is the workload's."""
+    import zluda_runner as zr
+    from zluda_runner.telemetry.model import GpuTrace
+
+    root = tmp_path / "root"
+    card = one_gpu_host(root, busy=55, vram_used=3 * GIB)
+    monkeypatch.setenv("ZLUDA_RUNNER_ROOT", str(root))
+    monkeypatch.setenv("PYWRAP_PYTHON", sys.executable)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    heard: list[object] = []
+    options = zr.Options(cache_dir=tmp_path / "cache", zluda_dir=standin_release)
+    code = zr.run(_sampled_workload(root, card.card, 5, pywrap), options, on_telemetry=heard.append)
+    assert code == 5
+    (trace,) = heard
+    assert isinstance(trace, GpuTrace)
+    summary = trace.summary()
+    assert summary.busy_peak == 55 and summary.vram_peak == 3 * GIB and summary.used_gpu is True

@@ -144,6 +144,7 @@ def run(
     strict: bool = False,
     injector: bool = False,
     timeout: float | None = None,
+    on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None,
 ) -> int:
     """Run ``command`` under ZLUDA to its end and return its exit status (this process goes on).
 
@@ -153,13 +154,15 @@ def run(
 
     Args:
         timeout: seconds after which the workload is killed and LaunchError raised.
+        on_telemetry: sample the GPU while the workload runs (utilisation, VRAM, power); hears the
+            trace, or why there is none, once it has exited (what ``zluda-run --monitor`` prints).
 
     Raises:
         what :func:`prepare_launch` raises; LaunchError when the workload cannot be started or ran
         past ``timeout``.
     """
     launch = prepare_launch(command, options, strict=strict, injector=injector)
-    return start(launch, timeout=timeout)
+    return start(launch, timeout=timeout, on_telemetry=on_telemetry)
 
 
 def start(

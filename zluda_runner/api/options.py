@@ -38,7 +38,9 @@ class Options:
         record: keep probe and doctor results in the results store.
         defaults: apply the settings a ZLUDA launch needs (fused attention off where the release cannot
             run it, cuDNN off without a stand-in, ...), each listed with its reason in the plan.
-        monitor: sample the GPU (utilisation, VRAM, power) while a workload runs.
+        monitor: the command line's ``--monitor`` (sample the GPU while the workload runs); from
+            Python, pass ``on_telemetry=`` to :func:`run`, :func:`start`, :func:`verify_launch` or
+            :func:`trace_launch` to hear the GPU trace.
     """
 
     cache_dir: Path | None = None
