@@ -65,10 +65,11 @@ def run_ab(
 ) -> AbReport:
     """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side."""
     if runs < 1:
-        raise HostError(f"--runs must be at least 1 (got {runs})", hint="use --runs 3 or more for timings")
+        raise HostError(f"{{opt:runs}} must be at least 1 (got {runs})",
+                        hint="use {opt:runs 3} or more for timings")
     if timeout is not None and timeout <= 0:
         raise HostError(
-            f"--timeout must be positive (got {timeout:g})", hint="give seconds, e.g. --timeout 600"
+            f"{{opt:timeout}} must be positive (got {timeout:g})", hint="give seconds, e.g. {opt:timeout 600}"
         )
     base_env = dict(os.environ if env is None else env)
     runs_done: list[RunResult] = []

@@ -35,7 +35,7 @@ def split_command(text: str) -> list[str]:
     except ValueError as exc:
         raise HostError(f"cannot split command {text!r}: {exc}", hint="check the quotes") from None
     if not argv:
-        raise HostError("empty command", hint="give --a-cmd/--b-cmd a program to run")
+        raise HostError("empty command", hint="give {opt:a_cmd}/{opt:b_cmd} a program to run")
     return argv
 
 
@@ -44,8 +44,9 @@ def _existing(python: str) -> str:
     import shutil
 
     if shutil.which(python) is None and not (os.sep in python and os.path.isfile(python)):
-        raise HostError(f"--b-python {python} does not exist (not a file, not on PATH)",
-                        hint="give the interpreter of a native ROCm torch, e.g. --b-python ~/rocm/bin/python")
+        raise HostError(f"{{opt:b_python {python}}} does not exist (not a file, not on PATH)",
+                        hint="give the interpreter of a native ROCm torch, "
+                        "e.g. {opt:b_python ~/rocm/bin/python}")
     return python
 
 
@@ -68,17 +69,17 @@ def ab_sides(
     elif args:
         a_argv = default_side_a(args, settings=settings)
     else:
-        raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or --a-cmd")
+        raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or {opt:a_cmd}")
     if b_cmd:
         b_argv = split_command(b_cmd) + args
     elif b_python and args:
         b_argv = default_side_b(args, _existing(b_python))
     elif b_python:
         raise HostError(
-            "--b-python needs a SCRIPT to run", hint="zluda-run ab --b-python PY -- SCRIPT [ARGS]"
+            "{opt:b_python} needs a SCRIPT to run", hint="{cmd:ab --b-python PY -- SCRIPT [ARGS]}"
         )
     else:
         raise HostError(
-            "nothing to run on side B", hint="give --b-python PY (a native ROCm python) or --b-cmd"
+            "nothing to run on side B", hint="give {opt:b_python PY} (a native ROCm python) or {opt:b_cmd}"
         )
     return a_argv, b_argv

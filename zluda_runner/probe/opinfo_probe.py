@@ -61,7 +61,7 @@ def _interpreter(argv: list[str], env: Mapping[str, str]) -> ProbeChild:
     except (FileNotFoundError, PermissionError) as exc:
         raise ProbeError(
             f"target interpreter {argv[0]} cannot be run: {exc}",
-            hint="pass --python with the interpreter that runs the workload",
+            hint="pass {opt:python} with the interpreter that runs the workload",
         ) from exc
 
 
@@ -83,7 +83,7 @@ def run_opinfo_probe(
     if bad or not dtypes:
         raise ProbeError(
             f"unsupported dtype(s) for the op probe: {', '.join(bad) or '(none)'}",
-            hint="pass --dtypes with any of float32, float16, bfloat16, float64",
+            hint="pass {opt:dtypes} with any of float32, float16, bfloat16, float64",
         )
     started = time.monotonic()
     environment: dict[str, str] = {}

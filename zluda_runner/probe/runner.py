@@ -167,7 +167,7 @@ def run_probe(
     libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
         raise ProbeError(f"no libcuda to probe at {libcuda}",
-                         hint=f"pass --libcuda PATH to the driver library to probe ({DRIVER_NAME})")
+                         hint=f"pass {{opt:libcuda PATH}} to the driver library to probe ({DRIVER_NAME})")
     unknown = [c for c in case_ids or () if c not in CASES_BY_ID]
     if unknown:
         raise ProbeError(

@@ -60,7 +60,8 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
     if not drivers:
         kind = "Windows" if windows else "Linux"
         raise ProbeError(f"no {DRIVER_NAME} in {source.layout.root}",
-                         hint=f"point --zluda-dir at an unpacked {kind} ZLUDA, or pass --libcuda PATH")
+                         hint=f"point {{opt:zluda_dir}} at an unpacked {kind} ZLUDA, "
+                         "or pass {opt:libcuda PATH}")
     return Path(drivers[0].path)
 
 

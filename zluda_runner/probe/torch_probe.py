@@ -44,7 +44,7 @@ def _run_once(
     except (FileNotFoundError, PermissionError) as exc:
         raise ProbeError(
             f"target interpreter {python} cannot be run: {exc}",
-            hint="pass --python with the interpreter that runs the workload",
+            hint="pass {opt:python} with the interpreter that runs the workload",
         ) from exc
     planned: set[str] | None = None
     kept = 0
