@@ -8,6 +8,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
+from zluda_runner.core.errors import HostError
 from zluda_runner.host.compile_cache import clear_caches, miopen_cache_dirs
 from zluda_runner.launch.warmup import warmup
 from zluda_runner.report.compile_cache_view import render_cleared as render_cleared_text
@@ -107,3 +110,16 @@ def test_warmup_clears_first_when_asked(tmp_path: Path) -> None:
     assert report.to_dict()["cleared"]["removed"][0]["path"]
     text = render_text(report, "python")
     assert text.splitlines()[-2].startswith("cleared 6 cache file(s)") and "python exited 0" in text
+
+
+def test_warmup_refused_clears_nothing(tmp_path: Path) -> None:
+    """A warmup that cannot run (no command, a heartbeat that is not positive) is refused before any
+    cache is removed."""
+    home = tmp_path / "home"
+    files = _linux_home(home)
+    env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+    with pytest.raises(HostError, match="no workload command"):
+        warmup([], env, [], clear=True, home=home)
+    with pytest.raises(HostError, match="heartbeat"):
+        warmup([sys.executable, "-c", "pass"], env, [], clear=True, home=home, heartbeat_s=0)
+    assert all(f.exists() for f in files.values())

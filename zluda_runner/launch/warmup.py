@@ -110,32 +110,31 @@ def zluda_run_argv(command: Sequence[str], settings: Settings | None = None) -> 
     return [*argv, "run", "--", *command]
 
 
-def _run_once(
-    argv: Sequence[str],
-    env: Mapping[str, str] | None = None,
-    cache_dirs: Sequence[Path] | None = None,
-    *,
-    heartbeat_s: float = HEARTBEAT_S,
-    on_heartbeat: Heartbeat | None = None,
-    cwd: Path | None = None,
-    stdout: IO[bytes] | int | None = None,
-) -> WarmupReport:
+@dataclass(frozen=True)
+class _Watched:
+    """How :func:`warmup` runs each command: environment, cache folders measured, heartbeat, cwd, stdout."""
+
+    env: Mapping[str, str]
+    dirs: Sequence[Path]
+    heartbeat_s: float
+    on_heartbeat: Heartbeat | None
+    cwd: Path | None
+    stdout: IO[bytes] | int | None
+
+
+def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
     """Run ``argv`` once (as given), measuring time and compile-cache growth."""
-    if not argv:
-        raise HostError("no workload command given", hint="{cmd:warmup -- python infer.py}")
-    if heartbeat_s <= 0:
-        raise HostError(f"heartbeat interval must be positive (got {heartbeat_s})", hint="use e.g. 10")
     from zluda_runner.core import proctree
     from zluda_runner.launch.process import resolve_command
 
-    dirs = list(cache_dirs) if cache_dirs is not None else compile_cache_dirs()
+    dirs = list(how.dirs)
     before = inspect_compile_cache(dirs)
-    run_env = dict(env) if env is not None else dict(os.environ)
+    run_env = dict(how.env)
     executable = resolve_command(str(argv[0]), run_env)  # 127/126 as `run` says them; PATHEXT on Windows
     start = time.monotonic()
     try:  # the workload's tree (a Job object on Windows): nothing it starts outlives the warmup
-        tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env, cwd=cwd,
-                                   stdout=stdout)
+        tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env,
+                                   cwd=how.cwd, stdout=how.stdout)
     except FileNotFoundError:
         raise CommandNotFoundError(
             f"command not found: {argv[0]}", hint="check the command after --"
@@ -149,13 +148,14 @@ def _run_once(
     try:
         while True:
             try:
-                code = proctree.exit_status(proc.wait(timeout=heartbeat_s))  # signal N / Ctrl-C: 128+N, 130
+                # signal N / Ctrl-C: 128+N, 130
+                code = proctree.exit_status(proc.wait(timeout=how.heartbeat_s))
                 break
             except subprocess.TimeoutExpired:
                 beats += 1
-                if on_heartbeat is not None:
+                if how.on_heartbeat is not None:
                     now = inspect_compile_cache(dirs).total_bytes
-                    on_heartbeat(time.monotonic() - start, now, now - before.total_bytes)
+                    how.on_heartbeat(time.monotonic() - start, now, now - before.total_bytes)
     except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
         proc.terminate()
         proc.wait()
@@ -243,20 +243,23 @@ def warmup(
     With the launch's ``plan``: where its release ships ``zluda_precompile`` (and ``precompile``), that
     runs instead on the target's CUDA binaries, and ``argv`` only when it fails. ``clear``: first remove
     ZLUDA's and MIOpen's caches (``home``: whose; default this user's), listed in ``report.cleared``."""
+    if not argv:
+        raise HostError("no workload command given", hint="{cmd:warmup -- python infer.py}")
+    if heartbeat_s <= 0:
+        raise HostError(f"heartbeat interval must be positive (got {heartbeat_s})", hint="use e.g. 10")
+    how = _Watched(dict(env) if env is not None else dict(os.environ),
+                   list(cache_dirs) if cache_dirs is not None else compile_cache_dirs(),
+                   heartbeat_s, on_heartbeat, cwd, stdout)
     cleared = clear_caches(env=env, home=home) if clear else None
     job = precompile_job(plan) if precompile and plan is not None else None
 
-    def run(command: Sequence[str]) -> WarmupReport:
-        return _run_once(command, env, cache_dirs, heartbeat_s=heartbeat_s, on_heartbeat=on_heartbeat,
-                         cwd=cwd, stdout=stdout)
-
     if job is None:
-        return dataclasses.replace(run(argv), cleared=cleared)
-    pre = run(job.argv)
+        return dataclasses.replace(_run_once(argv, how), cleared=cleared)
+    pre = _run_once(job.argv, how)
     if pre.exit_code == 0:
         return dataclasses.replace(pre, method=METHOD_PRECOMPILE, precompile_argv=list(job.argv),
                                    precompile_exit=0, cleared=cleared)
-    after = run(argv)
+    after = _run_once(argv, how)
     return dataclasses.replace(after, method=METHOD_FALLBACK, precompile_argv=list(job.argv),
                                precompile_exit=pre.exit_code, elapsed_s=pre.elapsed_s + after.elapsed_s,
                                bytes_before=pre.bytes_before, files_before=pre.files_before,
