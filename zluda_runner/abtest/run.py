@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +78,15 @@ def run_ab(
     sides: tuple[tuple[Side, Sequence[str]], ...] = (("A", a_argv), ("B", b_argv))
     with tempfile.TemporaryDirectory(prefix="zluda-ab-", dir=work_dir) as tmp:
         import_dir = ab_import_dir(Path(tmp) / "import")
-        pythonpath = os.pathsep.join(p for p in (str(import_dir), base_env.get("PYTHONPATH", "")) if p)
         for i in range(runs):
             for side, argv in sides:
-                out_dir = Path(tmp) / f"{side}-{i + 1}"
-                out_dir.mkdir()
-                run_env = {**base_env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
-                result, outputs = _run_once(side, i + 1, list(argv), run_env, cwd, timeout, out_dir)
+                done = run_recorded(argv, base_env, Path(tmp) / f"{side}-{i + 1}", import_dir, cwd=cwd,
+                                    timeout=timeout)
+                result = RunResult(side=side, index=i + 1, exit_code=done.exit_code, wall_s=done.wall_s,
+                                   outputs=tuple(done.outputs), timings=dict(done.timings),
+                                   stderr_tail=done.stderr_tail, error=done.error)
                 runs_done.append(result)
-                for name, out in outputs.items():
+                for name, out in done.outputs.items():
                     first_outputs[side].setdefault(name, out)
                 if progress is not None:
                     state = "ok" if result.error is None else f"FAILED ({result.error})"
@@ -95,45 +96,71 @@ def run_ab(
     return summarise(report, first_outputs, rtol, atol)
 
 
-def _run_once(
-    side: Side,
-    index: int,
-    argv: list[str],
-    env: dict[str, str],
-    cwd: Path | None,
-    timeout: float | None,
+@dataclass(frozen=True)
+class SideRun:
+    """One run of a side's command in its own record folder, and what it recorded there.
+
+    ``error``: a non-zero exit, a command not found or not executable, a timeout, else unreadable
+    records (None: none of these)."""
+
+    argv: tuple[str, ...]
+    exit_code: int | None
+    error: str | None
+    wall_s: float
+    stderr_tail: str
+    stdout_tail: str
+    outputs: Mapping[str, Output]
+    timings: Mapping[str, tuple[float, ...]]
+
+
+def run_recorded(
+    argv: Sequence[str],
+    env: Mapping[str, str],
     out_dir: Path,
-) -> tuple[RunResult, dict[str, Output]]:
-    start = time.perf_counter()
-    stderr_path = out_dir / "stderr.txt"
+    import_dir: Path,
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = None,
+) -> SideRun:
+    """Run ``argv`` once with :mod:`zluda_runner.ab` importable (``import_dir``, see :func:`ab_import_dir`)
+    and recording into ``out_dir`` (made here; its stdout and stderr go there too); then read it back."""
+    out_dir.mkdir(parents=True)
+    pythonpath = os.pathsep.join(p for p in (str(import_dir), env.get("PYTHONPATH", "")) if p)
+    run_env = {**env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
+    args = list(argv)
     exit_code: int | None = None
     error: str | None = None
+    start = time.perf_counter()
     try:
-        with open(stderr_path, "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
-            proc = subprocess.run(
-                argv, env=env, cwd=cwd, stdout=out, stderr=err, timeout=timeout, check=False
-            )
+        with open(out_dir / "stderr.txt", "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
+            proc = subprocess.run(args, env=run_env, cwd=cwd, stdout=out, stderr=err, timeout=timeout,
+                                  check=False)
         exit_code = proc.returncode
-        if proc.returncode != 0:
-            error = f"exit code {proc.returncode}"
+        error = None if exit_code == 0 else f"exit code {exit_code}"
     except FileNotFoundError:
-        error = f"command not found: {argv[0]}"
+        error = f"command not found: {args[0]}"
     except PermissionError:
-        error = f"command not executable: {argv[0]}"
+        error = f"command not executable: {args[0]}"
     except subprocess.TimeoutExpired:
         error = f"timed out after {timeout:.0f} s"
     wall_s = time.perf_counter() - start
-    try:
-        stderr_tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
-    except OSError:
-        stderr_tail = ""
     outputs, timings, problems = read_records(out_dir)
     if problems and error is None:
         error = "; ".join(problems)
-    result = RunResult(side=side, index=index, exit_code=exit_code, wall_s=wall_s, outputs=tuple(outputs),
-                       timings={name: tuple(samples) for name, samples in timings.items()},
-                       stderr_tail=stderr_tail, error=error)
-    return result, outputs
+    return SideRun(argv=tuple(args), exit_code=exit_code, error=error, wall_s=wall_s,
+                   stderr_tail=_tail(out_dir / "stderr.txt"), stdout_tail=_tail(out_dir / "stdout.txt"),
+                   outputs=outputs, timings={name: tuple(samples) for name, samples in timings.items()})
+
+
+def _tail(path: Path) -> str:
+    """The last ``STDERR_TAIL_CHARS`` of a file (read from its end: a chatty workload's output is large)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4 * STDERR_TAIL_CHARS))
+            return fh.read().decode("utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
+    except OSError:
+        return ""
 
 
 def read_records(folder: Path) -> tuple[dict[str, Output], dict[str, list[float]], list[str]]:

@@ -11,24 +11,19 @@ hides an NVIDIA GPU in ``--native`` runs), and a script that picks its device by
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from zluda_runner.ab import AB_DIR_ENV
 from zluda_runner.abtest.compare import compare_output, tolerance_for
 from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
-from zluda_runner.abtest.run import ab_import_dir, read_records
+from zluda_runner.abtest.run import ab_import_dir, run_recorded
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, Sampling, TelemetrySource
 
-STDERR_TAIL_CHARS = 2000
 CPU_REFERENCE_ENV = {"CUDA_VISIBLE_DEVICES": ""}
 # float16/bfloat16 outputs of a network carry errors that grow with the size of its values, not per
 # element: their absolute tolerance is at least this part of the reference's largest magnitude
@@ -105,63 +100,29 @@ def _run_once(
     interval_s: float,
     timeout: float | None,
 ) -> Recorded:
-    out_dir.mkdir(parents=True)
-    env = dict(workload.env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(import_dir), env.get("PYTHONPATH", "")) if p)
-    env[AB_DIR_ENV] = str(out_dir)
-    argv = list(workload.argv)
-    exit_code: int | None = None
-    error: str | None = None
     sampling: AbstractContextManager[Sampling | None] = (
         Sampling(source, interval_s) if source is not None else nullcontext()
     )
-    start = time.perf_counter()
     with sampling as sampler:
-        try:
-            with open(out_dir / "stderr.txt", "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
-                proc = subprocess.run(argv, env=env, stdout=out, stderr=err, timeout=timeout, check=False)
-            exit_code = proc.returncode
-            error = None if exit_code == 0 else f"exit code {exit_code}"
-        except FileNotFoundError:
-            error = f"command not found: {argv[0]}"
-        except PermissionError:
-            error = f"command not executable: {argv[0]}"
-        except subprocess.TimeoutExpired:
-            error = f"timed out after {timeout:.0f} s"
-    wall = time.perf_counter() - start
+        done = run_recorded(workload.argv, workload.env, out_dir, import_dir, timeout=timeout)
     trace = sampler.result() if sampler is not None else None
-    tail, printed = _tail(out_dir / "stderr.txt"), _tail(out_dir / "stdout.txt")
-    outputs, timings, problems = read_records(out_dir)
-    if problems and error is None:
-        error = "; ".join(problems)
-    tokens = outputs.get("tokens")
+    tokens = done.outputs.get("tokens")
     run = PocRun(
         side=workload.side,
         index=index,
-        argv=tuple(argv),
-        exit_code=exit_code,
-        wall_s=wall,
-        error=error,
-        stderr_tail=tail,
-        stdout_tail=printed,
-        outputs=tuple(outputs),
+        argv=done.argv,
+        exit_code=done.exit_code,
+        wall_s=done.wall_s,
+        error=done.error,
+        stderr_tail=done.stderr_tail,
+        stdout_tail=done.stdout_tail,
+        outputs=tuple(done.outputs),
         tokens=len(tokens.values) if tokens is not None else None,
-        timings=tuple(Timing(name, tuple(seconds)) for name, seconds in timings.items()),
+        timings=tuple(Timing(name, seconds) for name, seconds in done.timings.items()),
         trace=trace,
         gpu=trace.summary() if trace is not None else None,
     )
-    return Recorded(run, outputs)
-
-
-def _tail(path: Path) -> str:
-    """The last ``STDERR_TAIL_CHARS`` of a file (read from its end: a chatty workload's output is large)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - 4 * STDERR_TAIL_CHARS))
-            return fh.read().decode("utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
-    except OSError:
-        return ""
+    return Recorded(run, done.outputs)
 
 
 def compare_outputs(
