@@ -45,6 +45,15 @@ def _bare_host(tmp_path_factory: pytest.TempPathFactory) -> None:
         del os.environ[name]  # a developer's HIP SDK / ROCm variables are host facts too
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``-n auto --dist loadgroup``, pyproject's addopts) every Wine test runs on one
+    worker: they share one Wine prefix, the Windows interpreters and the built wheel (session fixtures),
+    which a second worker would build again; the rest of the suite spreads over the other workers."""
+    for item in items:
+        if item.nodeid.startswith("tests/windows/"):
+            item.add_marker(pytest.mark.xdist_group("wine"))
+
+
 BuildFn = Callable[..., Path]
 
 
