@@ -43,6 +43,10 @@ def _bare_host(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["ZLUDA_RUNNER_ROOT"] = str(tmp_path_factory.mktemp("bare-host-root"))
     for name in [n for n in os.environ if n == "HIP_PATH" or n.startswith("HIP_PATH_") or n == "ROCM_PATH"]:
         del os.environ[name]  # a developer's HIP SDK / ROCm variables are host facts too
+    # so is the terminal: a shell's exported COLUMNS, or the COLUMNS=80 LINES=24 pytest-xdist's workers
+    # are started with; the views' tests that need a width set COLUMNS themselves
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
