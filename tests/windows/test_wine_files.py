@@ -30,22 +30,43 @@ HOLD = ("import ctypes, os, sys\n"
         "sys.stdin.read()\n")
 
 
-@contextmanager
-def holding(py: WinPython, dll: Path, how: str = "load") -> Iterator[int]:
-    """A Windows python.exe with ``dll`` loaded (``how="open"``: open for reading, as a scanner or a
-    copy holds it) until the block ends; its Windows pid."""
+def _start_holder(py: WinPython, dll: Path, how: str) -> tuple[subprocess.Popen[str], list[str]]:
     proc = subprocess.Popen([py.wine.exe, str(py.exe), "-c", HOLD, winpath(dll), how], cwd=py.home,
                             env=py.wine.env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().split()
+
+
+def _stop_holder(proc: subprocess.Popen[str]) -> str:
+    """Close its stdin (the holder reads EOF and exits: the DLL is released); its stderr."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    err = proc.stderr.read() if proc.stderr is not None else ""
+    proc.wait(timeout=120)
+    return err
+
+
+@contextmanager
+def holding(py: WinPython, dll: Path, how: str = "load") -> Iterator[int]:
+    """A Windows python.exe with ``dll`` loaded (``how="open"``: open for reading, as a scanner or a
+    copy holds it) until the block ends; its Windows pid.
+
+    The holder is harness, not the code under test (plain CPython and ctypes): once in a CI run of
+    the whole suite, Wine started it and it ended before printing (stdout empty). A holder that ends
+    without a word is started once more; a second silent end fails with both exits and stderrs."""
+    proc, line = _start_holder(py, dll, how)
+    tries: list[str] = []
+    while line[:1] != ["loaded"]:
+        err = _stop_holder(proc)
+        tries.append(f"stdout {line}, exit {proc.returncode}, stderr:\n{err}")
+        if line or len(tries) == 2:  # it said something else, or ended silently twice
+            pytest.fail(f"the holder did not load {dll}:\n" + "\n".join(tries))
+        proc, line = _start_holder(py, dll, how)
     try:
-        assert proc.stdout is not None and proc.stdin is not None
-        line = proc.stdout.readline().split()
-        assert line[:1] == ["loaded"], f"the holder did not load {dll}: {line}"
         yield int(line[1])
     finally:
-        if proc.stdin is not None:
-            proc.stdin.close()  # the holder reads EOF and exits: the DLL is released
-        proc.wait(timeout=120)
+        _stop_holder(proc)
 
 
 def tree(folder: Path) -> dict[str, str]:
