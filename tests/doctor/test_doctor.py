@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from zluda_runner.cli import main_group
 from zluda_runner.core.exitcodes import CHECK_FAILED as EXIT_FAILED
 from zluda_runner.core.exitcodes import OK as EXIT_OK
+from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import visible_gpus
@@ -152,15 +153,27 @@ def test_gfx1032_without_tensile_files_suggests_override(tmp_path: Path) -> None
     assert "device is gfx1032" in fixed.check("rocblas").message
 
 
-def test_apu_listed_before_dgpu_gets_hip_visible_devices_advice(tmp_path: Path) -> None:
+def test_apu_listed_before_dgpu_is_judged_as_zluda_run_shows_it(tmp_path: Path) -> None:
+    """An APU's GPU before a dGPU: zluda-run's dedicated-gpu default shows the workload the dGPU, so the
+    doctor judges that one (the very decision the plan makes) and says so; with the default off
+    (--no-defaults, or ZLUDA_RUNNER_DEFAULTS_OFF) the iGPU is device 0 and the doctor advises."""
     rocm62_tree(tmp_path, gfx_nodes=[(110003, 24, 0), (110000, 96, 24 << 30)], tensile_for=["gfx1100"])
     report = _doctor(tmp_path)
     order = report.check("device_order")
     assert [g.integrated for g in report.facts.gpus] == [True, False]
-    assert order.status is Status.WARN
-    assert "HIP_VISIBLE_DEVICES=1" in order.fix
-    # the integrated gfx1103 is device 0, so rocBLAS is judged for it (override suggested)
-    assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in report.check("rocblas").fix
+    assert order.status is Status.OK, order.message
+    assert "dedicated-gpu default: HIP_VISIBLE_DEVICES=1" in order.message
+    assert "HIP_VISIBLE_DEVICES=1" in order.fix and "without zluda-run" in order.fix
+    assert report.check("gpu_arch").details["gfx"] == "gfx1100"
+    assert report.check("rocblas").status is Status.OK  # judged for the gfx1100 the run uses
+
+    for off in (_doctor(tmp_path, settings=Settings(defaults=False)),
+                _doctor(tmp_path, env={"ZLUDA_RUNNER_DEFAULTS_OFF": "dedicated-gpu"})):
+        order = off.check("device_order")
+        assert order.status is Status.WARN
+        assert "HIP_VISIBLE_DEVICES=1" in order.fix
+        # the integrated gfx1103 is device 0, so rocBLAS is judged for it (override suggested)
+        assert "HSA_OVERRIDE_GFX_VERSION=11.0.0" in off.check("rocblas").fix
 
     chosen = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": "1"})
     assert chosen.check("device_order").status is Status.OK
@@ -264,6 +277,10 @@ def test_igpu_first_through_the_hip_runtime(cc_build, tmp_path: Path) -> None:
     first = doctor({})
     assert first.facts.gpu_source == "hip" and [g.integrated for g in first.facts.gpus] == [True, False]
     order = first.check("device_order")
+    assert order.status is Status.OK and "HIP_VISIBLE_DEVICES=1" in order.fix  # zluda-run's default
+    assert "780M" in order.message and "7900 XTX" in order.message
+    off = doctor({"ZLUDA_RUNNER_DEFAULTS_OFF": "dedicated-gpu"})
+    order = off.check("device_order")
     assert order.status is Status.WARN and "HIP_VISIBLE_DEVICES=1" in order.fix
     assert "780M" in order.message and "7900 XTX" in order.message
     chosen = doctor({"HIP_VISIBLE_DEVICES": "1"})

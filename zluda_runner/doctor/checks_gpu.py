@@ -108,8 +108,25 @@ def check_hidden_gpus(env: Mapping[str, str]) -> Check:
     )
 
 
-def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str) -> Check:
+def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str,
+                       chosen: str | None = None) -> Check:
+    """Which GPU a run uses first. ``chosen``: the ``HIP_VISIBLE_DEVICES`` value zluda-run's
+    ``dedicated-gpu`` default sets (``target`` is then the dedicated GPU it shows as device 0)."""
     discrete = [g for g in gpus if not g.integrated]
+    first = gpus[0] if gpus else target
+    if chosen is not None and first.integrated and not target.integrated:
+        setter = "set" if platform == "win32" else "export"
+        return Check(
+            "device_order",
+            Status.OK,
+            f"HIP lists the integrated {first.name or first.gfx} (device {first.index}) first; zluda-run "
+            f"shows the workload the dedicated {target.name or target.gfx} (device {target.index}) as "
+            f"device 0 (its dedicated-gpu default: HIP_VISIBLE_DEVICES={chosen})",
+            f"Programs started without zluda-run use the integrated GPU first: {setter} "
+            f"HIP_VISIBLE_DEVICES={chosen} for them.",
+            details={"integrated": first.index, "discrete": target.index, "default": "dedicated-gpu",
+                     "HIP_VISIBLE_DEVICES": chosen},
+        )
     if target.integrated and discrete:
         best = discrete[0]
         setter = "set" if platform == "win32" else "export"

@@ -36,13 +36,25 @@ from zluda_runner.doctor.checks_release import (
 )
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
 from zluda_runner.doctor.checks_torch import check_torch
-from zluda_runner.doctor.model import ENV_OF_INTEREST, Check, DoctorOptions, DoctorReport, Findings, Status
+from zluda_runner.doctor.model import (
+    ENV_OF_INTEREST,
+    Check,
+    DoctorOptions,
+    DoctorReport,
+    Findings,
+    ResolvedOptions,
+    Status,
+)
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus, target_gpu
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
+from zluda_runner.plan.defaults import HostGpu
+from zluda_runner.plan.defaults_facts import REGISTRY, gpu_choice_env
+
+HIP_VISIBLE = "HIP_VISIBLE_DEVICES"
 
 
 def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
@@ -82,9 +94,12 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     facts = dataclasses.replace(facts, compile_cache=compile_cache)
     findings = Findings.of(check_platform(facts), skipped=("hip_query",) if opts.hip_query is None else ())
     findings += Findings.of(check_gpu(facts, fs, opts.platform))
-    target = target_gpu(facts.gpus, env) if facts.gpus else None
+    run_env = _workload_env(facts, opts)
+    target = target_gpu(facts.gpus, run_env) if facts.gpus else None
     if target is not None:
-        findings += Findings.of(check_arch(target), check_device_order(facts.gpus, target, opts.platform))
+        chosen = run_env.get(HIP_VISIBLE) if run_env != env else None
+        findings += Findings.of(check_arch(target),
+                                check_device_order(facts.gpus, target, opts.platform, chosen=chosen))
     elif facts.gpus:
         findings += Findings.of(check_hidden_gpus(env), skipped=("gpu_arch",))
     else:
@@ -94,15 +109,30 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     elif opts.platform == "win32":
         findings += Findings.of(check_windows_driver(facts))
     findings += Findings.of(check_hip_runtime(facts, fs), check_rocm(facts, opts.platform))
-    findings += library_checks(facts, fs, env, opts.platform, settings=opts.settings)
+    findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts)
     torch = check_torch(opts) if opts.check_torch else None
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
-    findings += Findings.of(check_release(facts, opts, torch), check_cached_releases(opts),
+    findings += Findings.of(check_release(facts, dataclasses.replace(opts, env=run_env), torch),
+                            check_cached_releases(opts),
                             check_history(target.gfx if target is not None else None, opts))
     findings += Findings.of(check_compile_cache(compile_cache))
     return DoctorReport(facts=facts, checks=findings.checks, skipped=findings.skipped,
                         exit_code=exit_code(findings.checks, strict=opts.strict))
+
+
+def _workload_env(facts: HostFacts, opts: ResolvedOptions) -> dict[str, str]:
+    """The environment a workload started by zluda-run gets its GPUs from: the user's, plus the
+    ``dedicated-gpu`` default's ``HIP_VISIBLE_DEVICES`` where it applies (an integrated and a dedicated
+    GPU, no choice of the user's, defaults on, HIP's order known): the doctor judges the GPU the run
+    will really use, by the decision the plan makes
+    (:func:`~zluda_runner.plan.defaults_facts.gpu_choice_env`)."""
+    source = REGISTRY if facts.gpu_source == "registry" else facts.gpu_source
+    gpus = tuple(HostGpu(g.index, g.name, g.gfx, g.integrated,
+                         f"{facts.gpu_source}: {'integrated' if g.integrated else 'dedicated'}")
+                 for g in facts.gpus)
+    enabled = opts.settings.defaults if opts.settings is not None else True
+    return gpu_choice_env(gpus, source, opts.env, enabled=enabled, platform=opts.platform)
 
 
 def exit_code(checks: Sequence[Check], *, strict: bool = False) -> int:

@@ -156,9 +156,17 @@ def workload_gpu_env(settings: Settings, env: Mapping[str, str],
     (:func:`zluda_runner.host.quick.target_gfx`), the plan's defaults set what the workload gets."""
     plat = platform or sys.platform
     gpus, source = _host_gpu_facts(HostFs(root_from_env(env.get(ROOT_ENV) or "")), plat)
+    return gpu_choice_env(gpus, source, env, enabled=settings.defaults, platform=plat)
+
+
+def gpu_choice_env(gpus: tuple[HostGpu, ...], source: str | None, env: Mapping[str, str], *,
+                   enabled: bool, platform: str) -> dict[str, str]:
+    """``env`` with the ``dedicated-gpu`` default's ``HIP_VISIBLE_DEVICES`` where that default applies to
+    ``gpus`` (read from ``source``; :data:`REGISTRY` is not HIP's order, so it never chooses), else ``env``
+    as is: the one decision :func:`workload_gpu_env` and the doctor both follow."""
     if len(gpus) < 2:
         return dict(env)
-    facts = DefaultsFacts(enabled=settings.defaults, os=_host_os(plat), gpus=gpus, gpu_source=source,
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), gpus=gpus, gpu_source=source,
                           gpu_order_known=source != REGISTRY, env=dict(env))
     chosen = [d for d in compute_defaults(facts) if d.name == DEDICATED_GPU]
     return {**env, **defaults_env(chosen)}
