@@ -29,7 +29,8 @@ FLAG = re.compile(r"(?<![\w-])--[a-z]")
 COMMAND_LINE = re.compile(r"\bzluda-run (?:-|" + "|".join(sorted({k.split()[0] for k in COMMANDS}))
                           + r")\b")
 # other programs' command lines, written as they are typed (their flags are their own)
-OTHER_PROGRAMS = re.compile(r"\b(?:pip|python -m pip|uv pip) install[^,;()`]*|\bsudo ldconfig\b")
+OTHER_PROGRAMS = re.compile(r"\b(?:pip|python -m pip|uv pip) install[^,;()`]*|\bsudo ldconfig\b"
+                            r"|\b(?:docker|podman) run[^,;()`]*")
 
 
 def _literal(node: ast.expr) -> str:
@@ -38,8 +39,8 @@ def _literal(node: ast.expr) -> str:
 
 
 def _error_texts() -> list[tuple[str, str]]:
-    """(where, text) of each hint (``hint=``, or an error's second argument) and each error message
-    given outside the front ends, its literal parts joined."""
+    """(where, text) of each hint (``hint=``, or an error's second argument), each error message and
+    each doctor check's message and fix, given outside the front ends, its literal parts joined."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
@@ -52,6 +53,12 @@ def _error_texts() -> list[tuple[str, str]]:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id.endswith(("Error", "Fault")):
                 texts += node.args[:2]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Check":
+                # a doctor check: Check(id, status, message, fix, details); the API words both for the caller
+                texts += node.args[2:4] + [k.value for k in node.keywords if k.arg in ("message", "fix")]
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "fix"
+                                                      for t in node.targets):
+                texts.append(node.value)  # a check's fix built before the Check(...)
             found += [(f"{rel}:{t.lineno}", _literal(t)) for t in texts if _literal(t).strip()]
     return found
 

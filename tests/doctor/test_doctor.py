@@ -359,6 +359,17 @@ def test_doctor_mentions_a_release_that_failed_on_this_gpu_before(tmp_path: Path
     assert "fork-3.9.5 failed 1 torch-ops item(s) on gfx1100" in history.message
     assert "results list --gfx gfx1100" in (history.fix or "")
 
+    # the same fix worded for each front end: the API's caller reads functions, the command line commands
+    import zluda_runner as zr
+
+    api = zr.run_doctor(zr.Options(cache_dir=tmp_path / "cache"), root=root).check("history")
+    assert api is not None
+    assert api.fix == "See zluda_runner.list_results() and zluda_runner.get_result().", api
+    out = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "cache"), "doctor",
+                                          "--root", str(root), "--json"])
+    cli = next(c for c in json.loads(out.output)["checks"] if c["id"] == "history")
+    assert cli["fix"] == ("See `zluda-run results list --gfx gfx1100` and `zluda-run results show ID`."), cli
+
 
 def test_doctor_says_nothing_of_history_without_a_store(tmp_path: Path) -> None:
     from zluda_runner.core.settings import Settings

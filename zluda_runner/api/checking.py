@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, keep, to_settings
+from zluda_runner.api.options import Options, caller_errors, keep, to_settings, worded
 
 if TYPE_CHECKING:
     from zluda_runner.doctor.model import DoctorReport
@@ -94,6 +94,17 @@ def run_doctor(options: Options | None = None, *, strict: bool = False,
         fake_root = None if root is None else root_from_env(str(root))
         report = run_doctor(DoctorOptions(root=fake_root, settings=settings, strict=strict,
                                           python=settings.python))
+    report = _worded_report(report)
     if root is None:
         keep("doctor", report, settings, ["doctor"], on_warning=on_warning)
     return report
+
+
+def _worded_report(report: DoctorReport) -> DoctorReport:
+    """``report`` with each check's message and fix worded for the caller (the doctor writes an
+    option or an action in the neutral markup of :mod:`zluda_runner.core.wording`)."""
+    import dataclasses
+
+    checks = tuple(dataclasses.replace(c, message=worded(c.message), fix=worded(c.fix) if c.fix else c.fix)
+                   for c in report.checks)
+    return dataclasses.replace(report, checks=checks)

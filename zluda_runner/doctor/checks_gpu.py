@@ -63,8 +63,8 @@ def check_gpu(facts: HostFacts, fs: HostFs, platform: str) -> Check:
     else:
         fix = (
             "Install an AMD GPU with its amdgpu driver and ROCm "
-            "(https://rocm.docs.amd.com/projects/install-on-linux/); in a container pass "
-            "--device=/dev/kfd --device=/dev/dri."
+            "(https://rocm.docs.amd.com/projects/install-on-linux/); in a container: "
+            "docker run --device=/dev/kfd --device=/dev/dri."
         )
     return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix)
 
@@ -179,7 +179,7 @@ def check_driver(fs: HostFs) -> Check:
             "driver",
             Status.FAIL,
             "amdgpu is loaded but /dev/kfd is missing (no compute support)",
-            "Use a kernel built with CONFIG_HSA_AMD; in a container pass --device=/dev/kfd.",
+            "Use a kernel built with CONFIG_HSA_AMD; in a container: docker run --device=/dev/kfd.",
         )
     if not os.access(kfd, os.R_OK | os.W_OK):
         return Check(

@@ -49,7 +49,7 @@ def check_release(facts: HostFacts, opts: ResolvedOptions, torch: Check | None) 
                      {"rejected": [r.to_dict() for r in sel.rejected] if sel else []})
     except ZludaRunnerError as exc:  # ManifestError / SelectionError carry their own hint
         return Check("release", Status.WARN, f"Could not choose a release: {exc.message}",
-                     exc.hint or "Run `zluda-run releases` to see what exists.")
+                     exc.hint or "Run {cmd:releases} to see what exists.")
     wanted = f"{facts.os}, {found.text}{f', {gfx}' if gfx else ''}, torch CUDA {cuda or 'any'}"
     return Check(
         "release",
@@ -68,7 +68,7 @@ def check_cached_releases(opts: ResolvedOptions) -> Check:
             "cached_releases",
             Status.WARN,
             f"Could not list cached releases: {exc}",
-            f"Check the cache folder {cache_dir} (or `zluda-run cache clean`).",
+            f"Check the cache folder {cache_dir} (or {{cmd:cache clean}}).",
         )
     names = [f"{e.release_id}/{e.asset}" for e in entries]
     details: dict[str, object] = {"cache_dir": str(cache_dir), "releases": names}
@@ -78,7 +78,7 @@ def check_cached_releases(opts: ResolvedOptions) -> Check:
         first = changed[0]
         message = (f"{len(changed)} cached release(s) changed since they were installed: "
                    f"{first.release_id}: {first.problems[0]}")
-        fix = (f"`zluda-run fetch {first.release_id} --reinstall` puts back the verified copy "
+        fix = (f"{{cmd:fetch {first.release_id} --reinstall}} puts back the verified copy "
                "(antivirus or another tool may have changed it)")
         return Check("cached_releases", Status.FAIL, message, fix, details)
     if not names:
@@ -123,11 +123,11 @@ def check_history(gfx: str | None, opts: ResolvedOptions) -> Check | None:
         known = summary_for_gpu(gfx, settings=opts.settings)
     except ResultsStoreError as exc:
         return Check("history", Status.WARN, f"The results store could not be read: {exc.message}",
-                     exc.hint or "Check --results-db, or move the results.db file aside.")
+                     exc.hint or "Check {opt:results_db}, or move the results.db file aside.")
     if not failed and not known:
         return None
     lines = [s.text() for s in known] + [f"failed before: {f.text()}" for f in failed]
     status = Status.WARN if failed else Status.OK
-    fix = f"See `zluda-run results list --gfx {gfx}` and `zluda-run results show ID`." if failed else None
+    fix = f"See {{cmd:results list --gfx {gfx}}} and {{cmd:results show ID}}." if failed else None
     return Check("history", status, f"Recorded runs on {gfx}: " + "; ".join(lines), fix,
                  {"failed": [f.to_dict() for f in failed], "known": [s.to_dict() for s in known]})

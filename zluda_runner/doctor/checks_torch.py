@@ -65,7 +65,7 @@ def torch_verdict(python: str, info: dict[str, Any]) -> Check:
             "torch",
             Status.WARN,
             f"No usable torch in {python} ({info.get('error', 'not installed')})",
-            "Point --python at the interpreter of your workload, or install a CUDA build of torch "
+            "Point {opt:python} at the interpreter of your workload, or install a CUDA build of torch "
             "(cu118 wheels for the lshqqytiger fork, cu12x for the ZLUDA rewrite).",
             info,
         )
@@ -75,7 +75,7 @@ def torch_verdict(python: str, info: dict[str, Any]) -> Check:
             Status.WARN,
             f"torch {version} in {python} is a ROCm build (HIP {info['hip']}): "
             "it runs natively, without ZLUDA",
-            "Use it as the B side of `zluda-run ab --b-python`; ZLUDA needs a CUDA build of torch.",
+            "Use it as the B side of {cmd:ab --b-python PY -- SCRIPT}; ZLUDA needs a CUDA build of torch.",
             info,
         )
     if not info.get("cuda"):
