@@ -124,7 +124,10 @@ def test_tracing_a_windows_plan_is_refused_clearly() -> None:
     with pytest.raises(TraceError) as caught:
         check_supported("windows")
     assert caught.value.exit_code == 1
-    assert caught.value.message.startswith("--trace is not supported on Windows")
-    assert caught.value.hint and "probe --libcuda nvcuda.dll" in caught.value.hint
+    # worded for its reader: a Python caller reads the API's call, the command line the command
+    assert caught.value.message.startswith("zluda_runner.trace_launch() is not supported on Windows")
+    assert caught.value.hint and "zluda_runner.run_probe()" in caught.value.hint
+    assert caught.value.hint_for("command line").startswith("trace the workload on Linux; on Windows "
+                                                            "`zluda-run probe --libcuda nvcuda.dll` shows")
     if sys.platform != "win32":
         check_supported("linux")  # no refusal where it works

@@ -163,11 +163,12 @@ def test_trace_on_windows_is_refused_clearly(winpy: WinPython, injector_release:
     assert ran.returncode == 0, ran.stderr
     traced = winpy.zluda_run(*base, "--trace", "--", program, env=env)
     assert traced.returncode == 1 and "Traceback" not in traced.stderr
-    assert "error: --trace is not supported on Windows" in traced.stderr and "hint:" in traced.stderr
+    assert "error: `zluda-run --trace -- CMD` is not supported on Windows" in traced.stderr, traced.stderr
+    assert "hint: trace the workload on Linux; on Windows `zluda-run probe --libcuda" in traced.stderr
     # refused before anything is planned or fetched: a release that does not exist is not the error
     missing = winpy.winpath(tmp_path / "none")
     early = winpy.zluda_run("--zluda-dir", missing, "--trace", "--", program, env=env)
-    assert early.returncode == 1 and "--trace is not supported on Windows" in early.stderr, early.stderr
+    assert early.returncode == 1 and "--trace -- CMD` is not supported on Windows" in early.stderr, early.stderr
 
 
 def test_ctrl_c_during_the_probe_leaves_no_worker_running(winpy: WinPython, standin_nvcuda: Path,

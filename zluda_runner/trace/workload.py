@@ -35,9 +35,9 @@ class TracedRun:
         return self.report.exit_code if self.report.exit_code is not None else 124
 
 
-NOT_ON_WINDOWS = ("--trace is not supported on Windows: the tracer interposes on Linux's libcuda.so.1 "
-                  "(LD_PRELOAD/LD_LIBRARY_PATH), which a Windows workload never loads")
-NOT_ON_WINDOWS_HINT = ("trace the workload on Linux; on Windows `zluda-run probe --libcuda nvcuda.dll` shows "
+NOT_ON_WINDOWS = ("{cmd:--trace -- CMD} is not supported on Windows: the tracer interposes on Linux's "
+                  "libcuda.so.1 (LD_PRELOAD/LD_LIBRARY_PATH), which a Windows workload never loads")
+NOT_ON_WINDOWS_HINT = ("trace the workload on Linux; on Windows {cmd:probe --libcuda nvcuda.dll} shows "
                        "which driver calls ZLUDA's nvcuda.dll answers")
 
 
