@@ -5,21 +5,18 @@ what each run recorded.  Everything that goes wrong on a side becomes part of th
 
 from __future__ import annotations
 
-import array
-import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from zluda_runner.ab import AB_DIR_ENV, RECORDS_FILE
+from zluda_runner.ab import AB_DIR_ENV
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
+from zluda_runner.abtest.records import read_records
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 
@@ -161,46 +158,3 @@ def _tail(path: Path) -> str:
             return fh.read().decode("utf-8", errors="replace")[-STDERR_TAIL_CHARS:]
     except OSError:
         return ""
-
-
-def read_records(folder: Path) -> tuple[dict[str, Output], dict[str, list[float]], list[str]]:
-    """Outputs (first record of each name wins) and timing samples written by :mod:`zluda_runner.ab`."""
-    outputs: dict[str, Output] = {}
-    timings: dict[str, list[float]] = {}
-    problems: list[str] = []
-    path = folder / RECORDS_FILE
-    if not path.is_file():
-        return outputs, timings, problems
-    for lineno, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-            if entry.get("kind") == "timing":
-                timings.setdefault(str(entry["name"]), []).append(float(entry["seconds"]))
-            elif entry.get("kind") == "output" and entry["name"] not in outputs:
-                outputs[entry["name"]] = _load_output(folder, entry)
-        except (ValueError, KeyError, TypeError, OSError) as exc:
-            problems.append(f"unreadable record on line {lineno}: {exc}")
-    return outputs, timings, problems
-
-
-def _load_output(folder: Path, entry: dict[str, Any]) -> Output:
-    if "file" in entry:
-        data = array.array(entry.get("storage", "d"))
-        raw = (folder / Path(entry["file"]).name).read_bytes()
-        data.frombytes(raw)
-        if sys.byteorder != "little":
-            data.byteswap()
-        values = tuple(float(v) for v in data)
-    else:
-        values = tuple(float(v) for v in entry["values"])
-    return Output(
-        name=entry["name"],
-        dtype=str(entry["dtype"]),
-        shape=tuple(int(s) for s in entry["shape"]),
-        values=values,
-        logits=entry.get("logits"),
-    )
-
-
