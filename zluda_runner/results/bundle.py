@@ -24,6 +24,8 @@ Format (version 1), UTF-8 JSON lines:
 after export is refused. Nothing personal is in a bundle: host names are hashed, the
 home folder is written ``~`` and the login name ``<user>`` (done when the run was
 recorded). Readers ignore header keys they do not know; a higher ``version`` is refused.
+The header's ``runs`` is checked against the run lines that follow: a bundle cut short at a line's end
+(a copy or download that stopped) is refused whole instead of imported in part.
 """
 
 from __future__ import annotations
@@ -100,7 +102,14 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
             out.write(json.dumps(header, sort_keys=True) + "\n")
             for start in range(0, len(runs), _BATCH):
                 ids = [r.run_id for r in runs[start : start + _BATCH]]
-                for run in store.get_runs(ids):
+                got = store.get_runs(ids)
+                if len(got) != len(ids):  # the header's count must stay true: an importer checks it
+                    raise ResultsStoreError(
+                        f"{len(ids) - len(got)} of the runs listed for export could not be read back "
+                        f"(deleted meanwhile, or changed by another program); {path} was not written",
+                        "export again when the store is not being changed",
+                    )
+                for run in got:
                     out.write(canonical_json({"run": run.to_dict()}) + "\n")
     except OSError as exc:
         raise ResultsStoreError(
@@ -296,8 +305,9 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
             "split it with {cmd:results export --since}",
         )
     with handle:
-        number = 0
+        number = read = 0
         schema: int | None = None
+        expected: int | None = None
         while True:
             line = handle.readline(MAX_LINE_BYTES + 1)
             if not line:
@@ -318,20 +328,34 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
                 if _depth(data) > MAX_DEPTH:
                     raise ValueError("nested deeper than a bundle is")
                 if number == 1:
-                    schema = _check_header(data)
+                    schema, expected = _check_header(data)
                     continue
                 run = run_from_bundle(data, schema)
             except (ValueError, UnicodeDecodeError, RecursionError) as exc:
                 raise ResultsStoreError(
                     f"{where}: {exc}", "give a bundle written by {cmd:results export}"
                 ) from exc
+            read += 1
+            if expected is not None and read > expected:
+                raise ResultsStoreError(
+                    f"{where}: the bundle holds more runs than its header says ({expected}): lines were "
+                    "added after export",
+                    "give the bundle as {cmd:results export} wrote it",
+                )
             yield run, len(line)
         if number == 0:
             raise ResultsStoreError(f"{path} is empty", "give a bundle written by {cmd:results export}")
+        if expected is not None and read < expected:
+            raise ResultsStoreError(
+                f"{path} holds {read} of the {expected} runs its header says: the bundle was cut short "
+                "(a copy or download that stopped); nothing of it was stored",
+                "copy or download the bundle again, whole (or export it again with {cmd:results export})",
+            )
 
 
-def _check_header(data: object) -> int | None:
-    """Checks the header line; returns the store schema it names (None when it names none)."""
+def _check_header(data: object) -> tuple[int | None, int | None]:
+    """Checks the header line; returns the store schema it names and the number of runs it says
+    follow (each None when it names none)."""
     if not isinstance(data, dict) or data.get("format") != BUNDLE_FORMAT:
         raise ValueError(f'not a results bundle (the first line has no "format": "{BUNDLE_FORMAT}")')
     version = data.get("version")
@@ -343,7 +367,10 @@ def _check_header(data: object) -> int | None:
             f"bundle version {str(version)[:20]!r} is not one this zluda-runner reads (1..{BUNDLE_VERSION})"
         )
     schema = data.get("schema")
-    return schema if isinstance(schema, int) and not isinstance(schema, bool) else None
+    runs = data.get("runs")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 0):
+        raise ValueError(f"the header's runs {str(runs)[:20]!r} is not a count of runs")
+    return schema if isinstance(schema, int) and not isinstance(schema, bool) else None, runs
 
 
 def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:

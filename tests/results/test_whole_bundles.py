@@ -1,0 +1,104 @@
+"""A bundle is imported whole or not at all: its header's run count is checked (hunt of 2026-12-01).
+
+On e29888c a bundle cut short at a line's end (``head -n``, a copy or download that stopped between
+two runs) imported the runs it still held and said nothing; the header's ``"runs"`` was never read.
+These tests fail there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.results import reports
+from zluda_runner.cli import main_group
+from zluda_runner.core.settings import Settings
+from zluda_runner.results import record_report
+from zluda_runner.results.backends import make_store
+from zluda_runner.results.bundle import export_bundle, import_bundles
+from zluda_runner.results.schema import ResultsStoreError
+
+
+def _exported(tmp_path: Path, runs: int = 3) -> Path:
+    url = str(tmp_path / "src" / "results.db")
+    for n in range(runs):
+        out = record_report("torch-ops", reports.torch_ops(5, {n}), settings=Settings(cache_dir=tmp_path),
+                            db_url=url, command=["zluda-run", "probe", str(n)], host=reports.HOST,
+                            started_at=f"2025-06-0{n + 1}T10:00:00.000000Z")
+        assert out.recorded, out.warning
+    bundle = tmp_path / "all.jsonl"
+    with make_store(url).open() as store:
+        assert export_bundle(store, bundle) == runs
+    return bundle
+
+
+def _cli(tmp_path: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "c"), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.exit_code, result.output
+
+
+def test_a_bundle_cut_short_at_a_line_end_is_refused_and_stores_nothing(tmp_path: Path) -> None:
+    lines = _exported(tmp_path).read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:2]), encoding="utf-8")  # the header and one of the three runs
+    target = str(tmp_path / "dst" / "results.db")
+    code, out = _cli(tmp_path, "--json", "--results-db", target, "results", "import", str(cut))
+    assert code == 1, out
+    error = json.loads(out)
+    assert "holds 1 of the 3 runs its header says" in error["error"] and error["hint"], error
+    with make_store(target).open() as store:
+        assert store.count_runs() == 0
+
+
+def test_a_bundle_with_runs_added_after_export_is_refused(tmp_path: Path) -> None:
+    bundle = _exported(tmp_path, runs=2)
+    lines = bundle.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    header["runs"] = 1
+    grown = tmp_path / "grown.jsonl"
+    grown.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
+        with pytest.raises(ResultsStoreError, match=r"line 3: the bundle holds more runs than its header"):
+            import_bundles(store, [grown])
+        assert store.count_runs() == 0
+
+
+@pytest.mark.parametrize("runs", ["3", -1, True, 2.5])
+def test_a_header_whose_run_count_is_not_a_count_is_refused(tmp_path: Path, runs: object) -> None:
+    lines = _exported(tmp_path, runs=1).read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0]) | {"runs": runs}
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with (make_store(str(tmp_path / "dst" / "results.db")).open() as store,
+          pytest.raises(ResultsStoreError, match=r"line 1: the header's runs .* is not a count")):
+        import_bundles(store, [odd])
+
+
+def test_a_whole_bundle_and_one_without_a_count_still_import(tmp_path: Path) -> None:
+    bundle = _exported(tmp_path)
+    lines = bundle.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    del header["runs"]  # a hand-made bundle may say nothing of its size
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
+        assert import_bundles(store, [bundle]) == (3, 0)
+        assert import_bundles(store, [bare, bundle]) == (0, 6)
+
+
+def test_an_export_that_cannot_read_back_a_listed_run_writes_nothing(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The header's count stays true: a run deleted between listing and reading fails the export."""
+    bundle = _exported(tmp_path)
+    before = bundle.read_bytes()
+    with make_store(str(tmp_path / "src" / "results.db")).open() as store:
+        real = store.get_runs
+        monkeypatch.setattr(store, "get_runs", lambda ids, **kw: real(ids, **kw)[1:])
+        with pytest.raises(ResultsStoreError, match=r"1 of the runs listed for export could not be"):
+            export_bundle(store, bundle)
+    assert bundle.read_bytes() == before  # the earlier export is still there, whole
+    assert [p.name for p in tmp_path.glob("*all.jsonl*")] == ["all.jsonl"]  # no temporary file left
