@@ -18,7 +18,8 @@ variable ``ZLUDA_RUNNER_RESULTS_DB``, else the SQLite file in the cache folder.
 A SQLite URL is read as SQLAlchemy reads it: ``sqlite:///results.db`` is ``results.db`` in the
 current folder, ``sqlite:////srv/results.db`` the absolute path; a plain path works too. An in-memory
 store (``:memory:``) keeps nothing and is refused, as is a path that is not a regular file (a device,
-a FIFO, a folder). A store whose folder cannot be written (a read-only mount, a shared folder) is
+a FIFO, a folder), and a SQLite database of another program (tables, none of them ``schema_version``),
+which is left as it was. A store whose folder cannot be written (a read-only mount, a shared folder) is
 opened read-only: it can be listed and shown, not added to.
 """
 
@@ -68,6 +69,26 @@ def _switch_to_wal(conn: sqlite3.Connection) -> Any:
     return conn.execute("PRAGMA journal_mode = WAL").fetchone()
 
 
+# A store's tables and views: a newer zluda-runner may add some, but every store has schema_version from
+# its first migration on (made in the same transaction as the others).
+_FOREIGN_SQL = ("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+
+
+def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+    """A SQLite database of another program (tables, none of them ``schema_version``) is no results
+    store: nothing may be done to it, not even the switch to WAL (it stays in the file)."""
+    names = [str(row[0]) for row in conn.execute(_FOREIGN_SQL).fetchall()]  # a read: busy_timeout waits
+    if not names or "schema_version" in names:
+        return
+    shown = ", ".join(n[:40] for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise ResultsStoreError(
+        f"{path} is a SQLite database of another program (its tables: {shown}), not a zluda-runner "
+        "results store; nothing in it was changed",
+        "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB another file (a new name makes a new store)",
+    )
+
+
 def _not_a_store_file(path: Path) -> ResultsStoreError | None:
     """A path that exists and is not a regular file (a device, a FIFO, a folder) is no SQLite store;
     SQLite must not even open it (a FIFO blocks, a device is overwritten or read as garbage)."""
@@ -109,6 +130,7 @@ class SQLiteStore(ResultsStore):
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            _refuse_foreign(conn, self.path)
             mode = _switch_to_wal(conn)
             if not mode or str(mode[0]).lower() != "wal":
                 raise ResultsStoreError(
@@ -131,11 +153,14 @@ class SQLiteStore(ResultsStore):
             conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                    isolation_level=None)
             try:
-                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                _refuse_foreign(conn, self.path)
             except sqlite3.Error as exc:
                 conn.close()
                 last = exc
                 continue
+            except BaseException:
+                conn.close()
+                raise
             self.read_only = True
             return conn
         assert last is not None
