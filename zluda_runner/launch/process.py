@@ -37,6 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.core import proctree
@@ -198,6 +199,17 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
         raise _spawn_error(args[0], exc) from exc
 
 
+@dataclass(frozen=True)
+class ProcessEnd:
+    """How the workload ended: its exit status as a shell reports it, and what the bare number cannot
+    tell apart (``exit 137`` and death by SIGKILL are both 137)."""
+
+    exit_code: int  # as a shell reports it: signal N -> 128+N
+    signal: int | None = None  # the signal that killed it (None: it exited, whatever its code)
+    sent_by_user: int | None = None  # the signal sent to zluda-run (forwarded) or to the terminal's
+    # process group while the workload ran, the last one; None: nobody stopped it from outside
+
+
 def run_process(argv: Sequence[str], env: Mapping[str, str], *, timeout: float | None = None) -> int:
     """Run the workload to completion and return its exit status (signal N -> 128+N).
 
@@ -205,10 +217,17 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], *, timeout: float |
     for tests and ``--verify-load``): the child is killed and :class:`LaunchError`
     raised when it runs longer.
     """
+    return run_process_end(argv, env, timeout=timeout).exit_code
+
+
+def run_process_end(argv: Sequence[str], env: Mapping[str, str], *,
+                    timeout: float | None = None) -> ProcessEnd:
+    """:func:`run_process`, telling a death by a signal from an exit with the same number, and whether
+    the signal came from outside (the user's Ctrl-C or ``kill``) rather than from the workload itself."""
     args = _check_argv(argv)
     executable = resolve_command(args[0], env)
     if WINDOWS:
-        return _run_windows(executable, args, env, timeout)
+        return ProcessEnd(_run_windows(executable, args, env, timeout))
     if threading.current_thread() is not threading.main_thread():
         return _run_without_forwarding(executable, args, env, timeout)
 
@@ -229,12 +248,18 @@ def run_process(argv: Sequence[str], env: Mapping[str, str], *, timeout: float |
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
 
 
-def _wait_forwarding(pid: int, watched: set[signal.Signals], timeout: float | None) -> int:
+def _wait_forwarding(pid: int, watched: set[signal.Signals], timeout: float | None) -> ProcessEnd:
     deadline = None if timeout is None else time.monotonic() + timeout
+    from_outside: int | None = None
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done == pid:
-            return exit_status(os.waitstatus_to_exitcode(status))
+            # a terminal's signal may still be pending when the child it also reached has died
+            while (late := signal.sigtimedwait(watched, 0)) is not None:
+                if late.si_signo != signal.SIGCHLD:
+                    from_outside = late.si_signo
+            killed_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+            return ProcessEnd(exit_status(os.waitstatus_to_exitcode(status)), killed_by, from_outside)
         info: signal.struct_siginfo | None
         if deadline is None:
             info = signal.sigwaitinfo(watched)
@@ -249,6 +274,7 @@ def _wait_forwarding(pid: int, watched: set[signal.Signals], timeout: float | No
             )
         if info.si_signo == signal.SIGCHLD:
             continue
+        from_outside = info.si_signo
         if info.si_code == _SI_KERNEL:
             continue  # terminal-generated: the child, in our process group, got it too
         with contextlib.suppress(ProcessLookupError):
@@ -269,7 +295,7 @@ def _drain(watched: set[signal.Signals]) -> None:
 
 def _run_without_forwarding(
     executable: str, args: list[str], env: Mapping[str, str], timeout: float | None
-) -> int:
+) -> ProcessEnd:
     """Off the main thread we cannot own signals: run and wait, nothing forwarded."""
     import subprocess
 
@@ -278,13 +304,14 @@ def _run_without_forwarding(
     except OSError as exc:
         raise _spawn_error(args[0], exc) from exc
     try:
-        return exit_status(proc.wait(timeout=timeout))
+        code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
         proc.kill()
         proc.wait()
         raise LaunchError(
             f"the command did not finish within {timeout:g} s and was killed", hint="give it a longer timeout"
         ) from exc
+    return ProcessEnd(exit_status(code), -code if code < 0 else None)
 
 
 def _run_windows(executable: str, args: list[str], env: Mapping[str, str], timeout: float | None) -> int:

@@ -35,7 +35,7 @@ from typing import Any
 from zluda_runner.core.errors import LaunchError
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.launch.process import run_process
+from zluda_runner.launch.process import ProcessEnd, run_process_end
 from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
 from zluda_runner.plan.model import ShimPlan
 from zluda_runner.results.recordable import ResultRow, ResultRows
@@ -81,16 +81,18 @@ class VerifyResult(JsonMixin):
     evidence: str = "LD_DEBUG"  # or "module list" (Windows: the process's modules at exit)
     unproven: str | None = None  # why nothing could be proven (Windows: no module list was written)
     processes: int | None = None  # how many processes wrote a module list (Windows)
+    stopped_by: int | None = None  # the signal the user sent (Ctrl-C, kill) that ended the run
 
     @property
     def interrupted(self) -> bool:
-        """Ctrl-C ended the run (exit 130): the user's decision, passed on as such."""
-        return self.exit_code == 130
+        """Ctrl-C (exit 130), or a signal the user sent zluda-run, ended the run: the user's decision,
+        passed on as such (its exit code, not a failed check)."""
+        return self.exit_code == 130 or self.stopped_by is not None
 
     @property
     def died_loading(self) -> bool:
-        """The process did not get past loading: ld.so (or a dlopen) failed, or a signal (not the
-        user's Ctrl-C) killed it."""
+        """The process did not get past loading: ld.so (or a dlopen) failed, or a signal (not one the
+        user sent) killed it. An exit code above 128 is not a signal: ``exit 137`` is an exit."""
         return bool(self.loader_errors) or (self.signal is not None and not self.interrupted)
 
     def state(self, ev: BindingEvidence) -> str:
@@ -120,8 +122,9 @@ class VerifyResult(JsonMixin):
         return not self.died_loading and all(b.taken for b in self.bindings)
 
     def command_exit_code(self) -> int:
-        """130 when Ctrl-C ended the run (whatever was proven by then); else 3 (a check failed) when
-        the verification failed, else the workload's own exit code."""
+        """The workload's code when the user stopped the run (Ctrl-C: 130, ``kill``: 143), whatever was
+        proven by then; else 3 (a check failed) when the verification failed, else the workload's own
+        exit code."""
         if self.interrupted:
             return self.exit_code
         return CHECK_FAILED if self.failed else self.exit_code
@@ -187,7 +190,8 @@ def _dedupe(lines: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(lines))
 
 
-def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> tuple[int, str]:
+def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
+                       timeout: float | None) -> tuple[ProcessEnd, str]:
     """Run with the workload's stderr still reaching ours, keeping its tail to read ld.so's messages."""
     read_fd, write_fd = os.pipe()
     saved = os.dup(2)
@@ -213,7 +217,7 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str], timeout: flo
         sys.stderr.flush()
         os.dup2(write_fd, 2)
         try:
-            exit_code = run_process(argv, env, timeout=timeout)
+            end = run_process_end(argv, env, timeout=timeout)
         finally:
             sys.stderr.flush()
             os.dup2(saved, 2)
@@ -223,7 +227,7 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str], timeout: flo
         if not thread.is_alive():
             os.close(read_fd)
         os.close(saved)
-    return exit_code, kept.decode("utf-8", "replace")
+    return end, kept.decode("utf-8", "replace")
 
 
 def verify_bindings(
@@ -253,15 +257,15 @@ def verify_bindings(
         run_env = dict(env)
         run_env["LD_DEBUG"] = LD_DEBUG_VALUE
         run_env["LD_DEBUG_OUTPUT"] = str(log_dir / LOG_PREFIX)
-        exit_code, stderr = _run_teeing_stderr(argv, run_env, timeout)
+        end, stderr = _run_teeing_stderr(argv, run_env, timeout)
         logs = read_ld_debug_logs(log_dir)
         if keep_logs is not None:
             Path(keep_logs).mkdir(parents=True, exist_ok=True)
             for path in log_dir.iterdir():
                 shutil.copy2(path, Path(keep_logs) / path.name)
-        # run_process reports a signal N as 128+N, as a shell does
-        signal = exit_code - 128 if 128 < exit_code < 128 + 65 else None
-        return VerifyResult(exit_code, evidence_for(logs, expected), loader_errors_in(stderr), signal)
+        # the signal from the wait status: a workload's own `exit 139` is not a crash
+        return VerifyResult(end.exit_code, evidence_for(logs, expected), loader_errors_in(stderr), end.signal,
+                            stopped_by=end.signal if end.signal == end.sent_by_user else None)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
 

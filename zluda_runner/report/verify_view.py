@@ -3,6 +3,8 @@ failed (the evidence itself: :mod:`zluda_runner.launch.verify`)."""
 
 from __future__ import annotations
 
+import signal
+
 from zluda_runner.launch.verify import NOT_TAKEN, TAKEN, UNPROVEN, UNUSED, VerifyResult
 
 
@@ -15,7 +17,8 @@ def render_verification(result: VerifyResult) -> str:
         count = f"{result.processes} process(es)" if result.processes else "no process"
         lines = ["", f"module evidence (each process's own module list at exit: {count}):"]
     if result.interrupted:
-        lines.append(f"  interrupted (Ctrl-C, exit {result.exit_code}): the evidence covers what was loaded "
+        how = "Ctrl-C" if result.stopped_by in (None, signal.SIGINT) else _signal_name(result.stopped_by)
+        lines.append(f"  interrupted ({how}, exit {result.exit_code}): the evidence covers what was loaded "
                      "until then")
     if result.unproven is not None:
         lines.append(f"  nothing proven: {result.unproven}")
@@ -36,3 +39,10 @@ def render_verification(result: VerifyResult) -> str:
         + (": VERIFICATION FAILED" if result.failed else "")
     )
     return "\n".join(lines)
+
+
+def _signal_name(signum: int | None) -> str:
+    try:
+        return signal.Signals(signum or 0).name
+    except ValueError:
+        return f"signal {signum}"

@@ -1,0 +1,78 @@
+"""``--verify-load`` reads how the workload really ended from its wait status, not from the number: a
+workload's own ``exit 137`` is an exit (its code passed on, no "did not get past loading"), a crash is
+a crash, and a ``kill`` the user sent zluda-run is the user's decision (its code passed on, 143), not
+a failed load (on e29888c all three read as "killed by signal N": VERIFICATION FAILED, exit 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.core.exitcodes import CHECK_FAILED
+from zluda_runner.launch.process import run_process_end
+from zluda_runner.launch.verify import verify_bindings
+from zluda_runner.report.verify_view import render_verification
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="LD_DEBUG and POSIX signals")
+
+EXPECTED = {"libcuda.so.1": Path("/nonexistent/libcuda.so.1")}  # never requested by sh: "unused"
+
+
+def test_an_exit_code_above_128_is_an_exit_not_a_signal() -> None:
+    end = run_process_end(["sh", "-c", "exit 137"], os.environ)
+    assert (end.exit_code, end.signal, end.sent_by_user) == (137, None, None)
+    killed = run_process_end(["sh", "-c", "kill -KILL $$"], os.environ)
+    assert (killed.exit_code, killed.signal, killed.sent_by_user) == (137, signal.SIGKILL, None)
+
+
+@pytest.mark.parametrize("code", [129, 137, 139, 143])
+def test_verify_load_passes_a_high_exit_code_on(code: int) -> None:
+    result = verify_bindings(["sh", "-c", f"exit {code}"], os.environ, EXPECTED)
+    assert result.signal is None and not result.died_loading and not result.failed
+    assert result.command_exit_code() == code
+    assert "did not get past loading" not in render_verification(result)
+
+
+def test_verify_load_still_fails_a_workload_killed_by_its_own_signal() -> None:
+    result = verify_bindings(["sh", "-c", "kill -SEGV $$"], os.environ, EXPECTED)
+    assert result.signal == signal.SIGSEGV and result.died_loading and not result.interrupted
+    assert result.command_exit_code() == CHECK_FAILED
+    assert "killed by signal 11, exit 139" in render_verification(result)
+
+
+_WRAPPER = (
+    "import json, os, sys\n"
+    "from pathlib import Path\n"
+    "from zluda_runner.launch.verify import verify_bindings\n"
+    "from zluda_runner.report.verify_view import render_verification\n"
+    "r = verify_bindings(['sh', '-c', 'echo ready; exec sleep 600'], os.environ,"
+    " {'libcuda.so.1': Path('/nonexistent/libcuda.so.1')})\n"
+    "print(json.dumps({'code': r.command_exit_code(), 'view': render_verification(r),\n"
+    "                  'data': r.to_dict()}))\n"
+)
+
+
+def test_a_kill_sent_to_zluda_run_is_the_users_decision_not_a_failed_load() -> None:
+    wrapper = subprocess.Popen([sys.executable, "-c", _WRAPPER], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               start_new_session=True)  # our own pytest process group stays out of it
+    assert wrapper.stdout is not None
+    try:
+        assert wrapper.stdout.readline().strip() == "ready"  # the workload runs, zluda-run waits on it
+        wrapper.send_signal(signal.SIGTERM)  # forwarded to the workload, which dies of it
+        out, _ = wrapper.communicate(timeout=120)
+    finally:
+        if wrapper.poll() is None:  # a failed test leaves nothing running: the whole session goes
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
+    report = json.loads(out)
+    assert report["code"] == 128 + signal.SIGTERM
+    assert report["data"]["stopped_by"] == signal.SIGTERM and report["data"]["ok"] is True
+    assert "interrupted (SIGTERM, exit 143)" in report["view"]
+    assert "did not get past loading" not in report["view"] and "VERIFICATION FAILED" not in report["view"]
