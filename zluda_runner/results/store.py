@@ -24,6 +24,7 @@ from zluda_runner.results.schema import (
     ItemRecord,
     ResultsStoreError,
     RunRecord,
+    clean_text,
 )
 
 RUN_COLUMNS = (
@@ -74,7 +75,7 @@ def _loads(text: str | None, what: str) -> Any:
         return None
     try:
         return json.loads(text)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:  # TypeError: a value that is not text at all
         raise ResultsStoreError(
             f"the results store holds an unreadable {what} ({exc})",
             "the store was changed by something else; export what you can and start a fresh one",
@@ -284,9 +285,9 @@ class ResultsStore(abc.ABC):
     # --- reading --------------------------------------------------------------------------
     def _run_from_row(self, row: Row) -> RunRecord:
         return RunRecord(
-            run_id=row[0],
-            kind=row[1],
-            started_at=row[2],
+            run_id=_text(row[0]),
+            kind=_text(row[1]),
+            started_at=_text(row[2]),
             host=_object(_loads(row[3], "host")) or {},
             release=_object(_loads(row[4], "release")),
             target=_object(_loads(row[5], "target")),
@@ -349,7 +350,8 @@ class ResultsStore(abc.ABC):
                 for row in self._exec(
                     cur, f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
                 ):
-                    found[row[0]] = self._run_from_row(row)
+                    run = self._run_from_row(row)
+                    found[run.run_id] = run
                 if not with_items:
                     continue
                 sql = (
@@ -357,7 +359,8 @@ class ResultsStore(abc.ABC):
                     f" WHERE run_id IN ({marks}) ORDER BY run_id, seq"
                 )
                 for row in self._exec(cur, sql, chunk).fetchall():
-                    found[row[0]].items.append(_item_from_row(row[1:]))
+                    if (owner := found.get(_text(row[0]))) is not None:
+                        owner.items.append(_item_from_row(row[1:]))
         return [found[i] for i in run_ids if i in found]
 
     def get_run(self, prefix: str) -> RunRecord:
@@ -374,7 +377,7 @@ class ResultsStore(abc.ABC):
                     f" WHERE ok = 0 AND run_id IN ({marks}) ORDER BY run_id, seq"
                 )
                 for row in self._exec(cur, sql, chunk).fetchall():
-                    bucket = out.setdefault(row[0], [])
+                    bucket = out.setdefault(_text(row[0]), [])
                     if len(bucket) < per_run:
                         bucket.append(_item_from_row(row[1:]))
         return out
@@ -400,12 +403,30 @@ def _object(value: Any) -> dict[str, Any] | None:
 
 def _item_from_row(row: Row) -> ItemRecord:
     return ItemRecord(
-        item=row[0],
-        status=row[1],
-        ok=None if row[2] is None else bool(row[2]),
-        detail=row[3],
+        item=_text(row[0]),
+        status=_text(row[1]),
+        ok=_ok(row[2]),
+        detail=_text(row[3]),
         numbers=_finite(_loads(row[4], "item")),
     )
+
+
+def _text(value: object) -> str:
+    """A text column as text: SQLite keeps what another program wrote in it as it came, a BLOB too
+    (shown with its bytes decoded, invalid UTF-8 as U+FFFD), a NULL as nothing."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return clean_text(bytes(value).decode("utf-8", "replace"))
+    return "" if value is None else str(value)
+
+
+def _ok(value: object) -> bool | None:
+    """An item's ok column: 1 or 0 as zluda-runner writes it; anything else another program left counts
+    as neither passing nor failing."""
+    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+        return bool(value)
+    return None
 
 
 def _finite(numbers: Any) -> dict[str, float | None]:
