@@ -346,22 +346,41 @@ def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoic
     return {f: _stat_id(f) for f in sorted(files)}
 
 
+def _plan_digest(inputs: object, plan: object) -> str:
+    """What a cache entry's payload hashes to: an entry not exactly as written (a torn or edited file, a
+    wrong type anywhere in it) is never carried out, it is planned again."""
+    text = json.dumps({"inputs": inputs, "plan": plan}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _load_cached_plan(path: Path) -> ShimPlan | None:
+    """The plan cached at ``path`` while every file it was computed from is unchanged; None (plan again)
+    for anything else: no file, a corrupt one, one whose payload is not as it was written."""
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    inputs = data.get("inputs", {})
-    if not inputs or any(_stat_id(f) != ident for f, ident in inputs.items()):
+    if not isinstance(data, dict):
+        return None
+    inputs, plan = data.get("inputs"), data.get("plan")
+    if not isinstance(inputs, dict) or not inputs or not isinstance(plan, dict):
+        return None
+    if data.get("sha256") != _plan_digest(inputs, plan):
+        return None
+    if any(_stat_id(f) != ident for f, ident in inputs.items()):
         return None
     try:
-        return ShimPlan.from_dict(data["plan"])
-    except (KeyError, TypeError, ValueError):
+        return ShimPlan.from_dict(plan)
+    except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
 def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, object]) -> None:
-    atomic_write_json(path, {"inputs": inputs, "plan": plan.to_dict()}, compact=True)
+    payload = plan.to_dict()
+    plain_inputs = json.loads(json.dumps(inputs))  # as it reads back (tuples as lists)
+    atomic_write_json(path, {"inputs": plain_inputs, "plan": payload,
+                             "sha256": _plan_digest(plain_inputs, json.loads(json.dumps(payload)))},
+                      compact=True)
 
 
 def prepare_plan(
