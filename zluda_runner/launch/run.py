@@ -79,6 +79,11 @@ def prepare_run(
     warnings, gfx = check_host(settings, strict=strict, on_warning=on_warning)
     plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
+    from zluda_runner.plan.defaults import switch_off_warning
+
+    switch_off = switch_off_warning(os.environ)  # the plan says it too; a run shows the plan's nothing else
+    if switch_off is not None:
+        warnings.append(switch_off)
     notes: list[str] = []
     if gfx is not None:
         from zluda_runner.results.recording import known_on_this_gpu

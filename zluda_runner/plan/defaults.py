@@ -93,8 +93,26 @@ def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
         return False
 
 
+SWITCHABLE = (SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU)  # what SWITCH_OFF_ENV can name
+
+
+def _names_switched_off(env: Mapping[str, str]) -> list[str]:
+    return list(dict.fromkeys(n.strip() for n in env.get(SWITCH_OFF_ENV, "").split(",") if n.strip()))
+
+
 def _switched_off(facts: DefaultsFacts) -> set[str]:
-    return {n.strip() for n in facts.env.get(SWITCH_OFF_ENV, "").split(",") if n.strip()}
+    return set(_names_switched_off(facts.env))
+
+
+def switch_off_warning(env: Mapping[str, str]) -> str | None:
+    """What is wrong with the user's ``ZLUDA_RUNNER_DEFAULTS_OFF``: a name no default has (a typo
+    switches nothing off, and the default the user meant is still applied); None when nothing is."""
+    unknown = [n for n in _names_switched_off(env) if n not in SWITCHABLE]
+    if not unknown:
+        return None
+    named = ", ".join(repr(n) for n in unknown)
+    return (f"{SWITCH_OFF_ENV} names no default that can be switched off: {named}; nothing was switched off "
+            f"for it (the names: {', '.join(SWITCHABLE)})")
 
 
 def _decide(facts: DefaultsFacts, entry: AppliedDefault, user_var: str | None = None) -> AppliedDefault:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from zluda_runner.core.errors import ZludaRunnerError
@@ -25,6 +26,7 @@ from zluda_runner.plan.defaults import (
     compute_defaults,
     defaults_env,
     plan_with_defaults,
+    switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, ShimPlan
 
@@ -198,4 +200,8 @@ def with_defaults(plan: ShimPlan, settings: Settings, env: Mapping[str, str] | N
     import os
 
     run_env = dict(os.environ if env is None else env)
-    return plan_with_defaults(plan, compute_defaults(gather_facts(plan, settings, run_env)))
+    plan = plan_with_defaults(plan, compute_defaults(gather_facts(plan, settings, run_env)))
+    warning = switch_off_warning(run_env)
+    if warning is not None and warning not in plan.warnings:
+        plan = replace(plan, warnings=(*plan.warnings, warning))
+    return plan
