@@ -17,6 +17,7 @@ from zluda_runner.ab import AB_DIR_ENV
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.abtest.records import read_records
+from zluda_runner.abtest.spawn import run_tree
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 
@@ -130,16 +131,16 @@ def run_recorded(
     start = time.perf_counter()
     try:
         with open(out_dir / "stderr.txt", "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
-            proc = subprocess.run(args, env=run_env, cwd=cwd, stdout=out, stderr=err, timeout=timeout,
-                                  check=False)
-        exit_code = proc.returncode
+            exit_code = run_tree(args, env=run_env, cwd=cwd, stdout=out, stderr=err, timeout=timeout)
         error = None if exit_code == 0 else f"exit code {exit_code}"
     except FileNotFoundError:
         error = f"command not found: {args[0]}"
     except PermissionError:
         error = f"command not executable: {args[0]}"
+    except OSError as exc:  # not a program this system runs (a script without #!, another machine's)
+        error = f"cannot start {args[0]}: {exc.strerror or exc}"
     except subprocess.TimeoutExpired:
-        error = f"timed out after {timeout:.0f} s"
+        error = f"timed out after {timeout:g} s"
     wall_s = time.perf_counter() - start
     outputs, timings, problems = read_records(out_dir)
     if problems and error is None:

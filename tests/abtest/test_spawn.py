@@ -1,0 +1,94 @@
+"""A side's run is the root of a process tree that ends with it: nothing it started outlives a
+timeout or its own end, and it never waits for input nobody can type (POSIX: process groups)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.abtest.run import ab_import_dir, run_recorded
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups (/proc)")
+
+DEATH_LIMIT_S = 60.0  # a bound, not a timing: SIGKILL takes effect at once
+
+# starts a grandchild that writes its pid and sleeps; exits, or sleeps too with "hold"
+SPAWNER = textwrap.dedent(
+    """
+    import subprocess, sys, time
+    from pathlib import Path
+    pidfile = Path(sys.argv[1])
+    subprocess.Popen([sys.executable, "-c", "import os, sys, time; from pathlib import Path; "
+                      "Path(sys.argv[1] + '.tmp').write_text(str(os.getpid())); "
+                      "os.replace(sys.argv[1] + '.tmp', sys.argv[1]); time.sleep(600)", str(pidfile)])
+    while not pidfile.exists():
+        time.sleep(0.01)
+    if sys.argv[2] == "hold":
+        time.sleep(600)
+    """
+)
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for a parent that is not us."""
+    deadline = time.monotonic() + DEATH_LIMIT_S
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _run(tmp_path: Path, mode: str, timeout: float | None) -> tuple[int, str | None]:
+    script = tmp_path / "spawner.py"
+    script.write_text(SPAWNER)
+    pidfile = tmp_path / "grandchild.pid"
+    done = run_recorded([sys.executable, str(script), str(pidfile), mode], dict(os.environ), tmp_path / "run",
+                        ab_import_dir(tmp_path / "import"), timeout=timeout)
+    return int(pidfile.read_text()), done.error
+
+
+def test_what_a_run_leaves_running_ends_with_it(tmp_path: Path) -> None:
+    pid, error = _run(tmp_path, "exit", None)
+    assert error is None
+    assert _dead(pid), "the run's grandchild outlived it (it would hold the GPU into the next run)"
+
+
+def test_a_timeout_ends_the_whole_tree(tmp_path: Path) -> None:
+    pid, error = _run(tmp_path, "hold", 5.0)
+    assert error == "timed out after 5 s"
+    assert _dead(pid)
+
+
+def test_a_run_never_waits_for_input(tmp_path: Path) -> None:
+    """Our stdin a pipe nobody writes to (a terminal nobody types at): the workload reads EOF."""
+    script = tmp_path / "asks.py"
+    script.write_text("input('continue? ')\n")
+    read_end, write_end = os.pipe()
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        done = run_recorded([sys.executable, str(script)], dict(os.environ), tmp_path / "run",
+                            ab_import_dir(tmp_path / "import"), timeout=DEATH_LIMIT_S)
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, read_end, write_end):
+            os.close(fd)
+    assert done.exit_code == 1 and "EOFError" in done.stderr_tail
+
+
+def test_a_command_the_system_cannot_start_is_a_failed_run(tmp_path: Path) -> None:
+    script = tmp_path / "no-shebang.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o755)
+    done = run_recorded([str(script)], dict(os.environ), tmp_path / "run", ab_import_dir(tmp_path / "import"))
+    assert done.exit_code is None and done.error == f"cannot start {script}: Exec format error"
