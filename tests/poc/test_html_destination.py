@@ -1,0 +1,50 @@
+"""``--html FILE`` of poc and ab is checked before anything runs: a write that fails after the runs
+(a folder, a read-only file system) would lose the whole report."""
+
+from __future__ import annotations
+
+import errno
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zluda_runner.report.ab_view import html_destination
+from zluda_runner.report.files import ReportFileError
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ReportFileError, match="it is a folder") as refused:
+        html_destination(tmp_path)
+    assert "{opt:html report.html}" in refused.value.hint
+
+
+def test_a_folder_no_file_can_be_made_in_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def read_only(*_args: object, **_kwargs: object) -> tuple[int, str]:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr("zluda_runner.report.ab_view.tempfile.mkstemp", read_only)
+    with pytest.raises(ReportFileError, match="Read-only file system"):
+        html_destination(tmp_path / "r.html")
+
+
+def test_a_writable_folder_is_left_as_it_was(tmp_path: Path) -> None:
+    (tmp_path / "old.html").write_text("old")
+    assert html_destination(tmp_path / "r.html") == tmp_path / "r.html"
+    assert html_destination(tmp_path / "old.html") == tmp_path / "old.html"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.html"]  # the probe is gone
+
+
+@pytest.mark.parametrize("command", ["poc", "ab"])
+def test_the_command_refuses_before_running_anything(tmp_path: Path, command: str) -> None:
+    marker = tmp_path / "ran"
+    touch = f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""
+    sides = (["--native", "--reference", touch, "--", sys.executable, "-c", "pass"] if command == "poc"
+             else ["--a-cmd", touch, "--b-cmd", touch])
+    done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", command, "--html", str(tmp_path),
+                           *sides], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["error"] == f"cannot write the HTML report to {tmp_path}: it is a folder"
+    assert not marker.exists()
