@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import socket
 import sqlite3
 import stat
@@ -189,12 +190,40 @@ class SQLiteStore(ResultsStore):
         if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
             return self._read_only_error()
         if isinstance(exc, sqlite3.DatabaseError | OSError):
-            refused = _not_a_store_file(self.path)
+            refused = _not_a_store_file(self.path) or self._not_its_content(exc)
             if refused is not None:
                 return refused
+            quoted = shlex.quote(str(self.path))
             return ResultsStoreError(
                 f"the results store {self.path} is unusable: {exc}",
-                f"move it aside (mv {self.path} {self.path}.bad) and a fresh store is made on the next run",
+                f"move it aside (mv {quoted} {shlex.quote(str(self.path) + '.bad')}) and a fresh store is "
+                "made on the next run",
+            )
+        return None
+
+    def _not_its_content(self, exc: Exception) -> ResultsStoreError | None:
+        """An error of the disk or the path, not of what the store holds: no advice to move it aside
+        (a store that does not exist, or one a full disk stopped a write to, is not unusable)."""
+        text = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and ("disk I/O error" in text or "disk is full" in text):
+            return ResultsStoreError(
+                f"the results store {self.path} could not be written ({text}): a full disk or a file-size "
+                "limit does this; the write that failed stored nothing, and what the store held before is"
+                " kept",
+                "free space on that disk (or raise the file-size limit), then run it again",
+            )
+        if isinstance(exc, OSError) or "unable to open database file" in text:
+            reason = text
+            if isinstance(exc, OSError):  # making its folder failed: say which path, as the OS did
+                reason = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else text
+            if self.path.is_file():
+                return ResultsStoreError(
+                    f"cannot open the results store {self.path}: {reason}",
+                    "check that you may read and write it and its folder",
+                )
+            return ResultsStoreError(
+                f"cannot make the results store {self.path}: {reason}",
+                "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB a path in a folder you can write",
             )
         return None
 
