@@ -193,9 +193,16 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
     executable = resolve_command(args[0], env)
     sys.stdout.flush()
     sys.stderr.flush()
+    # An ignored signal stays ignored across exec: Python ignores SIGPIPE and SIGXFSZ, and a workload
+    # left so would write on to a closed pipe (`zluda-run cmd | head` never ended a looping cmd)
+    # or past `ulimit -f`; back to default as run_process's children and a shell's get them.
+    resets = _RESET_TO_DEFAULT if threading.current_thread() is threading.main_thread() else ()
+    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
     try:
         os.execve(executable, args, dict(env))  # noqa: S606 (argv list, no shell)
     except OSError as exc:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         raise _spawn_error(args[0], exc) from exc
 
 
