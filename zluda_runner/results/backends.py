@@ -115,6 +115,9 @@ class SQLiteStore(ResultsStore):
         self.path = path
         self.read_only = False
 
+    def files(self) -> tuple[Path, ...]:
+        return (self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal")))
+
     def _connect(self) -> Connection:
         refused = _not_a_store_file(self.path)
         if refused is not None:

@@ -103,6 +103,7 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     """Write the runs (since a date) to ``path`` atomically; returns how many."""
     runs = store.list_runs(since=check_since(since))
     path = Path(path)
+    _not_the_store(store, path)
     try:
         with atomic_open(path, "w", newline="\n") as out:  # a device or FIFO is written in place
             header = {
@@ -129,6 +130,19 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
             f"cannot write {path}: {exc.strerror or exc}", "check the folder and free space"
         ) from exc
     return len(runs)
+
+
+def _not_the_store(store: ResultsStore, path: Path) -> None:
+    """An export onto the store's own file (or its -wal) would replace the runs with their bundle."""
+    target = os.path.realpath(path)
+    for n, kept in enumerate(store.files()):
+        if target == os.path.realpath(kept):
+            what = "the results store itself" if n == 0 else "a file of the results store"
+            raise ResultsStoreError(
+                f"{path} is {what} ({kept}): an export there would replace the runs with the bundle; "
+                "nothing was written",
+                "give {cmd:results export} another file name",
+            )
 
 
 def _depth(value: object, level: int = 0) -> int:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Protocol
 
 from zluda_runner.results.schema import (
@@ -108,6 +109,10 @@ class ResultsStore(abc.ABC):
 
     def _sql(self, sql: str) -> str:
         return sql
+
+    def files(self) -> tuple[Path, ...]:
+        """The files this store is kept in (none for a database server): nothing may be written over them."""
+        return ()
 
     # --- plumbing -------------------------------------------------------------------------
     def __enter__(self) -> ResultsStore:
