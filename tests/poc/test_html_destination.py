@@ -18,7 +18,7 @@ from zluda_runner.report.files import ReportFileError
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReportFileError, match="it is a folder") as refused:
         html_destination(tmp_path)
-    assert "{opt:html report.html}" in refused.value.hint
+    assert "the path of a file (e.g. report.html), not a folder" in refused.value.hint
 
 
 def test_a_folder_no_file_can_be_made_in_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -149,7 +149,7 @@ def html_destination(path: str | Path) -> Path:
     dest = destination(path)
     if dest.is_dir():
         raise ReportFileError(f"cannot write the HTML report to {path}: it is a folder",
-                              hint="give {opt:html} a file path, e.g. {opt:html report.html}")
+                              hint="give {opt:html} the path of a file (e.g. report.html), not a folder")
     if dest.exists() and not dest.is_file() and os.access(dest, os.W_OK):
         return dest  # a device or pipe: written in place (core/fsutil.py)
     try:
