@@ -56,6 +56,33 @@ def test_a_missing_or_garbled_file_is_none_not_a_crash(tmp_path: Path) -> None:
     assert _open(tmp_path).read().busy_percent is None
 
 
+@pytest.mark.parametrize(("file", "text"), [
+    ("mem_info_vram_used", "-1073741824"),  # "%llu": never negative
+    ("mem_info_vram_used", "99999999999999999999"),  # beyond 64 bits
+    ("power1_average", "-20000000"),  # "%u" µW
+    ("power1_average", "99999999999999"),  # beyond 32 bits: 100 MW
+    ("temp1_input", "99999999999999"),  # "%d" m°C, beyond 32 bits
+    ("mem_info_vram_total", "-5"),
+    ("mem_info_vram_total", "0"),  # no VRAM: no total to show a peak against
+])
+def test_a_number_outside_its_kernel_format_is_none_not_a_reading(tmp_path: Path, file: str,
+                                                                   text: str) -> None:
+    """Garbage shown as VRAM -1.0 GiB, power -20 W or 1e14 C (and judged: VRAM "grew" from it) was worse
+    than no reading: each attribute's value must fit the format the kernel prints it with."""
+    card = one_gpu_host(tmp_path, busy=5, vram_used=GIB, power_uw=20_000_000, temp_mc=45_000)
+    hwmon = file.startswith(("power", "temp"))
+    folder = hwmon_dir(tmp_path, card) if hwmon else card_device(tmp_path, card.card)
+    write_atomic(folder / file, text + "\n")
+    source = _open(tmp_path)
+    want = {"mem_info_vram_used": "vram_used", "power1_average": "power_w", "temp1_input": "temp_c"}
+    reading, total = source.read(), source.vram_total()
+    if file == "mem_info_vram_total":
+        assert total is None and reading.vram_used == GIB
+    else:
+        assert getattr(reading, want[file]) is None and total == 16 * GIB
+    assert reading.busy_percent == 5.0  # the other files are still read
+
+
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 def test_a_fifo_or_another_script_s_digits_is_none_never_waited_on(tmp_path: Path) -> None:

@@ -31,15 +31,24 @@ READ_LIMIT = 4096  # a sysfs attribute is at most one page; these hold one numbe
 MAX_CARDS = 64
 
 
-def read_int(path: Path) -> int | None:
-    """The one integer a sysfs attribute holds; None for a missing, empty or garbled file."""
+# the ranges of the kernel's formats: a value outside its attribute's is garbage, not a reading
+U64 = (0, 2**64 - 1)  # "%llu": mem_info_vram_used / _total
+U32 = (0, 2**32 - 1)  # "%u": power1_average / power1_input (µW)
+S32 = (-(2**31), 2**31 - 1)  # "%d": temp1_input (m°C), gpu_busy_percent
+PERCENT = (0, 100)
+
+
+def read_int(path: Path, bounds: tuple[int, int] = S32) -> int | None:
+    """The one integer a sysfs attribute holds; None for a missing, empty or garbled file, or one
+    outside ``bounds`` (the range of the attribute's format)."""
     text = read_small(path, READ_LIMIT)
     if text is None:
         return None
     word = text.strip()
     if not re.fullmatch(r"-?[0-9]{1,20}", word):
         return None
-    return int(word)
+    value = int(word)
+    return value if bounds[0] <= value <= bounds[1] else None
 
 
 def _properties(text: str) -> dict[str, int]:
@@ -162,22 +171,23 @@ class AmdgpuSysfs:
         self._hwmon = hwmons[0] if hwmons else None
 
     def vram_total(self) -> int | None:
-        return read_int(self._card.device / "mem_info_vram_total")
+        total = read_int(self._card.device / "mem_info_vram_total", U64)
+        return total or None  # 0: no VRAM to speak of
 
     def read(self) -> GpuReading:
         device = self._card.device
         power = temp = None
         if self._hwmon is not None:
-            micro_w = read_int(self._hwmon / "power1_average")
+            micro_w = read_int(self._hwmon / "power1_average", U32)
             if micro_w is None:
-                micro_w = read_int(self._hwmon / "power1_input")
-            milli_c = read_int(self._hwmon / "temp1_input")
+                micro_w = read_int(self._hwmon / "power1_input", U32)
+            milli_c = read_int(self._hwmon / "temp1_input", S32)
             power = micro_w / 1e6 if micro_w is not None else None
             temp = milli_c / 1000 if milli_c is not None else None
-        busy = read_int(device / "gpu_busy_percent")
+        busy = read_int(device / "gpu_busy_percent", PERCENT)
         return GpuReading(
-            busy_percent=float(busy) if busy is not None and 0 <= busy <= 100 else None,
-            vram_used=read_int(device / "mem_info_vram_used"),
+            busy_percent=float(busy) if busy is not None else None,
+            vram_used=read_int(device / "mem_info_vram_used", U64),
             power_w=power,
             temp_c=temp,
         )
