@@ -323,7 +323,7 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
         ) from exc
     except OSError as exc:
         raise ResultsStoreError(
-            f"cannot read {path}: {exc.strerror or exc}", "give a bundle written by `results export`"
+            f"cannot read {path}: {exc.strerror or exc}", "give a bundle written by {cmd:results export}"
         ) from exc
     if size > MAX_BUNDLE_BYTES:
         handle.close()

@@ -397,7 +397,8 @@ class ResultsStore(abc.ABC):
         with self._tx(write=True) as cur:
             self._exec(cur, "DELETE FROM items WHERE run_id = ?", (run_id,))
             if self._exec(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount != 1:
-                raise ResultsStoreError(f"no run {run_id} in {self.location}", "`results list` shows them")
+                raise ResultsStoreError(f"no run {run_id} in {self.location}",
+                                        "{cmd:results list} shows them")
         return run_id
 
 
