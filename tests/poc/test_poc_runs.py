@@ -110,7 +110,7 @@ def test_a_failing_run_fails_ran_and_stable(monkeypatch: pytest.MonkeyPatch, tmp
 
 
 def test_bad_requests_raise_before_anything_runs(tmp_path: Path) -> None:
-    with pytest.raises(HostError, match="at least 1"):
+    with pytest.raises(HostError, match="must be 1 to 1000"):
         run_poc(["true"], runs=0, native=True)
     with pytest.raises(HostError, match="nothing to run"):
         run_poc([], native=True)

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.ab import AB_DIR_ENV
+from zluda_runner.abtest.checks import check_runs, check_timeout, check_tolerances
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.abtest.records import read_records
 from zluda_runner.abtest.spawn import run_tree
-from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -63,13 +63,9 @@ def run_ab(
     atol: float | None = None,
 ) -> AbReport:
     """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side."""
-    if runs < 1:
-        raise HostError(f"{{opt:runs}} must be at least 1 (got {runs})",
-                        hint="use {opt:runs 3} or more for timings")
-    if timeout is not None and timeout <= 0:
-        raise HostError(
-            f"{{opt:timeout}} must be positive (got {timeout:g})", hint="give seconds, e.g. {opt:timeout 600}"
-        )
+    check_runs(runs)
+    check_timeout(timeout)
+    check_tolerances(rtol, atol)
     base_env = dict(os.environ if env is None else env)
     runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}

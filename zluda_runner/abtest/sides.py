@@ -28,14 +28,15 @@ def default_side_b(script: Sequence[str], b_python: str) -> list[str]:
     return [b_python, *script]
 
 
-def split_command(text: str) -> list[str]:
-    """A ``--a-cmd``/``--b-cmd`` string as argv (shlex rules, never a shell)."""
+def split_command(text: str, what: str = "{opt:a_cmd}/{opt:b_cmd}") -> list[str]:
+    """A ``--a-cmd``/``--b-cmd`` string (``what``: the option it came from, for the hint) as argv (shlex
+    rules, never a shell)."""
     try:
         argv = shlex.split(text, posix=os.name != "nt")
     except ValueError as exc:
         raise HostError(f"cannot split command {text!r}: {exc}", hint="check the quotes") from None
     if not argv:
-        raise HostError("empty command", hint="give {opt:a_cmd}/{opt:b_cmd} a program to run")
+        raise HostError("empty command", hint=f"give {what} a program to run")
     return argv
 
 

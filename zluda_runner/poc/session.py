@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.abtest.checks import check_runs, check_timeout, check_tolerances
 from zluda_runner.abtest.sides import split_command
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.settings import Settings
@@ -33,14 +35,17 @@ class PocRequest:
 def check_request(request: PocRequest) -> None:
     if not request.command:
         raise HostError("nothing to run", hint="{cmd:poc -- python script.py [ARGS]}")
-    if request.runs < 1:
-        raise HostError(f"{{opt:runs}} must be at least 1 (got {request.runs})",
-                        hint="use {opt:runs 3}: the first run compiles, the others show stability")
-    if request.timeout is not None and request.timeout <= 0:
-        raise HostError(f"{{opt:timeout}} must be positive (got {request.timeout:g})",
-                        hint="give seconds: {opt:timeout 600}")
-    if request.interval_s <= 0:
-        raise HostError("the sampling interval must be positive", hint="e.g. 0.2 seconds")
+    check_runs(request.runs)
+    check_timeout(request.timeout)
+    if not (math.isfinite(request.interval_s) and request.interval_s > 0):
+        raise HostError(f"the sampling interval must be positive seconds (got {request.interval_s:g})",
+                        hint="e.g. 0.2 seconds")
+    thresholds = request.thresholds
+    check_tolerances(thresholds.rtol, thresholds.atol)
+    if thresholds.min_speedup is not None and not (math.isfinite(thresholds.min_speedup)
+                                                   and thresholds.min_speedup >= 0):
+        raise HostError(f"the speed-up asked for must be a number >= 0 (got {thresholds.min_speedup:g})",
+                        hint="e.g. 1: as fast as the reference")
 
 
 def run_poc(
@@ -70,7 +75,7 @@ def run_poc(
     if request.reference == "cpu":
         reference = cpu_reference(request.command, base_env)
     else:
-        reference = Workload("reference", tuple(split_command(request.reference)), base_env)
+        reference = Workload("reference", tuple(split_command(request.reference, "the reference")), base_env)
     source = open_source(root=request.root, env=workload.env, native=request.native)
     telemetry = source.reason if isinstance(source, NoTelemetry) else f"{source.backend}, {source.device}"
     try:
