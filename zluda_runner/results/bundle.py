@@ -46,10 +46,12 @@ from zluda_runner.results.schema import (
     MAX_ARGV,
     MAX_COUNT,
     MAX_ITEMS_PER_RUN,
+    MAX_KEY,
     MAX_KEYS,
     MAX_NAME,
     MAX_TEXT,
     SCHEMA_VERSION,
+    SUMMARY_TEXT_KEYS,
     ItemRecord,
     ResultsStoreError,
     RunRecord,
@@ -65,7 +67,6 @@ BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 1 << 30
 MAX_LINE_BYTES = 16 << 20  # one run; a 100 000-item run of short items is ~15 MiB
 BATCH_BYTES = 4 << 20  # runs are stored in batches of at most this many bundle bytes (or _BATCH runs)
-MAX_KEY = 200  # a key of host/release/target/summary/numbers
 MAX_DEPTH = 6
 _BATCH = 200
 _RUN_ID = re.compile(r"^[0-9a-f]{64}$")
@@ -182,16 +183,13 @@ def _scalars(value: object, what: str, nullable: bool = False) -> dict[str, Any]
     return value
 
 
-_SUMMARY_TEXT = ("verdict", "verdict_text", "load", "faster")
-
-
 def _summary(value: object) -> dict[str, Any]:
     """The summary's own fields have their types: counts are counts, texts are texts."""
     summary = _scalars(value, "summary") or {}
     for key in COUNT_KEYS:
         if key in summary and (isinstance(summary[key], bool) or summary_count(summary, key) != summary[key]):
             raise ValueError(f"summary {key} must be a count (0..{MAX_COUNT}), not {summary[key]!r}")
-    for key in _SUMMARY_TEXT:
+    for key in SUMMARY_TEXT_KEYS:
         if summary.get(key) is not None and not isinstance(summary[key], str):
             raise ValueError(f"summary {key} must be text, not {summary[key]!r}")
     if summary.get("agree") is not None and not isinstance(summary["agree"], bool):

@@ -8,11 +8,23 @@ Every report of zluda-runner records itself: it implements
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRows
-from zluda_runner.results.schema import KINDS, MAX_ITEMS_PER_RUN, MAX_NAME, ItemRecord, ResultsStoreError
+from zluda_runner.results.recordable import Recordable, ResultRows, number
+from zluda_runner.results.schema import (
+    COUNT_KEYS,
+    KINDS,
+    MAX_ITEMS_PER_RUN,
+    MAX_KEY,
+    MAX_KEYS,
+    MAX_NAME,
+    SUMMARY_TEXT_KEYS,
+    ItemRecord,
+    ResultsStoreError,
+)
 
 
 def _not_recordable(report: object) -> ResultsStoreError:
@@ -39,8 +51,55 @@ def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[Item
             f"a {kind} run with {len(rows.rows)} items is more than the store keeps ({MAX_ITEMS_PER_RUN})",
             "record a smaller run",
         )
-    items = [ItemRecord(scrubber.text(r.item, MAX_NAME), r.status, r.ok, scrubber.text(r.detail),
-                        dict(r.numbers)) for r in rows.rows]
-    return items, {k: v for k, v in rows.summary.items() if v is not None}
+    items = [ItemRecord(scrubber.text(_str(r.item), MAX_NAME), _str(r.status)[:MAX_NAME], _ok(r.ok),
+                        scrubber.text(_str(r.detail)), _numbers(r.numbers)) for r in rows.rows]
+    return items, _summary(rows.summary)
 
 
+# What a bundle's reader (zluda_runner.results.bundle) accepts is what a run may hold: a row or summary
+# value of another type is brought to that type here, or left out, so that every run stored can be
+# exported and imported again (one value that import refuses would make the whole bundle refused).
+_MAX_EXIT = 1 << 32
+
+
+def _str(value: object) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def _ok(value: object) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    return bool(value) if isinstance(value, int) and value in (0, 1) else None
+
+
+def _numbers(numbers: object) -> dict[str, float | None]:
+    if not isinstance(numbers, Mapping):
+        return {}
+    return {_str(k)[:MAX_KEY]: number(v) for k, v in list(numbers.items())[:MAX_KEYS]}
+
+
+def _summary(summary: Mapping[str, object]) -> dict[str, Any]:
+    """The summary fields beside the counts (which are counted, never given): None values dropped,
+    the known fields of their type, plain finite values only, as many as a run keeps."""
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        if len(out) >= MAX_KEYS - len(COUNT_KEYS):
+            break
+        kept = _summary_value(str(key), value)
+        if kept is not None and key not in COUNT_KEYS:
+            out[_str(key)[:MAX_KEY]] = kept
+    return out
+
+
+def _summary_value(key: str, value: object) -> str | int | float | bool | None:
+    """``value`` as a run's summary keeps it under ``key``; None: not kept."""
+    if key in SUMMARY_TEXT_KEYS:
+        return None if value is None else _str(value)
+    if key == "agree":
+        return value if isinstance(value, bool) else None
+    if key == "exit_code":
+        ok = isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_EXIT
+        return value if ok and isinstance(value, int) else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return value if value is None or isinstance(value, str | int | bool) else _str(value)

@@ -57,5 +57,8 @@ def number(value: object) -> float | None:
     """A finite number as a float (what a row's ``numbers`` hold); None for anything else."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int past float's range
+        return None
     return as_float if math.isfinite(as_float) else None

@@ -19,6 +19,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, store_url
+from zluda_runner.results.bundle import run_from_bundle
 from zluda_runner.results.convert import items_of, rows_of
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
 from zluda_runner.results.schema import (
@@ -26,6 +27,7 @@ from zluda_runner.results.schema import (
     MAX_KEYS,
     MAX_NAME,
     ItemRecord,
+    ResultsStoreError,
     RunRecord,
     clean_run,
     content_id,
@@ -84,7 +86,15 @@ def build_run(
         items=[ItemRecord(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
     )
     run = clean_run(run)  # no NUL, valid UTF-8 (a non-UTF-8 argv word): both backends keep it
-    return replace(run, run_id=content_id(run))
+    run = replace(run, run_id=content_id(run))
+    try:  # a run stored must export and import again: one that import refuses makes its bundle refused
+        run_from_bundle({"run": run.to_dict()})
+    except ValueError as exc:
+        raise ResultsStoreError(
+            f"this {kind} run cannot be kept: {exc} (a results bundle could not carry it)",
+            "a report's result_rows() gives plain rows and summary values; see zluda_runner.ResultRows",
+        ) from None
+    return run
 
 
 def record_report(

@@ -28,6 +28,8 @@ MAX_TEXT = 4_000  # one detail / one argv word
 MAX_NAME = 512  # an item's name
 MAX_ARGV = 256  # words of a command kept
 MAX_KEYS = 32  # keys of a run's host/release/target/summary, numbers of an item
+MAX_KEY = 200  # the length of one such key
+SUMMARY_TEXT_KEYS = ("verdict", "verdict_text", "load", "faster")  # summary fields that are text
 
 
 class ResultsStoreError(ZludaRunnerError):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
-import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -18,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
+from zluda_runner.results.recordable import number
 from zluda_runner.results.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -436,14 +436,11 @@ def _ok(value: object) -> bool | None:
 
 
 def _finite(numbers: Any) -> dict[str, float | None]:
-    """An item's numbers as stored, with anything not a finite number (Infinity, NaN, text) as None."""
+    """An item's numbers as stored, with anything not a finite number (Infinity, NaN, text, an int past
+    float's range) as None."""
     if not isinstance(numbers, dict):
         return {}
-    return {
-        str(k): float(v)
-        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(float(v)) else None
-        for k, v in numbers.items()
-    }
+    return {str(k): number(v) for k, v in numbers.items()}
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
