@@ -102,3 +102,12 @@ def test_an_export_that_cannot_read_back_a_listed_run_writes_nothing(tmp_path: P
             export_bundle(store, bundle)
     assert bundle.read_bytes() == before  # the earlier export is still there, whole
     assert [p.name for p in tmp_path.glob("*all.jsonl*")] == ["all.jsonl"]  # no temporary file left
+
+
+def test_a_bundle_a_windows_editor_saved_with_a_byte_order_mark_imports(tmp_path: Path) -> None:
+    """On e29888c: "line 1: Unexpected UTF-8 BOM (decode using utf-8-sig)"."""
+    bundle = _exported(tmp_path, runs=2)
+    saved = tmp_path / "saved.jsonl"
+    saved.write_bytes(b"\xef\xbb\xbf" + bundle.read_bytes().replace(b"\n", b"\r\n"))  # Notepad's way
+    with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
+        assert import_bundles(store, [saved]) == (2, 0)

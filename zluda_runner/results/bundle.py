@@ -348,8 +348,8 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
                     raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
                                             "give a bundle written by {cmd:results export}")
                 continue
-            try:
-                data = json.loads(line.decode("utf-8"))
+            try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
+                data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
                 if _depth(data) > MAX_DEPTH:
                     raise ValueError("nested deeper than a bundle is")
                 if number == 1:
