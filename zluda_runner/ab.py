@@ -11,8 +11,8 @@ interpreter, which may have nothing but torch: it imports only the standard libr
 and touches torch only when a tensor is recorded or a timer stops on a GPU.
 
 Inside ``ab``, records go to ``$ZLUDA_RUNNER_AB_DIR/records.jsonl`` (one JSON object a
-line) and tensor values to ``$ZLUDA_RUNNER_AB_DIR/<n>.bin`` (little-endian float64, or
-int64 for integer/bool tensors).
+line) and the values of tensors, and of lists or arrays longer than ``INLINE_VALUES``, to
+``$ZLUDA_RUNNER_AB_DIR/<n>.bin`` (little-endian float64, or int64 for integer/bool values).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from typing import Any
 
 AB_DIR_ENV = "ZLUDA_RUNNER_AB_DIR"
 RECORDS_FILE = "records.jsonl"
+INLINE_VALUES = 1024  # more values than this go to a .bin file: records.jsonl stays small
+_INT64 = (-(2**63), 2**63 - 1)
 _counter = [0]
 
 
@@ -48,7 +50,10 @@ def record(name: str, value: Any, *, logits: bool | None = None) -> None:
         entry.update(_save_tensor(Path(out), value))
     else:
         flat, shape, dtype = _plain_values(value)
-        entry.update({"dtype": dtype, "shape": shape, "values": flat})
+        if len(flat) > INLINE_VALUES:  # a long list or an array: its own file, as a tensor's
+            entry.update({"dtype": dtype, "shape": shape, **_save_flat(Path(out), flat)})
+        else:
+            entry.update({"dtype": dtype, "shape": shape, "values": flat})
     _append(Path(out), entry)
 
 
@@ -86,11 +91,44 @@ def timer(name: str) -> Any:
 
 
 def _append(folder: Path, entry: dict[str, Any]) -> None:
+    """One line, in one ``write`` to a file opened for appending: processes that record at once (DataLoader
+    workers, ranks) each add whole lines (a buffered text file writes a long line in pieces)."""
     import json  # only under ``ab``: importing this module stays near free
 
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / RECORDS_FILE, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry) + "\n")
+    data = (json.dumps(entry) + "\n").encode("utf-8")
+    fd = os.open(folder / RECORDS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0),
+                 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def _bin_name() -> str:
+    _counter[0] += 1
+    return f"{os.getpid()}-{_counter[0]}.bin"
+
+
+def _write_bin(folder: Path, raw: bytes) -> str:
+    name = _bin_name()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / name, "wb") as fh:
+        fh.write(raw)
+    return name
+
+
+def _save_flat(folder: Path, flat: list[float | int]) -> dict[str, Any]:
+    """Plain values in a .bin file: int64 when every value is an integer that fits, else float64."""
+    import array
+
+    integral = all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in flat)
+    data = array.array("q" if integral else "d", flat)
+    if sys.byteorder != "little":
+        data.byteswap()
+    return {"file": _write_bin(folder, data.tobytes()), "storage": "q" if integral else "d"}
 
 
 def _is_tensor(value: Any) -> bool:
@@ -123,8 +161,6 @@ def _save_tensor(folder: Path, tensor: Any) -> dict[str, Any]:
     t = t.to("cpu")
     integral = not (t.is_floating_point())
     t = t.to(torch.int64 if integral else torch.float64).contiguous().reshape(-1)
-    _counter[0] += 1
-    name = f"{os.getpid()}-{_counter[0]}.bin"
     try:  # numpy, when torch has it, writes a large tensor without a Python list in between
         raw = t.numpy().astype("<i8" if integral else "<f8", copy=False).tobytes()
     except (RuntimeError, TypeError, ImportError):
@@ -132,10 +168,8 @@ def _save_tensor(folder: Path, tensor: Any) -> dict[str, Any]:
         if sys.byteorder != "little":
             data.byteswap()
         raw = data.tobytes()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / name, "wb") as fh:
-        fh.write(raw)
-    return {"dtype": dtype, "shape": shape, "file": name, "storage": "q" if integral else "d"}
+    storage = "q" if integral else "d"
+    return {"dtype": dtype, "shape": shape, "file": _write_bin(folder, raw), "storage": storage}
 
 
 def _plain_values(value: Any) -> tuple[list[float | int], list[int], str]:

@@ -141,3 +141,57 @@ def test_garbage_in_the_record_folder_fails_the_run_not_the_command(tmp_path: Pa
     assert done.exit_code == 0 and done.outputs == {}
     assert done.error == ("unreadable record on line 1: a JSON list, not an object; "
                           "unreadable record on line 2: nested too deeply")
+
+
+RECORDS_MANY = textwrap.dedent(
+    """
+    import sys
+    from zluda_runner import ab
+
+    ab.record("ints", list(range(200_000)))
+    ab.record("floats", [[i / 7 for i in range(1000)] for _ in range(200)])
+    ab.record("wide", [2**70, 1])  # beyond int64: stays inline, read as floats
+    ab.record("mixed", [2**70] + [0.5] * 2000)
+    """
+)
+
+
+def test_a_long_list_goes_to_a_file_and_reads_back_whole(tmp_path: Path) -> None:
+    """Inline, 200 000 values made a records line of megabytes: the records file's bound would cut
+    a list of a few million; like a tensor's, a long list's values now go to a .bin file."""
+    script = tmp_path / "many.py"
+    script.write_text(RECORDS_MANY)
+    done = run_recorded([sys.executable, str(script)], dict(os.environ), tmp_path / "run",
+                        ab_import_dir(tmp_path / "import"))
+    assert done.error is None, done.stderr_tail
+    assert (tmp_path / "run" / RECORDS_FILE).stat().st_size < 2000
+    assert done.outputs["ints"].values == tuple(float(i) for i in range(200_000))
+    assert done.outputs["ints"].dtype == "int64" and done.outputs["ints"].shape == (200_000,)
+    assert done.outputs["floats"].shape == (200, 1000) and done.outputs["floats"].values[1] == 1 / 7
+    assert done.outputs["wide"].values == (float(2**70), 1.0)
+    mixed = done.outputs["mixed"]
+    assert mixed.values[:2] == (float(2**70), 0.5) and mixed.dtype == "float64"
+
+
+WRITERS = textwrap.dedent(
+    """
+    import os, sys
+    from zluda_runner import ab
+
+    for i in range(20):
+        ab.record(f"{sys.argv[1]}-{i}", [0.123456789] * 1000)  # a line of about 15 kB, inline
+    """
+)
+
+
+def test_processes_recording_at_once_each_add_whole_lines(tmp_path: Path) -> None:
+    script = tmp_path / "writer.py"
+    script.write_text(WRITERS)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    env = {**os.environ, "ZLUDA_RUNNER_AB_DIR": str(folder),
+           "PYTHONPATH": str(ab_import_dir(tmp_path / "import"))}
+    writers = [subprocess.Popen([sys.executable, str(script), str(n)], env=env) for n in range(4)]
+    assert [w.wait(timeout=300) for w in writers] == [0, 0, 0, 0]
+    outputs, _, problems = read_records(folder)
+    assert problems == [] and len(outputs) == 80
