@@ -76,3 +76,37 @@ def test_a_kill_sent_to_zluda_run_is_the_users_decision_not_a_failed_load() -> N
     assert report["data"]["stopped_by"] == signal.SIGTERM and report["data"]["ok"] is True
     assert "interrupted (SIGTERM, exit 143)" in report["view"]
     assert "did not get past loading" not in report["view"] and "VERIFICATION FAILED" not in report["view"]
+
+
+_SPEWING = (
+    "import json, os, sys\n"
+    "from pathlib import Path\n"
+    "from zluda_runner.launch.verify import verify_bindings\n"
+    "from zluda_runner.report.verify_view import render_verification\n"
+    "r = verify_bindings(['sh', '-c', 'while :; do echo line >&2; done'], os.environ,"
+    " {'libcuda.so.1': Path('/nonexistent/libcuda.so.1')})\n"
+    "print(json.dumps({'code': r.command_exit_code(), 'view': render_verification(r),\n"
+    "                  'data': r.to_dict()}))\n"
+)
+
+
+def test_a_closed_stderr_ends_the_workload_as_it_would_without_zluda_run() -> None:
+    """``zluda-run --verify-load -- CMD 2>&1 | head``: on 6d84eda zluda-run's pump died on EPIPE and the
+    workload blocked for ever on the full pipe; now its next write fails (SIGPIPE), as without us."""
+    wrapper = subprocess.Popen([sys.executable, "-c", _SPEWING], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert wrapper.stdout is not None and wrapper.stderr is not None
+    try:
+        assert wrapper.stderr.readline() == b"line\n"
+        wrapper.stderr.close()  # `| head -1` has what it wanted
+        wrapper.stderr = None
+        out, _ = wrapper.communicate(timeout=60)  # on 6d84eda: a hang
+        assert wrapper.returncode == 0
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
+    report = json.loads(out)
+    assert report["code"] == 128 + signal.SIGPIPE and report["data"]["stopped_by"] == signal.SIGPIPE
+    assert "did not get past loading" not in report["view"]
+    assert "interrupted (SIGPIPE: the reader of its output went away, exit 141)" in report["view"]

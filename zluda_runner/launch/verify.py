@@ -20,6 +20,7 @@ uses too); this module turns them into evidence per planned binding.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -68,6 +69,8 @@ _LOADER_FAILURES = re.compile(
     r"|.*cannot be preloaded.*)"
 )
 _STDERR_KEPT = 256 * 1024
+# the reader of the workload's output went away (`| head`): ld.so never raises it, the user's pipe did
+_SIGPIPE = getattr(signal, "SIGPIPE", None)
 
 
 @dataclass
@@ -81,7 +84,7 @@ class VerifyResult(JsonMixin):
     evidence: str = "LD_DEBUG"  # or "module list" (Windows: the process's modules at exit)
     unproven: str | None = None  # why nothing could be proven (Windows: no module list was written)
     processes: int | None = None  # how many processes wrote a module list (Windows)
-    stopped_by: int | None = None  # the signal the user sent (Ctrl-C, kill) that ended the run
+    stopped_by: int | None = None  # the signal from outside (Ctrl-C, kill, a closed pipe) that ended the run
 
     @property
     def interrupted(self) -> bool:
@@ -192,17 +195,31 @@ def _dedupe(lines: Sequence[str]) -> list[str]:
 
 def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
                        timeout: float | None) -> tuple[ProcessEnd, str]:
-    """Run with the workload's stderr still reaching ours, keeping its tail to read ld.so's messages."""
+    """Run with the workload's stderr still reaching ours, keeping its tail to read ld.so's messages.
+
+    Our stderr gone (``2>&1 | head`` ended): the pipe's read end is closed, so the workload's next write
+    fails as it would without zluda-run in between (EPIPE, SIGPIPE) instead of blocking on a full pipe.
+    The pump owns its two descriptors (the read end, its own copy of our stderr) and closes them when it
+    ends, which may be after we return (a daemon the workload left behind still holds the pipe)."""
     read_fd, write_fd = os.pipe()
     saved = os.dup(2)
+    out = os.dup(saved)
     kept = bytearray()
 
     def pump() -> None:
-        while chunk := os.read(read_fd, 65536):
-            os.write(saved, chunk)
-            kept.extend(chunk)
-            if len(kept) > _STDERR_KEPT:
-                del kept[: len(kept) - _STDERR_KEPT]
+        try:
+            while chunk := os.read(read_fd, 65536):
+                kept.extend(chunk)
+                if len(kept) > _STDERR_KEPT:
+                    del kept[: len(kept) - _STDERR_KEPT]
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+        except OSError:  # our stderr is closed or broken: stop reading, the workload's writes fail
+            pass
+        finally:
+            os.close(read_fd)
+            os.close(out)
 
     thread = threading.Thread(target=pump, daemon=True)
     blockable = getattr(signal, "pthread_sigmask", None)
@@ -210,6 +227,10 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
     old = blockable(signal.SIG_BLOCK, watched) if blockable else None
     try:  # the pump inherits the block: Ctrl-C goes to the thread that waits for the workload
         thread.start()
+    except BaseException:
+        for fd in (read_fd, write_fd, out, saved):
+            os.close(fd)
+        raise
     finally:
         if blockable and old is not None:
             blockable(signal.SIG_SETMASK, old)
@@ -219,13 +240,12 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
         try:
             end = run_process_end(argv, env, timeout=timeout)
         finally:
-            sys.stderr.flush()
+            with contextlib.suppress(OSError):  # our own stderr may be the broken pipe
+                sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(write_fd)
         thread.join(timeout=5)  # a daemon the workload left behind may hold the pipe: do not wait on it
     finally:
-        if not thread.is_alive():
-            os.close(read_fd)
         os.close(saved)
     return end, kept.decode("utf-8", "replace")
 
@@ -265,7 +285,7 @@ def verify_bindings(
                 shutil.copy2(path, Path(keep_logs) / path.name)
         # the signal from the wait status: a workload's own `exit 139` is not a crash
         return VerifyResult(end.exit_code, evidence_for(logs, expected), loader_errors_in(stderr), end.signal,
-                            stopped_by=end.signal if end.signal == end.sent_by_user else None)
+                            stopped_by=end.signal if end.signal in (end.sent_by_user, _SIGPIPE) else None)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
 

@@ -18,6 +18,8 @@ def render_verification(result: VerifyResult) -> str:
         lines = ["", f"module evidence (each process's own module list at exit: {count}):"]
     if result.interrupted:
         how = "Ctrl-C" if result.stopped_by in (None, signal.SIGINT) else _signal_name(result.stopped_by)
+        if result.stopped_by is not None and result.stopped_by == getattr(signal, "SIGPIPE", None):
+            how = "SIGPIPE: the reader of its output went away"
         lines.append(f"  interrupted ({how}, exit {result.exit_code}): the evidence covers what was loaded "
                      "until then")
     if result.unproven is not None:
