@@ -612,3 +612,19 @@ def test_the_doctor_hashes_the_cache_and_names_a_changed_release(tmp_path, serve
     check = cached_check()
     assert check.status.value == "fail" and "zluda/libcuda.so.1" in check.message
     assert "--reinstall" in (check.fix or "")
+
+
+def test_an_announced_size_over_the_cap_is_refused_before_the_body(tmp_path, server):
+    """Size unknown to the manifest: the server's Content-Length (8 MiB) does not lift the cap (2 MiB
+    here). Before, the announced size became the bound, so a server announcing terabytes could fill
+    the disk; in a child that may not write a file over 4 MiB the download is refused, leaving nothing."""
+    url = server.add("/huge.tar.gz", b"\x1f\x8b" + b"z" * ((8 << 20) - 2))
+    dest = tmp_path / "huge.tar.gz"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", _BOUNDED_DOWNLOAD, url, str(dest), "-"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
+    assert f"announces {8 << 20} bytes" in done.stdout and "no release archive exceeds" in done.stdout
+    assert "LEFT False" in done.stdout and not dest.exists()
+    assert all(r.range_header is None for r in server.served("/huge.tar.gz"))  # one try, no resume

@@ -19,8 +19,8 @@ Every download is bounded (:class:`Limits`):
 
 - by size: it stops as soon as the bytes exceed the expected size (the
   manifest's, else the server's Content-Length, else :data:`MAX_DOWNLOAD_BYTES`),
-  and a server announcing another size than the manifest's is refused before
-  its body is read;
+  and a server announcing another size than the manifest's, or (size unknown)
+  more than :data:`MAX_DOWNLOAD_BYTES`, is refused before its body is read;
 - by time: each ``window`` (60 s) must bring at least ``min_rate`` bytes a second on average, so a
   server trickling one byte every few seconds (which resets every read time-out) cannot keep a fetch
   alive (reads return as soon as the socket has data); a response's headers must all come within one
@@ -281,14 +281,17 @@ class _Context:
         """The most bytes this download may bring, and where that bound comes from."""
         if self.size is not None:
             return self.size, f"the manifest's size of {self.size} bytes"
-        if announced_total is not None:
+        if announced_total is not None and announced_total <= self.limits.max_bytes:
             return announced_total, f"the {announced_total} bytes the server announced"
+        # the server's own Content-Length never lifts the cap: a hostile one announces terabytes
         return self.limits.max_bytes, f"the {self.limits.max_bytes} bytes no release archive exceeds"
 
-    def too_big(self, got: int, limit: int, why: str) -> ChecksumError:
+    def too_big(self, got: int, limit: int, why: str, announced: bool = False) -> ChecksumError:
+        sent = (f"announces {got} bytes" if announced else f"sent more than {limit} bytes ({got} so far)")
+        done = ("nothing more was downloaded and the partial file was removed" if announced
+                else "the download was stopped and the partial file removed")
         return ChecksumError(
-            f"{self.url} sent more than {limit} bytes ({got} so far) for {self.expectation()}, over {why}; "
-            "the download was stopped and the partial file removed.",
+            f"{self.url} {sent} for {self.expectation()}, over {why}; {done}.",
             hint="The server or mirror serves something else (or endlessly): " + self.fallback_hint(),
         )
 
@@ -457,7 +460,7 @@ def _one_request(
             )
         limit, why = ctx.size_limit(total)
         if total is not None and total > limit:
-            raise ctx.too_big(total, limit, why)
+            raise ctx.too_big(total, limit, why, announced=True)
         if isinstance(tick, Progress) and tick.total is None and total is not None:
             tick.total = total
         received, read_some, eof = 0, _body_reader(resp), False
