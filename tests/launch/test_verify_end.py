@@ -110,3 +110,23 @@ def test_a_closed_stderr_ends_the_workload_as_it_would_without_zluda_run() -> No
     assert report["code"] == 128 + signal.SIGPIPE and report["data"]["stopped_by"] == signal.SIGPIPE
     assert "did not get past loading" not in report["view"]
     assert "interrupted (SIGPIPE: the reader of its output went away, exit 141)" in report["view"]
+
+
+def test_the_users_own_missing_preload_is_said_not_a_failed_load() -> None:
+    """A ``LD_PRELOAD=libtcmalloc.so.4`` from a shell profile, not installed: ld.so says it ignored it and
+    the run went on (exit 0); on 8fa57a6 that line made every --verify-load 'did not get past loading'."""
+    env = {**os.environ, "LD_PRELOAD": "libzluda-runner-test-absent.so.4"}
+    result = verify_bindings(["sh", "-c", "exit 0"], env, EXPECTED)
+    assert not result.died_loading and not result.failed and result.command_exit_code() == 0
+    assert result.loader_errors == [] and len(result.loader_warnings) == 1
+    assert "libzluda-runner-test-absent.so.4" in result.loader_warnings[0]
+    view = render_verification(result)
+    assert "  ! " in view and "did not get past loading" not in view and "VERIFICATION FAILED" not in view
+
+
+def test_a_planned_preload_that_cannot_be_loaded_still_fails() -> None:
+    planned = {"libzluda-runner-test-shim.so.1": Path("/nonexistent/libzluda-runner-test-shim.so.1")}
+    env = {**os.environ, "LD_PRELOAD": "libzluda-runner-test-shim.so.1"}
+    result = verify_bindings(["sh", "-c", "exit 0"], env, planned)
+    assert result.died_loading and result.failed and result.command_exit_code() == CHECK_FAILED
+    assert "cannot be preloaded" in result.loader_errors[0] and result.loader_warnings == []

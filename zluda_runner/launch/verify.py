@@ -85,6 +85,9 @@ class VerifyResult(JsonMixin):
     unproven: str | None = None  # why nothing could be proven (Windows: no module list was written)
     processes: int | None = None  # how many processes wrote a module list (Windows)
     stopped_by: int | None = None  # the signal from outside (Ctrl-C, kill, a closed pipe) that ended the run
+    # ld.so's words on what it skipped and went on without, none of it planned (the user's own LD_PRELOAD
+    # naming a library that is not there): said, not a failure
+    loader_warnings: list[str] = field(default_factory=list)
 
     @property
     def interrupted(self) -> bool:
@@ -149,10 +152,29 @@ class VerifyResult(JsonMixin):
         return data
 
 
+_PRELOAD_IGNORED = re.compile(r"object '(?P<obj>[^']*)' from LD_PRELOAD cannot be preloaded .*: ignored\.?$")
+
+
 def loader_errors_in(stderr: str) -> list[str]:
     """ld.so's failure lines in a run's stderr (deduplicated, in order)."""
     found = [m.group(0).strip() for m in _LOADER_FAILURES.finditer(stderr)]
     return list(dict.fromkeys(found))
+
+
+def split_loader_lines(lines: Sequence[str], expected: Mapping[str, Path]) -> tuple[list[str], list[str]]:
+    """ld.so's lines as (failures, warnings): an LD_PRELOAD entry it could not load and *ignored* is a
+    failure only when it is one of the planned libraries (by name or file); the user's own (a
+    ``libtcmalloc.so`` preloaded from a shell profile, not installed) does not stop the run loading."""
+    ours = set(expected) | {_real(p) for p in expected.values()}
+    errors, warnings = [], []
+    for line in lines:
+        ignored = _PRELOAD_IGNORED.search(line)
+        obj = ignored.group("obj") if ignored else None
+        if obj is not None and os.path.basename(obj) not in ours and _real(obj) not in ours:
+            warnings.append(line)
+        else:
+            errors.append(line)
+    return errors, warnings
 
 
 def _real(path: str | Path) -> str:
@@ -284,8 +306,10 @@ def verify_bindings(
             for path in log_dir.iterdir():
                 shutil.copy2(path, Path(keep_logs) / path.name)
         # the signal from the wait status: a workload's own `exit 139` is not a crash
-        return VerifyResult(end.exit_code, evidence_for(logs, expected), loader_errors_in(stderr), end.signal,
-                            stopped_by=end.signal if end.signal in (end.sent_by_user, _SIGPIPE) else None)
+        errors, warnings = split_loader_lines(loader_errors_in(stderr), expected)
+        return VerifyResult(end.exit_code, evidence_for(logs, expected), errors, end.signal,
+                            stopped_by=end.signal if end.signal in (end.sent_by_user, _SIGPIPE) else None,
+                            loader_warnings=warnings)
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
 

@@ -22,6 +22,7 @@ def render_verification(result: VerifyResult) -> str:
             how = "SIGPIPE: the reader of its output went away"
         lines.append(f"  interrupted ({how}, exit {result.exit_code}): the evidence covers what was loaded "
                      "until then")
+    lines.extend(f"  ! {line}" for line in result.loader_warnings[:8])
     if result.unproven is not None:
         lines.append(f"  nothing proven: {result.unproven}")
     if result.died_loading:
