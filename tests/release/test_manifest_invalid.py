@@ -95,7 +95,12 @@ def _missing_hip(doc: Doc) -> None:
     del _rocm6(doc)["hip"]
 
 
+def _size_unbounded(doc: Doc) -> None:
+    _rocm6(doc)["size"] = 10**30  # the size bounds the download: this one bounded nothing
+
+
 CASES: list[tuple[Callable[[Doc], None], str, str]] = [
+    (_size_unbounded, "'ZLUDA-windows-rocm6-amd64.zip'", f"field 'size' must be at most {1 << 30} bytes"),
     (_url_of_other_tag, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'url' must be the release asset of"),
     (_url_of_other_repo, "'ZLUDA-windows-rocm6-amd64.zip'", "field 'url' must be the release asset of"),
     (_linux_asset_needs_hip_sdk, "'ZLUDA-linux-amd64.tar.gz'",
@@ -172,3 +177,29 @@ def test_wrong_schema_version_and_missing_file(good: Doc, tmp_path: Path) -> Non
         load_manifest(path)
     with pytest.raises(ManifestError, match="manifest not found"):
         load_manifest(tmp_path / "absent.json")
+
+
+def test_a_number_too_long_to_read_is_a_manifest_error(tmp_path: Path) -> None:
+    """A number of more than 4300 digits makes json.loads raise a plain ValueError (Python's int
+    conversion limit), not a JSONDecodeError: it was a traceback from every command, --json too."""
+    from click.testing import CliRunner
+
+    from zluda_runner.cli import main_group
+
+    path = tmp_path / "m.json"
+    path.write_text('{"schema_version": 2, "manifest_version": ' + "9" * 5000 + "}")
+    with pytest.raises(ManifestError, match=r"is not a release manifest: Exceeds the limit") as err:
+        load_manifest(path)
+    assert err.value.hint
+    res = CliRunner().invoke(main_group, ["--manifest", str(path), "--json", "releases", "--os", "linux"],
+                             catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert "is not a release manifest" in out["error"] and out["hint"]
+
+
+def test_the_size_cap_is_the_download_cap() -> None:
+    from zluda_runner.release.fetch import MAX_DOWNLOAD_BYTES
+    from zluda_runner.release.validation import MAX_ASSET_BYTES
+
+    assert MAX_ASSET_BYTES == MAX_DOWNLOAD_BYTES

@@ -207,6 +207,11 @@ def decode_manifest_bytes(data: bytes, source: str, limit: int = MAX_MANIFEST_BY
             f"manifest {source} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
             hint="fix the JSON syntax (a trailing comma or a missing quote?)",
         ) from None
+    except ValueError as exc:  # a number of more than 4300 digits (int max str digits) is no JSONDecodeError
+        raise ManifestError(
+            f"manifest {source} is not a release manifest: {str(exc).split(';')[0]}",
+            hint="a manifest's numbers are small whole numbers (versions, sizes in bytes)",
+        ) from None
     except RecursionError:  # pragma: no cover - the depth check comes first
         raise ManifestError(f"manifest {source} nests too deep", hint="this file is not a manifest") from None
 

@@ -60,6 +60,9 @@ _REPO_REF_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(:[^@\s]+)?@([0-9a-f
 # a public file found in a code index whose repository could not be resolved
 _INDEX_REF_RE = re.compile(r"^code-index:\d+$")
 _MAX_TEXT = 2000
+#: an asset's ``size`` bounds its download, so it is a real one: the cap fetch.MAX_DOWNLOAD_BYTES sets
+#: when no size is known (a ZLUDA release archive is tens of MB)
+MAX_ASSET_BYTES = 1 << 30
 
 
 class Checker:
@@ -361,6 +364,9 @@ def _parse_asset(data: Any, where: str, release: Release, source: str) -> Asset:
     size = c.get("size", required=False)
     if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size <= 0):
         c.fail("size", f"must be a positive number of bytes or null, got {size!r}")
+    if size is not None and size > MAX_ASSET_BYTES:  # it bounds the download: it must be a real size
+        c.fail("size", f"must be at most {MAX_ASSET_BYTES} bytes (no ZLUDA release archive comes near), "
+               f"got {size}")
     channel = c.string("channel", required=False, choices=CHANNELS, default="stable")
     hip = _parse_hip(c.get("hip"), c.where, source)
     if (hip.kind, os_name) in (("sdk", "linux"), ("runtime", "windows")):
