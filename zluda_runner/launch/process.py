@@ -191,8 +191,9 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
     if WINDOWS:  # os.execve there starts a new process and ends this one at once: no wait, no code
         raise SystemExit(run_process(args, env))
     executable = resolve_command(args[0], env)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # None when started with that descriptor closed (2>&-)
+        if stream is not None:
+            stream.flush()
     # An ignored signal stays ignored across exec: Python ignores SIGPIPE and SIGXFSZ, and a workload
     # left so would write on to a closed pipe (`zluda-run cmd | head` never ended a looping cmd)
     # or past `ulimit -f`; back to default as run_process's children and a shell's get them.

@@ -222,7 +222,14 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
     Our stderr gone (``2>&1 | head`` ended): the pipe's read end is closed, so the workload's next write
     fails as it would without zluda-run in between (EPIPE, SIGPIPE) instead of blocking on a full pipe.
     The pump owns its two descriptors (the read end, its own copy of our stderr) and closes them when it
-    ends, which may be after we return (a daemon the workload left behind still holds the pipe)."""
+    ends, which may be after we return (a daemon the workload left behind still holds the pipe).
+
+    No stderr at all (``2>&-``, a service started with it closed): the workload has none either, as
+    without zluda-run; ld.so could not say a word, so there is nothing to read (the logs still are)."""
+    try:
+        os.fstat(2)
+    except OSError:
+        return run_process_end(argv, env, timeout=timeout), ""
     read_fd, write_fd = os.pipe()
     saved = os.dup(2)
     out = os.dup(saved)
@@ -257,12 +264,13 @@ def _run_teeing_stderr(argv: Sequence[str], env: Mapping[str, str],
         if blockable and old is not None:
             blockable(signal.SIG_SETMASK, old)
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
         os.dup2(write_fd, 2)
         try:
             end = run_process_end(argv, env, timeout=timeout)
         finally:
-            with contextlib.suppress(OSError):  # our own stderr may be the broken pipe
+            with contextlib.suppress(OSError, AttributeError):  # our own stderr may be a broken pipe
                 sys.stderr.flush()
             os.dup2(saved, 2)
             os.close(write_fd)
