@@ -99,3 +99,18 @@ def test_views_show_every_criterion_and_plot_each_run() -> None:
     for chunk in page.split("<svg")[1:]:
         svg = "<svg" + chunk[: chunk.index("</svg>") + 6]
         ET.fromstring(svg)  # noqa: S314 -- our own output, not untrusted data
+
+
+def test_a_run_the_telemetry_read_nothing_of_is_not_called_idle() -> None:
+    """A GPU that stopped answering (its sysfs files gone: unplugged, the driver reset) or a run over
+    before the first sample shows nothing: 'stayed idle: did torch see no device?' blamed torch."""
+    unanswered = tuple(replace(s, busy_percent=None, vram_used=None) for s in _trace(GIB, GIB).samples)
+    blind = replace(_trace(GIB, GIB), vram_before=None, vram_after=None, samples=unanswered)
+    status, summary = _judge([_run(1, 0.5, blind), _run(2, 0.5, _trace(GIB, GIB))])["on the GPU"]
+    assert status == "fail"
+    assert summary.startswith("not shown: the telemetry read no busy or VRAM value while runs [1] ran")
+    status, summary = _judge([_run(1, 0.5, None), _run(2, 0.5, _trace(GIB, GIB))])["on the GPU"]
+    assert status == "fail" and "runs [1]" in summary and "idle" not in summary
+    idle = replace(_trace(GIB, GIB, busy=2.0), samples=tuple(replace(s, busy_percent=2.0, vram_used=GIB)
+                                                             for s in _trace(GIB, GIB).samples))
+    assert "idle in runs [2]" in _judge([_run(1, 0.5, blind), _run(2, 0.5, idle)])["on the GPU"][1]

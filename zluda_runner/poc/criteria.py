@@ -78,22 +78,30 @@ def judge_gpu(runs: Sequence[PocRun], telemetry: str, available: bool) -> Criter
         return Criterion("on the GPU", "fail", "not shown: no GPU telemetry on this machine",
                          (f"telemetry: {telemetry}",))
     evidence = [f"telemetry: {telemetry}"]
-    idle = []
+    idle: list[int] = []
+    unread: list[int] = []  # no busy or VRAM value read while it ran: nothing shown either way
     for run in runs:
         g = run.gpu
         if g is None:
-            idle.append(run.index)
+            unread.append(run.index)
             evidence.append(f"run {run.index}: no samples")
             continue
         evidence.append(
             f"run {run.index}: busy mean {_pct(g.busy_mean)}, peak {_pct(g.busy_peak)}; VRAM peak "
             f"{_size(g.vram_peak)} of {_size(g.vram_total)} ({g.samples} samples over {g.duration_s:.1f} s)"
         )
-        if g.used_gpu is not True:
+        if g.used_gpu is None:
+            unread.append(run.index)
+        elif not g.used_gpu:
             idle.append(run.index)
     if idle:
         return Criterion("on the GPU", "fail",
                          f"the GPU stayed idle in runs {idle}: did torch see no device?", tuple(evidence))
+    if unread:
+        return Criterion("on the GPU", "fail",
+                         f"not shown: the telemetry read no busy or VRAM value while runs {unread} ran "
+                         "(the run ended before the first sample, or the GPU stopped answering)",
+                         tuple(evidence))
     return Criterion("on the GPU", "pass", "the GPU was busy or held VRAM in every run", tuple(evidence))
 
 
