@@ -8,6 +8,7 @@ These tests fail there.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
+from zluda_runner.results import bundle as bundle_mod
 from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle, import_bundles
@@ -111,3 +113,42 @@ def test_a_bundle_a_windows_editor_saved_with_a_byte_order_mark_imports(tmp_path
     saved.write_bytes(b"\xef\xbb\xbf" + bundle.read_bytes().replace(b"\n", b"\r\n"))  # Notepad's way
     with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
         assert import_bundles(store, [saved]) == (2, 0)
+
+
+def test_what_was_checked_is_what_is_stored_when_the_name_gets_another_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On e29888c the bundle was opened twice, by name: a sync tool renaming another file over it
+    between the check and the storing had that file's runs stored, up to its damaged line."""
+    good = _exported(tmp_path, runs=2).rename(tmp_path / "good.jsonl")
+    (tmp_path / "src").rename(tmp_path / "src-good")
+    other = _exported(tmp_path, runs=3).rename(tmp_path / "other.jsonl")
+    other_lines = other.read_text(encoding="utf-8").splitlines(keepends=True)
+    other.write_text("".join(other_lines[:2]) + "{damaged\n", encoding="utf-8")  # one run, then damage
+    real, seen = bundle_mod.run_from_bundle, []
+
+    def checking(data: object, schema: int | None = None):  # type: ignore[no-untyped-def]
+        seen.append(1)
+        if len(seen) == 2:  # the check has read the last run: the name now gets the other file
+            os.replace(other, good)
+        return real(data, schema)
+
+    monkeypatch.setattr(bundle_mod, "run_from_bundle", checking)
+    monkeypatch.setattr(bundle_mod, "_BATCH", 1)
+    with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
+        assert import_bundles(store, [good]) == (2, 0)
+        assert [r.command[-1] for r in store.list_runs()] == ["0", "1"]
+
+
+def test_a_bundle_that_grows_as_it_is_read_is_bounded(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The size is checked when the file is opened, and what is read after is counted too (a file
+    appended to meanwhile, or one that says its size is 0, as /proc files do)."""
+    bundle = _exported(tmp_path, runs=3)
+    size = bundle.stat().st_size
+    real_fstat = os.fstat
+    monkeypatch.setattr(bundle_mod.os, "fstat", lambda fd: os.stat_result((*real_fstat(fd)[:6], 0, 0, 0, 0)))
+    monkeypatch.setattr(bundle_mod, "MAX_BUNDLE_BYTES", size - 10)
+    with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
+        with pytest.raises(ResultsStoreError, match=r"line 4: the bundle grew past"):
+            import_bundles(store, [bundle])
+        assert store.count_runs() == 0

@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from zluda_runner.core.fsutil import NotRegularFileError, atomic_open, open_regular
 from zluda_runner.results.schema import (
@@ -304,15 +304,17 @@ def _newer(schema: int | None, raw: Mapping[str, object]) -> str:
 
 def read_bundle(path: Path) -> Iterator[RunRecord]:
     """The runs in a bundle, checked; a bad bundle raises ResultsStoreError naming the line."""
-    for run, _size in _read_sized(path):
-        yield run
-
-
-def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
-    """The runs in a bundle with the size of the line each came from, one line in memory at a time."""
     path = Path(path)
+    with _open_bundle(path) as handle:
+        for run, _size in _runs_in(handle, path):
+            yield run
+
+
+def _open_bundle(path: Path) -> BinaryIO:
+    """The bundle file, open; a FIFO or pipe is refused at once (a bundle is read twice), and a
+    file larger than a bundle may be."""
     try:
-        handle = open_regular(path)  # a FIFO or pipe is refused at once: a bundle is read twice
+        handle = open_regular(path)
         size = os.fstat(handle.fileno()).st_size
     except NotRegularFileError as exc:
         raise ResultsStoreError(
@@ -329,53 +331,64 @@ def _read_sized(path: Path) -> Iterator[tuple[RunRecord, int]]:
             f"{path} is {size} bytes, more than a bundle may be ({MAX_BUNDLE_BYTES})",
             "split it with {cmd:results export --since}",
         )
-    with handle:
-        number = read = 0
-        schema: int | None = None
-        expected: int | None = None
-        while True:
-            line = handle.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                break
-            number += 1
-            where = f"{path}, line {number}"
-            if len(line) > MAX_LINE_BYTES:
-                raise ResultsStoreError(
-                    f"{where} is longer than {MAX_LINE_BYTES} bytes", "this is not a results bundle"
-                )
-            if not line.strip():
-                if number == 1:
-                    raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
-                                            "give a bundle written by {cmd:results export}")
-                continue
-            try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
-                data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
-                if _depth(data) > MAX_DEPTH:
-                    raise ValueError("nested deeper than a bundle is")
-                if number == 1:
-                    schema, expected = _check_header(data)
-                    continue
-                run = run_from_bundle(data, schema)
-            except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-                raise ResultsStoreError(
-                    f"{where}: {exc}", "give a bundle written by {cmd:results export}"
-                ) from exc
-            read += 1
-            if expected is not None and read > expected:
-                raise ResultsStoreError(
-                    f"{where}: the bundle holds more runs than its header says ({expected}): lines were "
-                    "added after export",
-                    "give the bundle as {cmd:results export} wrote it",
-                )
-            yield run, len(line)
-        if number == 0:
-            raise ResultsStoreError(f"{path} is empty", "give a bundle written by {cmd:results export}")
-        if expected is not None and read < expected:
+    return handle
+
+
+def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
+    """The runs from ``handle``'s start with the size of the line each came from, one line in memory
+    at a time; at most MAX_BUNDLE_BYTES are read (a file that grows while it is read, or says its size
+    is 0 as /proc does, is bounded too)."""
+    handle.seek(0)
+    number = read = total = 0
+    schema: int | None = None
+    expected: int | None = None
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            break
+        number += 1
+        total += len(line)
+        where = f"{path}, line {number}"
+        if total > MAX_BUNDLE_BYTES:
+            raise ResultsStoreError(f"{where}: the bundle grew past {MAX_BUNDLE_BYTES} bytes as it was read",
+                                    "split it with {cmd:results export --since}")
+        if len(line) > MAX_LINE_BYTES:
             raise ResultsStoreError(
-                f"{path} holds {read} of the {expected} runs its header says: the bundle was cut short "
-                "(a copy or download that stopped); nothing of it was stored",
-                "copy or download the bundle again, whole (or export it again with {cmd:results export})",
+                f"{where} is longer than {MAX_LINE_BYTES} bytes", "this is not a results bundle"
             )
+        if not line.strip():
+            if number == 1:
+                raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
+                                        "give a bundle written by {cmd:results export}")
+            continue
+        try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
+            data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
+            if _depth(data) > MAX_DEPTH:
+                raise ValueError("nested deeper than a bundle is")
+            if number == 1:
+                schema, expected = _check_header(data)
+                continue
+            run = run_from_bundle(data, schema)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise ResultsStoreError(
+                f"{where}: {exc}", "give a bundle written by {cmd:results export}"
+            ) from exc
+        read += 1
+        if expected is not None and read > expected:
+            raise ResultsStoreError(
+                f"{where}: the bundle holds more runs than its header says ({expected}): lines were "
+                "added after export",
+                "give the bundle as {cmd:results export} wrote it",
+            )
+        yield run, len(line)
+    if number == 0:
+        raise ResultsStoreError(f"{path} is empty", "give a bundle written by {cmd:results export}")
+    if expected is not None and read < expected:
+        raise ResultsStoreError(
+            f"{path} holds {read} of the {expected} runs its header says: the bundle was cut short "
+            "(a copy or download that stopped); nothing of it was stored",
+            "copy or download the bundle again, whole (or export it again with {cmd:results export})",
+        )
 
 
 def _check_header(data: object) -> tuple[int | None, int | None]:
@@ -404,18 +417,19 @@ def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
     Each file is checked whole before any of it is stored, so a damaged bundle adds nothing.
     """
     added = skipped = 0
-    for path in paths:
-        for _ in read_bundle(path):
-            pass
-        batch: list[RunRecord] = []
-        held = 0
-        for run, size in _read_sized(path):  # stored in batches bounded by count and by bytes
-            batch.append(run)
-            held += size
-            if len(batch) >= _BATCH or held >= BATCH_BYTES:
+    for path in map(Path, paths):
+        with _open_bundle(path) as handle:  # one open file read twice: what was checked is what is stored,
+            for _ in _runs_in(handle, path):  # even when the name is given another file meanwhile
+                pass
+            batch: list[RunRecord] = []
+            held = 0
+            for run, size in _runs_in(handle, path):  # stored in batches bounded by count and by bytes
+                batch.append(run)
+                held += size
+                if len(batch) >= _BATCH or held >= BATCH_BYTES:
+                    a, s = store.insert_runs(batch)
+                    added, skipped, batch, held = added + a, skipped + s, [], 0
+            if batch:
                 a, s = store.insert_runs(batch)
-                added, skipped, batch, held = added + a, skipped + s, [], 0
-        if batch:
-            a, s = store.insert_runs(batch)
-            added, skipped = added + a, skipped + s
+                added, skipped = added + a, skipped + s
     return added, skipped
