@@ -4,6 +4,8 @@ timeout or its own end, and it never waits for input nobody can type (POSIX: pro
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -92,3 +94,38 @@ def test_a_command_the_system_cannot_start_is_a_failed_run(tmp_path: Path) -> No
     script.chmod(0o755)
     done = run_recorded([str(script)], dict(os.environ), tmp_path / "run", ab_import_dir(tmp_path / "import"))
     assert done.exit_code is None and done.error == f"cannot start {script}: Exec format error"
+
+
+TERMINATED = textwrap.dedent(
+    """
+    import os, sys, tempfile
+    from pathlib import Path
+    from zluda_runner.abtest.run import ab_import_dir, run_recorded
+
+    with tempfile.TemporaryDirectory(dir=sys.argv[1]) as tmp:
+        run_recorded([sys.executable, sys.argv[2], sys.argv[3], "hold"], dict(os.environ), Path(tmp) / "run",
+                     ab_import_dir(Path(tmp) / "import"))
+    print("not reached")
+    """
+)
+
+
+def test_a_sigterm_to_zluda_run_ends_the_tree_and_cleans_up(tmp_path: Path) -> None:
+    """What a CI job's timeout does: SIGTERM to zluda-run, whose default would end it at once, leaving
+    the workload running and the record folders behind; it still ends (143), after both."""
+    script = tmp_path / "spawner.py"
+    script.write_text(SPAWNER)
+    work = tmp_path / "work"
+    work.mkdir()
+    pidfile = tmp_path / "grandchild.pid"
+    runner = subprocess.Popen([sys.executable, "-c", TERMINATED, str(work), str(script), str(pidfile)],
+                              stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + DEATH_LIMIT_S
+    while not pidfile.exists() and time.monotonic() < deadline and runner.poll() is None:
+        time.sleep(0.05)
+    assert pidfile.exists(), "the workload never started"
+    runner.send_signal(signal.SIGTERM)
+    out, _ = runner.communicate(timeout=DEATH_LIMIT_S)
+    assert runner.returncode == 128 + signal.SIGTERM and "not reached" not in out
+    assert _dead(int(pidfile.read_text()))
+    assert list(work.iterdir()) == []  # the record folders went on the way out

@@ -54,8 +54,10 @@ def run_tree(
                     tree.proc.wait()
                 tree.close()
     except _Signalled as stop:
-        signal.raise_signal(stop.signum)  # its own handler (restored) now: as if it came after us
-        raise  # a handler that returned
+        if signal.getsignal(stop.signum) is signal.SIG_DFL:  # (restored) it would have ended us:
+            raise SystemExit(128 + stop.signum) from None  # so it does, after every cleanup on the way out
+        signal.raise_signal(stop.signum)  # a handler of the caller's: it decides, as if it came after us
+        raise
 
 
 @contextlib.contextmanager
