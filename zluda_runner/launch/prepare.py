@@ -587,5 +587,8 @@ def expected_bindings(plan: ShimPlan) -> dict[str, Path]:
 
 
 def check_argv(argv: Sequence[str]) -> None:
-    if not argv:
+    """A command there is to run, in words the system can pass (text, no NUL): else LaunchError."""
+    from zluda_runner.launch.process import command_words
+
+    if not command_words(argv):
         raise LaunchError("no command to run", hint="{usage}")

@@ -174,8 +174,33 @@ def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     return LaunchError(f"cannot start {argv0}: {exc.strerror}", hint="see the error above")
 
 
+def _word(index: int, word: object) -> str:
+    if word is None or isinstance(word, bytes | bytearray):
+        raise LaunchError(f"word {index} of the command is {word!r}: a command's words are text",
+                          hint="give the command as a list of str (a path as str or pathlib.Path)")
+    text = os.fspath(word) if isinstance(word, os.PathLike) else str(word)
+    if not isinstance(text, str):
+        raise LaunchError(f"word {index} of the command is the bytes path {text!r}: its words are text",
+                          hint="give the command as a list of str (a path as str or pathlib.Path)")
+    if "\0" in text:
+        raise LaunchError(f"word {index} of the command holds a NUL character: {text!r}",
+                          hint="no program can be given one (the system passes each word as a C string): "
+                          "remove it")
+    return text
+
+
+def command_words(argv: Sequence[object]) -> list[str]:
+    """The workload's argv as the system can pass it: text words without NUL (an ``int`` or a
+    ``pathlib.Path`` is written as text); :class:`LaunchError` naming the first word that is not
+    (``None``, ``bytes``, a NUL inside), before anything is planned or started."""
+    if isinstance(argv, str | bytes):
+        raise LaunchError(f"the command is one string ({argv!r}), not a list of words",
+                          hint="split it into its words: [\"python\", \"infer.py\"] (shlex.split does it)")
+    return [_word(i, a) for i, a in enumerate(argv)]
+
+
 def _check_argv(argv: Sequence[str]) -> list[str]:
-    args = [str(a) for a in argv]
+    args = command_words(argv)
     if not args:
         raise CommandNotFoundError("no command given", hint="{usage}")
     return args

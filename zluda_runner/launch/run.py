@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from zluda_runner.core.errors import CheckFailedError
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
-from zluda_runner.launch.process import exec_process, resolve_command, run_process
+from zluda_runner.launch.process import command_words, exec_process, resolve_command, run_process
 from zluda_runner.plan.model import ShimPlan
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def prepare_run(
 ) -> PreparedRun:
     """Everything before the workload starts (module doc). ``on_warning`` hears the host's warnings
     first, before anything can fail on a release or a plan."""
-    args = list(argv)
+    args = command_words(argv)  # text words without NUL (a Path, an int written as text)
     check_argv(args)
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
     warnings, gfx = check_host(settings, strict=strict, on_warning=on_warning)
@@ -145,7 +145,7 @@ def plan_argv(command: Sequence[str], settings: Settings, *, check_host: bool = 
 
     A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too;
     then (``check_host``) the host's HIP is judged, as ``run`` does, before anything is inspected."""
-    argv = [a for a in command if a != "--"]
+    argv = [a for a in command_words(command) if a != "--"]
     if argv:
         resolve_command(argv[0], os.environ)
     if check_host:
