@@ -141,6 +141,7 @@ def test_garbage_in_the_record_folder_fails_the_run_not_the_command(tmp_path: Pa
     assert done.exit_code == 0 and done.outputs == {}
     assert done.error == ("unreadable record on line 1: a JSON list, not an object; "
                           "unreadable record on line 2: nested too deeply")
+    assert not (tmp_path / "run").exists()  # read, then removed: N runs never keep N copies on disk
 
 
 RECORDS_MANY = textwrap.dedent(
@@ -161,15 +162,18 @@ def test_a_long_list_goes_to_a_file_and_reads_back_whole(tmp_path: Path) -> None
     a list of a few million; like a tensor's, a long list's values now go to a .bin file."""
     script = tmp_path / "many.py"
     script.write_text(RECORDS_MANY)
-    done = run_recorded([sys.executable, str(script)], dict(os.environ), tmp_path / "run",
-                        ab_import_dir(tmp_path / "import"))
-    assert done.error is None, done.stderr_tail
-    assert (tmp_path / "run" / RECORDS_FILE).stat().st_size < 2000
-    assert done.outputs["ints"].values == tuple(float(i) for i in range(200_000))
-    assert done.outputs["ints"].dtype == "int64" and done.outputs["ints"].shape == (200_000,)
-    assert done.outputs["floats"].shape == (200, 1000) and done.outputs["floats"].values[1] == 1 / 7
-    assert done.outputs["wide"].values == (float(2**70), 1.0)
-    mixed = done.outputs["mixed"]
+    folder = tmp_path / "run"
+    env = {**os.environ, "ZLUDA_RUNNER_AB_DIR": str(folder),
+           "PYTHONPATH": str(ab_import_dir(tmp_path / "import"))}
+    subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=300)
+    assert (folder / RECORDS_FILE).stat().st_size < 2000
+    outputs, _, problems = read_records(folder)
+    assert problems == []
+    assert outputs["ints"].values == tuple(float(i) for i in range(200_000))
+    assert outputs["ints"].dtype == "int64" and outputs["ints"].shape == (200_000,)
+    assert outputs["floats"].shape == (200, 1000) and outputs["floats"].values[1] == 1 / 7
+    assert outputs["wide"].values == (float(2**70), 1.0)
+    mixed = outputs["mixed"]
     assert mixed.values[:2] == (float(2**70), 0.5) and mixed.dtype == "float64"
 
 

@@ -6,6 +6,7 @@ what each run recorded.  Everything that goes wrong on a side becomes part of th
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -117,7 +118,9 @@ def run_recorded(
     timeout: float | None = None,
 ) -> SideRun:
     """Run ``argv`` once with :mod:`zluda_runner.ab` importable (``import_dir``, see :func:`ab_import_dir`)
-    and recording into ``out_dir`` (made here; its stdout and stderr go there too); then read it back."""
+    and recording into ``out_dir`` (made here; its stdout and stderr go there too); then read it back.
+    The folder is removed once read: a run's tensor files can be large, and N runs would keep N copies
+    on disk until the last one ended."""
     out_dir.mkdir(parents=True)
     pythonpath = os.pathsep.join(p for p in (str(import_dir), env.get("PYTHONPATH", "")) if p)
     run_env = {**env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
@@ -141,9 +144,11 @@ def run_recorded(
     outputs, timings, problems = read_records(out_dir)
     if problems and error is None:
         error = "; ".join(problems)
-    return SideRun(argv=tuple(args), exit_code=exit_code, error=error, wall_s=wall_s,
+    done = SideRun(argv=tuple(args), exit_code=exit_code, error=error, wall_s=wall_s,
                    stderr_tail=_tail(out_dir / "stderr.txt"), stdout_tail=_tail(out_dir / "stdout.txt"),
                    outputs=outputs, timings={name: tuple(samples) for name, samples in timings.items()})
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return done
 
 
 def _tail(path: Path) -> str:
