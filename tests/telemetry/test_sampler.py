@@ -198,3 +198,28 @@ def test_a_trace_round_trips_through_json(tmp_path: Path) -> None:
     again = GpuTrace.from_json(trace.to_json())
     assert again == trace and again.summary() == trace.summary()
     assert isinstance(again.samples, tuple) and again.summary().busy_peak == 40.0
+
+
+class Failing(Ticker):
+    """A back end whose every other reading raises (a driver's surprise)."""
+
+    def vram_total(self) -> int | None:
+        raise ValueError("cannot convert float NaN to integer")
+
+    def read(self) -> GpuReading:
+        reading = super().read()
+        if self.count % 2:
+            raise ValueError("cannot convert float NaN to integer")
+        return reading
+
+
+def test_a_back_end_that_raises_is_no_reading_never_the_end_of_sampling() -> None:
+    """The raise ended the sampling thread, then came out of the run after the workload ran (poc's
+    report lost, ``--monitor`` a traceback)."""
+    source = Failing(enough=20)
+    with Sampling(source, interval_s=0.001) as sampling:
+        assert source.reached.wait(120), "the sampler stopped reading"
+    trace = sampling.result()  # the reading after the run raised too (odd count) or not: no exception
+    assert trace.vram_total is None and trace.vram_before is None  # the first reading raised
+    assert any(s.vram_used is None for s in trace.samples) and any(s.vram_used for s in trace.samples)
+    assert not _sampling_threads()

@@ -5,6 +5,8 @@ e.g. ``pid_9524_luid_0x00000000_0x000095CA_phys_0_eng_0_engtype_3D``)."""
 
 from __future__ import annotations
 
+import math
+
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.windows_adapters import Adapter, choose_adapter
 from zluda_runner.telemetry.windows_counters import (
@@ -43,6 +45,17 @@ def test_memory_and_the_adapters_listed() -> None:
     assert adapter_memory(MEMORY, "0x00000000_0x00000001") is None
     assert adapter_luids(MEMORY) == [AMD, INTEL]
     assert luid_key(0, 0xD1B2) == AMD and luid_key(-1, 1) == "0xFFFFFFFF_0x00000001"
+
+
+def test_a_value_that_is_no_figure_is_no_reading() -> None:
+    """PDH hands back doubles: ``int()`` of a NaN byte count raised in the sampling thread and again
+    after the run (the report lost); a negative one showed as VRAM."""
+    for bad in (math.nan, math.inf, -4096.0):
+        assert adapter_memory([(f"luid_{AMD}_phys_0", bad), (f"luid_{AMD}_phys_1", 2**20)], AMD) is None
+    engines = parse_engines([(f"pid_1_luid_{AMD}_phys_0_eng_0_engtype_3D", math.nan),
+                             (f"pid_1_luid_{AMD}_phys_0_eng_1_engtype_Compute_0", 40.0)])
+    assert adapter_busy(engines, AMD) == 40.0
+    assert adapter_busy(engines[:1], AMD) is None
 
 
 def test_lower_case_hex_in_a_name_still_matches() -> None:

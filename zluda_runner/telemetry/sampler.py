@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
-from zluda_runner.telemetry.model import GpuSample, GpuTrace, NoTelemetry
+from zluda_runner.telemetry.model import GpuReading, GpuSample, GpuTrace, NoTelemetry
 from zluda_runner.telemetry.source import TelemetrySource
 
 __all__ = ["DEFAULT_INTERVAL_S", "DEFAULT_MAX_SAMPLES", "Sampling", "TelemetrySource", "open_source"]
@@ -21,6 +22,7 @@ DEFAULT_INTERVAL_S = 0.2
 DEFAULT_MAX_SAMPLES = 4096  # ~14 minutes at the default rate before the first thinning
 JOIN_TIMEOUT_S = 10.0  # one reading is a handful of bounded file reads: far below this
 THREAD_NAME = "zluda-runner-telemetry"
+T = TypeVar("T")
 
 
 def _start_without_signals(thread: threading.Thread) -> None:
@@ -34,6 +36,16 @@ def _start_without_signals(thread: threading.Thread) -> None:
         thread.start()  # a new thread inherits the mask of the thread that starts it
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _guarded(read: Callable[[], T], failed: T) -> T:
+    """One reading of a source; ``failed`` when the back end raised: telemetry is evidence about the
+    workload, and a back end's surprise (a driver's odd answer) must not end the sampling thread, nor
+    raise out of the run after the workload ran (its report would be lost)."""
+    try:
+        return read()
+    except Exception:  # any back end, any surprise: no reading
+        return failed
 
 
 def open_source(
@@ -106,9 +118,9 @@ class Sampling:
         self._vram_after: int | None = None
 
     def __enter__(self) -> Sampling:
-        self._vram_total = self._source.vram_total()
+        self._vram_total = _guarded(self._source.vram_total, None)
         self._t0 = self._clock()
-        first = self._source.read()
+        first = self._read()
         self._vram_before = first.vram_used
         self._samples.append(GpuSample.at(0.0, first))
         self._thread = threading.Thread(target=self._run, name=THREAD_NAME, daemon=True)
@@ -131,13 +143,13 @@ class Sampling:
         self._thread.join(JOIN_TIMEOUT_S)
         self._duration = self._clock() - self._t0
         if not self._thread.is_alive():  # a reading stuck past the bound: the source is still in use
-            self._vram_after = self._source.read().vram_used
+            self._vram_after = self._read().vram_used
 
     def _run(self) -> None:
         deadline = self._t0 + self._interval
         while not self._stop.wait(max(0.0, deadline - self._clock())):
             now = self._clock()
-            reading = self._source.read()
+            reading = self._read()
             with self._lock:
                 self._samples.append(GpuSample.at(now - self._t0, reading))
                 if len(self._samples) >= self._max:
@@ -147,6 +159,9 @@ class Sampling:
             after = self._clock()
             if deadline <= after:
                 deadline += self._interval * math.ceil((after - deadline) / self._interval + 1e-9)
+
+    def _read(self) -> GpuReading:
+        return _guarded(self._source.read, GpuReading())
 
     def _thin(self) -> None:
         kept = self._samples[::2]

@@ -16,6 +16,7 @@ windows_pdh.py does the reading.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -62,19 +63,23 @@ def adapter_busy(engines: Iterable[EngineSample], luid: str) -> float | None:
     for e in engines:
         if e.luid == luid:
             per_engine[(e.phys, e.engine)] = per_engine.get((e.phys, e.engine), 0.0) + e.percent
-    if not per_engine:
+    values = [v for v in per_engine.values() if math.isfinite(v)]
+    if not values:
         return None
-    return min(100.0, max(0.0, max(per_engine.values())))
+    return min(100.0, max(0.0, max(values)))
 
 
 def adapter_memory(items: Iterable[tuple[str, float]], luid: str) -> int | None:
-    """Dedicated memory in use on the adapter (over its physical parts); None when not listed."""
+    """Dedicated memory in use on the adapter (over its physical parts); None when not listed, or
+    when a value is no byte count (NaN, infinite, negative: ``int()`` of NaN raised)."""
     total, found = 0.0, False
     for name, value in items:
         m = _ADAPTER.fullmatch(name)
         if m and m["luid"].upper().replace("0X", "0x") == luid:
+            if not (math.isfinite(value) and value >= 0):
+                return None
             total, found = total + value, True
-    return int(total) if found else None
+    return int(total) if found and math.isfinite(total) else None
 
 
 def adapter_luids(items: Iterable[tuple[str, float]]) -> list[str]:
