@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +43,29 @@ def test_atomic_output_leaves_the_old_file_and_no_temporary_on_failure(tmp_path:
         raise RuntimeError("compiler failed")
     assert dest.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["lib.so"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_a_written_file_has_the_permissions_a_plain_create_gives_and_a_replaced_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """A new file gets 0o666 less the umask (an exported bundle, a report: meant to be shared), as
+    ``open(path, "w")`` makes it, not mkstemp's private 0o600; a replaced file keeps its mode."""
+    script = ("import os, sys\n"
+              "from pathlib import Path\n"
+              "from zluda_runner.core.fsutil import atomic_write_text\n"
+              "os.umask(int(sys.argv[2], 8))\n"
+              "atomic_write_text(Path(sys.argv[1]), 'x')\n")
+
+    def write(path: Path, umask: str) -> int:
+        subprocess.run([sys.executable, "-c", script, str(path), umask], check=True)
+        return stat.S_IMODE(os.stat(path).st_mode)
+
+    assert write(tmp_path / "shared.jsonl", "022") == 0o644
+    assert write(tmp_path / "group.html", "027") == 0o640
+    assert write(tmp_path / "private.txt", "077") == 0o600
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    os.chmod(kept, 0o604)
+    assert write(kept, "077") == 0o604 and kept.read_text() == "x"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]

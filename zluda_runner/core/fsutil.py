@@ -18,6 +18,7 @@ import errno
 import io
 import json
 import os
+import secrets
 import shutil
 import stat
 import tempfile
@@ -127,7 +128,7 @@ def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
             yield fh
         return
     make_folder(path.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent)
+    fd, tmp = _temp_beside(path)
     encoding = None if "b" in mode else "utf-8"
     try:
         with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else newline) as fh:
@@ -141,6 +142,37 @@ def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+               | getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A new temporary file next to ``path`` with the permissions a plain create gives (``0o666`` less
+    the umask, as a shell's ``>`` or ``open(path, "w")`` makes it; ``mkstemp``'s ``0o600`` made every
+    exported bundle and report private), or ``path``'s own when it replaces one (as an editor keeps a
+    file's mode)."""
+    keep: int | None = None
+    if os.name != "nt":
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f"{TMP_PREFIX}{path.name}.{secrets.token_hex(6)}")
+        try:
+            fd = os.open(tmp, _TEMP_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+        if keep is not None:
+            try:
+                os.fchmod(fd, keep)
+            except OSError:
+                os.close(fd)
+                os.unlink(tmp)
+                raise
+        return fd, tmp
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = False) -> None:
