@@ -22,12 +22,15 @@ workload, the program itself for a binary. When it fails, the workload runs as b
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -122,6 +125,52 @@ class _Watched:
     stdout: IO[bytes] | int | None
 
 
+# What `kill` sends zluda-run alone (the terminal's keys reach the workload, in our process group, too)
+_FORWARDED = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+                   if hasattr(signal, n))
+
+
+@contextlib.contextmanager
+def _signals_forwarded_to(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """While the workload runs, a ``kill`` of zluda-run is passed on to it (as ``run`` does), so it ends
+    the workload too and its code (143) is reported: SIGTERM's default ended zluda-run alone and left
+    the workload running. A handler of the caller's own (a Python program using the API) is kept."""
+    if sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def forward(signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signum)
+
+    previous = {}
+    for sig in _FORWARDED:
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            previous[sig] = signal.signal(sig, forward)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait_beating(proc: subprocess.Popen[bytes], how: _Watched, dirs: list[Path], bytes_before: int,
+                  start: float) -> tuple[int, int]:
+    """Wait for the workload, a heartbeat each ``heartbeat_s``: (its exit status, heartbeats given)."""
+    from zluda_runner.core import proctree
+
+    beats = 0
+    while True:
+        try:
+            # signal N / Ctrl-C: 128+N, 130
+            return proctree.exit_status(proc.wait(timeout=how.heartbeat_s)), beats
+        except subprocess.TimeoutExpired:
+            beats += 1
+            if how.on_heartbeat is not None:
+                now = inspect_compile_cache(dirs).total_bytes
+                how.on_heartbeat(time.monotonic() - start, now, now - bytes_before)
+
+
 def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
     """Run ``argv`` once (as given), measuring time and compile-cache growth."""
     from zluda_runner.core import proctree
@@ -143,25 +192,17 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
         raise LaunchError(
             f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
         ) from None
-    beats = 0
     proc = tree.proc
     try:
-        while True:
-            try:
-                # signal N / Ctrl-C: 128+N, 130
-                code = proctree.exit_status(proc.wait(timeout=how.heartbeat_s))
-                break
-            except subprocess.TimeoutExpired:
-                beats += 1
-                if how.on_heartbeat is not None:
-                    now = inspect_compile_cache(dirs).total_bytes
-                    how.on_heartbeat(time.monotonic() - start, now, now - before.total_bytes)
+        with _signals_forwarded_to(proc):
+            code, beats = _wait_beating(proc, how, dirs, before.total_bytes, start)
     except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
         proc.terminate()
         proc.wait()
         raise
     finally:
         tree.close()
+
     elapsed = time.monotonic() - start
     after = inspect_compile_cache(dirs)
     return WarmupReport(
