@@ -158,6 +158,26 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
     raise CommandNotFoundError(f"command not found: {argv0}", hint=_path_hint(env))
 
 
+_SH = "/bin/sh"
+
+
+def _as_shell_script(executable: str, args: list[str], exc: OSError) -> tuple[str, list[str]] | None:
+    """What a shell (and POSIX ``execvp``) runs when the kernel refuses a file as not a program
+    (ENOEXEC): an executable text file with no ``#!`` line is a script for ``/bin/sh``. None for
+    anything else (a binary for another machine keeps its error: a NUL in its first line, as bash
+    tells them apart)."""
+    if WINDOWS or exc.errno != errno.ENOEXEC or not os.path.exists(_SH):
+        return None
+    try:
+        with open(executable, "rb") as handle:
+            head = handle.read(80)
+    except OSError:
+        return None
+    if b"\0" in head.split(b"\n", 1)[0]:
+        return None
+    return _SH, [_SH, executable, *args[1:]]
+
+
 def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     if exc.errno == errno.ENOENT:
         # The file exists (we resolved it): a missing interpreter (#!) or ELF loader.
@@ -225,7 +245,13 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
     resets = _RESET_TO_DEFAULT if threading.current_thread() is threading.main_thread() else ()
     previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
     try:
-        os.execve(executable, args, dict(env))  # noqa: S606 (argv list, no shell)
+        try:
+            os.execve(executable, args, dict(env))  # noqa: S606 (argv list, no shell)
+        except OSError as exc:
+            script = _as_shell_script(executable, args, exc)
+            if script is None:
+                raise
+            os.execve(script[0], script[1], dict(env))  # noqa: S606 (a script without #!, as a shell runs it)
     except OSError as exc:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -270,9 +296,17 @@ def run_process_end(argv: Sequence[str], env: Mapping[str, str], *,
         try:
             # The child starts with the caller's mask, and with SIGPIPE/SIGXFSZ back to default
             # (Python ignores them; `zluda-run cmd | head` must end cmd like a shell would).
-            pid = os.posix_spawn(
-                executable, args, dict(env), setsigmask=old_mask, setsigdef=_RESET_TO_DEFAULT
-            )
+            try:
+                pid = os.posix_spawn(
+                    executable, args, dict(env), setsigmask=old_mask, setsigdef=_RESET_TO_DEFAULT
+                )
+            except OSError as exc:
+                script = _as_shell_script(executable, args, exc)
+                if script is None:
+                    raise
+                pid = os.posix_spawn(
+                    script[0], script[1], dict(env), setsigmask=old_mask, setsigdef=_RESET_TO_DEFAULT
+                )
         except OSError as exc:
             raise _spawn_error(args[0], exc) from exc
         return _wait_forwarding(pid, watched, timeout)
