@@ -64,3 +64,31 @@ def test_the_json_error_is_strict_json() -> None:
 
     error = json.loads(done.stdout, parse_constant=strict)
     assert error["error"] == "the relative tolerance must be a number >= 0 (got nan)"
+
+
+def test_a_reference_that_does_not_exist_is_refused_before_any_run(tmp_path: Path) -> None:
+    """It failed as a run, after the N runs of the workload (minutes each) had been made for nothing."""
+    from zluda_runner.api.poc import run_poc
+
+    marker = tmp_path / "ran"
+    with pytest.raises(HostError) as refused:
+        run_poc([sys.executable, "-c", f"open({str(marker)!r}, 'w')"], native=True,
+                reference=f"{tmp_path / 'no-such-python'} infer.py")
+    missing = tmp_path / "no-such-python"
+    assert refused.value.message == f"the reference: {missing} was not found (not a file, not on PATH)"
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("side", ["a", "b"])
+def test_an_ab_command_that_does_not_exist_is_refused_before_any_run(tmp_path: Path, side: str) -> None:
+    marker = tmp_path / "ran"
+    touch = f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""
+    missing = str(tmp_path / "no such program")
+    a, b = (repr(missing), touch) if side == "a" else (touch, repr(missing))
+    done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", "ab", "--runs", "1", "--a-cmd", a,
+                           "--b-cmd", b], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    error = json.loads(done.stdout)
+    assert error["error"] == f"--{side}-cmd: {missing} was not found (not a file, not on PATH)"
+    assert error["hint"] == f"give --{side}-cmd a program that exists here: a path or a name on PATH"
+    assert not marker.exists()

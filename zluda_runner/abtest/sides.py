@@ -40,15 +40,28 @@ def split_command(text: str, what: str = "{opt:a_cmd}/{opt:b_cmd}") -> list[str]
     return argv
 
 
-def _existing(python: str) -> str:
-    """``--b-python`` as given, when it names a program that exists (else nothing runs at all)."""
+def _found(program: str, path: str | None = None) -> bool:
     import shutil
 
-    if shutil.which(python) is None and not (os.sep in python and os.path.isfile(python)):
+    return shutil.which(program, path=path) is not None or (
+        any(sep in program for sep in (os.sep, os.altsep) if sep) and os.path.isfile(program))
+
+
+def _existing(python: str) -> str:
+    """``--b-python`` as given, when it names a program that exists (else nothing runs at all)."""
+    if not _found(python):
         raise HostError(f"{{opt:b_python {python}}} does not exist (not a file, not on PATH)",
                         hint="give the interpreter of a native ROCm torch, "
                         "e.g. {opt:b_python ~/rocm/bin/python}")
     return python
+
+
+def check_program(argv: Sequence[str], what: str, path: str | None = None) -> None:
+    """``argv``'s program exists (a file, or a name on ``path``, default ``$PATH``): else a side would
+    fail every one of its runs, with the other side's runs (minutes each) made for nothing."""
+    if argv and not _found(argv[0], path):
+        raise HostError(f"{what}: {argv[0]} was not found (not a file, not on PATH)",
+                        hint=f"give {what} a program that exists here: a path or a name on PATH")
 
 
 def ab_sides(
@@ -67,12 +80,14 @@ def ab_sides(
     args = list(script[1:] if script and script[0] == "--" else script)
     if a_cmd:
         a_argv = split_command(a_cmd) + args
+        check_program(a_argv, "{opt:a_cmd}")
     elif args:
         a_argv = default_side_a(args, settings=settings)
     else:
         raise HostError("nothing to run on side A", hint="give a SCRIPT after --, or {opt:a_cmd}")
     if b_cmd:
         b_argv = split_command(b_cmd) + args
+        check_program(b_argv, "{opt:b_cmd}")
     elif b_python and args:
         b_argv = default_side_b(args, _existing(b_python))
     elif b_python:

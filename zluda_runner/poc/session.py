@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.abtest.checks import check_runs, check_timeout, check_tolerances
-from zluda_runner.abtest.sides import split_command
+from zluda_runner.abtest.sides import check_program, split_command
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.settings import Settings
 from zluda_runner.poc import criteria
@@ -59,6 +59,12 @@ def run_poc(
     """Run and judge; raises only for what stops it before anything runs (no release, a fatal plan)."""
     check_request(request)
     base_env = dict(os.environ if env is None else env)
+    if request.reference == "cpu":
+        reference = cpu_reference(request.command, base_env)
+    else:  # before the launch is prepared (which may download a release)
+        reference_argv = split_command(request.reference, "the reference")
+        check_program(reference_argv, "the reference", base_env.get("PATH"))
+        reference = Workload("reference", tuple(reference_argv), base_env)
     release: str | None = None
     if request.native:
         workload = Workload("native", request.command, base_env)
@@ -72,10 +78,6 @@ def run_poc(
         workload = Workload("zluda", tuple(prepared.argv), prepared.env)
         chosen = prepared.plan.release
         release = (chosen.id or str(chosen.root)) if chosen is not None else None  # a --zluda-dir has no id
-    if request.reference == "cpu":
-        reference = cpu_reference(request.command, base_env)
-    else:
-        reference = Workload("reference", tuple(split_command(request.reference, "the reference")), base_env)
     source = open_source(root=request.root, env=workload.env, native=request.native)
     telemetry = source.reason if isinstance(source, NoTelemetry) else f"{source.backend}, {source.device}"
     try:
