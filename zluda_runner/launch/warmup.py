@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import signal
 import subprocess
@@ -286,8 +287,9 @@ def warmup(
     ZLUDA's and MIOpen's caches (``home``: whose; default this user's), listed in ``report.cleared``."""
     if not argv:
         raise HostError("no workload command given", hint="{cmd:warmup -- python infer.py}")
-    if heartbeat_s <= 0:
-        raise HostError(f"heartbeat interval must be positive (got {heartbeat_s})", hint="use e.g. 10")
+    if not math.isfinite(heartbeat_s) or heartbeat_s <= 0:  # nan passed `<= 0`: no heartbeat, silently
+        raise HostError(f"heartbeat interval must be a positive number of seconds (got {heartbeat_s})",
+                        hint="use e.g. 10")
     how = _Watched(dict(env) if env is not None else dict(os.environ),
                    list(cache_dirs) if cache_dirs is not None else compile_cache_dirs(),
                    heartbeat_s, on_heartbeat, cwd, stdout)
