@@ -57,3 +57,38 @@ def test_an_export_beside_the_store_still_works(tmp_path: Path) -> None:
     result = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "c"), "--results-db", str(store),
                                              "results", "export", str(tmp_path / "runs.db.jsonl")])
     assert result.exit_code == 0 and "exported 1 run(s)" in result.output, result.output
+
+
+@pytest.mark.parametrize("onto", ["store", "wal"])
+def test_a_matrix_page_onto_the_store_is_refused_before_anything_is_read(tmp_path: Path, onto: str) -> None:
+    """`results matrix --html runs.db` replaced the store with the page, as the export did."""
+    store = tmp_path / "runs.db"
+    assert record_report("torch-ops", reports.torch_ops(3), settings=Settings(cache_dir=tmp_path),
+                         db_url=str(store), command=["zluda-run", "probe"], host=reports.HOST).recorded
+    before = store.read_bytes()
+    target = str(store) if onto == "store" else f"{store}-wal"
+    code, out = _cli(tmp_path, str(store), "matrix", "--html", target)
+    assert code == 1, out
+    error = json.loads(out)
+    assert "a file of the results store, which the page would replace; nothing was written" in error["error"]
+    assert error["hint"] == "give --html another file name"
+    assert store.read_bytes() == before
+    code, out = _cli(tmp_path, str(store), "matrix", "--html", str(tmp_path / "matrix.html"))
+    assert code == 0 and (tmp_path / "matrix.html").read_text().startswith("<!DOCTYPE html>"), out
+
+
+def test_export_import_and_delete_answer_in_json_when_asked(tmp_path: Path) -> None:
+    """--json is the machine's way to read every command: the three that change the store said plain text."""
+    store, bundle = tmp_path / "runs.db", tmp_path / "runs.jsonl"
+    outcome = record_report("torch-ops", reports.torch_ops(3), settings=Settings(cache_dir=tmp_path),
+                            db_url=str(store), command=["zluda-run", "probe"], host=reports.HOST)
+    assert outcome.recorded and outcome.run_id
+    code, out = _cli(tmp_path, str(store), "export", str(bundle))
+    assert code == 0 and json.loads(out) == {"schema": 1, "exported": 1, "file": str(bundle)}, out
+    other = tmp_path / "other.db"
+    code, out = _cli(tmp_path, str(other), "import", str(bundle))
+    assert code == 0 and json.loads(out) == {"schema": 1, "imported": 1, "already_stored": 0,
+                                             "files": [str(bundle)]}, out
+    code, out = _cli(tmp_path, str(other), "delete", outcome.run_id[:8])
+    assert code == 0, out
+    assert json.loads(out) == {"schema": 1, "deleted": outcome.run_id, "store": str(other)}, out

@@ -168,7 +168,8 @@ def test_trace_on_windows_is_refused_clearly(winpy: WinPython, injector_release:
     # refused before anything is planned or fetched: a release that does not exist is not the error
     missing = winpy.winpath(tmp_path / "none")
     early = winpy.zluda_run("--zluda-dir", missing, "--trace", "--", program, env=env)
-    assert early.returncode == 1 and "--trace -- CMD` is not supported on Windows" in early.stderr, early.stderr
+    assert early.returncode == 1, early.stderr
+    assert "--trace -- CMD` is not supported on Windows" in early.stderr, early.stderr
 
 
 def test_ctrl_c_during_the_probe_leaves_no_worker_running(winpy: WinPython, standin_nvcuda: Path,

@@ -64,6 +64,7 @@ _MODULES = {
     "list_results": "zluda_runner.api.store",
     "record_result": "zluda_runner.api.store",
     "results_location": "zluda_runner.api.store",
+    "results_files": "zluda_runner.api.store",
     "results_matrix": "zluda_runner.api.store",
     "run_ab": "zluda_runner.api.workloads",
     "warmup": "zluda_runner.api.workloads",
@@ -109,6 +110,7 @@ __all__ = [
     "read_trace",
     "record_result",
     "restore",
+    "results_files",
     "results_location",
     "results_matrix",
     "run",
@@ -170,6 +172,7 @@ if TYPE_CHECKING:
         import_results,
         list_results,
         record_result,
+        results_files,
         results_location,
         results_matrix,
     )

@@ -100,6 +100,19 @@ def results_location(options: Options | None = None) -> str:
         return make_store(store_url(to_settings(options))).location
 
 
+def results_files(options: Options | None = None) -> tuple[Path, ...]:
+    """The files the results store is kept in (the database and its ``-wal``/``-shm``/``-journal``;
+    none for a database server): what no report or export may be written over. Nothing is opened.
+
+    Raises:
+        ResultsStoreError: not a store URL this package can open.
+    """
+    from zluda_runner.results.backends import make_store, store_url
+
+    with caller_errors():
+        return make_store(store_url(to_settings(options))).files()
+
+
 def delete_result(run_id: str, options: Options | None = None) -> str:
     """Remove one run and its items from the store; returns its whole id.
 

@@ -13,6 +13,7 @@ from zluda_runner.api import (
     get_result,
     import_results,
     list_results,
+    results_files,
     results_location,
     results_matrix,
 )
@@ -59,7 +60,9 @@ def show_command(call: Invocation, run_id: str) -> None:
 def delete_command(call: Invocation, run_id: str) -> None:
     """Remove one run and its items from the store (RUN_ID: at least 4 hex digits of its id)."""
     deleted = delete_result(run_id, call.options)
-    click.echo(f"deleted run {deleted[:12]} from {results_location(call.options)}")
+    location = results_location(call.options)
+    (emit_json({"deleted": deleted, "store": location}) if call.json
+     else click.echo(f"deleted run {deleted[:12]} from {location}"))
 
 
 @results_group.command("diff")
@@ -78,7 +81,7 @@ def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
 @pass_invocation
 def matrix_command(call: Invocation, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
-    html = destination(html_path) if html_path else None
+    html = destination(html_path, keep=results_files(call.options)) if html_path else None
     matrix = results_matrix(call.options, since=since)
     if html is not None:
         click.echo(f"HTML: {write_report(html, render_html(matrix))}", err=True)
@@ -91,7 +94,9 @@ def matrix_command(call: Invocation, html_path: Path | None, since: str | None) 
 @pass_invocation
 def export_command(call: Invocation, file: Path, since: str | None) -> None:
     """Write the runs to FILE, a bundle to share (JSON lines; nothing personal)."""
-    click.echo(f"exported {export_results(file, call.options, since=since)} run(s) to {file}")
+    count = export_results(file, call.options, since=since)
+    (emit_json({"exported": count, "file": str(file)}) if call.json
+     else click.echo(f"exported {count} run(s) to {file}"))
 
 
 @results_group.command("import")
@@ -99,7 +104,9 @@ def export_command(call: Invocation, file: Path, since: str | None) -> None:
 @pass_invocation
 def import_command(call: Invocation, files: tuple[Path, ...]) -> None:
     """Merge bundles into the store; a run already stored is skipped."""
-    click.echo("imported {} run(s); {} already stored".format(*import_results(files, call.options)))
+    imported, already = import_results(files, call.options)
+    (emit_json({"imported": imported, "already_stored": already, "files": [str(f) for f in files]})
+     if call.json else click.echo(f"imported {imported} run(s); {already} already stored"))
 
 
 COMMANDS: list[click.Command] = [results_group]
