@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,26 @@ def test_an_ab_command_that_does_not_exist_is_refused_before_any_run(tmp_path: P
     assert error["error"] == f"--{side}-cmd: {missing} was not found (not a file, not on PATH)"
     assert error["hint"] == f"give --{side}-cmd a program that exists here: a path or a name on PATH"
     assert not marker.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.parametrize("command", ["poc", "ab"])
+def test_a_full_temporary_folder_is_an_error_not_a_traceback(tmp_path: Path, command: str) -> None:
+    """Files limited to 1 KiB (as a full disk): the record folders cannot be prepared; it said so in a
+    traceback (fsutil's OSError), and left the temporary folder behind."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    sides = (["--native", "--", sys.executable, "-c", "pass"] if command == "poc"
+             else ["--a-cmd", sys.executable, "--b-cmd", sys.executable])
+    done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", command, "--runs", "1", *sides],
+                          capture_output=True, text=True, timeout=120, check=False, preexec_fn=limited,
+                          env={**os.environ, "TMPDIR": str(temp)})
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    error = json.loads(done.stdout)
+    assert error["error"] == f"cannot prepare the record folders in {temp}: File too large"
+    assert list(temp.iterdir()) == []

@@ -5,12 +5,13 @@ what each run recorded.  Everything that goes wrong on a side becomes part of th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.abtest.records import read_records
 from zluda_runner.abtest.spawn import run_tree
+from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -50,6 +52,27 @@ def ab_import_dir(base: Path) -> Path:
     return base
 
 
+@contextlib.contextmanager
+def record_space(prefix: str, work_dir: Path | None = None) -> Iterator[tuple[Path, Path]]:
+    """A temporary folder for the runs' record folders and the import folder (:func:`ab_import_dir`)
+    in it, removed afterwards; a :class:`HostError` when they cannot be made (a full or read-only
+    temporary folder), before anything runs."""
+    try:
+        space = tempfile.TemporaryDirectory(prefix=prefix, dir=work_dir, ignore_cleanup_errors=True)
+        try:
+            import_dir = ab_import_dir(Path(space.name) / "import")
+        except BaseException:
+            space.cleanup()
+            raise
+    except OSError as exc:
+        where = work_dir or tempfile.gettempdir()
+        raise HostError(f"cannot prepare the record folders in {where}: {exc.strerror or exc}",
+                        hint="free space there, or give the temporary folder another place (TMPDIR)"
+                        ) from None
+    with space:
+        yield Path(space.name), import_dir
+
+
 def run_ab(
     a_argv: Sequence[str],
     b_argv: Sequence[str],
@@ -71,11 +94,10 @@ def run_ab(
     runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
     sides: tuple[tuple[Side, Sequence[str]], ...] = (("A", a_argv), ("B", b_argv))
-    with tempfile.TemporaryDirectory(prefix="zluda-ab-", dir=work_dir) as tmp:
-        import_dir = ab_import_dir(Path(tmp) / "import")
+    with record_space("zluda-ab-", work_dir) as (tmp, import_dir):
         for i in range(runs):
             for side, argv in sides:
-                done = run_recorded(argv, base_env, Path(tmp) / f"{side}-{i + 1}", import_dir, cwd=cwd,
+                done = run_recorded(argv, base_env, tmp / f"{side}-{i + 1}", import_dir, cwd=cwd,
                                     timeout=timeout)
                 result = RunResult(side=side, index=i + 1, exit_code=done.exit_code, wall_s=done.wall_s,
                                    outputs=tuple(done.outputs), timings=dict(done.timings),
@@ -121,7 +143,12 @@ def run_recorded(
     and recording into ``out_dir`` (made here; its stdout and stderr go there too); then read it back.
     The folder is removed once read: a run's tensor files can be large, and N runs would keep N copies
     on disk until the last one ended."""
-    out_dir.mkdir(parents=True)
+    try:
+        out_dir.mkdir(parents=True)
+    except OSError as exc:  # the temporary folder filled up after the runs before
+        return SideRun(argv=tuple(argv), exit_code=None,
+                       error=f"cannot make its record folder: {exc.strerror or exc}", wall_s=0.0,
+                       stderr_tail="", stdout_tail="", outputs={}, timings={})
     pythonpath = os.pathsep.join(p for p in (str(import_dir), env.get("PYTHONPATH", "")) if p)
     run_env = {**env, "PYTHONPATH": pythonpath, AB_DIR_ENV: str(out_dir)}
     args = list(argv)

@@ -11,7 +11,6 @@ hides an NVIDIA GPU in ``--native`` runs), and a script that picks its device by
 from __future__ import annotations
 
 import math
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from zluda_runner.abtest.compare import compare_output, tolerance_for
 from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
-from zluda_runner.abtest.run import ab_import_dir, run_recorded
+from zluda_runner.abtest.run import record_space, run_recorded
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, Sampling, TelemetrySource
@@ -67,14 +66,13 @@ def run_sides(
     progress: Progress | None = None,
 ) -> tuple[tuple[PocRun, ...], tuple[PocRun, ...]]:
     """The reference once, then the workload ``runs`` times, each sampled; compared to the reference."""
-    with tempfile.TemporaryDirectory(prefix="zluda-poc-", dir=work_dir) as tmp:
-        import_dir = ab_import_dir(Path(tmp) / "import")
-        ref = _run_once(reference, 1, Path(tmp) / "reference-1", import_dir, None, interval_s, timeout)
+    with record_space("zluda-poc-", work_dir) as (tmp, import_dir):
+        ref = _run_once(reference, 1, tmp / "reference-1", import_dir, None, interval_s, timeout)
         _say(progress, ref.run, 1)
         ours: list[PocRun] = []
         for i in range(1, runs + 1):
             sampled = None if isinstance(source, NoTelemetry) else source
-            got = _run_once(workload, i, Path(tmp) / f"run-{i}", import_dir, sampled, interval_s, timeout)
+            got = _run_once(workload, i, tmp / f"run-{i}", import_dir, sampled, interval_s, timeout)
             compared = compare_outputs(got.outputs, ref.outputs, thresholds) if got.outputs else ()
             run = replace(got.run, comparisons=compared)
             ours.append(run)
