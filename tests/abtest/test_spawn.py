@@ -129,3 +129,26 @@ def test_a_sigterm_to_zluda_run_ends_the_tree_and_cleans_up(tmp_path: Path) -> N
     assert runner.returncode == 128 + signal.SIGTERM and "not reached" not in out
     assert _dead(int(pidfile.read_text()))
     assert list(work.iterdir()) == []  # the record folders went on the way out
+
+
+IGNORING = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from zluda_runner.abtest.run import ab_import_dir, run_recorded
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    script = "import os, signal, time; os.kill(os.getppid(), signal.SIGTERM); time.sleep(0.5)"
+    done = run_recorded([sys.executable, "-c", script], dict(os.environ), Path(sys.argv[1]) / "run",
+                        ab_import_dir(Path(sys.argv[1]) / "import"))
+    print("exit", done.exit_code, signal.getsignal(signal.SIGTERM) is signal.SIG_IGN)
+    """
+)
+
+
+def test_a_sigterm_the_caller_ignores_stays_ignored(tmp_path: Path) -> None:
+    """Only a signal whose default would end the process is taken over while a run waits."""
+    done = subprocess.run([sys.executable, "-c", IGNORING, str(tmp_path)], capture_output=True, text=True,
+                          timeout=DEATH_LIMIT_S, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "exit 0 True"

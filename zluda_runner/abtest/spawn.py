@@ -53,17 +53,16 @@ def run_tree(
                 with contextlib.suppress(OSError):
                     tree.proc.wait()
                 tree.close()
-    except _Signalled as stop:
-        if signal.getsignal(stop.signum) is signal.SIG_DFL:  # (restored) it would have ended us:
-            raise SystemExit(128 + stop.signum) from None  # so it does, after every cleanup on the way out
-        signal.raise_signal(stop.signum)  # a handler of the caller's: it decides, as if it came after us
-        raise
+    except _Signalled as stop:  # it would have ended us: so it does, after every cleanup on the way out
+        raise SystemExit(128 + stop.signum) from None
 
 
 @contextlib.contextmanager
 def _ending_signals_raise() -> Iterator[None]:
-    """SIGTERM/SIGHUP raise :class:`_Signalled` while the block runs (main thread only: elsewhere
-    Python cannot set handlers); the handlers before are back afterwards."""
+    """SIGTERM/SIGHUP raise :class:`_Signalled` while the block runs, where they would end the process
+    at once (their default action; a handler of the caller's, or SIG_IGN, stays as it is: what it
+    raises goes through the tree's killing too).  Main thread only: elsewhere Python cannot set
+    handlers.  The handlers before are back afterwards."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -74,7 +73,8 @@ def _ending_signals_raise() -> Iterator[None]:
     before: dict[int, object] = {}
     for sig in _ENDING:
         with contextlib.suppress(ValueError, OSError):
-            before[sig] = signal.signal(sig, stop)
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                before[sig] = signal.signal(sig, stop)
     try:
         yield
     finally:
