@@ -288,7 +288,11 @@ def main(argv: list[str] | None = None) -> None:
         report_error(exc, as_json=as_json)
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("interrupted", err=True)
+        if as_json:  # --json is the machine's reading of every outcome, Ctrl-C's too
+            click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": "interrupted", "hint": None,
+                                   "exit_code": exitcodes.INTERRUPTED}, indent=2))
+        else:
+            click.echo("interrupted", err=True)
         sys.exit(exitcodes.INTERRUPTED)
     except click.ClickException as exc:
         if as_json:

@@ -70,3 +70,25 @@ def test_a_clear_error_as_json(tmp_path: Path, name: str) -> None:
     assert "Traceback" not in out.stderr + out.stdout, out.stderr
     doc = json.loads(out.stdout)
     assert words in doc["error"] and doc["hint"] and doc["exit_code"] == 1, doc
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_ctrl_c_is_exit_130_and_with_json_a_json_answer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    """Ctrl-C in any command: exit 130; --json reads it as JSON on stdout (it printed the bare word)."""
+    from zluda_runner import cli
+    from zluda_runner.commands import results
+
+    def interrupted(*_args: object, **_kw: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(results, "list_results", interrupted)
+    with pytest.raises(SystemExit) as caught:
+        cli.main([*(["--json"] if as_json else []), "results", "list"])
+    assert caught.value.code == 130
+    out = capsys.readouterr()
+    if as_json:
+        assert json.loads(out.out) == {"schema": 1, "error": "interrupted", "hint": None, "exit_code": 130}
+    else:
+        assert out.out == "" and out.err.strip() == "interrupted"

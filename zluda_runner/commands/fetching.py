@@ -42,7 +42,10 @@ def fetch_command(call: Invocation, ctx: click.Context, version: str | None, os_
         result = fetch(call.options, version=version, os=os_name, hip=hip, cuda=cuda, reinstall=reinstall,
                        progress=True)
     except KeyboardInterrupt as exc:  # its text says what was kept for the next fetch to resume
-        click.echo(str(exc) or "interrupted", err=True)
+        if call.json:
+            emit_json({"error": str(exc) or "interrupted", "hint": None, "exit_code": INTERRUPTED})
+        else:
+            click.echo(str(exc) or "interrupted", err=True)
         ctx.exit(INTERRUPTED)
     if call.json:
         emit_json(result)
