@@ -180,6 +180,23 @@ def test_launch_errors_are_worded_for_the_caller(linux_release: Path, cuda_app: 
     assert "Options(zluda_dir=...)" in (bad.value.hint or "")
 
 
+def test_a_command_given_as_one_string_is_refused_not_split_into_letters(linux_release: Path, cuda_app: Path,
+                                                                        tmp_path: Path) -> None:
+    """``zr.run("python infer.py")`` said "command not found: p" (the string taken letter by letter)."""
+    options = zr.Options(zluda_dir=linux_release, cache_dir=tmp_path / "cache")
+    calls = (zr.run, zr.prepare_launch, zr.plan_command, zr.warmup)
+    for call in calls:
+        with pytest.raises(zr.LaunchError) as info:
+            call(f"{cuda_app} --flag", options)
+        assert "the command is one string" in info.value.message, call
+        assert "split it" in (info.value.hint or ""), call
+    with pytest.raises(zr.LaunchError) as nul:
+        zr.plan_command([str(cuda_app), "a\0b"], options)
+    assert "NUL" in nul.value.message or "\\x00" in nul.value.message, nul.value.message
+    launch = zr.prepare_launch([Path(cuda_app)], options)  # a Path is a word as its text
+    assert launch.argv[-1] == str(cuda_app)
+
+
 def test_a_fatal_plan_refuses_unless_forced(mismatched_release: Path, cuda_app: Path, tmp_path: Path) -> None:
     options = zr.Options(zluda_dir=mismatched_release, cache_dir=tmp_path / "cache")
     plan = zr.plan_command([str(cuda_app)], options)

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings, warn_with
+from zluda_runner.api.options import Options, caller_errors, command_words, to_settings, warn_with
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
@@ -89,7 +89,7 @@ def plan_command(
 
     settings = to_settings(options)
     with caller_errors():
-        argv = plan_argv(list(command), settings, check_host=torch_lib is None)
+        argv = plan_argv(command_words(command), settings, check_host=torch_lib is None)
         if torch_lib is not None:
             from zluda_runner.launch.windows import plan_for_torch_lib
 
@@ -131,7 +131,7 @@ def prepare_launch(
 
     settings = to_settings(options, verify_load=verify_load)
     with caller_errors():
-        prepared = prepare_run(list(command), settings, injector=injector, strict=strict,
+        prepared = prepare_run(command_words(command), settings, injector=injector, strict=strict,
                                on_warning=warn_with(on_warning))
     return Launch(prepared.plan, tuple(prepared.argv), MappingProxyType(dict(prepared.env)),
                   tuple(prepared.warnings), tuple(prepared.notes))

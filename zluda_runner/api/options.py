@@ -96,6 +96,16 @@ def worded(text: str) -> str:
     return render(text)
 
 
+def command_words(command: Sequence[object]) -> list[str]:
+    """A caller's command as the words the system is given (a ``pathlib.Path`` as text); LaunchError for
+    one string (``"python infer.py"`` was taken letter by letter: "command not found: p"), ``None``,
+    bytes or a NUL, before anything is planned."""
+    from zluda_runner.launch.process import command_words as words
+
+    with caller_errors():
+        return words(command)
+
+
 def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None] | None:
     """``on_warning`` hearing each warning worded for the audience (None stays None)."""
     if on_warning is None:

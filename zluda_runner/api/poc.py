@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, keep, to_settings, warn_with
+from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
@@ -65,7 +65,7 @@ def run_poc(
     hear = warn_with(on_warning)
     with caller_errors():
         request = PocRequest(
-            command=tuple(argv), runs=runs, reference=reference, native=native,
+            command=tuple(command_words(argv)), runs=runs, reference=reference, native=native,
             thresholds=Thresholds(rtol=rtol, atol=atol, min_speedup=min_speedup),
             root=Path(root) if root is not None else root_from_env(),
             interval_s=DEFAULT_INTERVAL_S if interval is None else interval, timeout=timeout,

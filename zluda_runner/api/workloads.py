@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.launching import prepare_launch
-from zluda_runner.api.options import Options, caller_errors, keep, to_settings, warn_with
+from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
@@ -49,7 +49,7 @@ def warmup(
     """
     from zluda_runner.launch import warmup as warmups
 
-    argv, env = list(command), dict(os.environ)
+    argv, env = command_words(command), dict(os.environ)
     plan = None
     if not as_is:
         hear = warn_with(on_warning)
