@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.report.ab_view import html_destination
 from zluda_runner.report.files import ReportFileError
+from zluda_runner.report.files import destination as html_destination
 
 
 def test_a_folder_is_refused(tmp_path: Path) -> None:
@@ -25,7 +25,7 @@ def test_a_folder_no_file_can_be_made_in_is_refused(tmp_path: Path, monkeypatch:
     def read_only(*_args: object, **_kwargs: object) -> tuple[int, str]:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("zluda_runner.report.ab_view.tempfile.mkstemp", read_only)
+    monkeypatch.setattr("zluda_runner.report.files.tempfile.mkstemp", read_only)
     with pytest.raises(ReportFileError, match="Read-only file system"):
         html_destination(tmp_path / "r.html")
 
@@ -48,3 +48,28 @@ def test_the_command_refuses_before_running_anything(tmp_path: Path, command: st
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert json.loads(done.stdout)["error"] == f"cannot write the HTML report to {tmp_path}: it is a folder"
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["poc", "ab"])
+def test_a_page_unwritable_after_the_runs_costs_only_the_page(tmp_path: Path, command: str) -> None:
+    """The check passed, then the write failed (the workload made a folder where the page goes: root
+    or not, no file can replace it): the report is still printed (JSON here), a warning says why the
+    page is missing, exit 1 (a passing verdict) or the verdict's 3, no half page left."""
+    python, page = sys.executable, tmp_path / "report.html"
+    record = "from zluda_runner import ab; ab.record('out', [1.0, 2.0])"
+    block = f"{python} -c \"import os; os.makedirs({str(page)!r}, exist_ok=True); {record}\""
+    same = f"{python} -c \"{record}\""
+    # poc --native here: 'on the GPU' fails (no GPU), so the verdict's 3 stands; ab agrees: 0, so 1
+    sides, code = ((["--native", "--runs", "1", "--reference", block, "--", python, "-c", record], 3)
+                   if command == "poc" else (["--runs", "1", "--a-cmd", block, "--b-cmd", same], 1))
+    done = subprocess.run([python, "-m", "zluda_runner", "--no-record", "--json", command,
+                           "--html", str(page), *sides], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert "Traceback" not in done.stderr, done.stderr
+    report = json.loads(done.stdout)  # the whole report, not an error
+    assert "error" not in report and report["schema"] == 1, report
+    assert f"warning: cannot write the HTML report to {page}: Is a directory; the report is printed " \
+           "without it (give --html a writable file path)" in done.stderr, done.stderr
+    assert done.returncode == code, done.stderr
+    assert page.is_dir() and not list(page.iterdir())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.api import Options
+from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
 
 
@@ -45,3 +47,16 @@ def warn(text: str) -> None:
 
 html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
                            help="Also write a self-contained HTML page to FILE.")
+
+
+def write_page(write: Callable[[], object]) -> str | None:
+    """Write a page the user asked for (``--html FILE``) once the runs are over: None when written, else
+    the error worded for the command line, for the caller to print after the report (a page that
+    cannot be written must not cost the report that took every run to make)."""
+    try:
+        write()
+    except ZludaRunnerError as exc:
+        hint = exc.hint_for("command line")
+        return f"{exc.message_for('command line')}; the report is printed without it" + (
+            f" ({hint})" if hint else "")
+    return None

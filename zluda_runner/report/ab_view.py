@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import tempfile
 from pathlib import Path
 
 from zluda_runner.abtest.model import AbReport, TimingStats
 from zluda_runner.report import Column, Section, Table
 from zluda_runner.report import render_html as report_html
-from zluda_runner.report.files import ReportFileError, destination, write_report
+from zluda_runner.report.files import write_report
 
 
 def render_text(report: AbReport) -> str:
@@ -138,29 +135,6 @@ def _stat_cells(side: str, stats: TimingStats | None) -> dict[str, float | None]
         f"{side}_min": stats.min_s if stats else None,
         f"{side}_max": stats.max_s if stats else None,
     }
-
-
-def html_destination(path: str | Path) -> Path:
-    """Where ``--html`` will write (``ab``, ``poc``), checked before anything runs: after the runs it is too
-    late (a write that fails then loses the whole report).  Beyond :func:`~zluda_runner.report.files.
-    destination` (the folder exists): the path is no folder, and a file can be made in its folder (not a
-    read-only file system, not ``/proc``, not a folder we may not write), unless the path is already a
-    file or device we can write in place (``/dev/stdout``, a FIFO)."""
-    dest = destination(path)
-    if dest.is_dir():
-        raise ReportFileError(f"cannot write the HTML report to {path}: it is a folder",
-                              hint="give {opt:html} the path of a file (e.g. report.html), not a folder")
-    if dest.exists() and not dest.is_file() and os.access(dest, os.W_OK):
-        return dest  # a device or pipe: written in place (core/fsutil.py)
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".zluda-run-check-", dir=dest.absolute().parent)
-    except OSError as exc:
-        raise ReportFileError(f"cannot write the HTML report to {path}: {exc.strerror or exc}",
-                              hint="give {opt:html} a path in a folder you can write") from None
-    os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
-    return dest
 
 
 def write_html(report: AbReport, path: Path) -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from zluda_runner.core.errors import HostError
-from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.poc.model import PocReport, PocRun
+from zluda_runner.report.files import write_report
 from zluda_runner.report.html import Figure, render_html
 from zluda_runner.report.svgplot import Plot, Series, render_svg
 from zluda_runner.report.table import Column, Section, Table
@@ -122,9 +121,5 @@ def render_poc_html(report: PocReport) -> str:
 
 
 def write_html(report: PocReport, path: Path) -> None:
-    """Write the page to ``path`` atomically; a HostError when it cannot be written."""
-    try:
-        atomic_write_text(path, render_poc_html(report))
-    except OSError as exc:
-        raise HostError(f"cannot write the HTML report to {path}: {exc.strerror or exc}",
-                        hint="give {opt:html} a writable file path") from None
+    """Write the page to ``path`` (atomically, :func:`zluda_runner.report.files.write_report`)."""
+    write_report(path, render_poc_html(report))
