@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api import read_trace, run_probe
+from zluda_runner.api import read_trace, results_files, run_probe
 from zluda_runner.api.terms import TORCH_DTYPES
-from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn
+from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK
 
 
@@ -42,18 +42,20 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
     from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.probe_view import print_probe, probe_html, progress_line
 
-    html = destination(html_file) if html_file else None
+    html = destination(html_file, keep=results_files(call.options)) if html_file else None
     report = run_probe(call.options, torch=torch_level, quick=quick, device=device, libcuda=libcuda,
                        cases=case_ids, ops=_csv(ops), dtypes=_csv(dtypes), timeout=timeout, budget=budget,
                        native=native, samples=samples, progress=None if call.json else progress_line,
                        command=["probe", *sys.argv[2:]], on_warning=warn)
-    if html is not None:
-        write_report(html, probe_html(report))
+    page_error = write_page(lambda: write_report(html, probe_html(report))) if html is not None else None
     if call.json:
         emit_json(report)
     else:
-        print_probe(report, html=html)
-    sys.exit(ERROR if report.could_not_run else CHECK_FAILED if report.has_problems else OK)  # as --help says
+        print_probe(report, html=None if page_error else html)
+    if page_error:
+        warn(page_error)
+    code = ERROR if report.could_not_run else CHECK_FAILED if report.has_problems else OK  # as --help says
+    sys.exit(code or (ERROR if page_error else OK))
 
 
 @click.command("trace-report")
