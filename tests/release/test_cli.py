@@ -241,3 +241,24 @@ def test_archive_works_wherever_a_release_is_needed(setup, tmp_path):
     fresh = [*argv[:6], str(tmp_path / "fresh-cache"), *argv[7:9], *argv[11:]]
     offline = subprocess.run(fresh, capture_output=True, text=True, env=env, timeout=120)
     assert offline.returncode == 1 and "--archive FILE" in offline.stderr  # the hint names what works
+
+
+def test_an_unwritable_cache_is_an_error_not_a_traceback(setup):
+    """`cache clean` and `fetch --reinstall` where the cache cannot be written (here its `tmp` is a
+    file, which fails for root too, like a read-only cache does for a user): before, the OSError of
+    mkdtemp escaped as a traceback; now a CacheError (JSON with --json), and the release stays whole."""
+    run, cache, _payload, _ = setup
+    assert run("fetch", "v6", "--os", "linux").exit_code == 0
+    folder = cache / "releases" / "upstream-v6" / "zluda-linux-test"
+    (cache / "tmp").rmdir()
+    (cache / "tmp").write_text("not a folder")
+    reinstall = ("fetch", "v6", "--os", "linux", "--reinstall")
+    for args in (("cache", "clean", "v6"), ("cache", "clean"), reinstall):
+        res = run("--json", *args)
+        assert res.exit_code == 1, (args, res.output)
+        out = json.loads(res.stdout)
+        assert "in the cache" in out["error"] and str(cache / "tmp") in out["error"], out
+        assert "--cache-dir" in out["hint"]
+        assert (folder / "zluda" / "libcuda.so.1").is_file()
+    listed = json.loads(run("--json", "cache", "list").stdout)
+    assert [e["release_id"] for e in listed["releases"]] == ["upstream-v6"]

@@ -60,13 +60,14 @@ import contextlib
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import filelock
 
-from zluda_runner.core.errors import ChecksumError, FetchError
+from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
 from zluda_runner.core.replace import (
     InUseCheck,
     files_in_use,
@@ -199,8 +200,24 @@ def ensure_release(
         if reinstall:  # refuse now, not after a download
             refuse_if_in_use([layout.release_dir(release.id, asset.name)],
                              f"reinstall release {release.id} in the cache", check)
-        sweep_stale(layout, release.id)
-        return install(layout, release, asset, trust_on_first_use, archive, show, retry, check)
+        with _cache_writes(layout, f"install release {release.id}", "the cache is as it was"):
+            sweep_stale(layout, release.id)
+            return install(layout, release, asset, trust_on_first_use, archive, show, retry, check)
+
+
+@contextlib.contextmanager
+def _cache_writes(layout: CacheLayout, doing: str, outcome: str) -> Iterator[None]:
+    """An OSError of the cache's own files (a read-only or full cache, ``tmp`` not a folder ...) is a
+    CacheError naming the path, never a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise CacheError(
+            f"Could not {doing} in the cache {layout.root}: {exc.strerror or exc}{where}; {outcome}.",
+            hint="Check the permissions and free space of the cache folder, or choose another cache with "
+            "{opt:cache_dir} or ZLUDA_RUNNER_CACHE.",
+        ) from exc
 
 
 def fetch_release(
@@ -391,7 +408,8 @@ def clean_cache(
     freed = 0
     if release_id is not None:
         key = safe_component(release_id, "release id")
-        with release_lock(layout, release_id, False):
+        with release_lock(layout, release_id, False), _cache_writes(
+                layout, f"remove release {release_id}", _CLEAN_OUTCOME):
             targets = _release_paths(layout, key)
             refuse_if_in_use(targets, f"remove release {release_id} from the cache", check)
             for target in targets:
@@ -416,12 +434,16 @@ def clean_cache(
         except OSError as exc:  # a symlink there (filelock opens O_NOFOLLOW): say so, follow nothing
             raise lock_fault(layout.lock_path(key), exc) from None
         try:
-            for target in _release_paths(layout, key):
-                freed += _remove_whole(layout, key, target, removed, check)
-            drop_empty_areas(layout, key)
+            with _cache_writes(layout, f"remove release {key}", _CLEAN_OUTCOME):
+                for target in _release_paths(layout, key):
+                    freed += _remove_whole(layout, key, target, removed, check)
+                drop_empty_areas(layout, key)
         finally:
             lock.release()
     return CleanResult(removed, freed, busy)
+
+
+_CLEAN_OUTCOME = "what was removed before stays removed, and no release is left half there"
 
 
 def _remove_whole(layout: CacheLayout, key: str, target: Path, removed: list[Path],
