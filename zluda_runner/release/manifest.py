@@ -82,7 +82,7 @@ MANIFEST_FILE = "zluda-releases.json"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # the packaged manifest is ~150 KiB
 MAX_JSON_DEPTH = 32  # the schema nests 7 deep
 
-_HINT = f"check --manifest / {MANIFEST_ENV}, or leave them unset to use the packaged manifest"
+_HINT = f"check {{opt:manifest}} / {MANIFEST_ENV}, or leave them unset to use the packaged manifest"
 
 
 def default_manifest_path() -> Path:
