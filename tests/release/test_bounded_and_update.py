@@ -23,7 +23,7 @@ from zluda_runner.release.manifest import (
     load_current_manifest,
     load_manifest,
 )
-from zluda_runner.release.update import staleness_warning, update_manifest
+from zluda_runner.release.update import origin_path, staleness_warning, update_manifest
 
 PACKAGED = default_manifest_path().read_bytes()
 
@@ -206,3 +206,27 @@ def test_compatibility_page_is_current() -> None:
     )
     assert "lshqqytiger/ZLUDA/issues/137" in page.read_text(encoding="utf-8")
     assert sys.version_info >= (3, 10)
+
+
+def test_an_unwritable_cache_is_an_error_not_a_traceback(manifest_server: _Server, tmp_path: Path) -> None:
+    """The cache's manifest folder cannot be written (here it is a file, which fails for root too, like
+    a read-only cache for a user): before, the OSError was a traceback; now a CacheError, in JSON with
+    --json, nothing replaced. The origin record failing after the manifest was written says so."""
+    import json
+
+    cache = tmp_path / "cache"
+    manifest_server.files["/m.json"] = _doc(99)
+    folder = cached_manifest_path(cache).parent
+    folder.parent.mkdir(parents=True)
+    folder.write_text("not a folder")
+    args = ["--cache-dir", str(cache), "--json", "manifest", "update", manifest_server.base + "/m.json"]
+    res = CliRunner().invoke(main_group, args, catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert "could not write" in out["error"] and "nothing was replaced" in out["error"] and out["hint"]
+    folder.unlink()
+    origin_path(cache).mkdir(parents=True)  # the origin record cannot replace a folder
+    res = CliRunner().invoke(main_group, args, catch_exceptions=False)
+    assert res.exit_code == 1, res.output
+    assert "manifest version 99 is in use, but where it came from was not recorded" in res.stdout
+    assert _cached(cache) == _doc(99)

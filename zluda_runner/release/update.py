@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.core.errors import FetchError, ManifestError
+from zluda_runner.core.errors import CacheError, FetchError, ManifestError
 from zluda_runner.core.fsutil import atomic_write_bytes, atomic_write_json
 from zluda_runner.core.redact import MASK, redact_url
 from zluda_runner.core.serial import JsonMixin
@@ -197,12 +197,27 @@ def update_manifest(
     if new_v == old_v:
         return UpdateResult(shown, str(target), False, new_v, old_v, fetched.updated,
                             f"the manifest in use is already version {old_v}; nothing replaced")
-    atomic_write_bytes(target, data, durable=True)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    atomic_write_json(origin_path(cache_dir), {"url": shown, "fetched": stamp,  # never a credential
-                                               "manifest_version": new_v, "updated": fetched.updated})
+    try:  # a read-only or full cache: a CacheError, never a traceback; the write is atomic
+        atomic_write_bytes(target, data, durable=True)
+    except OSError as exc:
+        raise _unwritable(target, exc, "nothing was replaced") from exc
+    try:
+        atomic_write_json(origin_path(cache_dir), {"url": shown, "fetched": stamp,  # never a credential
+                                                   "manifest_version": new_v, "updated": fetched.updated})
+    except OSError as exc:
+        raise _unwritable(origin_path(cache_dir), exc, f"manifest version {new_v} is in use, but where it "
+                          "came from was not recorded (the next update without a URL needs one)") from exc
     return UpdateResult(shown, str(target), True, new_v, old_v, fetched.updated,
                         f"manifest version {new_v} (updated {fetched.updated}) replaces version {old_v}")
+
+
+def _unwritable(path: Path, exc: OSError, outcome: str) -> CacheError:
+    return CacheError(
+        f"could not write {path}: {exc.strerror or exc}; {outcome}",
+        hint="check the permissions and free space of the cache folder, or choose another cache with "
+        "{opt:cache_dir} or ZLUDA_RUNNER_CACHE",
+    )
 
 
 def manifest_age_days(manifest: Manifest, today: dt.date | None = None) -> int | None:
