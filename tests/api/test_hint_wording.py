@@ -46,7 +46,11 @@ def _error_texts() -> list[tuple[str, str]]:
         rel = path.relative_to(PACKAGE)
         if rel.parts[0] in FRONT_ENDS:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        # a text kept in a module constant (NOT_ON_WINDOWS = "...") and given by its name
+        constants = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign)
+                     for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
             texts: list[ast.expr] = []
             if isinstance(node, ast.keyword) and node.arg == "hint":
                 texts.append(node.value)
@@ -59,6 +63,7 @@ def _error_texts() -> list[tuple[str, str]]:
             elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "fix"
                                                       for t in node.targets):
                 texts.append(node.value)  # a check's fix built before the Check(...)
+            texts = [constants.get(t.id, t) if isinstance(t, ast.Name) else t for t in texts]
             found += [(f"{rel}:{t.lineno}", _literal(t)) for t in texts if _literal(t).strip()]
     return found
 
