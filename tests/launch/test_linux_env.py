@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.errors import CacheError, LaunchError
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
 from zluda_runner.launch.redirect import MAP_ENV, write_redirect_map
 
@@ -136,3 +136,19 @@ def test_an_empty_ld_library_path_entry_still_finds_the_current_folder(cc_build,
     assert subprocess.run([str(app)], cwd=work, env=base, check=False).returncode == 7  # ld.so's own rule
     env = compose_env(base, LinuxLaunch(link_dir=tmp_path / "links"))
     assert subprocess.run([str(app)], cwd=work, env=env, check=False).returncode == 7, env["LD_LIBRARY_PATH"]
+
+
+def test_a_cache_where_no_link_folder_can_be_made_is_a_cache_error(tmp_path: Path) -> None:
+    """`zluda-run -- CMD` on a read-only (or full) cache ended in a PermissionError traceback from
+    making <cache>/links; here links/ is a file, which stops root too."""
+    lib = tmp_path / "libcuda.so"
+    lib.write_bytes(b"\x7fELF")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "links").write_text("not a folder")
+    with pytest.raises(CacheError) as caught:
+        prepare_link_dir(cache, {"libcuda.so.1": lib})
+    assert caught.value.message.startswith(f"cannot make the launch's library links in {cache / 'links'}: ")
+    assert caught.value.hint == ("make the cache folder writable, or give another one with "
+                                 "Options(cache_dir=...)")
+    assert (cache / "links").read_text() == "not a folder"

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.errors import CacheError, LaunchError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.serial import JsonMixin
 
@@ -159,6 +159,16 @@ def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
     final = parent / link_dir_key(mapping)
     if _link_dir_is_valid(final, mapping):
         return final
+    try:
+        return _make_link_dir(parent, final, mapping)
+    except OSError as exc:  # a read-only or full cache, links/ not a folder: said, not a traceback
+        raise CacheError(
+            f"cannot make the launch's library links in {parent}: {exc.strerror or exc}",
+            hint="make the cache folder writable, or give another one with {opt:cache_dir DIR}",
+        ) from None
+
+
+def _make_link_dir(parent: Path, final: Path, mapping: Mapping[str, Path]) -> Path:
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parent))
     try:
