@@ -197,6 +197,15 @@ def test_a_command_given_as_one_string_is_refused_not_split_into_letters(linux_r
     assert launch.argv[-1] == str(cuda_app)
 
 
+def test_warnings_are_worded_for_the_caller_too() -> None:
+    """A listing's warnings name what a Python caller sets (the CLI's read ``--python PY or --cuda N``)."""
+    import sys
+
+    listing = zr.list_releases(zr.Options(python=sys.executable))  # this venv's torch is a CPU build
+    said = [w for w in listing.report.warnings if "CUDA not checked" in w]
+    assert said and said[0].endswith("CUDA not checked (Options(python=...) or cuda=...)"), said
+
+
 def test_a_fatal_plan_refuses_unless_forced(mismatched_release: Path, cuda_app: Path, tmp_path: Path) -> None:
     options = zr.Options(zluda_dir=mismatched_release, cache_dir=tmp_path / "cache")
     plan = zr.plan_command([str(cuda_app)], options)

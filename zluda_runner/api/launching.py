@@ -10,7 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, command_words, to_settings, warn_with
+from zluda_runner.api.options import Options, caller_errors, command_words, to_settings, warn_with, worded
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
@@ -134,7 +134,7 @@ def prepare_launch(
         prepared = prepare_run(command_words(command), settings, injector=injector, strict=strict,
                                on_warning=warn_with(on_warning))
     return Launch(prepared.plan, tuple(prepared.argv), MappingProxyType(dict(prepared.env)),
-                  tuple(prepared.warnings), tuple(prepared.notes))
+                  tuple(worded(w) for w in prepared.warnings), tuple(prepared.notes))
 
 
 def run(

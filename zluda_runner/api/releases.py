@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings
+from zluda_runner.api.options import Options, caller_errors, to_settings, worded
 
 if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
@@ -208,6 +209,7 @@ def list_releases(
     settings = to_settings(options)
     with caller_errors():
         report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)
+    report = dataclasses.replace(report, warnings=[worded(w) for w in report.warnings])
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
 
 

@@ -184,11 +184,12 @@ def target_cuda(python: str | None) -> tuple[str | None, str | None]:
     try:
         facts = probe_interpreter(python or sys.executable)
         if facts.torch_path is None:
-            return None, f"no torch in {facts.executable}: CUDA not checked (--python PY or --cuda N)"
+            return None, (f"no torch in {facts.executable}: CUDA not checked "
+                          "({opt:python PY} or {opt:cuda N})")
         info = torch_info(Path(facts.torch_path), facts.torch_version_py)
         check_cuda_build(info, facts.executable)
     except TargetError as exc:
-        return None, f"{exc.message}: CUDA not checked (--python PY or --cuda N)"
+        return None, f"{exc.message}: CUDA not checked ({{opt:python PY}} or {{opt:cuda N}})"
     return info.cuda, None
 
 

@@ -238,7 +238,7 @@ def staleness_warning(manifest: Manifest, today: dt.date | None = None) -> str |
     age = manifest_age_days(manifest, today)
     if age is None or age <= STALE_AFTER_DAYS:
         return None
-    how = "`zluda-run manifest update`" + ("" if manifest.update_url else " URL")
+    how = "{cmd:manifest update}" if manifest.update_url else "{cmd:manifest update URL}"
     return (f"the manifest is {age} days old (updated {manifest.updated}): newer ZLUDA builds may exist; "
             f"run {how}")
 
@@ -302,4 +302,4 @@ def older_than_known(manifest: Manifest, cache_dir: Path | None) -> str | None:
         return None
     return (f"the manifest in use (version {manifest.manifest_version}, updated {manifest.updated}, from "
             f"{manifest.source}) is older than version {newest.manifest_version} (updated {newest.updated}) "
-            f"at {newest.where}: drop --manifest / ZLUDA_RUNNER_MANIFEST to use the newer one")
+            f"at {newest.where}: drop {{opt:manifest}} / ZLUDA_RUNNER_MANIFEST to use the newer one")
