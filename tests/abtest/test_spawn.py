@@ -89,12 +89,22 @@ def test_a_run_never_waits_for_input(tmp_path: Path) -> None:
     assert done.exit_code == 1 and "EOFError" in done.stderr_tail
 
 
-def test_a_command_the_system_cannot_start_is_a_failed_run(tmp_path: Path) -> None:
+def test_a_script_without_a_shebang_runs_under_sh_as_zluda_run_runs_it(tmp_path: Path) -> None:
     script = tmp_path / "no-shebang.sh"
-    script.write_text("echo hi\n")
+    script.write_text("echo hi \"$1\"\n")
     script.chmod(0o755)
-    done = run_recorded([str(script)], dict(os.environ), tmp_path / "run", ab_import_dir(tmp_path / "import"))
-    assert done.exit_code is None and done.error == f"cannot start {script}: Exec format error"
+    done = run_recorded([str(script), "there"], dict(os.environ), tmp_path / "run",
+                        ab_import_dir(tmp_path / "import"))
+    assert done.exit_code == 0 and done.error is None, done
+
+
+def test_a_command_the_system_cannot_start_is_a_failed_run(tmp_path: Path) -> None:
+    program = tmp_path / "other-machine.bin"
+    program.write_bytes(b"\x7fELF\x02\x01\x01\x00" + b"\0" * 56)  # a NUL in its first line: no script
+    program.chmod(0o755)
+    done = run_recorded([str(program)], dict(os.environ), tmp_path / "run",
+                        ab_import_dir(tmp_path / "import"))
+    assert done.exit_code is None and done.error == f"cannot start {program}: Exec format error"
 
 
 TERMINATED = textwrap.dedent(

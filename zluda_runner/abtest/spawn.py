@@ -20,6 +20,7 @@ from types import FrameType
 from typing import IO
 
 from zluda_runner.core.proctree import start_tree
+from zluda_runner.launch.process import shell_script_argv
 
 # signals that end zluda-run by default: while a run waits, they first end the run's tree
 _ENDING = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGHUP")) if s is not None)
@@ -42,8 +43,15 @@ def run_tree(
 ) -> int:
     """Run ``argv`` to its end and return its return code; ``subprocess.TimeoutExpired`` after
     ``timeout`` seconds.  Whatever ends the wait, the whole tree is killed before this returns."""
-    tree = start_tree(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
-                      stderr=stderr)
+    try:
+        tree = start_tree(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                          stderr=stderr)
+    except OSError as exc:  # a script with no #! line runs under /bin/sh, as `zluda-run CMD` runs it
+        script = shell_script_argv(argv, exc)
+        if script is None:
+            raise
+        tree = start_tree(script, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                          stderr=stderr)
     try:
         with _ending_signals_raise():
             try:

@@ -178,6 +178,14 @@ def _as_shell_script(executable: str, args: list[str], exc: OSError) -> tuple[st
     return _SH, [_SH, executable, *args[1:]]
 
 
+def shell_script_argv(argv: Sequence[str], exc: OSError) -> list[str] | None:
+    """``argv`` as a shell runs it when starting its program failed with ``exc``: ``/bin/sh PROGRAM
+    ARGS`` for an executable text file with no ``#!`` line (ENOEXEC), else None (the error stands).
+    For starters other than this module's own (``ab``/``poc`` runs), so every path runs it alike."""
+    found = _as_shell_script(argv[0], list(argv), exc) if argv else None
+    return found[1] if found is not None else None
+
+
 def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     if exc.errno == errno.ENOENT:
         # The file exists (we resolved it): a missing interpreter (#!) or ELF loader.
