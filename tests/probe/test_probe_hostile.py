@@ -245,3 +245,35 @@ def test_interrupted_probe_leaves_nothing_running(cc_build, tmp_path: Path, monk
         assert pids and all(_killed(p) for p in pids)
     finally:
         _kill_left(pid_file)
+
+
+_TERMINATED_PROBE = r"""
+import signal, sys
+from pathlib import Path
+from zluda_runner.probe import run_probe
+
+def terminated(_result):
+    signal.raise_signal(signal.SIGTERM)  # `kill`, a CI job's timeout: while the worker runs
+
+run_probe(Path(sys.argv[1]), timeout=20.0, case_ids=["init.cuInit", "error.name", "device.count"],
+          progress=terminated)
+print("not reached")
+"""
+
+
+def test_a_sigterm_during_a_probe_ends_the_worker_then_us(cc_build, tmp_path: Path) -> None:
+    """SIGTERM's default ended zluda-run alone and left the worker (its own process group) on the GPU;
+    now the worker and what the library forked are killed first, then we end with 143."""
+    lib = _hostile(cc_build, "HOSTILE_FORK")
+    pid_file = tmp_path / "pids"
+    env = {**os.environ, "HOSTILE_PID_FILE": str(pid_file)}
+    try:
+        done = subprocess.run([sys.executable, "-c", _TERMINATED_PROBE, str(lib)], env=env, capture_output=True,
+                              text=True, timeout=120,
+                              preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+        assert done.returncode == 128 + signal.SIGTERM and "not reached" not in done.stdout, done.stderr
+        assert "Traceback" not in done.stderr
+        pids = [int(p) for p in pid_file.read_text().split()]
+        assert pids and all(_killed(p) for p in pids)
+    finally:
+        _kill_left(pid_file)

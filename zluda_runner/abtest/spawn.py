@@ -11,25 +11,13 @@ to files, so nobody would see a prompt, and a workload waiting for input would w
 from __future__ import annotations
 
 import contextlib
-import signal
 import subprocess
-import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
-from zluda_runner.core.proctree import start_tree
+from zluda_runner.core.proctree import ENDING_SIGNALS, Signalled, raise_signalled, signals_held, start_tree
 from zluda_runner.launch.process import shell_script_argv
-
-# signals that end zluda-run by default: while a run waits, they first end the run's tree
-_ENDING = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGHUP")) if s is not None)
-
-
-class _Signalled(BaseException):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
 
 
 def run_tree(
@@ -43,48 +31,27 @@ def run_tree(
 ) -> int:
     """Run ``argv`` to its end and return its return code; ``subprocess.TimeoutExpired`` after
     ``timeout`` seconds.  Whatever ends the wait, the whole tree is killed before this returns."""
-    try:
-        tree = start_tree(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
-                          stderr=stderr)
-    except OSError as exc:  # a script with no #! line runs under /bin/sh, as `zluda-run CMD` runs it
-        script = shell_script_argv(argv, exc)
-        if script is None:
-            raise
-        tree = start_tree(script, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
-                          stderr=stderr)
-    try:
-        with _ending_signals_raise():
+    # the ending signals are taken before the start: one between the start and the wait would end
+    # zluda-run alone and leave the run's tree going
+    with signals_held(ENDING_SIGNALS) as relay:
+        try:
+            tree = start_tree(list(argv), env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                              stderr=stderr)
+        except OSError as exc:  # a script with no #! line runs under /bin/sh, as `zluda-run CMD` runs it
+            script = shell_script_argv(argv, exc)
+            if script is None:
+                raise
+            tree = start_tree(script, env=dict(env), cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout,
+                              stderr=stderr)
+        try:
             try:
+                relay.deliver_to(raise_signalled)  # SIGTERM/SIGHUP: the tree first
                 return tree.proc.wait(timeout=timeout)
             finally:  # the timeout, Ctrl-C, a signal (the child is not reaped yet), or its end
                 tree.kill()
                 with contextlib.suppress(OSError):
                     tree.proc.wait()
                 tree.close()
-    except _Signalled as stop:  # it would have ended us: so it does, after every cleanup on the way out
-        raise SystemExit(128 + stop.signum) from None
+        except Signalled as stop:  # it would have ended us: so it does, after every cleanup on the way out
+            raise SystemExit(128 + stop.signum) from None
 
-
-@contextlib.contextmanager
-def _ending_signals_raise() -> Iterator[None]:
-    """SIGTERM/SIGHUP raise :class:`_Signalled` while the block runs, where they would end the process
-    at once (their default action; a handler of the caller's, or SIG_IGN, stays as it is: what it
-    raises goes through the tree's killing too).  Main thread only: elsewhere Python cannot set
-    handlers.  The handlers before are back afterwards."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        raise _Signalled(signum)
-
-    before: dict[int, object] = {}
-    for sig in _ENDING:
-        with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(sig) is signal.SIG_DFL:
-                before[sig] = signal.signal(sig, stop)
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]

@@ -13,6 +13,11 @@ One function set for both platforms, chosen here once:
 Descriptors handed to a child (:func:`start_tree`'s ``pass_fds``) are named in its argv by
 :func:`handle_arg` and opened there with :func:`open_inherited`: an fd number on POSIX, an
 inheritable handle (the only one inherited besides stdio) on Windows.
+
+A signal sent to us while we start a child must not slip between the start and the handler that
+deals with it (its default would end us alone and leave the child running): :func:`signals_held`
+takes the signals *before* the start and hands them, held ones first, to the action given once the
+child exists.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import Any
 
 WINDOWS = sys.platform == "win32"
@@ -95,6 +102,74 @@ def handle_arg(fd: int) -> str:
 
         return str(int(msvcrt.get_osfhandle(fd)))
     return str(fd)
+
+
+# the signals that end us by default, sent by ``kill``, a CI job's timeout, a closed terminal
+ENDING_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGHUP")) if s is not None)
+
+
+class Signalled(BaseException):
+    """An ending signal, raised where it would have ended the process at once, so the children's
+    trees are killed on the way out; the caller ends with ``128 + signum`` after its cleanup
+    (:func:`raise_signalled` is the action for :meth:`SignalRelay.deliver_to`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def raise_signalled(signum: int) -> None:
+    raise Signalled(signum)
+
+
+class SignalRelay:
+    """Signals taken by :func:`signals_held`: held until :meth:`deliver_to` names what to do."""
+
+    def __init__(self) -> None:
+        self._act: Callable[[int], None] | None = None
+        self._held: list[int] = []
+
+    def _arrived(self, signum: int, _frame: FrameType | None) -> None:
+        if self._act is None:
+            self._held.append(signum)
+        else:
+            self._act(signum)
+
+    def deliver_to(self, act: Callable[[int], None]) -> None:
+        """From now on each signal goes to ``act``; those that came while the child started, first
+        (what ``act`` raises comes out of here, where the caller already owns the child)."""
+        self._act = act
+        while self._held:
+            act(self._held.pop(0))
+
+    def held(self) -> tuple[int, ...]:
+        return tuple(self._held)
+
+
+@contextlib.contextmanager
+def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
+    """Take those of ``signals`` whose disposition is the default (they would end us at once) for
+    the block; a handler of the caller's own, or ``SIG_IGN``, stays as it is.  Enter this *before*
+    starting the child and call :meth:`SignalRelay.deliver_to` once it runs.  When the block ends
+    with signals still held (the start failed before ``deliver_to``), they get their default after
+    the handlers before are back: we end as we would have.  Main thread only (elsewhere Python
+    cannot set handlers): there nothing is taken."""
+    relay = SignalRelay()
+    if threading.current_thread() is not threading.main_thread():
+        yield relay
+        return
+    before: dict[int, Any] = {}
+    for sig in signals:
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                before[sig] = signal.signal(sig, relay._arrived)
+    try:
+        yield relay
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for sig in relay.held():
+            signal.raise_signal(sig)
 
 
 def open_inherited(arg: str) -> int:

@@ -29,9 +29,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -126,33 +125,12 @@ class _Watched:
     stdout: IO[bytes] | int | None
 
 
-# What `kill` sends zluda-run alone (the terminal's keys reach the workload, in our process group, too)
+# What `kill` sends zluda-run alone (the terminal's keys reach the workload, in our process group, too).
+# While the workload runs they are passed on to it (as ``run`` does), so a ``kill`` of zluda-run ends
+# the workload too and its code (143) is reported: SIGTERM's default ended zluda-run alone and left
+# the workload running. A handler of the caller's own (a Python program using the API) is kept.
 _FORWARDED = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
-                   if hasattr(signal, n))
-
-
-@contextlib.contextmanager
-def _signals_forwarded_to(proc: subprocess.Popen[bytes]) -> Iterator[None]:
-    """While the workload runs, a ``kill`` of zluda-run is passed on to it (as ``run`` does), so it ends
-    the workload too and its code (143) is reported: SIGTERM's default ended zluda-run alone and left
-    the workload running. A handler of the caller's own (a Python program using the API) is kept."""
-    if sys.platform == "win32" or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def forward(signum: int, _frame: object) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signum)
-
-    previous = {}
-    for sig in _FORWARDED:
-        if signal.getsignal(sig) == signal.SIG_DFL:
-            previous[sig] = signal.signal(sig, forward)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+                   if hasattr(signal, n)) if sys.platform != "win32" else ()
 
 
 def _wait_beating(proc: subprocess.Popen[bytes], how: _Watched, dirs: list[Path], bytes_before: int,
@@ -182,27 +160,34 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
     run_env = dict(how.env)
     executable = resolve_command(str(argv[0]), run_env)  # 127/126 as `run` says them; PATHEXT on Windows
     start = time.monotonic()
-    try:  # the workload's tree (a Job object on Windows): nothing it starts outlives the warmup
-        tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env,
-                                   cwd=how.cwd, stdout=how.stdout)
-    except FileNotFoundError:
-        raise CommandNotFoundError(
-            f"command not found: {argv[0]}", hint="check the command after --"
-        ) from None
-    except OSError as exc:
-        raise LaunchError(
-            f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
-        ) from None
-    proc = tree.proc
-    try:
-        with _signals_forwarded_to(proc):
+    # taken before the start: a kill between the start and the wait would end zluda-run alone
+    with proctree.signals_held(_FORWARDED) as relay:
+        try:  # the workload's tree (a Job object on Windows): nothing it starts outlives the warmup
+            tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env,
+                                       cwd=how.cwd, stdout=how.stdout)
+        except FileNotFoundError:
+            raise CommandNotFoundError(
+                f"command not found: {argv[0]}", hint="check the command after --"
+            ) from None
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
+            ) from None
+        proc = tree.proc
+
+        def forward(signum: int) -> None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signum)
+
+        try:
+            relay.deliver_to(forward)
             code, beats = _wait_beating(proc, how, dirs, before.total_bytes, start)
-    except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
-        proc.terminate()
-        proc.wait()
-        raise
-    finally:
-        tree.close()
+        except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
+            proc.terminate()
+            proc.wait()
+            raise
+        finally:
+            tree.close()
 
     elapsed = time.monotonic() - start
     after = inspect_compile_cache(dirs)

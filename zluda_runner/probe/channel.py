@@ -37,7 +37,15 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from zluda_runner.core.proctree import ProcessTree, handle_arg, start_tree
+from zluda_runner.core.proctree import (
+    ENDING_SIGNALS,
+    ProcessTree,
+    Signalled,
+    handle_arg,
+    raise_signalled,
+    signals_held,
+    start_tree,
+)
 
 TAIL_BYTES = 64 << 10  # of each output stream, kept for error messages
 MAX_FRAME = 1 << 20  # an event line longer than this is not ours
@@ -291,14 +299,20 @@ _LIVE: set[ProbeChild] = set()
 @contextlib.contextmanager
 def reaping() -> Iterator[None]:
     """Children started inside and not finished when it is left by an exception (Ctrl-C) are
-    killed with their trees: a probe interrupted leaves nothing running."""
+    killed with their trees: a probe interrupted leaves nothing running.  A SIGTERM/SIGHUP (``kill``,
+    a CI job's timeout), whose default would end us alone and leave the workers on the GPU, ends the
+    same way first, then us with 128+N."""
     before = set(_LIVE)
-    try:
-        yield
-    except BaseException:
-        for child in list(_LIVE - before):
-            child.finish(kill=True)
-        raise
+    with signals_held(ENDING_SIGNALS) as relay:
+        relay.deliver_to(raise_signalled)
+        try:
+            yield
+        except BaseException as exc:
+            for child in list(_LIVE - before):
+                child.finish(kill=True)
+            if isinstance(exc, Signalled):
+                raise SystemExit(128 + exc.signum) from None
+            raise
 
 
 class ProbeChild:
