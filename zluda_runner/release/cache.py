@@ -42,6 +42,10 @@ saying what changed and how to reinstall (``fetch --reinstall``). A marker
 without that record (an older zluda-runner) makes the release be unpacked
 again from its verified archive.
 
+A cache folder that cannot be one (a file, under a file, a link to nothing, or its ``downloads/``,
+``releases/``, ``tmp/`` or ``locks/`` a file) is one CacheError naming that path, from every call here
+before anything is read or written (:func:`check_cache_folder`).
+
 Modules: :mod:`~zluda_runner.release.store` (layout, records, trust file,
 locks), :mod:`~zluda_runner.release.install` (the writing),
 :mod:`~zluda_runner.release.integrity` (the checks); this one is the API.
@@ -102,8 +106,9 @@ from zluda_runner.release.store import (
 
 __all__ = [
     "CacheEntry", "CacheLayout", "CleanResult", "FetchOutcome", "Interrupted", "Marker", "PartialDownload",
-    "TrustStore", "cache_contents", "cached_release_dir", "clean_cache", "ensure_release", "fetch_release",
-    "list_cache", "list_partial_downloads", "safe_component", "verify_cache",
+    "TrustStore", "cache_contents", "cached_release_dir", "check_cache_folder", "clean_cache",
+    "ensure_release", "fetch_release", "list_cache", "list_partial_downloads", "safe_component",
+    "verify_cache",
 ]
 
 Verify = Literal["quick", "full"]
@@ -132,6 +137,13 @@ class Interrupted(KeyboardInterrupt):
         self.note = note
 
 
+def check_cache_folder(cache_dir: Path) -> None:
+    """Raise CacheError when ``cache_dir`` cannot be a cache folder: it, or a folder above it, is a file
+    (or a symbolic link to nothing). One that does not exist yet is fine. Every call of this module
+    checks it first, so each command touching the cache says so, not what it failed on next."""
+    CacheLayout(Path(cache_dir)).require_folder()
+
+
 def cached_release_dir(
     cache_dir: Path, release: ReleaseLike, asset: AssetLike, *, verify: Verify = "quick"
 ) -> Path | None:
@@ -140,6 +152,7 @@ def cached_release_dir(
     Raises CacheError when that copy was changed after it was installed (see the module doc).
     """
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder()
     marker = read_marker(layout.marker_path(release.id, asset.name))
     folder = layout.release_dir(release.id, asset.name)
     if marker is None or not folder.is_dir() or marker.files is None:
@@ -187,6 +200,7 @@ def ensure_release(
     interrupted download is kept to resume).
     """
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder(writing=True)
     if not reinstall:
         found = cached_release_dir(layout.root, release, asset, verify=verify)
         if found is not None:
@@ -240,6 +254,7 @@ def fetch_release(
     Ctrl-C raises :class:`Interrupted`, whose note names the partial download kept.
     """
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder(writing=True)
     notes: list[str] = []
     action = "installed-from-archive" if archive is not None else "downloaded"
     cached = None if reinstall else cached_release_dir(layout.root, release, asset, verify="full")
@@ -293,6 +308,7 @@ def _compare_archive(layout: CacheLayout, release: ReleaseLike, asset: AssetLike
 def verify_cache(cache_dir: Path) -> list[IntegrityReport]:
     """Hash every file of every cached release against its install record (for the doctor)."""
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder()
     reports: list[IntegrityReport] = []
     if not layout.releases.is_dir():
         return reports
@@ -314,6 +330,7 @@ def verify_cache(cache_dir: Path) -> list[IntegrityReport]:
 def list_cache(cache_dir: Path) -> list[CacheEntry]:
     """Every complete release in the cache."""
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder()
     entries: list[CacheEntry] = []
     if not layout.releases.is_dir():
         return entries
@@ -355,6 +372,7 @@ class PartialDownload(JsonMixin):
 def list_partial_downloads(cache_dir: Path) -> list[PartialDownload]:
     """Every partial download zluda-runner recorded (a ``.part`` with its ``.part.json`` note)."""
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder()
     found: list[PartialDownload] = []
     if not real_dir(layout.downloads):
         return found
@@ -379,7 +397,10 @@ def list_partial_downloads(cache_dir: Path) -> list[PartialDownload]:
 
 
 def cache_contents(cache_dir: Path) -> tuple[list[CacheEntry], list[PartialDownload]]:
-    """What ``cache list`` shows: the complete releases, and the partial downloads a fetch resumes."""
+    """What ``cache list`` shows: the complete releases, and the partial downloads a fetch resumes.
+
+    Raises CacheError when the cache folder is a file (or under one): see :func:`check_cache_folder`."""
+    check_cache_folder(cache_dir)
     return list_cache(cache_dir), list_partial_downloads(cache_dir)
 
 
@@ -404,6 +425,7 @@ def clean_cache(
     program grabbed in between is left there, and the next clean or fetch of that release deletes it.
     """
     layout = CacheLayout(Path(cache_dir))
+    layout.require_folder(writing=True)
     removed: list[Path] = []
     freed = 0
     if release_id is not None:

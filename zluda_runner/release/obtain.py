@@ -13,7 +13,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import CacheError, ManifestError, SelectionError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.cache import FetchOutcome, fetch_release, list_cache
+from zluda_runner.release.cache import FetchOutcome, check_cache_folder, fetch_release, list_cache
 from zluda_runner.release.manifest import (
     Asset,
     Manifest,
@@ -87,6 +87,7 @@ def fetch(
     progress: bool | None = None,
 ) -> Fetched:
     """Pick, install or check, and locate a release (see the module doc)."""
+    check_cache_folder(cache_dir)  # before the manifest update the cache may hold is looked for
     manifest = load_current_manifest(manifest_path, cache_dir)  # the one every command uses
     archive = archive.expanduser() if archive is not None else None
     release, asset = pick(manifest, version, os_name, hip, cuda, archive)
@@ -97,6 +98,7 @@ def fetch(
 
 def release_id_for(manifest_path: Path | None, cache_dir: Path, version: str) -> str:
     """A manifest release's id for VERSION, or VERSION itself when the cache holds such an id."""
+    check_cache_folder(cache_dir)
     try:
         return load_current_manifest(manifest_path, cache_dir).find(version).id
     except ManifestError:

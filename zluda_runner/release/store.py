@@ -15,7 +15,7 @@ import re
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -129,6 +129,63 @@ class CacheLayout(CachePaths):
     def lock_path(self, release_id: str) -> Path:
         return self.locks / f"{safe_component(release_id, 'release id')}.lock"
 
+    def require_folder(self, *, writing: bool = False) -> None:
+        """Raise :func:`root_fault`'s CacheError when the cache folder cannot be one (``writing``: its
+        ``tmp/`` and ``locks/`` too; a reader needs only ``downloads/`` and ``releases/``)."""
+        areas = (self.downloads, self.releases, *((self.tmp, self.locks) if writing else ()))
+        fault = root_fault(self.root, areas)
+        if fault is not None:
+            raise fault
+
+
+def root_fault(root: Path, areas: Sequence[Path] = ()) -> CacheError | None:
+    """Why the cache folder ``root`` cannot be used as one, or None: it (or a folder above it) is a
+    file, or a symbolic link to nothing, or one of the folders ``areas`` it keeps (``downloads/``,
+    ``releases/``, ...) is a file. A folder that does not exist yet is fine (it is created)."""
+    path = Path(root)
+    while True:
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            if os.path.islink(path):
+                return _not_a_folder(root, path, "a symbolic link to nothing")
+            if path.parent == path:
+                return None
+            path = path.parent
+            continue
+        except OSError:  # no permission, a loop ...: the write itself says what is wrong
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return _not_a_folder(root, path, _kind(st.st_mode))
+        if path != Path(root):
+            return None
+        for area in areas:
+            try:
+                mode = os.stat(area).st_mode
+            except OSError:  # not there yet (created when needed), or a link to nothing (not entered)
+                continue
+            if not stat.S_ISDIR(mode):
+                return _not_a_folder(root, area, _kind(mode))
+        return None
+
+
+def _kind(mode: int) -> str:
+    return "a file" if stat.S_ISREG(mode) else "not a folder"
+
+
+def _not_a_folder(root: Path, path: Path, what: str) -> CacheError:
+    if path == Path(root):
+        where = f"The cache folder {root} is {what}"
+    elif path.parent == Path(root):
+        where = f"The cache folder {root} cannot be used: its {path.name} folder, {path}, is {what}"
+    else:
+        where = f"The cache folder {root} cannot be made: {path} is {what}"
+    return CacheError(
+        f"{where}, not a folder; nothing was read or changed.",
+        hint=f"Choose another cache location with {{opt:cache_dir}} or ZLUDA_RUNNER_CACHE, or move {path} "
+        "away (zluda-runner then creates the folder).",
+    )
+
 
 # --------------------------------------------------------------------------- trust file
 
@@ -141,6 +198,7 @@ class TrustStore:
 
     def _read(self) -> dict[str, Any]:
         path = self.layout.trust_file
+        self.layout.require_folder()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
