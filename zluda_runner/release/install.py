@@ -40,7 +40,7 @@ from zluda_runner.release.store import (
     safe_component,
     write_json,
 )
-from zluda_runner.release.unpack import archive_format, safe_extract
+from zluda_runner.release.unpack import UnusableArchiveError, archive_format, safe_extract, shown
 
 
 @dataclass
@@ -100,8 +100,8 @@ def install(
         tree = work / "tree"
         try:
             safe_extract(staged, fmt, tree)
-        except UnsafeArchiveError as exc:
-            exc.message = f"{exc.raw_message} (archive from {fetched_from})"
+        except (UnsafeArchiveError, UnusableArchiveError) as exc:  # another download would be the same
+            exc.message = f"{exc.raw_message} (archive from {shown(fetched_from)})"
             raise
         except ArchiveError as exc:
             raise _unreadable(exc, layout, asset, fmt, fetched_from, sha, expected) from exc

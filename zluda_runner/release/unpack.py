@@ -12,6 +12,9 @@ written*:
 - device files, fifos and other special members are refused;
 - no member may be written *through* a symbolic link of the archive, and no
   name may appear twice as a file/link;
+- names must be writable on every file system a release is installed on: no component over
+  :data:`MAX_NAME_PART` bytes, no name over :data:`MAX_NAME_BYTES` bytes or :data:`MAX_DEPTH` folders
+  deep, and no two names that differ only by case (Windows and macOS keep one of them);
 - the total unpacked size is bounded by what a release can be: at most
   :data:`MAX_RATIO` times the archive's own size (releases are binaries, which
   pack 2-5x; a bomb packs 1000x), at least :data:`RATIO_FLOOR` (tiny archives),
@@ -28,10 +31,14 @@ the platform cannot make symbolic links (Windows without the privilege), a
 link to a file is replaced by a copy of it.
 
 Callers extract into a fresh temporary folder and delete it on any error.
+
+Messages show a member's name shortened to :data:`SHOWN_NAME` characters (its start and end, an
+ellipsis between), so an absurd name never floods the terminal.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import re
@@ -58,6 +65,14 @@ MAX_RATIO = 25
 #: small archives (test trees, a trimmed release) may unpack to this much whatever their ratio
 RATIO_FLOOR = 64 << 20
 
+#: the longest name component any common file system takes (ext4, NTFS, APFS: 255 bytes / UTF-16 units)
+MAX_NAME_PART = 255
+#: a member's whole relative name; ZLUDA's are under 60 characters
+MAX_NAME_BYTES = 1024
+MAX_DEPTH = 32
+#: how much of a member name (or a path) a message shows
+SHOWN_NAME = 100
+
 Kind = Literal["file", "dir", "symlink", "hardlink"]
 
 _READ_ERRORS: tuple[type[BaseException], ...] = (
@@ -71,6 +86,37 @@ _READ_ERRORS: tuple[type[BaseException], ...] = (
     RuntimeError,  # encrypted zip members
 )
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+class UnusableArchiveError(ArchiveError):
+    """An archive that is whole and safe but cannot be unpacked as a release: a name too long for the
+    file system, two names only the case tells apart. Downloading it again does not help."""
+
+
+def shown(text: str, limit: int = SHOWN_NAME) -> str:
+    """``text`` as a message shows it: whole when short, else its start and end around an ellipsis
+    (the end holds the file name), with how long it was."""
+    return _short(text, limit) + (f" ({len(text)} characters)" if len(text) > limit else "")
+
+
+def _short(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 1, 2)
+    head, tail = keep - keep // 3, keep // 3
+    return f"{text[:head]}\u2026{text[len(text) - tail:]}"
+
+
+def _q(text: str | None) -> str:
+    """A member name quoted for a message, bounded (see :func:`shown`)."""
+    text = text or ""
+    return repr(_short(text, SHOWN_NAME)) + (f" ({len(text)} characters)" if len(text) > SHOWN_NAME else "")
+
+
+_UNUSABLE_HINT = (
+    "This archive is not a release that can be installed: report it to whoever published it (or to the "
+    "manifest's maintainers), and pick another release with {opt:release VERSION} (see {cmd:releases})."
+)
 
 
 @dataclass(frozen=True)
@@ -175,7 +221,7 @@ class _TarReader(_Reader):
                 if info.isdir():
                     continue
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {info.name!r} has an empty name and is not a folder.",
+                    f"{self.archive.name}: member {_q(info.name)} has an empty name and is not a folder.",
                     hint="The archive is malformed; do not use it.",
                 )
             executable = bool(info.mode & 0o111)
@@ -189,13 +235,13 @@ class _TarReader(_Reader):
                 target = _clean_name(self.archive, info.linkname)
                 if target is None:
                     raise UnsafeArchiveError(
-                        f"{self.archive.name}: hard link {info.name!r} has an empty target.",
+                        f"{self.archive.name}: hard link {_q(info.name)} has an empty target.",
                         hint="The archive is malformed; do not use it.",
                     )
                 out.append(Member(name, "hardlink", 0, executable, target, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {info.name!r} is a {_tar_kind(info)}; "
+                    f"{self.archive.name}: member {_q(info.name)} is a {_tar_kind(info)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -204,7 +250,8 @@ class _TarReader(_Reader):
     def open_member(self, member: Member) -> IO[bytes]:
         stream = self.tf.extractfile(member.source)
         if stream is None:  # pragma: no cover - regular members always have data
-            raise ArchiveError(f"{self.archive.name}: cannot read {member.name}.", hint="Re-download it.")
+            raise ArchiveError(f"{self.archive.name}: cannot read {shown(member.name)}.",
+                               hint="Re-download it.")
         return stream
 
 
@@ -221,12 +268,12 @@ class _ZipReader(_Reader):
                 if info.is_dir():
                     continue
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {info.filename!r} has an empty name.",
+                    f"{self.archive.name}: member {_q(info.filename)} has an empty name.",
                     hint="The archive is malformed; do not use it.",
                 )
             if info.flag_bits & 0x1:
                 raise ArchiveError(
-                    f"{self.archive.name}: member {info.filename!r} is encrypted.",
+                    f"{self.archive.name}: member {_q(info.filename)} is encrypted.",
                     hint="Release archives are not encrypted; download the official archive.",
                 )
             mode = info.external_attr >> 16
@@ -240,7 +287,7 @@ class _ZipReader(_Reader):
                 out.append(Member(name, "file", info.file_size, bool(mode & 0o111), None, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {info.filename!r} is a {_mode_kind(mode)}; "
+                    f"{self.archive.name}: member {_q(info.filename)} is a {_mode_kind(mode)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -249,14 +296,14 @@ class _ZipReader(_Reader):
     def _read_small(self, info: zipfile.ZipInfo) -> str:
         if info.file_size > 4096:
             raise UnsafeArchiveError(
-                f"{self.archive.name}: link {info.filename!r} has an oversized target.",
+                f"{self.archive.name}: link {_q(info.filename)} has an oversized target.",
                 hint="The archive is malformed; do not use it.",
             )
         try:
             return self.zf.read(info).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ArchiveError(
-                f"{self.archive.name}: link {info.filename!r} has an unreadable target.",
+                f"{self.archive.name}: link {_q(info.filename)} has an unreadable target.",
                 hint="The archive is malformed; do not use it.",
             ) from exc
 
@@ -304,18 +351,19 @@ def _corrupt(archive: Path, fmt: str, exc: BaseException) -> ArchiveError:
 def _clean_name(archive: Path, raw: str) -> str | None:
     """A safe relative POSIX name, or None for the archive root itself."""
     if "\x00" in raw:
-        raise UnsafeArchiveError(f"{archive.name}: member name {raw!r} holds a NUL byte.", hint=_UNSAFE_HINT)
+        raise UnsafeArchiveError(f"{archive.name}: member name {_q(raw)} holds a NUL byte.",
+                                 hint=_UNSAFE_HINT)
     text = raw.replace("\\", "/")
     if text.startswith("/") or _DRIVE.match(text):
         raise UnsafeArchiveError(
-            f"{archive.name}: member {raw!r} has an absolute path; extracting it would write outside "
+            f"{archive.name}: member {_q(raw)} has an absolute path; extracting it would write outside "
             "the release folder, so the archive was refused and nothing was written.",
             hint=_UNSAFE_HINT,
         )
     parts = [p for p in text.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise UnsafeArchiveError(
-            f"{archive.name}: member {raw!r} climbs out with '..'; extracting it would write outside "
+            f"{archive.name}: member {_q(raw)} climbs out with '..'; extracting it would write outside "
             "the release folder, so the archive was refused and nothing was written.",
             hint=_UNSAFE_HINT,
         )
@@ -332,18 +380,18 @@ def _check_symlink(archive: Path, member: Member) -> None:
     target = (member.link or "").replace("\\", "/")
     if not target or "\x00" in target:
         raise UnsafeArchiveError(
-            f"{archive.name}: link {member.name!r} has an empty target.", hint=_UNSAFE_HINT
+            f"{archive.name}: link {_q(member.name)} has an empty target.", hint=_UNSAFE_HINT
         )
     if target.startswith("/") or _DRIVE.match(target):
         raise UnsafeArchiveError(
-            f"{archive.name}: link {member.name!r} points to the absolute path {member.link!r}, outside the "
-            "release folder; the archive was refused and nothing was written.",
+            f"{archive.name}: link {_q(member.name)} points to the absolute path {_q(member.link)}, outside "
+            "the release folder; the archive was refused and nothing was written.",
             hint=_UNSAFE_HINT,
         )
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), target))
     if resolved == ".." or resolved.startswith("../"):
         raise UnsafeArchiveError(
-            f"{archive.name}: link {member.name!r} -> {member.link!r} points outside the release folder; "
+            f"{archive.name}: link {_q(member.name)} -> {_q(member.link)} points outside the release folder; "
             "the archive was refused and nothing was written.",
             hint=_UNSAFE_HINT,
         )
@@ -358,38 +406,90 @@ def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
     kinds: dict[str, Kind] = {}
     links: set[str] = set()
     for m in members:
+        _check_name_fits(archive, m.name)
         if m.kind == "symlink":
             _check_symlink(archive, m)
             links.add(m.name)
         elif m.kind == "hardlink" and kinds.get(m.link or "") not in ("file", "hardlink"):
             raise UnsafeArchiveError(
-                f"{archive.name}: hard link {m.name!r} -> {m.link!r} does not name an earlier file of "
+                f"{archive.name}: hard link {_q(m.name)} -> {_q(m.link)} does not name an earlier file of "
                 "the archive (it could reach outside the release folder); refused, nothing was written.",
                 hint=_UNSAFE_HINT,
             )
         previous = kinds.get(m.name)
         if previous is not None and not (previous == "dir" and m.kind == "dir"):
             raise UnsafeArchiveError(
-                f"{archive.name}: {m.name!r} appears twice (as {previous} and {m.kind}); refused.",
+                f"{archive.name}: {_q(m.name)} appears twice (as {previous} and {m.kind}); refused.",
                 hint=_UNSAFE_HINT,
             )
         kinds[m.name] = m.kind
+    _check_case_collisions(archive, members)
     for m in members:
         parts = m.name.split("/")
         for i in range(1, len(parts)):
             prefix = "/".join(parts[:i])
             if prefix in links:
                 raise UnsafeArchiveError(
-                    f"{archive.name}: member {m.name!r} would be written through the link {prefix!r}; "
+                    f"{archive.name}: member {_q(m.name)} would be written through the link {_q(prefix)}; "
                     "refused, nothing was written.",
                     hint=_UNSAFE_HINT,
                 )
             if kinds.get(prefix) in ("file", "hardlink"):
                 raise ArchiveError(
-                    f"{archive.name}: {m.name!r} lies under {prefix!r}, which is a file.",
+                    f"{archive.name}: {_q(m.name)} lies under {_q(prefix)}, which is a file.",
                     hint="The archive is malformed; download it again.",
                 )
     return members
+
+
+def _check_name_fits(archive: Path, name: str) -> None:
+    """Refuse a name no file system could take (or no release would have), before anything is written."""
+    parts = name.split("/")
+    size = len(name.encode("utf-8", "replace"))
+    long_part = next((p for p in parts if len(p.encode("utf-8", "replace")) > MAX_NAME_PART), None)
+    if long_part is not None:
+        reason = (f"a name part of {len(long_part.encode('utf-8', 'replace'))} bytes, and file systems "
+                  f"take at most {MAX_NAME_PART}")
+    elif size > MAX_NAME_BYTES:
+        reason = f"a name of {size} bytes, over the {MAX_NAME_BYTES} a release's file may have"
+    elif len(parts) > MAX_DEPTH:
+        reason = f"a name {len(parts)} folders deep, over the {MAX_DEPTH} a release's file may be"
+    else:
+        return
+    raise UnusableArchiveError(
+        f"{archive.name}: member {_q(name)} has {reason}: it cannot be unpacked; the archive was "
+        "refused and nothing was written.",
+        hint=_UNUSABLE_HINT,
+    )
+
+
+def _case_key(name: str) -> str:
+    """``name`` as a case-insensitive file system compares it (Windows: each character's simple
+    upper case; a character whose upper case is longer stays itself, as NTFS keeps it)."""
+    return "".join(up if len(up := c.upper()) == 1 else c for c in name)
+
+
+def _check_case_collisions(archive: Path, members: list[Member]) -> None:
+    """Refuse two names (or folders of names) that differ only by case: Windows and macOS would keep
+    one of them, so the archive would not unpack the same everywhere."""
+    seen: dict[str, tuple[str, str]] = {}  # case key -> (the name or folder as written, its member)
+    for m in members:
+        parts = m.name.split("/")
+        for i in range(1, len(parts) + 1):
+            path = "/".join(parts[:i])
+            other, member = seen.setdefault(_case_key(path), (path, m.name))
+            if other == path:
+                continue
+            where = (f"the members {_q(member)} and {_q(m.name)} differ only by case"
+                     if (other, path) == (member, m.name) else
+                     f"the members {_q(member)} and {_q(m.name)} lie in the folders {_q(other)} and "
+                     f"{_q(path)}, which differ only by case")
+            raise UnusableArchiveError(
+                f"{archive.name}: {where}; on Windows (and macOS) one would overwrite or merge with the "
+                "other, so the archive would not unpack the same everywhere. It was refused and nothing "
+                "was written.",
+                hint=_UNUSABLE_HINT,
+            )
 
 
 # --------------------------------------------------------------------------- writing
@@ -397,6 +497,7 @@ def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
 
 def _write_all(archive: Path, reader: _Reader, members: list[Member], dest: Path) -> None:
     root = dest.resolve()
+    m: Member | None = None
     try:
         for m in members:
             target = root / m.name
@@ -417,12 +518,33 @@ def _write_all(archive: Path, reader: _Reader, members: list[Member], dest: Path
     except (UnsafeArchiveError, ArchiveError):
         raise
     except OSError as exc:
-        if exc.filename and str(exc.filename).startswith(str(root)):
+        filename = str(exc.filename or "")
+        if m is not None and _too_long(exc, filename or str(root / m.name)):
+            raise UnusableArchiveError(
+                f"{archive.name}: member {_q(m.name)} cannot be unpacked here: its path "
+                f"{shown(filename or str(root / m.name))} is too long for this file system "
+                f"({exc.strerror or 'name too long'}); nothing was cached.",
+                hint="Choose a cache location with a shorter path ({opt:cache_dir} or ZLUDA_RUNNER_CACHE). "
+                + _UNUSABLE_HINT.replace("This archive", "If the name itself is absurd, the archive", 1),
+            ) from exc
+        if filename.startswith(str(root)):
             raise CacheError(
-                f"Could not write {exc.filename} while unpacking {archive.name}: {exc.strerror or exc}.",
+                f"Could not write {shown(filename)} while unpacking {archive.name}: {exc.strerror or exc}.",
                 hint=f"Check free space and permissions in {dest.parent}.",
             ) from exc
         raise
+
+
+#: Windows' ERROR_FILENAME_EXCED_RANGE; a path over MAX_PATH without long paths is ERROR_PATH_NOT_FOUND
+_WIN_TOO_LONG = 206
+_WIN_MAX_PATH = 260
+
+
+def _too_long(exc: OSError, path: str) -> bool:
+    """The write failed because the path is too long for the file system (or for Windows' MAX_PATH)."""
+    if exc.errno == errno.ENAMETOOLONG or getattr(exc, "winerror", None) == _WIN_TOO_LONG:
+        return True
+    return os.name == "nt" and isinstance(exc, FileNotFoundError) and len(path) >= _WIN_MAX_PATH
 
 
 def _mode(executable: bool) -> int:
@@ -445,13 +567,13 @@ def _write_file(archive: Path, src: IO[bytes], target: Path, member: Member) -> 
             written += len(chunk)
             if written > member.size:
                 raise ArchiveError(
-                    f"{archive.name}: {member.name} holds more data than its header says.",
+                    f"{archive.name}: {shown(member.name)} holds more data than its header says.",
                     hint="The archive is corrupt; download it again.",
                 )
             out.write(chunk)
     if written != member.size:
         raise ArchiveError(
-            f"{archive.name}: {member.name} ended after {written} of {member.size} bytes "
+            f"{archive.name}: {shown(member.name)} ended after {written} of {member.size} bytes "
             "(truncated archive).",
             hint="Delete it and download it again, or fetch it by hand and pass {opt:archive FILE}.",
         )
@@ -485,7 +607,7 @@ def _check_resolved(archive: Path, root: Path, member: Member) -> None:
     target = member.link or ""
     if not _inside(root, link_path.resolve()):
         raise UnsafeArchiveError(
-            f"{archive.name}: link {member.name!r} -> {target!r} resolves outside the release folder "
+            f"{archive.name}: link {_q(member.name)} -> {_q(target)} resolves outside the release folder "
             f"(through other links); refused, nothing was written outside.",
             hint=_UNSAFE_HINT,
         )
