@@ -80,3 +80,21 @@ def test_windows_gpu_hip_rules_change_the_verdict(tmp_path: Path, gfx: str, name
     assert "[" in broken.message  # the source is cited
     fine = _windows(tmp_path / "good", good, gfx, name).check("gpu_hip")
     assert fine.status is Status.OK, fine.message
+
+
+def test_a_users_value_that_hides_every_gpu_fails_device_order_naming_it(tmp_path: Path) -> None:
+    """HIP_VISIBLE_DEVICES=-1 / abc hides every GPU (ROCm/clr rocdevice.cpp, Device::init: the list ends at
+    its first invalid entry): the doctor says so, naming the variable and its value, and judges no GPU;
+    a list cut short after a valid index judges that GPU and warns."""
+    from tests.doctor.test_doctor import _doctor, rocm62_tree
+
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 192, 24 << 30)], tensile_for=["gfx1100"])
+    for value in ("-1", "abc"):
+        report = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": value})
+        order = report.check("device_order")
+        assert order.status is Status.FAIL, order
+        assert f"HIP_VISIBLE_DEVICES={value!r}" in order.message and "hides every AMD GPU" in order.message
+        assert "Unset HIP_VISIBLE_DEVICES" in order.fix
+        assert "gpu_arch" in report.skipped
+    cut = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": "0,abc"}).check("device_order")
+    assert cut.status is Status.WARN and "'abc' is not a device index" in cut.message

@@ -106,3 +106,24 @@ def test_plan_through_the_console_entry(host: Path) -> None:
     refused = _plan(host, "--no-defaults")
     assert refused.returncode == 3, refused.stdout + refused.stderr
     assert RULE in refused.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the KFD topology is Linux's")
+@pytest.mark.parametrize("value", ["-1", "abc"])
+def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
+        host: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    """HIP_VISIBLE_DEVICES=-1 (or abc) hides every GPU (ROCclr ends the list at its first invalid entry):
+    the APU's rule is not held against the run (it is not the workload's GPU), nor is any GPU judged,
+    and the run's warnings say why, naming the variable and its value; the user's value still wins."""
+    cache = host.parent / "cache"
+    env = {"ZLUDA_RUNNER_ROOT": str(host), "HIP_VISIBLE_DEVICES": value}
+    judged = workload_gpu_env(Settings(cache_dir=cache), env, "linux")
+    assert prepare.host_gfx(Settings(cache_dir=cache), env) is None  # not the APU's gfx1150: no GPU
+    assert judged["HIP_VISIBLE_DEVICES"] == "2"  # restated for judging: past the last of 2 GPUs
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", value)
+    assert _select(Settings(cache_dir=cache, defaults=False)) == "upstream-v6"  # no GPU rule refuses
+    from zluda_runner.plan.defaults_facts import visibility_warnings
+
+    (warning,) = visibility_warnings("linux", env, "linux")
+    assert f"HIP_VISIBLE_DEVICES={value!r}" in warning and "the workload sees no GPU" in warning
+    assert visibility_warnings("windows", env, "linux") == ()  # another OS's workload does not run here

@@ -10,6 +10,7 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import generation, is_rdna_or_newer
 from zluda_runner.host.hip import format_hip_version
 from zluda_runner.host.model import GpuAgent, HostFacts
+from zluda_runner.plan.visibility import Visibility
 from zluda_runner.release.gpurules import rules_against
 from zluda_runner.release.model import GpuHipRule
 
@@ -96,22 +97,42 @@ def check_arch(gpu: GpuAgent) -> Check:
     )
 
 
-def check_hidden_gpus(env: Mapping[str, str]) -> Check:
+def check_hidden_gpus(env: Mapping[str, str], visibility: Visibility | None = None) -> Check:
+    """The user's ``*_VISIBLE_DEVICES`` leave the workload no GPU (``-1``, ``abc``, an index past the last
+    GPU: ROCm's rule, :mod:`zluda_runner.plan.visibility`), or one zluda-run cannot tell (a UUID)."""
     names = [v for v in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in env]
     settings = ", ".join(f"{v}={env[v]!r}" for v in names)
+    details: dict[str, object] = {var: env[var] for var in names}
+    fix = (f"Unset {' / '.join(names)} or give it a device index that exists (0 is the first GPU; "
+           "ROCm hides an entry that is not one, and every entry after it).")
+    if visibility is not None and visibility.visible is None:
+        return Check("device_order", Status.WARN,
+                     "; ".join(visibility.warnings) or f"{settings}: which GPU the workload gets is unknown",
+                     fix, details=details)
+    said = f" ({'; '.join(visibility.warnings)})" if visibility is not None and visibility.warnings else ""
     return Check(
         "device_order",
         Status.FAIL,
-        f"{settings} hides every AMD GPU: HIP and ZLUDA will see no device",
-        f"Unset {' / '.join(names)} or give it a device index that exists (0 is the first GPU).",
-        details={var: env[var] for var in names},
+        f"{settings} hides every AMD GPU: HIP and ZLUDA will see no device{said}",
+        fix,
+        details=details,
     )
 
 
 def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str,
-                       chosen: str | None = None) -> Check:
+                       chosen: str | None = None, visibility: Visibility | None = None) -> Check:
     """Which GPU a run uses first. ``chosen``: the ``HIP_VISIBLE_DEVICES`` value zluda-run's
-    ``dedicated-gpu`` default sets (``target`` is then the dedicated GPU it shows as device 0)."""
+    ``dedicated-gpu`` default sets (``target`` is then the dedicated GPU it shows as device 0).
+    ``visibility``: the user's choice as ROCm reads it; a list it cuts short warns."""
+    if visibility is not None and visibility.warnings and chosen is None:
+        return Check(
+            "device_order", Status.WARN,
+            f"Device {target.index} ({target.name or target.gfx}) is used first; "
+            + "; ".join(visibility.warnings),
+            "Give only device indices that exist (0 is the first GPU): ROCm hides an entry that is not one, "
+            "and every entry after it.",
+            details={"used": target.index, "visible": list(visibility.visible or ())},
+        )
     discrete = [g for g in gpus if not g.integrated]
     first = gpus[0] if gpus else target
     if chosen is not None and first.integrated and not target.integrated:

@@ -12,9 +12,9 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.doctor.model import Check, Findings, ResolvedOptions, Status
 from zluda_runner.host import hipsdk
-from zluda_runner.host.gpus import target_gpu
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
+from zluda_runner.plan.visibility import workload_target
 
 CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
 _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}
@@ -78,7 +78,7 @@ def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions) -> Findings:
     else:
         found = Check("hip_sdks", Status.OK, f"One HIP SDK in use: {used.label()}", details=listed)
     first = Findings.of(found, _runtime_check(opts, used))
-    target = target_gpu(facts.gpus, opts.env) if facts.gpus else None
+    target = workload_target(facts.gpus, opts.env)[0]
     if target is None or not target.gfx:
         return first + Findings(skipped=("sdk_rocblas (GPU target unknown)",))
     kernels = hipsdk.rocblas_kernels(opts.root, sdks, target.gfx)

@@ -11,9 +11,10 @@ from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
-from zluda_runner.host.gpus import effective_gfx, target_gpu
+from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
+from zluda_runner.plan.visibility import workload_target
 from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.selection import NothingFitsError, choose
@@ -35,7 +36,7 @@ def check_release(facts: HostFacts, opts: ResolvedOptions, torch: Check | None) 
         )
     found = hip_found(opts.env, opts.root, opts.platform)  # the run's own HIP finder
     cuda = _cuda_major(torch)
-    target = target_gpu(facts.gpus, opts.env) if facts.gpus else None
+    target = workload_target(facts.gpus, opts.env)[0]
     gfx = effective_gfx(target, opts.env, opts.platform) if target is not None else None
     settings = opts.settings
     try:

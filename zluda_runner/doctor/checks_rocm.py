@@ -13,9 +13,10 @@ from zluda_runner.doctor.checks_gpu import check_gpu_hip_rules
 from zluda_runner.doctor.model import Check, Findings, Status
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
-from zluda_runner.host.gpus import effective_gfx, target_gpu
+from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
 from zluda_runner.host.rocm import LibraryDirs, files_for_gfx, library_dirs
+from zluda_runner.plan.visibility import workload_target
 
 
 def check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:
@@ -114,7 +115,7 @@ def gpu_hip_rule_check(facts: HostFacts, env: Mapping[str, str], platform: str,
     from zluda_runner.release.manifest import load_current_manifest
 
     skipped = Findings(skipped=("gpu_hip",))
-    target = target_gpu(facts.gpus, env) if facts.gpus else None
+    target = workload_target(facts.gpus, env)[0]
     gfx = effective_gfx(target, env, platform) if target is not None else None
     if gfx is None or facts.rocm is None:
         return skipped
@@ -135,7 +136,7 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
     if facts.rocm is None or not facts.gpus:
         return rules + Findings(skipped=("rocblas", "hipblaslt", "miopen"))
     dirs = library_dirs(facts.rocm)
-    target = target_gpu(facts.gpus, env)
+    target = workload_target(facts.gpus, env)[0]
     gfx = effective_gfx(target, env, platform) if target is not None else None
     if target is None or gfx is None:
         blas = Findings(skipped=("rocblas", "hipblaslt"))

@@ -47,12 +47,13 @@ from zluda_runner.doctor.model import (
 )
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
 from zluda_runner.host.fs import HostFs
-from zluda_runner.host.gpus import discover_gpus, target_gpu
+from zluda_runner.host.gpus import discover_gpus
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.plan.defaults import HostGpu
 from zluda_runner.plan.defaults_facts import REGISTRY, gpu_choice_env
+from zluda_runner.plan.visibility import workload_target
 
 HIP_VISIBLE = "HIP_VISIBLE_DEVICES"
 
@@ -95,13 +96,14 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     findings = Findings.of(check_platform(facts), skipped=("hip_query",) if opts.hip_query is None else ())
     findings += Findings.of(check_gpu(facts, fs, opts.platform))
     run_env = _workload_env(facts, opts)
-    target = target_gpu(facts.gpus, run_env) if facts.gpus else None
+    target, visibility = workload_target(facts.gpus, run_env)  # the user's choice read as ROCm reads it
     if target is not None:
         chosen = run_env.get(HIP_VISIBLE) if run_env != env else None
         findings += Findings.of(check_arch(target),
-                                check_device_order(facts.gpus, target, opts.platform, chosen=chosen))
+                                check_device_order(facts.gpus, target, opts.platform, chosen=chosen,
+                                                   visibility=visibility))
     elif facts.gpus:
-        findings += Findings.of(check_hidden_gpus(env), skipped=("gpu_arch",))
+        findings += Findings.of(check_hidden_gpus(env, visibility), skipped=("gpu_arch",))
     else:
         findings += Findings(skipped=("gpu_arch", "device_order"))
     if opts.platform.startswith("linux"):

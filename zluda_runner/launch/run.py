@@ -80,10 +80,12 @@ def prepare_run(
     plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
+    from zluda_runner.plan.defaults_facts import visibility_warnings
 
     switch_off = switch_off_warning(os.environ)  # the plan says it too; a run shows the plan's nothing else
     if switch_off is not None:
         warnings.append(switch_off)
+    warnings += visibility_warnings(plan.os, os.environ)  # the user's GPU choice as ROCm reads it
     notes: list[str] = []
     if gfx is not None:
         from zluda_runner.results.recording import known_on_this_gpu

@@ -29,6 +29,7 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, ShimPlan
+from zluda_runner.plan.visibility import gpu_visibility, restated_env
 
 # the kernel's KFD topology (drivers/gpu/drm/amd/amdkfd/kfd_topology.c, node_show): an APU's GPU node
 # counts the CPU cores it shares a package with (cpu_cores_count); a dGPU's counts none and lists
@@ -155,10 +156,18 @@ def workload_gpu_env(settings: Settings, env: Mapping[str, str],
     no visibility variable of the user's, defaults on), decided by the very code the plan's defaults
     run; else ``env`` as is (the user's ``HIP_VISIBLE_DEVICES``, or HIP's device 0 with --no-defaults).
     Release selection judges the manifest's GPU x HIP rules on the first GPU this leaves visible
-    (:func:`zluda_runner.host.quick.target_gfx`), the plan's defaults set what the workload gets."""
+    (:func:`zluda_runner.host.quick.target_gfx`), the plan's defaults set what the workload gets. Where
+    the host's GPUs are known in HIP's order, the user's choice comes restated as plain indices
+    (:func:`~zluda_runner.plan.visibility.restated_env`: ``HIP_VISIBLE_DEVICES=-1`` hides every GPU, so
+    none is judged), for judging only."""
     plat = platform or sys.platform
     gpus, source = _host_gpu_facts(HostFs(root_from_env(env.get(ROOT_ENV) or "")), plat)
-    return gpu_choice_env(gpus, source, env, enabled=settings.defaults, platform=plat)
+    chosen = gpu_choice_env(gpus, source, env, enabled=settings.defaults, platform=plat)
+    if gpus and source != REGISTRY:
+        # the user's value as ROCm reads it (``-1``, ``abc``: no GPU), not as a reader of plain indices
+        # would guess it (plan.visibility): the GPU judged is the one the workload gets, or none
+        return restated_env(chosen, len(gpus))
+    return chosen
 
 
 def gpu_choice_env(gpus: tuple[HostGpu, ...], source: str | None, env: Mapping[str, str], *,
@@ -200,8 +209,22 @@ def with_defaults(plan: ShimPlan, settings: Settings, env: Mapping[str, str] | N
     import os
 
     run_env = dict(os.environ if env is None else env)
-    plan = plan_with_defaults(plan, compute_defaults(gather_facts(plan, settings, run_env)))
-    warning = switch_off_warning(run_env)
-    if warning is not None and warning not in plan.warnings:
-        plan = replace(plan, warnings=(*plan.warnings, warning))
-    return plan
+    facts = gather_facts(plan, settings, run_env)
+    plan = plan_with_defaults(plan, compute_defaults(facts))
+    added = [w for w in (switch_off_warning(run_env), *visibility_warnings(plan.os, run_env))
+             if w is not None and w not in plan.warnings]
+    return replace(plan, warnings=(*plan.warnings, *added)) if added else plan
+
+
+def visibility_warnings(plan_os: str, env: Mapping[str, str], platform: str | None = None) -> tuple[str, ...]:
+    """What is wrong with the user's ``ROCR_VISIBLE_DEVICES`` / ``HIP_VISIBLE_DEVICES`` /
+    ``CUDA_VISIBLE_DEVICES`` for a workload of ``plan_os`` run here, read as ROCm reads them
+    (:func:`~zluda_runner.plan.visibility.gpu_visibility`): no GPU left visible (``-1``, ``abc``, an
+    index past the last GPU), a list cut short, a UUID zluda-run cannot follow. Nothing for a plan of
+    another OS (its workload does not run here); the host's GPU count where HIP's order is known."""
+    plat = platform or sys.platform
+    if _host_os(plat) != plan_os:
+        return ()
+    gpus, source = _host_gpu_facts(HostFs(root_from_env(env.get(ROOT_ENV) or "")), plat)
+    count = len(gpus) if source is not None and source != REGISTRY else None
+    return gpu_visibility(env, count).warnings
