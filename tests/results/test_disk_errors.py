@@ -75,11 +75,16 @@ def test_an_import_a_full_disk_stops_keeps_the_store_and_says_so(tmp_path: Path)
 
 def test_a_store_whose_folder_cannot_be_made_gets_no_move_it_aside_advice(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("in the way")
+    bundle = tmp_path / "b.jsonl"  # importing makes a store (a reader does not: it says none is there)
+    bundle.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n", encoding="utf-8")
     for url in (str(tmp_path / "a-file" / "results.db"), "/proc/self/no-such/results.db"):
-        code, error = _cli(tmp_path, url, "list")
+        code, error = _cli(tmp_path, url, "import", str(bundle))
         assert code == 1, error
         assert str(error["error"]).startswith(f"cannot make the results store {url}: "), error
         assert "mv " not in str(error["hint"]) and "a folder you can write" in str(error["hint"]), error
+        code, error = _cli(tmp_path, url, "list")
+        assert code == 1 and str(error["error"]).startswith(f"no results store at {url}; "), error
+        assert "mv " not in str(error["hint"]), error
     assert (tmp_path / "a-file").read_text() == "in the way"
 
 

@@ -151,6 +151,7 @@ def test_results_command_errors_are_messages_not_tracebacks(tmp_path: Path) -> N
     code, out = _cli("--results-db", "mysql://db/x", "list", tmp_path=tmp_path)
     assert code == 1 and "unsupported results database URL" in out
     good = str(tmp_path / "good.db")
+    make_store(good).open().close()  # a store, empty (a reader makes none)
     code, out = _cli("--results-db", good, "show", "zz", tmp_path=tmp_path)
     assert code == 1 and "is not a run id" in out
     code, out = _cli("--results-db", good, "show", "abcd", tmp_path=tmp_path)

@@ -38,14 +38,20 @@ def _not_at_root(name: str) -> Iterator[Path]:
 def test_a_relative_sqlite_url_is_in_the_current_folder(tmp_path: Path, monkeypatch) -> None:
     name = f"zluda-runner-test-{uuid.uuid4().hex}.db"
     monkeypatch.chdir(tmp_path)
+    bundle = tmp_path / "b.jsonl"
+    bundle.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n", encoding="utf-8")
     with _not_at_root(name) as at_root:
-        code, out = _cli("--results-db", f"sqlite:///{name}", "list", "--json", tmp_path=tmp_path)
+        code, out = _cli("--results-db", f"sqlite:///{name}", "list", tmp_path=tmp_path)
+        assert code == 1 and f"no results store at {name} ({tmp_path / name})" in out, out  # a reader
+        code, out = _cli("--results-db", f"sqlite:///{name}", "import", str(bundle), tmp_path=tmp_path)
         assert code == 0, out
         assert not at_root.exists(), "a file was made at /"
         assert (tmp_path / name).is_file()  # sqlite:///rel.db is rel.db here, as SQLAlchemy reads it
+        code, out = _cli("--results-db", f"sqlite:///{name}", "list", "--json", tmp_path=tmp_path)
+        assert code == 0 and json.loads(out)["runs"] == [], out
     absolute = tmp_path / "abs.db"
-    code, out = _cli("--results-db", f"sqlite:///{absolute}", "list", tmp_path=tmp_path)  # 4 slashes
-    assert code == 0 and absolute.is_file(), out
+    code, out = _cli("--results-db", f"sqlite:///{absolute}", "import", str(bundle), tmp_path=tmp_path)
+    assert code == 0 and absolute.is_file(), out  # 4 slashes: the absolute path
 
 
 def test_an_in_memory_sqlite_url_is_refused(tmp_path: Path, monkeypatch) -> None:

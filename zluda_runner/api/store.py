@@ -1,7 +1,13 @@
 """The results store: every probe, torch-op probe, trace, A/B, verify-load and doctor run, kept
 (``Options(results_db=...)``, else ``results.db`` in the cache folder): :func:`record_result`,
 :func:`list_results`, :func:`get_result`, :func:`delete_result`, :func:`diff_results`,
-:func:`results_matrix`, :func:`export_results`, :func:`import_results`, :func:`results_location`."""
+:func:`results_matrix`, :func:`export_results`, :func:`import_results`, :func:`results_location`.
+
+Only :func:`record_result` and :func:`import_results` make a store. The readers (and
+:func:`delete_result`) never do: a store named by ``Options(results_db=...)`` or
+``ZLUDA_RUNNER_RESULTS_DB`` that is not there (no file, or an empty one) raises ResultsStoreError
+("no results store at PATH") and nothing is written there; the default store before anything was recorded
+reads as empty (no runs, an empty matrix)."""
 
 from __future__ import annotations
 
@@ -73,7 +79,7 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
 
     with caller_errors():
         since_iso = check_since(since)
-    with _store(options) as store:
+    with _store(options, reading=True) as store:
         return store.list_runs(kind=kind, gfx=gpu, since=since_iso, limit=limit)
 
 
@@ -81,9 +87,9 @@ def get_result(run_id: str, options: Options | None = None) -> RunRecord:
     """One recorded run with all its items (``run_id``: at least 4 hex digits of its id).
 
     Raises:
-        ResultsStoreError: no such run, or the store cannot be read.
+        ResultsStoreError: no such run, or the store cannot be read or is not there.
     """
-    with _store(options) as store:
+    with _store(options, reading=True) as store:
         return store.get_run(run_id)
 
 
@@ -119,7 +125,7 @@ def delete_result(run_id: str, options: Options | None = None) -> str:
     Raises:
         ResultsStoreError: no such run (or ``run_id`` names more than one), or the store cannot be written.
     """
-    with _store(options) as store:
+    with _store(options, reading=True) as store:  # a store that is not there is not made to delete from
         return store.delete_run(store.resolve_id(run_id))
 
 
@@ -141,7 +147,7 @@ def diff_results(run_a: str, run_b: str, options: Options | None = None) -> Resu
     """
     from zluda_runner.results import diff_runs
 
-    with _store(options) as store:
+    with _store(options, reading=True) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     return ResultsDiff(a, b, diff_runs(a, b))
 
@@ -160,7 +166,7 @@ def results_matrix(options: Options | None = None, *, since: str | None = None) 
 
     with caller_errors():
         since_iso = check_since(since)
-    with _store(options) as store:
+    with _store(options, reading=True) as store:
         return build_matrix(store, since=since_iso)
 
 
@@ -171,9 +177,11 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
     Raises:
         ResultsStoreError: the store cannot be read, or the file cannot be written.
     """
-    from zluda_runner.results.bundle import export_bundle
+    from zluda_runner.results.bundle import check_export_target, export_bundle
 
-    with _store(options) as store:
+    with caller_errors():
+        check_export_target(Path(file))
+    with _store(options, reading=True) as store:
         return export_bundle(store, Path(file), since=since)
 
 
@@ -185,17 +193,17 @@ def import_results(files: Sequence[Path | str], options: Options | None = None) 
     """
     from zluda_runner.results.bundle import import_bundles
 
-    with _store(options) as store:
+    with _store(options, reading=False) as store:
         return import_bundles(store, [Path(f) for f in files])
 
 
 @contextmanager
-def _store(options: Options | None) -> Iterator[ResultsStore]:
-    """The store, open for the ``with`` block; its errors worded for the caller."""
-    from zluda_runner.results.backends import open_store
+def _store(options: Options | None, *, reading: bool) -> Iterator[ResultsStore]:
+    """The store, open for the ``with`` block (``reading``: never made); its errors worded for the caller."""
+    from zluda_runner.results.backends import open_reader, open_store
 
     with caller_errors():
-        store = open_store(to_settings(options))
+        store = open_reader(to_settings(options)) if reading else open_store(to_settings(options))
         assert store is not None  # create=True always opens
         with store:
             yield store

@@ -21,6 +21,12 @@ store (``:memory:``) keeps nothing and is refused, as is a path that is not a re
 a FIFO, a folder), and a SQLite database of another program (tables, none of them ``schema_version``),
 which is left as it was. A store whose folder cannot be written (a read-only mount, a shared folder) is
 opened read-only: it can be listed and shown, not added to.
+
+Only recording and importing make a store. A reader (list, show, diff, matrix, export, delete) never
+does: a store it is pointed at (``--results-db``, ``Options(results_db=...)`` or
+``ZLUDA_RUNNER_RESULTS_DB``) that is not there (no file, or an empty one) is an error naming the path,
+and nothing is written (no file, no ``-wal``/``-shm``); the default store before anything was recorded
+reads as empty (:func:`open_reader`), still without being made.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ from typing import Any
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.settings import Settings
-from zluda_runner.results.schema import ResultsStoreError
+from zluda_runner.results.schema import NoResultsStoreError, ResultsStoreError
 from zluda_runner.results.store import Connection, Cursor, ResultsStore
 
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
@@ -76,10 +82,13 @@ _FOREIGN_SQL = ("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
                 " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
 
 
-def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
+def _refuse_foreign(conn: sqlite3.Connection, path: Path, *, may_create: bool = True) -> None:
     """A SQLite database of another program (tables, none of them ``schema_version``) is no results
-    store: nothing may be done to it, not even the switch to WAL (it stays in the file)."""
+    store: nothing may be done to it, not even the switch to WAL (it stays in the file). For a reader
+    (``may_create`` False) one with no tables at all (an empty file) is no store yet: it is left as it is."""
     names = [str(row[0]) for row in conn.execute(_FOREIGN_SQL).fetchall()]  # a read: busy_timeout waits
+    if not names and not may_create:
+        raise _no_store(path, empty=True)
     if not names or "schema_version" in names:
         return
     shown = ", ".join(n[:40] for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
@@ -87,6 +96,17 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path) -> None:
         f"{path} is a SQLite database of another program (its tables: {shown}), not a zluda-runner "
         "results store; nothing in it was changed",
         "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB another file (a new name makes a new store)",
+    )
+
+
+def _no_store(path: Path, *, empty: bool = False) -> NoResultsStoreError:
+    full = os.path.abspath(path)
+    shown = f"{path} ({full})" if str(path) != full else str(path)
+    what = f"{shown} is an empty file, not a results store" if empty else f"no results store at {shown}"
+    return NoResultsStoreError(
+        f"{what}; nothing was made or changed there (reading a store never makes one)",
+        "check the path given to {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB; a store is made when a run "
+        "is first recorded ({cmd:probe}, {cmd:doctor}, {cmd:ab} ...) or by {cmd:results import}",
     )
 
 
@@ -122,6 +142,8 @@ class SQLiteStore(ResultsStore):
         refused = _not_a_store_file(self.path)
         if refused is not None:
             raise refused
+        if not self.may_create and not os.path.lexists(self.path):
+            raise _no_store(self.path)
         try:
             return self._connect_read_write()
         except (sqlite3.OperationalError, OSError):
@@ -130,11 +152,15 @@ class SQLiteStore(ResultsStore):
             return self._connect_read_only()  # a read-only folder: what is there can still be read
 
     def _connect_read_write(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        if self.may_create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        else:  # mode=rw: a file gone since the check above is not made either
+            conn = sqlite3.connect(f"{Path(os.path.abspath(self.path)).as_uri()}?mode=rw", uri=True,
+                                   timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            _refuse_foreign(conn, self.path)
+            _refuse_foreign(conn, self.path, may_create=self.may_create)
             mode = _switch_to_wal(conn)
             if not mode or str(mode[0]).lower() != "wal":
                 raise ResultsStoreError(
@@ -157,7 +183,7 @@ class SQLiteStore(ResultsStore):
             conn = sqlite3.connect(f"{uri}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
                                    isolation_level=None)
             try:
-                _refuse_foreign(conn, self.path)
+                _refuse_foreign(conn, self.path, may_create=self.may_create)
             except sqlite3.Error as exc:
                 conn.close()
                 last = exc
@@ -185,6 +211,8 @@ class SQLiteStore(ResultsStore):
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
         if isinstance(exc, ResultsStoreError):
             return exc
+        if not self.may_create and not os.path.lexists(self.path):  # removed while a reader opened it
+            return _no_store(self.path)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return ResultsStoreError(
                 f"the results store {self.path} stayed locked by another process ({exc})",
@@ -391,8 +419,59 @@ def _in_memory(url: str) -> ResultsStoreError:
 def open_store(
     settings: Settings | None = None, db_url: str | None = None, *, create: bool = True
 ) -> ResultsStore | None:
-    """Connect to the results store (migrating it). With ``create=False`` a missing SQLite file gives None."""
-    store = make_store(store_url(settings, db_url))
-    if not create and isinstance(store, SQLiteStore) and not store.path.exists():
+    """Connect to the results store (migrating it). With ``create=False`` a SQLite store that is not
+    there (no file, or an empty one) gives None, and nothing is made."""
+    try:
+        return make_store(store_url(settings, db_url)).open(create=create)
+    except NoResultsStoreError:
+        if create:  # pragma: no cover - only a reader's open raises it
+            raise
         return None
-    return store.open()
+
+
+def store_named(settings: Settings | None = None, db_url: str | None = None) -> bool:
+    """Whether the store was named (a URL, ``settings.results_db``, ``ZLUDA_RUNNER_RESULTS_DB``) rather
+    than the default file in the cache folder."""
+    return bool(db_url or (settings.results_db if settings is not None else None)
+                or os.environ.get(RESULTS_DB_ENV))
+
+
+class AbsentStore(ResultsStore):
+    """The default store before anything was recorded: read, it holds no runs; nothing is made for it
+    (it lives in memory, named by the file a recording would make)."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(str(path))
+        self.path = path
+
+    def files(self) -> tuple[Path, ...]:
+        return SQLiteStore(self.path).files()
+
+    def _connect(self) -> Connection:
+        return sqlite3.connect(":memory:", isolation_level=None)
+
+    def _begin_write(self, cur: Cursor, *, migrating: bool = False) -> None:
+        if not migrating:  # its own (in-memory) schema only: a reader never adds to a store
+            raise ResultsStoreError(
+                f"nothing is recorded in {self.path} yet; nothing was changed",
+                "a store is made when a run is first recorded, or by {cmd:results import}",
+            )
+        cur.execute("BEGIN IMMEDIATE")
+
+    def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
+        return exc if isinstance(exc, ResultsStoreError) else None
+
+
+def open_reader(settings: Settings | None = None, db_url: str | None = None) -> ResultsStore:
+    """The store, open for reading only: never made. A named store that is not there raises
+    :class:`NoResultsStoreError`; the default one before anything was recorded is an empty
+    :class:`AbsentStore`."""
+    store = make_store(store_url(settings, db_url))
+    try:
+        return store.open(create=False)
+    except NoResultsStoreError:
+        if store_named(settings, db_url) or not isinstance(store, SQLiteStore):
+            raise
+        return AbsentStore(store.path).open()

@@ -133,6 +133,16 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     return len(runs)
 
 
+def check_export_target(path: Path) -> None:
+    """Refuse, before the store is opened, an export whose folder cannot be: a file on its way (nothing
+    is made or read for it)."""
+    folder = Path(os.path.abspath(path)).parent
+    on_the_way = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+    if on_the_way is not None:
+        raise ResultsStoreError(f"cannot write {path}: {on_the_way} is a file, not a folder",
+                                "check the folder and free space")
+
+
 def _not_the_store(store: ResultsStore, path: Path) -> None:
     """An export onto the store's own file (or its -wal) would replace the runs with their bundle."""
     target = os.path.realpath(path)

@@ -36,6 +36,11 @@ class ResultsStoreError(ZludaRunnerError):
     """The results store cannot be opened, read or written."""
 
 
+class NoResultsStoreError(ResultsStoreError):
+    """A reader was pointed at a results store that does not exist (a missing or empty SQLite file);
+    nothing was made there: only recording and importing make a store."""
+
+
 @dataclass(frozen=True)
 class ItemRecord(JsonMixin):
     """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check.

@@ -91,6 +91,7 @@ class ResultsStore(abc.ABC):
     def __init__(self, location: str) -> None:
         self.location = location
         self._conn: Connection | None = None
+        self.may_create = True  # False for a reader: a store that is not there is not made (open())
 
     # --- what a backend provides ----------------------------------------------------------
     @abc.abstractmethod
@@ -128,8 +129,11 @@ class ResultsStore(abc.ABC):
             finally:
                 self._conn = None
 
-    def open(self) -> ResultsStore:
-        """Connect and bring the schema up to date."""
+    def open(self, *, create: bool = True) -> ResultsStore:
+        """Connect and bring the schema up to date. With ``create=False`` (a reader) a SQLite store that
+        does not exist (no file, or an empty one) is not made: :class:`NoResultsStoreError`, and nothing
+        was written (a database server's store is there or cannot be reached)."""
+        self.may_create = create
         try:
             self._conn = self._connect()
             self.migrate()
