@@ -167,3 +167,19 @@ def test_a_path_too_long_for_the_file_system_where_the_cache_is(fetch, tmp_path)
     assert len(res.stderr) < 1200, res.stderr
     assert "shorter path" in res.stderr and "--cache-dir" in res.stderr
     assert _cache_holds_nothing(cache)
+
+
+def test_a_corrupt_members_long_name_is_bounded_in_the_message(tmp_path, kit):
+    import zipfile
+
+    name = "/".join(["n" * 200] * 4) + "/a.txt"  # fits every limit, 800+ characters
+    path = tmp_path / "crc.zip"
+    good = bytearray(kit.zip_bytes([("file", name, b"hello world " * 100)]))
+    path.write_bytes(bytes(good))
+    with zipfile.ZipFile(path) as zf:
+        offset = zf.infolist()[0].header_offset + 30 + len(name)
+    good[offset + 2] ^= 0xFF  # damage the compressed data: zipfile's error quotes the whole name
+    path.write_bytes(bytes(good))
+    with pytest.raises(ArchiveError) as info:
+        safe_extract(path, "zip", tmp_path / "out")
+    assert "truncated or corrupt" in info.value.message and len(info.value.message) < 400

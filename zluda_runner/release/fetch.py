@@ -61,6 +61,7 @@ from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hash
 from zluda_runner.release.httpguard import HopCheck, Watchdog, client_url, guarded_session
 from zluda_runner.release.httpguard import connection_problem as _connection_problem
 from zluda_runner.release.httpguard import reason as _reason
+from zluda_runner.release.httpguard import sentence as _sentence
 
 __all__ = ["DownloadResult", "Limits", "RetryPolicy", "TransferError", "download", "hash_file", "mirror_url",
            "normalize_sha256"]
@@ -245,7 +246,7 @@ def download(
     except OSError as exc:  # our own file: requests' and the network's faults are FetchErrors by now
         _discard(dest)
         raise CacheError(
-            f"Could not save {url} to {dest} (expected {ctx.expectation()}): {exc.strerror or exc}; "
+            f"Could not save {url} to {dest} (expected {ctx.expectation()}): {exc.strerror or _reason(exc)}; "
             "the partial file was removed.",
             hint=f"Check free space and permissions in {dest.parent}, or choose another cache with "
             f"{{opt:cache_dir}} / {CACHE_ENV}.",
@@ -333,7 +334,8 @@ def _copy_local(ctx: _Context, dest: Path, show: bool) -> DownloadResult:
         src = open_regular(source)  # a FIFO, /dev/zero: refused at once, never a hang
     except OSError as exc:
         raise FetchError(
-            f"Could not read {ctx.url} (expected {ctx.expectation()} at {source}): {exc.strerror or exc}.",
+            f"Could not read {ctx.url} (expected {ctx.expectation()} at {source}): "
+            f"{exc.strerror or _reason(exc)}.",
             hint="A file:// mirror must hold the upstream path under its base "
             "(e.g. <base>/vosen/ZLUDA/releases/download/v5/<asset>); " + ctx.fallback_hint(),
         ) from exc
@@ -422,14 +424,15 @@ def _one_request(
     except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
             requests.exceptions.MissingSchema) as exc:
         raise FetchError(
-            f"{ctx.url} is not a valid download URL: {exc}.", hint="Fix the asset URL or the mirror."
+            _sentence(f"{ctx.url} is not a valid download URL: {_reason(exc)}"),
+            hint="Fix the asset URL or the mirror.",
         ) from exc
     except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as exc:
         if not ctx.watchdog.fired:
             raise _Retryable(_connection_problem(exc)) from exc
     except requests.exceptions.RequestException as exc:  # too many redirects, a bad redirect target ...
         raise FetchError(
-            f"Could not download {ctx.url} (expected {ctx.expectation()}): {_reason(exc)}.",
+            _sentence(f"Could not download {ctx.url} (expected {ctx.expectation()}): {_reason(exc)}"),
             hint="The server's answer cannot be followed (a redirect loop or a broken redirect?); "
             + ctx.fallback_hint(),
         ) from exc

@@ -47,7 +47,7 @@ def client_url(url: str, what: str = "URL") -> Url:
         return parse_url(prepared.url or "")
     except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, ValueError) as exc:
         raise FetchError(
-            f"the {what} {redact_url(url)!r} is not a valid URL ({exc})",
+            f"the {what} {shown_url(url)!r} is not a valid URL ({reason(exc)})",
             hint="give a full URL such as https://host/path (an IPv6 host in brackets: https://[::1]:8443/)",
         ) from None
 
@@ -155,8 +155,32 @@ def guarded_session(check: HopCheck | None = None, watchdog: Watchdog | None = N
     return session
 
 
+def shown_url(url: str) -> str:
+    """A URL as a message shows it: credentials masked, at most :data:`REASON_CHARS` characters."""
+    return clause(redact_url(url))
+
+
+#: how much of another library's error text a message quotes
+REASON_CHARS = 300
+
+
+def clause(text: str, limit: int = REASON_CHARS) -> str:
+    """Another library's text made part of our sentence: one line, at most ``limit`` characters (an
+    ellipsis where it was cut), without its closing period (requests ends "Exceeded 30 redirects."
+    with one; ours follows)."""
+    text = " ".join(text.split()).rstrip(" .")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def sentence(text: str) -> str:
+    """``text`` ended as a sentence: a period unless it ends with one already (or ``?``/``!``/``…``)."""
+    text = text.rstrip()
+    return text if text.endswith((".", "?", "!", "\u2026")) else text + "."
+
+
 def reason(exc: BaseException) -> str:
-    """The innermost cause's text, for a message."""
+    """The innermost cause's text, for a message: credentials masked, one line, bounded, no closing
+    period (:func:`clause`)."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     deepest = exc
@@ -167,8 +191,7 @@ def reason(exc: BaseException) -> str:
         if not isinstance(nxt, BaseException):
             nxt = cur.__cause__ or cur.__context__
         cur = nxt
-    text = redact_text(str(deepest) or type(deepest).__name__)
-    return text if len(text) < 300 else text[:297] + "..."
+    return clause(redact_text(str(deepest) or type(deepest).__name__))
 
 
 def connection_problem(exc: BaseException) -> str:

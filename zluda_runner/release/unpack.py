@@ -339,7 +339,7 @@ def _open(archive: Path, fmt: str) -> Iterator[_Reader]:
 def _corrupt(archive: Path, fmt: str, exc: BaseException) -> ArchiveError:
     return ArchiveError(
         f"{archive.name} is not a readable {fmt} archive: it is truncated or corrupt "
-        f"({exc or type(exc).__name__}).",
+        f"({_short(' '.join(str(exc).split()).rstrip(' .'), 200) or type(exc).__name__}).",
         hint="Delete it and download it again ({cmd:cache clean} then {cmd:fetch}), "
         "or fetch it by hand and pass {opt:archive FILE}.",
     )
