@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.wording import worded_for
 from zluda_runner.host.fs import HostFs
 from zluda_runner.plan.defaults import (
     ADDMM_LT_OFF,
@@ -81,7 +82,8 @@ def test_no_defaults_lists_them_not_applied() -> None:
                     identity=ComputeIdentity("8.5", "ZLUDA_CC", "manifest"))
     got = _by_name(facts)
     assert [n for n, d in got.items() if d.applied] == [DEVICE_IDENTITY]  # shown only, nothing set
-    assert all(d.why_not == "--no-defaults" for n, d in got.items() if n != DEVICE_IDENTITY)
+    # a neutral word in the record (no front end's flag): each view renders it for its reader
+    assert all(d.why_not == "defaults off" for n, d in got.items() if n != DEVICE_IDENTITY)
     assert defaults_env(tuple(got.values())) == {}
 
 
@@ -163,7 +165,11 @@ def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
     text = render_plan(done)
     assert "applied for you" in text and "HIP_VISIBLE_DEVICES=1" in text and "vosen/ZLUDA#626" in text
     assert "compute capability 8.8" in text
-    assert "not applied (--no-defaults)" in render_plan(again)
+    with worded_for("command line"):
+        assert "not applied (--no-defaults)" in render_plan(again)
+    assert "not applied (Options(defaults=False))" in render_plan(again)  # a Python caller's words
+    off = {d["name"]: d for d in json.loads(json.dumps(again.to_dict()))["defaults"]}
+    assert off[DEDICATED_GPU]["why_not"] == "defaults off"  # --json: the record's word
     data = json.loads(json.dumps(done.to_dict()))
     listed = {d["name"]: d for d in data["defaults"]}
     assert listed[DEDICATED_GPU]["reason"] and listed[DEDICATED_GPU]["source"]

@@ -109,7 +109,7 @@ def choose_release(
     return ReleaseChoice(
         release=chosen.release.id, version=chosen.release.version, flavour=chosen.release.flavour,
         asset=chosen.asset.name, url=chosen.asset.url, sha256=chosen.asset.sha256, os=c.os, hip=c.hip,
-        hip_source="given" if report.hip_source == "--hip" else report.hip_source, cuda=c.cuda,
+        hip_source=report.hip_source, cuda=c.cuda,
         needs=chosen.asset.hip.describe(), serves=tuple(chosen.asset.cuda_majors),
         notes=(*chosen.notes, *chosen.release.caveats),
         rejected=tuple(Rejected(r.release_id, r.asset_name, tuple(r.reasons), r.fits)

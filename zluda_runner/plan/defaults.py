@@ -41,6 +41,9 @@ SRC_ADDMM = ("torch >= 2.4 routes addmm/linear through cuBLASLt unless DISABLE_A
 SRC_GPU = ("vosen/ZLUDA#218, patientx/ComfyUI-Zluda#231 (an APU's integrated GPU is device 0 and the "
            "workload runs there, or fails)")
 USER_GPU_VARS = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+# why_not of every default when the defaults are off (``--no-defaults``, ``Options(defaults=False)``): a
+# neutral word in the record, which each front end renders in its own (report.plan_view: the flag)
+DEFAULTS_OFF = "defaults off"
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class ComputeIdentity(JsonMixin):
 class DefaultsFacts(JsonMixin):
     """Everything the defaults follow from (see the module doc)."""
 
-    enabled: bool = True  # False: --no-defaults
+    enabled: bool = True  # False: the defaults are off (--no-defaults, Options(defaults=False))
     os: str = "linux"
     python: bool = False  # a Python workload: start-up code can run in it
     startup_hook: bool = True  # (Windows) a start-up hook reaches this interpreter
@@ -121,7 +124,7 @@ def _decide(facts: DefaultsFacts, entry: AppliedDefault, user_var: str | None = 
         if var in facts.env:
             return replace(entry, applied=False, why_not=f"you set {var}={facts.env[var]}")
     if not facts.enabled:
-        return replace(entry, applied=False, why_not="--no-defaults")
+        return replace(entry, applied=False, why_not=DEFAULTS_OFF)
     if entry.name in _switched_off(facts):
         return replace(entry, applied=False, why_not=f"switched off by {SWITCH_OFF_ENV}")
     return entry

@@ -132,7 +132,7 @@ class AppliedDefault(JsonMixin):
     reason: str  # the fact that calls for it, in words
     source: str  # where the fact comes from (a URL, an issue, a manifest field)
     applied: bool = True
-    why_not: str | None = None  # when not applied: the user's own value, --no-defaults, ...
+    why_not: str | None = None  # when not applied: the user's own value, "defaults off", ...
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ from zluda_runner.release.model import Asset, Manifest, Release
 from zluda_runner.release.selection import Selection, host_os, parse_cuda, select_asset
 from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
+HIP_GIVEN = "given"  # hip_source for a HIP version the caller gave: a word, not a front end's flag
+HIP_FOUND = "found on this host"
+
 
 @dataclass
 class ReleasesReport:
@@ -24,7 +27,7 @@ class ReleasesReport:
 
     manifest: Manifest
     selection: Selection | None
-    hip_source: str | None = None  # "--hip", or where the host's HIP version was found
+    hip_source: str | None = None  # HIP_GIVEN (the caller's own), or where the host's HIP version was found
     origin: dict[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -89,10 +92,10 @@ def releases_report(
     major = parse_cuda(cuda)
     constrained = (for_host or any(v is not None for v in (os_name, hip, major, release, gfx))
                    or channel != "stable")
-    hip_source = "--hip" if hip else None
+    hip_source = HIP_GIVEN if hip else None
     if constrained and hip is None and detect_hip is not None and (os_name or host_os()) == host_os():
         hip = detect_hip()
-        hip_source = "found on this host" if hip else None
+        hip_source = HIP_FOUND if hip else None
     selection = (
         select_asset(manifest, os=os_name, hip=hip, cuda=major, release=release, channel=channel, gfx=gfx)
         if constrained

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from zluda_runner.core.textfit import line_spans, view_width
+from zluda_runner.core.wording import render
+from zluda_runner.plan.defaults import DEFAULTS_OFF
 from zluda_runner.plan.model import ShimPlan
 from zluda_runner.plan.windows import PTH_HOOK_NAME
 from zluda_runner.report.terminal import make_console
@@ -74,9 +76,15 @@ def defaults_lines(plan: ShimPlan) -> list[Text]:
         elif d.applied:
             head = Text(f"  {d.name}: {d.setting} ({_VEHICLE.get(d.vehicle, d.vehicle)})", style="green")
         else:
-            head = Text(f"  {d.name}: not applied ({d.why_not}): {d.setting}", style="yellow")
+            head = Text(f"  {d.name}: not applied ({_why_not(d.why_not)}): {d.setting}", style="yellow")
         lines += [head, Text(f"      why: {d.reason}"), Text(f"      source: {d.source}")]
     return lines
+
+
+def _why_not(why: str | None) -> str:
+    """A default's ``why_not`` for this view's reader: the defaults switched off read as the option that
+    does it (``--no-defaults`` on the command line, ``Options(defaults=False)`` for a Python caller)."""
+    return render("{opt:no_defaults}") if why == DEFAULTS_OFF else why or "not applied"
 
 
 def windows_setup_lines(plan: ShimPlan) -> list[Text]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
-from zluda_runner.release.listing import ReleasesReport, offered_previews
+from zluda_runner.core.wording import render
+from zluda_runner.release.listing import HIP_GIVEN, ReleasesReport, offered_previews
 from zluda_runner.release.model import Asset, Fact, Release
 from zluda_runner.release.selection import describe_constraints
 
@@ -67,11 +68,16 @@ def render_listing(report: ReleasesReport, width: int | None = None) -> str:
     return f"{text}\n\n" + wrap_text(summary, width)
 
 
+def _hip_source(source: str) -> str:
+    """Where the HIP version came from, for this view's reader: given, by the option that gives it."""
+    return f"{source} by {render('{opt:hip}')}" if source == HIP_GIVEN else source
+
+
 def render_selection(report: ReleasesReport) -> str:
     sel = report.selection
     assert sel is not None
     c = sel.constraints
-    hip_note = f" (HIP {report.hip_source})" if report.hip_source and c.hip else ""
+    hip_note = f" (HIP {_hip_source(report.hip_source)})" if report.hip_source and c.hip else ""
     out = [f"wanted: {describe_constraints(c)}{hip_note}"]
     if sel.requested:
         out.append(f"requested release {c.release} does not fit:")

@@ -1,0 +1,36 @@
+"""Where the selection's HIP version came from is a neutral word in the record (``hip_source``: "given",
+"found on this host"), never a front end's flag: the API and ``releases --json`` carry the word, the
+command line's text view renders the option that gives it (``--hip``)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+import zluda_runner as zr
+from zluda_runner.cli import main_group
+from zluda_runner.core.wording import worded_for
+from zluda_runner.release.listing import HIP_GIVEN, releases_report
+from zluda_runner.report.releases_view import render_selection
+
+
+def test_a_given_hip_is_recorded_as_given() -> None:
+    report = releases_report(manifest_path=None, cache_dir=None, os_name="windows", hip="6.2", cuda=11)
+    assert report.hip_source == HIP_GIVEN == "given"
+    assert report.to_json_dict()["hip_source"] == "given"
+    with worded_for("command line"):
+        assert "(HIP given by --hip)" in render_selection(report)
+    assert "(HIP given by hip=...)" in render_selection(report)  # a Python caller's words
+    assert releases_report(manifest_path=None, cache_dir=None, os_name="windows").hip_source is None
+
+
+def test_releases_json_and_the_api_carry_the_word() -> None:
+    result = CliRunner().invoke(main_group, ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11",
+                                             "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["hip_source"] == "given"
+    text = CliRunner().invoke(main_group, ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11"])
+    assert "(HIP given by --hip)" in text.output
+    listing = zr.list_releases(os="windows", hip="6.2", cuda=11)
+    assert listing.report.hip_source == "given"
