@@ -1,0 +1,61 @@
+"""Unpacking a release where Windows unpacks it: zluda-runner from its wheel in the official Windows
+CPython, under Wine (whose file system is case-insensitive, as NTFS is).
+
+The fault it guards against, measured first: a zip holding ``nvcuda.dll`` and ``NVCUDA.dll`` unpacks
+on Windows into one file, the second silently overwriting the first. zluda-runner refuses such an
+archive before anything is written, naming both members, on Windows as on Linux.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+
+from tests.windows.winpy import WinPython, winpath
+from zluda_runner.release.manifest import default_manifest_path
+
+MEMBERS = {"zluda/nvcuda.dll": b"MZ ZLUDA's driver", "zluda/NVCUDA.dll": b"MZ another file"}
+
+
+def _zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in MEMBERS.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_windows_keeps_one_of_two_names_that_differ_only_by_case(winpy: WinPython, tmp_path: Path) -> None:
+    """The ground truth: Windows' own zipfile.extractall leaves one file where the archive has two."""
+    archive = _zip(tmp_path / "case.zip")
+    out = tmp_path / "plain"
+    script = "import sys, zipfile\nzipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])\n"
+    done = winpy.run(["-c", script, winpath(archive), winpath(out)])
+    assert done.returncode == 0, done.stderr
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert len(files) == 1 and files[0].read_bytes() == MEMBERS["zluda/NVCUDA.dll"]  # the first is lost
+
+
+def test_fetch_refuses_a_zip_whose_names_differ_only_by_case(winpy: WinPython, tmp_path: Path) -> None:
+    archive = _zip(tmp_path / "zluda-windows-test.zip")
+    packaged = json.loads(default_manifest_path().read_text())
+    release = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
+    asset = copy.deepcopy(next(a for a in release["assets"] if a["os"] == "windows"))
+    data = archive.read_bytes()
+    asset.update(name=archive.name, url=f"https://github.com/vosen/ZLUDA/releases/download/v6/{archive.name}",
+                 sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    release["assets"] = [asset]
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({**packaged, "releases": [release]}))
+    cache = tmp_path / "cache"
+    base = ["--manifest", winpath(manifest), "--cache-dir", winpath(cache)]
+    out = winpy.zluda_run(*base, "--json", "fetch", "v6", "--os", "windows", "--archive", winpath(archive))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    error = json.loads(out.stdout)
+    assert "'zluda/nvcuda.dll' and 'zluda/NVCUDA.dll' differ only by case" in error["error"], error
+    assert "report it" in error["hint"] and "--release VERSION" in error["hint"]
+    assert not (cache / "releases").exists() or not any((cache / "releases").rglob("*"))
+    assert not any(p.is_file() for p in (cache / "tmp").rglob("*"))
+    assert not any(p.is_file() for p in (cache / "downloads").rglob("*"))
