@@ -21,6 +21,11 @@ libraries sum in other orders: floating dtypes are then raised to torch's own cr
 ``atol=rtol=1e-3`` of ``TestCommon.test_compare_cpu`` (pytorch/pytorch test/test_ops.py)
 (:data:`ACROSS_BACKENDS`). Integers and bool stay exact. Explicit ``rtol``/``atol`` replace the
 defaults; ``at_least`` raises them (an OpInfo op's own ``toleranceOverride``).
+
+A mismatch says what differs (:attr:`Closeness.detail`): the element with the largest difference, or
+the first one where a NaN or an infinity stands against something else (``inf where the reference has
+1.5 at index 3``); ``max_abs_error`` is then torch's own figure for it, ``inf`` (or ``nan`` where a NaN
+is on one side only), never the 0 of the pairs that were finite.
 """
 
 from __future__ import annotations
@@ -55,8 +60,11 @@ ACROSS_BACKENDS = (1e-3, 1e-3)  # (rtol, atol): torch's test_compare_cpu, a devi
 
 @dataclass(frozen=True)
 class Closeness:
-    """The verdict on one output: ``max_abs_error`` over the pairs where both are finite;
-    ``max_rel_error`` None where the reference is 0 and the other is not."""
+    """The verdict on one output. ``max_abs_error``: the largest ``|got - want|``, as torch's
+    ``assert_close`` reports it: ``inf`` where an infinity differs (from a number, from the other
+    infinity), ``nan`` where a NaN stands against a number. ``max_rel_error``: the largest
+    ``|got - want| / |want|`` over the pairs that differ by a finite amount, None where it is no finite
+    number (a reference of 0, an infinity or NaN on one side). ``detail`` says what differs."""
 
     status: Status
     rtol: float
@@ -123,7 +131,10 @@ def compare_values(got: Sequence[complex], want: Sequence[complex], *, got_dtype
         return Closeness("shape_mismatch", r, a, detail=f"shape {shape_g} != {shape_w}")
     mismatched = non_finite = 0
     max_abs = max_rel = 0.0
-    for x, y in zip(got, want):  # noqa: B905 - lengths checked; strict= is Python 3.10+
+    unbounded: float | None = None  # inf, or nan: what torch reports for a pair that differs by no number
+    first_odd = worst = -1  # the first NaN/infinity mismatch, the largest finite one outside tolerance
+    worst_diff = -1.0
+    for index, (x, y) in enumerate(zip(got, want)):  # noqa: B905 - lengths checked; strict= is 3.10+
         if x == y:
             continue
         if cmath.isnan(x) and cmath.isnan(y):
@@ -132,19 +143,56 @@ def compare_values(got: Sequence[complex], want: Sequence[complex], *, got_dtype
         if not math.isfinite(diff):
             mismatched += 1
             non_finite += 1
+            first_odd = index if first_odd < 0 else first_odd
+            nan_here = cmath.isnan(x) or cmath.isnan(y) or math.isnan(diff)
+            nan_before = unbounded is not None and math.isnan(unbounded)
+            unbounded = math.nan if nan_here or nan_before else math.inf
             continue
         max_abs = max(max_abs, diff)
         max_rel = max(max_rel, diff / abs(y) if y else math.inf)
         if diff > a + r * abs(y):
             mismatched += 1
+            if diff > worst_diff:
+                worst, worst_diff = index, diff
     detail = ""
     if mismatched:
         detail = f"{mismatched}/{len(got)} elements outside rtol {r:g} / atol {a:g}"
         if non_finite:
-            detail += f" ({non_finite} NaN or infinite where the other is not)"
+            detail += (f" ({non_finite} NaN or infinite where the other is not; the first: "
+                       f"{_pair_text(got, want, first_odd, shape_g)})")
+        else:
+            detail += f" (the largest difference: {_pair_text(got, want, worst, shape_g)})"
+    if unbounded is not None:
+        return Closeness("differ", r, a, elements=len(got), mismatched=mismatched, max_abs_error=unbounded,
+                         max_rel_error=None, detail=detail)
     return Closeness("agree" if not mismatched else "differ", r, a, elements=len(got), mismatched=mismatched,
                      max_abs_error=max_abs, max_rel_error=max_rel if math.isfinite(max_rel) else None,
                      detail=detail)
+
+
+def _pair_text(got: Sequence[complex], want: Sequence[complex], index: int, shape: Sequence[int]) -> str:
+    """``inf where the reference has 1.5 at index 3`` (``index (1, 2)`` in a tensor of more dimensions)."""
+    return f"{_number_text(got[index])} where the reference has {_number_text(want[index])} at index " \
+           f"{_index_text(index, shape)}"
+
+
+def _number_text(value: complex) -> str:
+    if isinstance(value, int):  # bool too
+        return str(value)
+    if isinstance(value, complex):
+        return f"({value.real:.6g}{value.imag:+.6g}j)"
+    return f"{value:.6g}"
+
+
+def _index_text(flat: int, shape: Sequence[int]) -> str:
+    """The flat (row-major) index as the tensor's own index: ``3``, ``(1, 2)``."""
+    if len(shape) <= 1 or any(n <= 0 for n in shape):
+        return str(flat)
+    parts = []
+    for size in reversed(shape):
+        flat, at = divmod(flat, size)
+        parts.append(at)
+    return "(" + ", ".join(str(p) for p in reversed(parts)) + ")"
 
 
 def dtype_name(tensor: torch.Tensor) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import shlex
 from pathlib import Path
 
@@ -20,7 +21,7 @@ def render_text(report: AbReport) -> str:
                 extra = f", argmax agree {c.argmax_agreement:.0%}" if c.argmax_agreement is not None else ""
                 rel = f"{c.max_rel_error:.3g}" if c.max_rel_error is not None else "n/a"
                 lines.append(
-                    f"  {c.name:<20} {c.status:<7} max abs {c.max_abs_error:.3g}, max rel {rel}"
+                    f"  {c.name:<20} {c.status:<7} max abs {_abs_text(c.max_abs_error)}, max rel {rel}"
                     f" ({c.dtype_a}/{c.dtype_b}, {c.shape_a}){extra}"
                 )
             else:
@@ -34,6 +35,16 @@ def render_text(report: AbReport) -> str:
             lines.append(f"  {t.name:<20} A {a}  B {b}  {ratio}")
     lines += ["", f"verdict: {report.verdict}"]
     return "\n".join(lines)
+
+
+def _abs_text(value: float | None) -> str:
+    """The comparator's max abs error: ``inf``/``nan`` (torch's figure) where a NaN or an infinity
+    stands against something else is said as such, not left to look like a number."""
+    if value is None:
+        return "n/a"
+    if not math.isfinite(value):
+        return f"{value:.3g} (a NaN or an infinity the other side does not have)"
+    return f"{value:.3g}"
 
 
 _ROW_STATUS = {  # output status -> the shared report's status vocabulary (colour, filter)
