@@ -43,7 +43,7 @@ def test_verify_load_still_fails_a_workload_killed_by_its_own_signal() -> None:
     result = verify_bindings(["sh", "-c", "kill -SEGV $$"], os.environ, EXPECTED)
     assert result.signal == signal.SIGSEGV and result.died_loading and not result.interrupted
     assert result.command_exit_code() == CHECK_FAILED
-    assert "killed by signal 11, exit 139" in render_verification(result)
+    assert "killed by SIGSEGV, exit 139" in render_verification(result)  # by name (core.proctree.ended_by)
 
 
 _WRAPPER = (

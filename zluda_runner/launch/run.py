@@ -11,15 +11,23 @@ overhead, native signals, and nothing is left running if ``zluda-run`` itself is
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.core.errors import CheckFailedError
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
-from zluda_runner.launch.process import command_words, exec_process, resolve_command, run_process
+from zluda_runner.launch.process import (
+    command_words,
+    exec_process,
+    resolve_command,
+    run_process,
+    run_process_end,
+)
 from zluda_runner.plan.model import ShimPlan
 
 if TYPE_CHECKING:
@@ -114,10 +122,29 @@ def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], 
     ``on_telemetry`` (``--monitor``): the workload runs as a child with its GPU sampled meanwhile
     (zluda_runner.telemetry), and hears the trace, or why there is none, once it has exited."""
     if on_telemetry is not None:
-        return with_telemetry(lambda: run_process(run.argv, run.env), run.env, on_telemetry)
+        return with_telemetry(lambda: run_child(run.argv, run.env), run.env, on_telemetry)
     if os.name == "posix" and run.plan.os == "linux":
         exec_process(run.argv, run.env)  # returns only by raising
     return run_process(run.argv, run.env)
+
+
+# the endings a shell does not report for a job it ran: the user's own Ctrl-C, a reader that went away
+_UNSAID = {getattr(signal, name) for name in ("SIGINT", "SIGPIPE") if hasattr(signal, name)}
+
+
+def run_child(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """The workload run as a child to its end (``--monitor``): its exit status (signal N -> 128+N). What
+    killed it is said on stderr ("zluda-run: the workload was killed by SIGSEGV (exit 139)"), as a shell
+    says it of a job it ran itself: here the shell sees zluda-run exit, not the workload die. The name
+    is :func:`zluda_runner.core.proctree.ended_by`'s (a signal on POSIX, a crash code on Windows)."""
+    end = run_process_end(argv, env)
+    if end.signal in _UNSAID:
+        return end.exit_code
+    name = ended_by(-end.signal) if end.signal is not None else ended_by(end.exit_code)
+    if name and sys.stderr is not None:
+        sys.stderr.write(f"zluda-run: the workload was killed by {name} (exit {end.exit_code})\n")
+        sys.stderr.flush()
+    return end.exit_code
 
 
 def with_telemetry(work: Callable[[], T], env: Mapping[str, str],

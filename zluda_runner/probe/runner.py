@@ -47,9 +47,8 @@ MAX_DETAIL = 2000
 Progress = Callable[[CaseResult], None]
 
 
-def _signal_name(returncode: int | None) -> str | None:
-    """What ended a process abnormally: a signal on POSIX, a crash code (NTSTATUS) on Windows."""
-    return ended_by(returncode)
+# what ended a process abnormally: proctree's one helper (kept by this name for the probes importing it)
+_signal_name = ended_by
 
 
 # The driver file a probe loads by default on this platform: what hints name.
@@ -118,7 +117,7 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
                                       f"{event.get('detail', '')}")
     tail = worker.output_tail()
     rc = worker.finish()
-    sig = _signal_name(rc)
+    sig = ended_by(rc)
     what = f"killed by {sig}" if sig else f"exited with {rc}"
     return None, LoadResult(CRASHED, f"the process loading {libcuda} {what}" + (f": {tail}" if tail else ""))
 
@@ -239,7 +238,7 @@ def run_probe(
         else:
             tail = worker.output_tail()
             rc = worker.finish()
-            sig = _signal_name(rc)
+            sig = ended_by(rc)
             status = CRASHED
             detail = f"worker killed by {sig}" if sig else f"worker exited with {rc}"
             if tail:

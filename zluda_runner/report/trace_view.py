@@ -14,12 +14,20 @@ from zluda_runner.trace.model import TraceReport
 TERMINAL_ROWS = 15
 
 
+def ended_line(ended_by: str, exit_code: int | None) -> str:
+    """The line that says what killed the command (``ended_by``: core.proctree.ended_by's name)."""
+    shown = f", exit {exit_code}" if exit_code is not None else ""
+    return f"the command was killed by {ended_by}{shown}"
+
+
 def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None,
                         console: Console | None = None) -> None:
     """On stderr (the workload owns stdout): the sections, each table cut to its first rows."""
     out = console or make_console(stderr=True)
     more = f"the whole report: {saved_to}" if saved_to else "see --json or --html"
     print_sections(trace_sections(report), limit=TERMINAL_ROWS, more=more, console=out)
+    if report.ended_by:
+        out.print(Text(ended_line(report.ended_by, report.exit_code), style="bold red"))
     if saved_to is not None:
         out.print(Text(f"trace report: {saved_to}", style="bold"))
         out.print(f"HTML: zluda-run trace-report {saved_to} --html trace.html")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.launch.verify import NOT_TAKEN, TAKEN, UNPROVEN, UNUSED, VerifyResult
 
 
@@ -17,7 +18,7 @@ def render_verification(result: VerifyResult) -> str:
         count = f"{result.processes} process(es)" if result.processes else "no process"
         lines = ["", f"module evidence (each process's own module list at exit: {count}):"]
     if result.interrupted:
-        how = "Ctrl-C" if result.stopped_by in (None, signal.SIGINT) else _signal_name(result.stopped_by)
+        how = "Ctrl-C" if result.stopped_by in (None, signal.SIGINT) else _named(result.stopped_by)
         if result.stopped_by is not None and result.stopped_by == getattr(signal, "SIGPIPE", None):
             how = "SIGPIPE: the reader of its output went away"
         lines.append(f"  interrupted ({how}, exit {result.exit_code}): the evidence covers what was loaded "
@@ -26,7 +27,7 @@ def render_verification(result: VerifyResult) -> str:
     if result.unproven is not None:
         lines.append(f"  nothing proven: {result.unproven}")
     if result.died_loading:
-        why = f"killed by signal {result.signal}" if result.signal is not None else "the loader failed"
+        why = f"killed by {_named(result.signal)}" if result.signal is not None else "the loader failed"
         lines.append(f"  the run did not get past loading ({why}, exit {result.exit_code}):")
         lines.extend(f"  | {line}" for line in result.loader_errors[:8])
     for ev in result.bindings:
@@ -44,8 +45,6 @@ def render_verification(result: VerifyResult) -> str:
     return "\n".join(lines)
 
 
-def _signal_name(signum: int | None) -> str:
-    try:
-        return signal.Signals(signum or 0).name
-    except ValueError:
-        return f"signal {signum}"
+def _named(signum: int) -> str:
+    """A signal by its name (``SIGSEGV``), through proctree's one helper (a negative return code)."""
+    return ended_by(-signum) or f"signal {signum}"

@@ -111,6 +111,7 @@ class TraceReport(JsonMixin):
     proc_address_lookups: tuple[ProcAddressLookup, ...] = ()
     export_tables: tuple[ExportTableRequest, ...] = ()
     warnings: tuple[str, ...] = ()
+    ended_by: str | None = None  # what killed the command ("SIGSEGV": core.proctree.ended_by); None: exited
 
     @property
     def total_calls(self) -> int:
@@ -191,6 +192,7 @@ def merge_processes(
     command: list[str] | None = None,
     exit_code: int | None = None,
     warnings: list[str] | None = None,
+    ended_by: str | None = None,
 ) -> TraceReport:
     """One report: every process listed, and their calls, lookups and GUIDs merged."""
     all_warnings = list(warnings or [])
@@ -205,4 +207,5 @@ def merge_processes(
         proc_address_lookups=tuple(merge_lookups(p.proc_address_lookups for p in processes)),
         export_tables=tuple(merge_export_tables(p.export_tables for p in processes)),
         warnings=tuple(all_warnings),
+        ended_by=ended_by,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import CommandNotFoundError, TraceError
 from zluda_runner.core.paths import default_cache_dir
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.trace.counts import read_count_dir
 from zluda_runner.trace.interposer import build_interposer, interposer_env
 from zluda_runner.trace.model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
@@ -58,23 +59,26 @@ def _prepend_path(env: dict[str, str], key: str, folder: Path) -> None:
     env[key] = f"{folder}:{old}" if old else str(folder)
 
 
-def _run(argv: Sequence[str], env: Mapping[str, str], timeout: float | None) -> int | None:
-    """The command's exit status (signal N -> 128+N); None when it ran past ``timeout``."""
+def _run(argv: Sequence[str], env: Mapping[str, str],
+         timeout: float | None) -> tuple[int | None, str | None]:
+    """The command's exit status (signal N -> 128+N; None when it ran past ``timeout``) and what killed it
+    (``SIGSEGV``, by :func:`zluda_runner.core.proctree.ended_by`; None when it exited)."""
     if timeout is None:
         # zluda-run's own launcher: Ctrl-C and other signals are forwarded to the workload, which can
         # then end through its exit handlers and still write its counts (a kill would lose them)
-        from zluda_runner.launch.process import run_process
+        from zluda_runner.launch.process import run_process_end
 
-        return run_process(argv, env)
+        end = run_process_end(argv, env)
+        return end.exit_code, ended_by(-end.signal) if end.signal is not None else None
     try:
         rc = subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
-        return 128 - rc if rc < 0 else rc
+        return (128 - rc if rc < 0 else rc), ended_by(rc)
     except FileNotFoundError as exc:
         raise CommandNotFoundError(
             f"command not found: {argv[0]}", hint="check the command's spelling and PATH"
         ) from exc
     except subprocess.TimeoutExpired:
-        return None
+        return None, None
 
 
 def run_traced(
@@ -90,7 +94,8 @@ def run_traced(
     """Run ``argv`` under ``env`` with driver calls traced; raw logs stay in a fresh folder under ``out_dir``.
 
     ``real_libcuda`` is the driver the calls go to (ZLUDA's ``libcuda.so.1``, or NVIDIA's).
-    The command's exit code is in ``report.exit_code`` (``None`` when it ran past ``timeout``).
+    The command's exit code is in ``report.exit_code`` (``None`` when it ran past ``timeout``), the signal
+    that killed it in ``report.ended_by``.
     """
     if not argv:
         raise TraceError("nothing to trace: no command given", hint="{cmd:--trace -- python infer.py}")
@@ -110,21 +115,21 @@ def run_traced(
         _prepend_path(run_env, "LD_LIBRARY_PATH", _tracer_folder(tracer, run_dir))
         run_env[ZLUDA_LOG_DIR_ENV] = str(log_dir)
         run_env[ZLUDA_CUDA_LIB_ENV] = str(real.resolve())
-        exit_code = _run(argv, run_env, timeout)
+        exit_code, ended = _run(argv, run_env, timeout)
         processes = read_log_dir(log_dir)
         source = SOURCE_ZLUDA_LOG
     else:
         interposer = build_interposer(cache_dir or default_cache_dir())
         counts_dir = run_dir / "interposer"
         counts_dir.mkdir()
-        exit_code = _run(argv, interposer_env(interposer, real, counts_dir, run_env), timeout)
+        exit_code, ended = _run(argv, interposer_env(interposer, real, counts_dir, run_env), timeout)
         processes = read_count_dir(counts_dir)
         source = SOURCE_INTERPOSER
     warnings = [] if processes else [NO_PROCESS_WARNING]
     if exit_code is None:
         warnings.append(f"the command ran past {timeout} s and was stopped")
     return merge_processes(
-        processes, source=source, command=list(argv), exit_code=exit_code, warnings=warnings
+        processes, source=source, command=list(argv), exit_code=exit_code, warnings=warnings, ended_by=ended
     )
 
 
