@@ -309,7 +309,9 @@ def test_probe_a_standin_driver_and_find_it_recorded(standin: Path, tmp_path: Pa
     assert len(runs) == 1 and runs[0].summary["passed"] == 2, runs
     zr.run_probe(dataclasses.replace(options, record=False), libcuda=standin, cases=["init.cuInit"])
     assert len(zr.list_results(options, kind="probe")) == 1  # record=False kept nothing
-    assert zr.list_results(dataclasses.replace(options, results_db=str(tmp_path / "other.db"))) == []
+    with pytest.raises(zr.ResultsStoreError, match="no results store at"):  # a reader makes no store
+        zr.list_results(dataclasses.replace(options, results_db=str(tmp_path / "other.db")))
+    assert not (tmp_path / "other.db").exists()
 
 
 def test_doctor_of_a_made_up_rocm_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,4 +329,4 @@ def test_doctor_of_a_made_up_rocm_tree(tmp_path: Path, monkeypatch: pytest.Monke
     assert checks["gpu"] == checks["rocm"] == checks["driver"] == "ok", checks
     assert report.exit_code == 0 and all(s == "ok" for i, s in checks.items() if i not in HIPSDK), checks
     assert [checks[i] for i in HIPSDK] == ["not_applicable"] * 3  # Windows-only: neither ok nor failing
-    assert zr.list_results(options) == []  # a made-up tree is no machine to remember
+    assert not (tmp_path / "results.db").exists()  # a made-up tree is no machine to remember

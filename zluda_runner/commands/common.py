@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,19 @@ def emit_json(data: object) -> None:
     payload = to_plain(to_dict() if callable(to_dict) else data)
     if isinstance(payload, dict) and "schema" not in payload:
         payload = {"schema": JSON_SCHEMA_VERSION, **payload}
-    click.echo(json.dumps(payload, indent=2))
+    click.echo(json.dumps(_finite(payload), indent=2, allow_nan=False))
+
+
+def _finite(value: object) -> object:
+    """JSON has no NaN or infinity (Python would write ``Infinity``, which other readers refuse): such a
+    figure (an output's max abs error against an inf) is ``null``; the text views say what it was."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def warn(text: str) -> None:
