@@ -59,3 +59,17 @@ def test_fetch_refuses_a_zip_whose_names_differ_only_by_case(winpy: WinPython, t
     assert not (cache / "releases").exists() or not any((cache / "releases").rglob("*"))
     assert not any(p.is_file() for p in (cache / "tmp").rglob("*"))
     assert not any(p.is_file() for p in (cache / "downloads").rglob("*"))
+
+
+def test_a_cache_folder_that_is_a_file_is_named_on_windows(winpy: WinPython, tmp_path: Path) -> None:
+    """Windows answers a path under a file with 'path not found', not ENOTDIR: the same one error."""
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    for cache, named in ((blocker, f"The cache folder {winpath(blocker)} is a file"),
+                         (blocker / "cache", f"cannot be made: {winpath(blocker)} is a file")):
+        for args in (("cache", "list"), ("fetch", "v6", "--os", "windows")):
+            out = winpy.zluda_run("--cache-dir", winpath(cache), "--json", *args)
+            assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+            error = json.loads(out.stdout)
+            assert named in error["error"] and "--cache-dir" in error["hint"], error
+    assert blocker.read_text() == "a file"
