@@ -183,3 +183,12 @@ def test_a_corrupt_members_long_name_is_bounded_in_the_message(tmp_path, kit):
     with pytest.raises(ArchiveError) as info:
         safe_extract(path, "zip", tmp_path / "out")
     assert "truncated or corrupt" in info.value.message and len(info.value.message) < 400
+
+
+def test_a_link_target_too_long_is_refused_before_writing(tmp_path, kit):
+    target = "/".join(["t" * 200] * 6)
+    info, dest = _extract(tmp_path, kit, "tar.gz", [("file", "zluda/libcuda.so.1", b"1"),
+                                                     ("symlink", "zluda/libcuda.so", target)])
+    assert isinstance(info.value, UnusableArchiveError)
+    assert "has a target of 1205 bytes" in info.value.message and len(info.value.message) < 300
+    assert _nothing_written(dest)

@@ -13,8 +13,9 @@ written*:
 - no member may be written *through* a symbolic link of the archive, and no
   name may appear twice as a file/link;
 - names must be writable on every file system a release is installed on: no component over
-  :data:`MAX_NAME_PART` bytes, no name over :data:`MAX_NAME_BYTES` bytes or :data:`MAX_DEPTH` folders
-  deep, and no two names that differ only by case (Windows and macOS keep one of them);
+  :data:`MAX_NAME_PART` bytes, no name (or link target) over :data:`MAX_NAME_BYTES` bytes or
+  :data:`MAX_DEPTH` folders deep, and no two names that differ only by case (Windows and macOS keep
+  one of them);
 - the total unpacked size is bounded by what a release can be: at most
   :data:`MAX_RATIO` times the archive's own size (releases are binaries, which
   pack 2-5x; a bomb packs 1000x), at least :data:`RATIO_FLOOR` (tiny archives),
@@ -381,6 +382,13 @@ def _check_symlink(archive: Path, member: Member) -> None:
     if not target or "\x00" in target:
         raise UnsafeArchiveError(
             f"{archive.name}: link {_q(member.name)} has an empty target.", hint=_UNSAFE_HINT
+        )
+    size = len(target.encode("utf-8", "replace"))
+    if size > MAX_NAME_BYTES:
+        raise UnusableArchiveError(
+            f"{archive.name}: link {_q(member.name)} has a target of {size} bytes, over the "
+            f"{MAX_NAME_BYTES} a release's link may have; the archive was refused and nothing was written.",
+            hint=_UNUSABLE_HINT,
         )
     if target.startswith("/") or _DRIVE.match(target):
         raise UnsafeArchiveError(
