@@ -397,3 +397,18 @@ def test_a_distribution_hip_is_hip_5_2_for_the_doctor_too_and_v6_does_not_fit(tm
     assert release.status is Status.FAIL
     assert release.message.startswith(
         "no ZLUDA release fits this host (linux, HIP 5.2 from the distribution's libamdhip64-5 package")
+
+
+def test_a_cache_that_is_a_file_is_said_once_with_the_caches_own_hint(tmp_path: Path) -> None:
+    """The cached_releases check embedded str() of the cache's error: its own "hint:" line ended up
+    inside the check's message."""
+    from zluda_runner.core.settings import Settings
+
+    rocm62_tree(tmp_path / "root", gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    cache = tmp_path / "cache"
+    cache.write_bytes(b"not a folder")
+    report = _doctor(tmp_path / "root", settings=Settings(cache_dir=cache))
+    check = report.check("cached_releases")
+    assert check is not None and check.status is Status.WARN
+    assert f"The cache folder {cache} is a file" in check.message and "hint:" not in check.message
+    assert check.fix is not None and "another" in check.fix and "hint:" not in check.fix

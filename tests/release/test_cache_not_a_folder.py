@@ -45,7 +45,7 @@ def setup(tmp_path, kit, monkeypatch):
 
 
 COMMANDS = [("fetch", "v6", "--os", "linux"), ("cache", "list"), ("cache", "clean"),
-            ("cache", "clean", "v6"), ("cache", "path", "v6")]
+            ("cache", "clean", "v6"), ("cache", "path", "v6"), ("cache", "path")]
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)

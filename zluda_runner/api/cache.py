@@ -58,12 +58,16 @@ def cache_path(version: str | None = None, options: Options | None = None) -> Ca
     nothing is downloaded. :func:`cached_release` is the same for a caller that only wants the folders.
 
     Raises:
-        CacheError: the release is not in the cache. ManifestError: no release of that name.
+        CacheError: the release is not in the cache, or the cache folder is a file (or under one).
+        ManifestError: no release of that name.
     """
+    from zluda_runner.release.cache import check_cache_folder
     from zluda_runner.release.obtain import cached_folders
 
     settings = to_settings(options)
     if version is None:
+        with caller_errors():  # a cache "folder" that is a file is no place to point anyone at
+            check_cache_folder(settings.cache_dir)
         return CachePath(settings.cache_dir, None, (settings.cache_dir,))
     with caller_errors():
         release, folders = cached_folders(settings.manifest, settings.cache_dir, version)

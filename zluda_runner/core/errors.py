@@ -104,7 +104,8 @@ class UnsafeArchiveError(ZludaRunnerError):
 
 
 class ArchiveError(ZludaRunnerError):
-    """An archive is truncated, corrupt or of an unknown format."""
+    """An archive is truncated, corrupt or of an unknown format, or cannot be unpacked the same
+    everywhere (``UnusableArchiveError``: a name too long or too deep, names that differ only by case)."""
 
 
 class CacheError(ZludaRunnerError):

@@ -65,11 +65,13 @@ def check_cached_releases(opts: ResolvedOptions) -> Check:
     try:
         entries = list_cache(Path(cache_dir))
     except Exception as exc:  # a broken cache folder is reported, not raised
+        # its own message and hint (str() of our error carries a "hint:" line of its own)
+        hint = exc.hint if isinstance(exc, ZludaRunnerError) else None
         return Check(
             "cached_releases",
             Status.WARN,
-            f"Could not list cached releases: {exc}",
-            f"Check the cache folder {cache_dir} (or {{cmd:cache clean}}).",
+            f"Could not list cached releases: {exc.message if isinstance(exc, ZludaRunnerError) else exc}",
+            hint or f"Check the cache folder {cache_dir} (or {{cmd:cache clean}}).",
         )
     names = [f"{e.release_id}/{e.asset}" for e in entries]
     details: dict[str, object] = {"cache_dir": str(cache_dir), "releases": names}
