@@ -90,9 +90,9 @@ def test_a_rule_only_the_integrated_gpu_breaks_refuses_only_when_it_is_the_workl
     assert _select(Settings(cache_dir=cache)) == "upstream-v6"
 
 
-def _plan(host: Path, *global_opts: str) -> subprocess.CompletedProcess[str]:
+def _plan(host: Path, *global_opts: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")}
-    env.update(ZLUDA_RUNNER_ROOT=str(host), XDG_CACHE_HOME=str(host.parent / "xdg"))
+    env.update(ZLUDA_RUNNER_ROOT=str(host), XDG_CACHE_HOME=str(host.parent / "xdg"), **extra)
     argv = [sys.executable, "-m", "zluda_runner", "--cache-dir", str(host.parent / "cache"), *global_opts,
             "plan", "--", "true"]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
@@ -127,3 +127,13 @@ def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
     (warning,) = visibility_warnings("linux", env, "linux")
     assert f"HIP_VISIBLE_DEVICES={value!r}" in warning and "the workload sees no GPU" in warning
     assert visibility_warnings("windows", env, "linux") == ()  # another OS's workload does not run here
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the KFD topology is Linux's")
+def test_the_plan_says_a_users_value_leaves_no_gpu(host: Path) -> None:
+    shown = _plan(host, HIP_VISIBLE_DEVICES="-1")
+    assert shown.returncode == 0, shown.stdout + shown.stderr  # the user's value wins: not refused
+    out = " ".join((shown.stdout + shown.stderr).split())
+    assert "warning: HIP_VISIBLE_DEVICES='-1': '-1' is not a device index" in out
+    assert "the workload sees no GPU" in out and RULE not in out  # the APU it hides is not judged
+    assert "dedicated-gpu: not applied (you set HIP_VISIBLE_DEVICES=-1)" in out
