@@ -301,7 +301,11 @@ def test_visible_gpus_follow_rocr_then_hip_selection() -> None:
     assert names({"ROCR_VISIBLE_DEVICES": "1,2", "HIP_VISIBLE_DEVICES": "1"}) == ["gpu2"]
     assert names({"HIP_VISIBLE_DEVICES": "1,7,0"}) == ["gpu1"]  # stops at the first invalid index
     assert names({"HIP_VISIBLE_DEVICES": "GPU-uuid"}) == ["gpu0", "gpu1", "gpu2"]  # not modelled
-    assert names({"HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}) == ["gpu0", "gpu1", "gpu2"]
+    assert names({"HIP_VISIBLE_DEVICES": ""}) == ["gpu0", "gpu1", "gpu2"]  # HIP's empty: no choice
+    # ROCm's rules (host.visibility): ROCr's set-but-empty shows none; -1 / abc end the list at once
+    assert names({"ROCR_VISIBLE_DEVICES": ""}) == []
+    assert names({"HIP_VISIBLE_DEVICES": "-1"}) == names({"HIP_VISIBLE_DEVICES": "abc,0"}) == []
+    assert names({"HIP_VISIBLE_DEVICES": "1,-1,0"}) == ["gpu1"]
 
 
 def test_windows_hip_sdk_too_old_for_the_fork_names_the_version_it_wants(tmp_path: Path) -> None:

@@ -151,6 +151,10 @@ def test_settings_that_hide_every_gpu_sample_nothing(tmp_path: Path) -> None:
     _two_gpus(tmp_path)
     found = open_amdgpu(root=tmp_path, env={"HIP_VISIBLE_DEVICES": "5"})
     assert isinstance(found, NoTelemetry) and "HIP_VISIBLE_DEVICES=5" in found.reason
+    # ROCm's rule (host.visibility): -1 or a word ends the list at once; GPU 0 was sampled on 720a795
+    for value in ("-1", "abc"):
+        found = open_amdgpu(root=tmp_path, env={"HIP_VISIBLE_DEVICES": value})
+        assert isinstance(found, NoTelemetry) and f"HIP_VISIBLE_DEVICES={value}" in found.reason
 
 
 def test_no_amdgpu_card_says_why_and_where_to_look(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import generation, is_rdna_or_newer
 from zluda_runner.host.hip import format_hip_version
 from zluda_runner.host.model import GpuAgent, HostFacts
-from zluda_runner.plan.visibility import Visibility
+from zluda_runner.host.visibility import Visibility
 from zluda_runner.release.gpurules import rules_against
 from zluda_runner.release.model import GpuHipRule
 
@@ -99,7 +99,7 @@ def check_arch(gpu: GpuAgent) -> Check:
 
 def check_hidden_gpus(env: Mapping[str, str], visibility: Visibility | None = None) -> Check:
     """The user's ``*_VISIBLE_DEVICES`` leave the workload no GPU (``-1``, ``abc``, an index past the last
-    GPU: ROCm's rule, :mod:`zluda_runner.plan.visibility`), or one zluda-run cannot tell (a UUID)."""
+    GPU: ROCm's rule, :mod:`zluda_runner.host.visibility`), or one zluda-run cannot tell (a UUID)."""
     names = [v for v in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") if v in env]
     settings = ", ".join(f"{v}={env[v]!r}" for v in names)
     details: dict[str, object] = {var: env[var] for var in names}

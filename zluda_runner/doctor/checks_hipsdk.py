@@ -14,7 +14,7 @@ from zluda_runner.doctor.model import Check, Findings, ResolvedOptions, Status
 from zluda_runner.host import hipsdk
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
-from zluda_runner.plan.visibility import workload_target
+from zluda_runner.host.visibility import workload_target
 
 CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
 _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}

@@ -14,7 +14,7 @@ from zluda_runner.host.compile_cache import CompileCacheInfo
 from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
-from zluda_runner.plan.visibility import workload_target
+from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.cache import list_cache, verify_cache
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.selection import NothingFitsError, choose

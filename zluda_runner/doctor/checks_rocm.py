@@ -16,7 +16,7 @@ from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
 from zluda_runner.host.rocm import LibraryDirs, files_for_gfx, library_dirs
-from zluda_runner.plan.visibility import workload_target
+from zluda_runner.host.visibility import workload_target
 
 
 def check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:

@@ -51,9 +51,9 @@ from zluda_runner.host.gpus import discover_gpus
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
+from zluda_runner.host.visibility import workload_target
 from zluda_runner.plan.defaults import HostGpu
 from zluda_runner.plan.defaults_facts import REGISTRY, gpu_choice_env
-from zluda_runner.plan.visibility import workload_target
 
 HIP_VISIBLE = "HIP_VISIBLE_DEVICES"
 

@@ -253,27 +253,15 @@ def discover_gpus(
 
 
 def visible_gpus(gpus: list[GpuAgent], env: Mapping[str, str]) -> list[GpuAgent]:
-    """The devices HIP (and ZLUDA) will show, in order: ``ROCR_VISIBLE_DEVICES`` filters the
-    agents, then ``HIP_VISIBLE_DEVICES`` (or ``CUDA_VISIBLE_DEVICES``) picks among those.
-    Non-numeric entries (UUIDs) are not modelled: such a list leaves the order as it is."""
-    visible = list(gpus)
-    for value in (
-        env.get("ROCR_VISIBLE_DEVICES"),
-        env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES"),
-    ):
-        if not value:  # unset or empty: no selection
-            continue
-        entries = [e.strip() for e in value.split(",") if e.strip()]
-        if not all(e.isdigit() for e in entries):
-            continue
-        picked: list[GpuAgent] = []
-        for e in entries:
-            # HIP stops at the first invalid index
-            if int(e) >= len(visible):
-                break
-            picked.append(visible[int(e)])
-        visible = picked
-    return visible
+    """The devices HIP (and ZLUDA) will show, in order, by the user's ``ROCR_VISIBLE_DEVICES`` /
+    ``HIP_VISIBLE_DEVICES`` / ``CUDA_VISIBLE_DEVICES`` read as ROCm reads them
+    (:mod:`zluda_runner.host.visibility`: ``-1``, ``abc`` or an index past the last GPU ends the list and
+    hides every GPU after it). A UUID entry, which is not matched to a GPU here, leaves the order as
+    it is (what :func:`~zluda_runner.host.visibility.gpu_visibility` warns of)."""
+    from zluda_runner.host.visibility import gpu_visibility
+
+    seen = gpu_visibility(env, len(gpus)).visible
+    return list(gpus) if seen is None else [gpus[i] for i in seen]
 
 
 def target_gpu(gpus: list[GpuAgent], env: Mapping[str, str]) -> GpuAgent | None:

@@ -18,6 +18,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import KFD_NODES, gpus_from_kfd
+from zluda_runner.host.visibility import gpu_visibility, restated_env
 from zluda_runner.plan.defaults import (
     DEDICATED_GPU,
     ComputeIdentity,
@@ -29,7 +30,6 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, ShimPlan
-from zluda_runner.plan.visibility import gpu_visibility, restated_env
 
 # the kernel's KFD topology (drivers/gpu/drm/amd/amdkfd/kfd_topology.c, node_show): an APU's GPU node
 # counts the CPU cores it shares a package with (cpu_cores_count); a dGPU's counts none and lists
@@ -158,14 +158,14 @@ def workload_gpu_env(settings: Settings, env: Mapping[str, str],
     Release selection judges the manifest's GPU x HIP rules on the first GPU this leaves visible
     (:func:`zluda_runner.host.quick.target_gfx`), the plan's defaults set what the workload gets. Where
     the host's GPUs are known in HIP's order, the user's choice comes restated as plain indices
-    (:func:`~zluda_runner.plan.visibility.restated_env`: ``HIP_VISIBLE_DEVICES=-1`` hides every GPU, so
+    (:func:`~zluda_runner.host.visibility.restated_env`: ``HIP_VISIBLE_DEVICES=-1`` hides every GPU, so
     none is judged), for judging only."""
     plat = platform or sys.platform
     gpus, source = _host_gpu_facts(HostFs(root_from_env(env.get(ROOT_ENV) or "")), plat)
     chosen = gpu_choice_env(gpus, source, env, enabled=settings.defaults, platform=plat)
     if gpus and source != REGISTRY:
         # the user's value as ROCm reads it (``-1``, ``abc``: no GPU), not as a reader of plain indices
-        # would guess it (plan.visibility): the GPU judged is the one the workload gets, or none
+        # would guess it (host.visibility): the GPU judged is the one the workload gets, or none
         return restated_env(chosen, len(gpus))
     return chosen
 
@@ -219,7 +219,7 @@ def with_defaults(plan: ShimPlan, settings: Settings, env: Mapping[str, str] | N
 def visibility_warnings(plan_os: str, env: Mapping[str, str], platform: str | None = None) -> tuple[str, ...]:
     """What is wrong with the user's ``ROCR_VISIBLE_DEVICES`` / ``HIP_VISIBLE_DEVICES`` /
     ``CUDA_VISIBLE_DEVICES`` for a workload of ``plan_os`` run here, read as ROCm reads them
-    (:func:`~zluda_runner.plan.visibility.gpu_visibility`): no GPU left visible (``-1``, ``abc``, an
+    (:func:`~zluda_runner.host.visibility.gpu_visibility`): no GPU left visible (``-1``, ``abc``, an
     index past the last GPU), a list cut short, a UUID zluda-run cannot follow. Nothing for a plan of
     another OS (its workload does not run here); the host's GPU count where HIP's order is known."""
     plat = platform or sys.platform

@@ -1,5 +1,5 @@
 """The user's ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES read as ROCm reads them
-(zluda_runner.plan.visibility): ROCclr's Device::init (ROCm/clr rocclr/device/rocm/rocdevice.cpp) takes
+(zluda_runner.host.visibility): ROCclr's Device::init (ROCm/clr rocclr/device/rocm/rocdevice.cpp) takes
 HIP_VISIBLE_DEVICES, else CUDA_VISIBLE_DEVICES, and ends the list at the first entry that is not a plain
 index of a GPU (``-1``, ``abc``, ``7``), hiding it and every entry after it; ROCr's RvdFilter
 (ROCm/ROCR-Runtime src/core/runtime/amd_filter_device.cpp) filters first, and shows no GPU for an empty
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from zluda_runner.plan.visibility import gpu_visibility, restated_env, workload_target
+from zluda_runner.host.visibility import gpu_visibility, restated_env, workload_target
 
 
 @pytest.mark.parametrize("env", [
