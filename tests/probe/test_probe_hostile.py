@@ -268,8 +268,8 @@ def test_a_sigterm_during_a_probe_ends_the_worker_then_us(cc_build, tmp_path: Pa
     pid_file = tmp_path / "pids"
     env = {**os.environ, "HOSTILE_PID_FILE": str(pid_file)}
     try:
-        done = subprocess.run([sys.executable, "-c", _TERMINATED_PROBE, str(lib)], env=env, capture_output=True,
-                              text=True, timeout=120,
+        done = subprocess.run([sys.executable, "-c", _TERMINATED_PROBE, str(lib)], env=env,
+                              capture_output=True, text=True, timeout=120,
                               preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
         assert done.returncode == 128 + signal.SIGTERM and "not reached" not in done.stdout, done.stderr
         assert "Traceback" not in done.stderr
