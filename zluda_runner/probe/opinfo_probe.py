@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
@@ -32,7 +33,6 @@ from zluda_runner.probe.model import (
     str_dict,
     str_list,
 )
-from zluda_runner.probe.runner import _signal_name
 from zluda_runner.probe.target_side import MARKER
 
 SCRIPT = Path(__file__).resolve().parent / "torch_opinfo.py"
@@ -154,7 +154,7 @@ def run_opinfo_probe(
                         TIMEOUT, f"the op probe did not start within {STARTUP_TIMEOUT:g} s"
                     )
                 elif outcome != "budget":
-                    sig = _signal_name(rc)
+                    sig = ended_by(rc)
                     what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
                     load = LoadResult(CRASHED if sig else FAIL, f"the op probe {what}: {tail}")
                 break
@@ -167,7 +167,7 @@ def run_opinfo_probe(
             if outcome == "timeout":
                 status, sig, detail = TIMEOUT, None, f"still running after {op_timeout:g} s"
             else:
-                sig = _signal_name(rc)
+                sig = ended_by(rc)
                 status = CRASHED
                 detail = (
                     f"the interpreter was {'killed by ' + sig if sig else f'exited with {rc}'} during this op"

@@ -47,10 +47,6 @@ MAX_DETAIL = 2000
 Progress = Callable[[CaseResult], None]
 
 
-# what ended a process abnormally: proctree's one helper (kept by this name for the probes importing it)
-_signal_name = ended_by
-
-
 # The driver file a probe loads by default on this platform: what hints name.
 DRIVER_NAMES = ("nvcuda.dll",) if sys.platform == "win32" else ("libcuda.so.1", "libcuda.so")
 DRIVER_NAME = DRIVER_NAMES[0]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import ProbeError
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.model import (
     CRASHED,
@@ -24,7 +25,6 @@ from zluda_runner.probe.model import (
     str_dict,
     str_list,
 )
-from zluda_runner.probe.runner import _signal_name
 from zluda_runner.probe.target_side import MARKER
 
 SCRIPT = Path(__file__).resolve().parent / "torch_ops.py"
@@ -129,7 +129,7 @@ def _run_torch_probe(
                     TIMEOUT, f"the torch probe ran past {timeout:g} s" + (f": {tail}" if tail else "")
                 )
             else:
-                sig = _signal_name(rc)
+                sig = ended_by(rc)
                 what = f"killed by {sig}" if sig else f"exited with {rc} without a report"
                 load = LoadResult(CRASHED if sig else FAIL, f"the torch probe {what}: {tail}")
             break
@@ -145,7 +145,7 @@ def _run_torch_probe(
         if rc is None:
             done[running] = CaseResult(running, area, running, TIMEOUT, f"still running at {timeout:g} s")
             break
-        sig = _signal_name(rc)
+        sig = ended_by(rc)
         what = f"killed by {sig}" if sig else f"exited with {rc}"
         detail = f"the interpreter was {what} during this op: {tail[-500:]}"
         done[running] = CaseResult(running, area, running, CRASHED, detail, signal=sig)

@@ -12,7 +12,8 @@ def trace_sections(report: TraceReport) -> list[Section]:
     lines = [
         f"source: {report.source}",
         f"command: {' '.join(report.command)}",
-        f"exit code: {report.exit_code if report.exit_code is not None else 'not recorded (raw logs)'}",
+        f"exit code: {report.exit_code if report.exit_code is not None else 'not recorded (raw logs)'}"
+        + (f" (killed by {report.ended_by})" if report.ended_by else ""),
         f"{len(report.processes)} process(es), {report.total_calls} calls, "
         f"{len(report.proc_address_lookups)} distinct cuGetProcAddress lookups, "
         f"{len(report.export_tables)} export-table requests",
