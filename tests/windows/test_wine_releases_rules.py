@@ -23,3 +23,13 @@ def test_a_gpu_rule_rejects_rdna2_on_hip_7(winpy: WinPython) -> None:
     out = winpy.zluda_run("releases", "--os", "windows", "--hip", "7.1", "--cuda", "11", "--gpu", "gfx1031")
     assert out.returncode == 3 and "Traceback" not in out.stderr
     assert "RDNA2 (gfx103x) is not recognised with HIP SDK 7" in out.stdout + out.stderr
+
+
+def test_a_given_zluda_folder_is_said_to_be_what_a_launch_uses(winpy: WinPython) -> None:
+    """ZLUDA_RUNNER_ZLUDA_DIR set once (a Windows user's environment variable): releases says a launch
+    uses that folder, not the release it selects."""
+    out = winpy.zluda_run("releases", "--os", "windows", "--hip", "6.4",
+                          env={"ZLUDA_RUNNER_ZLUDA_DIR": "C:\\zluda"})
+    assert out.returncode == 0, out.stderr
+    assert "--zluda-dir names C:\\zluda: a launch uses that folder, not the release selected here" in (
+        out.stdout.replace("\n", " ").replace("  ", " "))

@@ -150,10 +150,12 @@ def fetch(
 
     settings = to_settings(options)
     with caller_errors():
-        return fetch_release(settings.manifest, settings.cache_dir, version=version or settings.release,
+        done = fetch_release(settings.manifest, settings.cache_dir, version=version or settings.release,
                              os_name=os, hip=hip, cuda=cuda, archive=settings.archive,
                              trust_on_first_use=settings.trust_on_first_use, reinstall=reinstall,
                              progress=progress)
+    aside = _zluda_dir_aside(settings, "this release")
+    return dataclasses.replace(done, notes=[*done.notes, *(worded(a) for a in aside)]) if aside else done
 
 
 def cached_release(version: str, options: Options | None = None) -> tuple[Path, ...]:
@@ -209,8 +211,19 @@ def list_releases(
     settings = to_settings(options)
     with caller_errors():
         report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)
-    report = dataclasses.replace(report, warnings=[worded(w) for w in report.warnings])
+    aside = _zluda_dir_aside(settings, "the release selected here")
+    report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)])
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+
+
+def _zluda_dir_aside(settings: Settings, what: str) -> tuple[str, ...]:
+    """The ZLUDA folder the caller gave (the option, or ``ZLUDA_RUNNER_ZLUDA_DIR``) is what every launch
+    uses: a listing or a fetch that does not use it says so, rather than let a user believe the release
+    they fetched is what runs."""
+    if settings.zluda_dir is None:
+        return ()
+    return (f"{{opt:zluda_dir}} names {settings.zluda_dir}: a launch uses that folder, not {what} "
+            "(leave it out, or unset ZLUDA_RUNNER_ZLUDA_DIR, to run a manifest release)",)
 
 
 def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str | int | None, channel: str,

@@ -1,0 +1,65 @@
+"""A ZLUDA folder given with ``--zluda-dir`` (or ``ZLUDA_RUNNER_ZLUDA_DIR``, often set once in a shell
+profile) is what every launch uses; ``fetch`` and ``releases`` do not use it, and said nothing: a user
+fetched a release and believed it was what ran.  Both now say so, worded for each front end."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import zluda_runner as zr
+from zluda_runner.cli import main_group
+from zluda_runner.release.manifest import default_manifest_path
+
+BASE = "https://github.com/vosen/ZLUDA/releases/download"
+
+
+@pytest.fixture
+def mirrored(tmp_path, kit, monkeypatch):  # type: ignore[no-untyped-def]
+    payload = kit.tar_gz(kit.ZLUDA_LIKE)
+    packaged = json.loads(default_manifest_path().read_text())
+    rel = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
+    asset = copy.deepcopy(next(a for a in rel["assets"] if a["os"] == "linux"))
+    asset.update(name="zluda-linux-test.tar.gz", url=f"{BASE}/v6/zluda-linux-test.tar.gz",
+                 sha256=kit.sha256(payload), size=len(payload))
+    rel["assets"] = [asset]
+    target = tmp_path / "mirror/vosen/ZLUDA/releases/download/v6/zluda-linux-test.tar.gz"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(payload)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({**packaged, "releases": [rel]}))
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", (tmp_path / "mirror").as_uri())
+    own = tmp_path / "my-zluda"
+    own.mkdir()
+    return manifest, own
+
+
+def test_fetch_and_releases_say_a_launch_uses_the_given_folder(mirrored, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    manifest, own = mirrored
+    base = ["--manifest", str(manifest), "--cache-dir", str(tmp_path / "cache")]
+    said = f"names {own}: a launch uses that folder, not"
+    fetched = CliRunner().invoke(main_group, [*base, "--zluda-dir", str(own), "fetch", "v6", "--os", "linux"])
+    assert fetched.exit_code == 0, fetched.output
+    assert f"--zluda-dir {said} this release" in fetched.stderr
+    assert Path(fetched.stdout.strip()).is_dir()  # the fetch itself is done as before
+    listed = CliRunner().invoke(main_group, [*base, "releases", "--os", "linux"],
+                                env={"ZLUDA_RUNNER_ZLUDA_DIR": str(own)})
+    assert listed.exit_code == 0, listed.output
+    assert f"--zluda-dir {said} the release selected here" in listed.output
+    plain = CliRunner().invoke(main_group, [*base, "fetch", "v6", "--os", "linux"])
+    assert plain.exit_code == 0 and "a launch uses that folder" not in plain.output
+
+
+def test_the_api_says_it_in_the_callers_words(mirrored, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    manifest, own = mirrored
+    options = zr.Options(manifest=manifest, cache_dir=tmp_path / "cache", zluda_dir=own)
+    done = zr.fetch(options, version="v6", os="linux")
+    assert any(n.startswith(f"Options(zluda_dir=...) names {own}") for n in done.notes), done.notes
+    listing = zr.list_releases(options, os="linux")
+    assert any("a launch uses that folder" in w for w in listing.report.warnings)
+    plain = zr.fetch(zr.Options(manifest=manifest, cache_dir=tmp_path / "cache"), version="v6", os="linux")
+    assert not any("a launch" in n for n in plain.notes)
