@@ -15,6 +15,35 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+RELEASES_BASE = "https://github.com/vosen/ZLUDA/releases/download"
+
+
+def one_asset_manifest(folder: Path, payload: bytes, name: str, os_name: str, *,
+                       mirror: Path | None = None) -> Path:
+    """``folder/manifest.json``: the packaged manifest with only upstream v6, whose one asset is
+    ``payload`` for ``os_name`` named ``name`` (its real SHA-256 and size; the rest of the asset is the
+    packaged one's). ``mirror``: the payload is also put where a file:// mirror there serves it."""
+    import copy
+    import hashlib
+    import json
+
+    from zluda_runner.release.manifest import default_manifest_path
+
+    packaged = json.loads(default_manifest_path().read_text())
+    release = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
+    asset = copy.deepcopy(next(a for a in release["assets"] if a["os"] == os_name))
+    asset.update(name=name, url=f"{RELEASES_BASE}/v6/{name}", sha256=hashlib.sha256(payload).hexdigest(),
+                 size=len(payload))
+    release["assets"] = [asset]
+    if mirror is not None:
+        served = mirror / "vosen/ZLUDA/releases/download/v6" / name
+        served.parent.mkdir(parents=True, exist_ok=True)
+        served.write_bytes(payload)
+    manifest = folder / "manifest.json"
+    manifest.write_text(json.dumps({**packaged, "releases": [release]}))
+    return manifest
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip when a prerequisite is missing on a developer machine; fail in CI,
     where `.ci/run` installs every prerequisite, so a skip would hide a gap."""

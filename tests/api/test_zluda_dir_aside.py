@@ -4,34 +4,20 @@ fetched a release and believed it was what ran.  Both now say so, worded for eac
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 import zluda_runner as zr
+from tests.conftest import one_asset_manifest
 from zluda_runner.cli import main_group
-from zluda_runner.release.manifest import default_manifest_path
-
-BASE = "https://github.com/vosen/ZLUDA/releases/download"
 
 
 @pytest.fixture
 def mirrored(tmp_path, kit, monkeypatch):  # type: ignore[no-untyped-def]
-    payload = kit.tar_gz(kit.ZLUDA_LIKE)
-    packaged = json.loads(default_manifest_path().read_text())
-    rel = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
-    asset = copy.deepcopy(next(a for a in rel["assets"] if a["os"] == "linux"))
-    asset.update(name="zluda-linux-test.tar.gz", url=f"{BASE}/v6/zluda-linux-test.tar.gz",
-                 sha256=kit.sha256(payload), size=len(payload))
-    rel["assets"] = [asset]
-    target = tmp_path / "mirror/vosen/ZLUDA/releases/download/v6/zluda-linux-test.tar.gz"
-    target.parent.mkdir(parents=True)
-    target.write_bytes(payload)
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps({**packaged, "releases": [rel]}))
+    manifest = one_asset_manifest(tmp_path, kit.tar_gz(kit.ZLUDA_LIKE), "zluda-linux-test.tar.gz", "linux",
+                                  mirror=tmp_path / "mirror")
     monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", (tmp_path / "mirror").as_uri())
     own = tmp_path / "my-zluda"
     own.mkdir()

@@ -3,7 +3,6 @@ command and call that uses the cache, naming that path; never the trust file's o
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from pathlib import Path
@@ -11,31 +10,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import one_asset_manifest
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import CacheError
 from zluda_runner.release import cache as cache_mod
-from zluda_runner.release.manifest import default_manifest_path
 from zluda_runner.release.store import CacheLayout, TrustStore
-
-BASE = "https://github.com/vosen/ZLUDA/releases/download"
 
 
 @pytest.fixture
 def setup(tmp_path, kit, monkeypatch):
-    payload = kit.tar_gz(kit.ZLUDA_LIKE)
-    mirror = tmp_path / "mirror"
-    packaged = json.loads(default_manifest_path().read_text())
-    rel = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
-    asset = copy.deepcopy(next(a for a in rel["assets"] if a["os"] == "linux"))
-    asset.update(name="zluda-linux-test.tar.gz", url=f"{BASE}/v6/zluda-linux-test.tar.gz",
-                 sha256=kit.sha256(payload), size=len(payload))
-    rel["assets"] = [asset]
-    target = mirror / "vosen/ZLUDA/releases/download/v6/zluda-linux-test.tar.gz"
-    target.parent.mkdir(parents=True)
-    target.write_bytes(payload)
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps({**packaged, "releases": [rel]}))
-    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", mirror.as_uri())
+    manifest = one_asset_manifest(tmp_path, kit.tar_gz(kit.ZLUDA_LIKE), "zluda-linux-test.tar.gz", "linux",
+                                  mirror=tmp_path / "mirror")
+    monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", (tmp_path / "mirror").as_uri())
 
     def run(cache: Path, *args: str):
         return CliRunner().invoke(main_group, ["--manifest", str(manifest), "--cache-dir", str(cache), *args],

@@ -9,7 +9,6 @@ deleted, but it and its folder can be renamed, so a plain ``shutil.rmtree`` half
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import shutil
@@ -21,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import one_asset_manifest
 from tests.windows.winpy import WinPython, winpath
-from zluda_runner.release.manifest import default_manifest_path
 
 HOLD = ("import ctypes, os, sys\n"
         "held = ctypes.CDLL(sys.argv[1]) if sys.argv[2] == 'load' else open(sys.argv[1], 'rb')\n"
@@ -140,15 +139,7 @@ def cached_release(winpy: WinPython, tmp_path: Path, standin) -> tuple[list[str]
         zf.write(standin("zluda nvcuda", "DRIVER", "nvcuda.dll"), "zluda/nvcuda.dll")
         zf.write(standin("zluda cublas", "CUBLAS", "cublas64_12.dll"), "zluda/cublas64_12.dll")
         zf.writestr("zluda/README.txt", "stand-ins\n")
-    packaged = json.loads(default_manifest_path().read_text())
-    release = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
-    asset = copy.deepcopy(next(a for a in release["assets"] if a["os"] == "windows"))
-    data = archive.read_bytes()
-    asset.update(name=archive.name, url=f"https://github.com/vosen/ZLUDA/releases/download/v6/{archive.name}",
-                 sha256=hashlib.sha256(data).hexdigest(), size=len(data))
-    release["assets"] = [asset]
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps({**packaged, "releases": [release]}))
+    manifest = one_asset_manifest(tmp_path, archive.read_bytes(), archive.name, "windows")
     cache = tmp_path / "cache"
     base = ["--manifest", winpath(manifest), "--cache-dir", winpath(cache)]
     out = winpy.zluda_run(*base, "fetch", "v6", "--os", "windows", "--archive", winpath(archive))

@@ -8,14 +8,12 @@ archive before anything is written, naming both members, on Windows as on Linux.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
 import zipfile
 from pathlib import Path
 
+from tests.conftest import one_asset_manifest
 from tests.windows.winpy import WinPython, winpath
-from zluda_runner.release.manifest import default_manifest_path
 
 MEMBERS = {"zluda/nvcuda.dll": b"MZ ZLUDA's driver", "zluda/NVCUDA.dll": b"MZ another file"}
 
@@ -40,15 +38,7 @@ def test_windows_keeps_one_of_two_names_that_differ_only_by_case(winpy: WinPytho
 
 def test_fetch_refuses_a_zip_whose_names_differ_only_by_case(winpy: WinPython, tmp_path: Path) -> None:
     archive = _zip(tmp_path / "zluda-windows-test.zip")
-    packaged = json.loads(default_manifest_path().read_text())
-    release = copy.deepcopy(next(r for r in packaged["releases"] if r["id"] == "upstream-v6"))
-    asset = copy.deepcopy(next(a for a in release["assets"] if a["os"] == "windows"))
-    data = archive.read_bytes()
-    asset.update(name=archive.name, url=f"https://github.com/vosen/ZLUDA/releases/download/v6/{archive.name}",
-                 sha256=hashlib.sha256(data).hexdigest(), size=len(data))
-    release["assets"] = [asset]
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps({**packaged, "releases": [release]}))
+    manifest = one_asset_manifest(tmp_path, archive.read_bytes(), archive.name, "windows")
     cache = tmp_path / "cache"
     base = ["--manifest", winpath(manifest), "--cache-dir", winpath(cache)]
     out = winpy.zluda_run(*base, "--json", "fetch", "v6", "--os", "windows", "--archive", winpath(archive))
