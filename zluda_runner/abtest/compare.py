@@ -41,7 +41,7 @@ def compare_output(
                              want_shape=b.shape, rtol=rtol, atol=atol)
     if verdict.status == "shape_mismatch":
         return OutputComparison(name=a.name, status="shape_mismatch", dtype_a=a.dtype, dtype_b=b.dtype,
-                                shape_a=a.shape, shape_b=b.shape)
+                                shape_a=a.shape, shape_b=b.shape, detail=verdict.detail)
     is_logits = a.logits if a.logits is not None else "logit" in a.name.lower()
     agreement = None
     if is_logits and a.shape and a.shape[-1] > 1:
@@ -51,6 +51,7 @@ def compare_output(
         shape_b=b.shape, max_abs_error=verdict.max_abs_error,
         max_rel_error=verdict.max_rel_error, rtol=verdict.rtol, atol=verdict.atol,
         mismatched=verdict.mismatched, elements=verdict.elements, argmax_agreement=agreement,
+        detail=verdict.detail if verdict.status != "agree" else "",
     )
 
 

@@ -74,6 +74,7 @@ class OutputComparison(JsonMixin):
     mismatched: int = 0
     elements: int = 0
     argmax_agreement: float | None = None
+    detail: str = ""  # what differs, the comparator's words: "inf where the reference has 1.5 at index 2"
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ class AbReport(JsonMixin):
         """Recorded (kind ab): ``output:<name>`` rows (ok = agree) and ``timing:<name>`` rows (the
         medians and their ratio; neither ok nor failing), and the short verdict
         (:class:`~zluda_runner.results.recordable.Recordable`)."""
-        rows = [ResultRow(f"output:{o.name}", o.status, o.status == "agree", "",
+        rows = [ResultRow(f"output:{o.name}", o.status, o.status == "agree", o.detail,
                           {"max_abs_error": number(o.max_abs_error), "max_rel_error": number(o.max_rel_error),
                            "argmax_agreement": number(o.argmax_agreement)}) for o in self.outputs]
         rows += [ResultRow(f"timing:{t.name}", f"faster:{t.faster}", None, "",

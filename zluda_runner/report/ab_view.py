@@ -24,6 +24,8 @@ def render_text(report: AbReport) -> str:
                     f"  {c.name:<20} {c.status:<7} max abs {_abs_text(c.max_abs_error)}, max rel {rel}"
                     f" ({c.dtype_a}/{c.dtype_b}, {c.shape_a}){extra}"
                 )
+                if c.detail:
+                    lines.append(f"  {'':<20} {c.detail}")
             else:
                 lines.append(f"  {c.name:<20} {c.status}")
     if report.timings:
@@ -76,6 +78,7 @@ def ab_sections(report: AbReport) -> list[Section]:
             Column("max_rel", "max rel error", True),
             Column("mismatched", "outside tolerance"),
             Column("argmax", "argmax agreement", True),
+            Column("detail", "what differs"),
         ],
         [
             {
@@ -88,6 +91,7 @@ def ab_sections(report: AbReport) -> list[Section]:
                 "max_rel": c.max_rel_error,
                 "mismatched": f"{c.mismatched}/{c.elements}" if c.elements else None,
                 "argmax": c.argmax_agreement,
+                "detail": c.detail or None,
             }
             for c in report.outputs
         ],
