@@ -192,3 +192,33 @@ def test_a_link_target_too_long_is_refused_before_writing(tmp_path, kit):
     assert isinstance(info.value, UnusableArchiveError)
     assert "has a target of 1205 bytes" in info.value.message and len(info.value.message) < 300
     assert _nothing_written(dest)
+
+
+@pytest.mark.parametrize("fmt", ["tar.gz", "zip"])
+@pytest.mark.parametrize(("name", "needle"), [
+    ("zluda/nvcuda.dll:evil", "the character ':'"),  # on NTFS: a stream written into nvcuda.dll
+    ("zluda/what?.dll", "the character '?'"),
+    ("zluda/tab\there.dll", "the character '\\t'"),
+    ("zluda/cublas.dll.", "ending in a period or a space"),  # Windows strips it: one file with cublas.dll
+    ("zluda/lib /x.dll", "ending in a period or a space"),
+    ("zluda/NUL", "a device (NUL)"),
+    ("zluda/aux.dll", "a device (AUX)"),
+    ("zluda/com1/x.dll", "a device (COM1)"),
+    ("zluda/lpt\u00b9.txt", "a device (LPT\u00b9)"),
+])
+def test_a_name_windows_cannot_create_is_refused_on_every_os(tmp_path, kit, fmt, name, needle):
+    """learn.microsoft.com/windows/win32/fileio/naming-a-file ("Naming Conventions"): such a member
+    would be written elsewhere, merged or refused on Windows, so the release would not unpack the same."""
+    info, dest = _extract(tmp_path, kit, fmt, [("file", "zluda/nvcuda.dll", b"MZ"), ("file", name, b"x")])
+    exc = info.value
+    assert isinstance(exc, UnusableArchiveError), exc
+    assert needle in exc.message and "cannot be unpacked the same on Windows" in exc.message
+    assert _nothing_written(dest)
+
+
+def test_names_that_only_look_like_devices_pass(tmp_path, kit):
+    archive = tmp_path / "ok.zip"
+    names = ["zluda/console.dll", "zluda/auxv", "zluda/lpt0.dll", "zluda/nul_check.so", "zluda/a.b.c"]
+    archive.write_bytes(kit.zip_bytes([("file", n, b"1") for n in names]))
+    safe_extract(archive, "zip", tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out" / "zluda").iterdir()) == sorted(n[6:] for n in names)

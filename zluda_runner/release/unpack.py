@@ -14,8 +14,9 @@ written*:
   name may appear twice as a file/link;
 - names must be writable on every file system a release is installed on: no component over
   :data:`MAX_NAME_PART` bytes, no name (or link target) over :data:`MAX_NAME_BYTES` bytes or
-  :data:`MAX_DEPTH` folders deep, and no two names that differ only by case (Windows and macOS keep
-  one of them);
+  :data:`MAX_DEPTH` folders deep, no two names that differ only by case (Windows and macOS keep
+  one of them), and no name Windows cannot create as named (a reserved character, a trailing period
+  or space, a device name such as ``NUL``);
 - the total unpacked size is bounded by what a release can be: at most
   :data:`MAX_RATIO` times the archive's own size (releases are binaries, which
   pack 2-5x; a bomb packs 1000x), at least :data:`RATIO_FLOOR` (tiny archives),
@@ -463,12 +464,41 @@ def _check_name_fits(archive: Path, name: str) -> None:
     elif len(parts) > MAX_DEPTH:
         reason = f"a name {len(parts)} folders deep, over the {MAX_DEPTH} a release's file may be"
     else:
-        return
+        fault = next((r for r in map(_windows_fault, parts) if r is not None), None)
+        if fault is None:
+            return
+        raise UnusableArchiveError(
+            f"{archive.name}: member {_q(name)} has {fault}: it cannot be unpacked the same on Windows; "
+            "the archive was refused and nothing was written.",
+            hint=_UNUSABLE_HINT,
+        )
     raise UnusableArchiveError(
         f"{archive.name}: member {_q(name)} has {reason}: it cannot be unpacked; the archive was "
         "refused and nothing was written.",
         hint=_UNUSABLE_HINT,
     )
+
+
+# Windows' rules for a name part (learn.microsoft.com/windows/win32/fileio/naming-a-file, "Naming
+# Conventions"): none of <>:"|?* nor the characters 1-31 (":" would name an NTFS stream of another
+# file: "nvcuda.dll:x" writes into nvcuda.dll), no trailing period or space (Windows strips them:
+# "a." and "a" are one file), and not a device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, the
+# superscript digits too), also with an extension ("nul.txt").
+_WINDOWS_CHARS = frozenset('<>:"|?*') | frozenset(map(chr, range(1, 32)))
+_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL",
+                      *(f"{dev}{n}" for dev in ("COM", "LPT") for n in "123456789\u00b9\u00b2\u00b3")})
+
+
+def _windows_fault(part: str) -> str | None:
+    """Why Windows cannot create ``part`` as it is named, or None."""
+    bad = next((c for c in part if c in _WINDOWS_CHARS), None)
+    if bad is not None:
+        return f"the character {bad!r}, which Windows does not allow in a name"
+    if part.endswith((".", " ")):
+        return "a name part ending in a period or a space, which Windows drops"
+    if part.split(".", 1)[0].rstrip(" ").upper() in _DEVICES:
+        return f"a name Windows keeps for a device ({part.split('.', 1)[0].upper()})"
+    return None
 
 
 def _case_key(name: str) -> str:
