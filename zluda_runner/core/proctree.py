@@ -123,24 +123,41 @@ def raise_signalled(signum: int) -> None:
 
 
 class SignalRelay:
-    """Signals taken by :func:`signals_held`: held until :meth:`deliver_to` names what to do."""
+    """Signals taken by :func:`signals_held`: held until :meth:`deliver_to` names what to do.
+
+    Once the action has raised (:func:`raise_signalled`: we are ending), the signals after it are
+    dropped: a second ``kill`` (or a SIGHUP after a SIGTERM) must not cut short the cleanup the
+    first one started (the trees killed, the temporary folders removed), nor end us by its default
+    when the block is left: we end with the first one's 128+N."""
 
     def __init__(self) -> None:
         self._act: Callable[[int], None] | None = None
         self._held: list[int] = []
+        self._ending = False
 
     def _arrived(self, signum: int, _frame: FrameType | None) -> None:
+        if self._ending:
+            return
         if self._act is None:
             self._held.append(signum)
         else:
+            self._run(signum)
+
+    def _run(self, signum: int) -> None:
+        assert self._act is not None
+        try:
             self._act(signum)
+        except BaseException:
+            self._ending = True
+            self._held.clear()
+            raise
 
     def deliver_to(self, act: Callable[[int], None]) -> None:
         """From now on each signal goes to ``act``; those that came while the child started, first
         (what ``act`` raises comes out of here, where the caller already owns the child)."""
         self._act = act
-        while self._held:
-            act(self._held.pop(0))
+        while self._held and not self._ending:
+            self._run(self._held.pop(0))
 
     def held(self) -> tuple[int, ...]:
         return tuple(self._held)
