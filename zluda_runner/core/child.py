@@ -17,7 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from zluda_runner.core.proctree import ProcessTree, start_tree
+from zluda_runner.core.proctree import (
+    ENDING_SIGNALS,
+    ProcessTree,
+    Signalled,
+    raise_signalled,
+    signals_held,
+    start_tree,
+)
 
 MAX_OUTPUT = 4 << 20  # bytes kept of each of stdout / stderr
 
@@ -79,20 +86,30 @@ def run_child(
 ) -> ChildResult:
     """Run ``argv`` to completion (or ``timeout`` seconds) and return its output, decoded leniently."""
     args = tuple(str(a) for a in argv)
-    try:
-        tree = start_tree(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None,
-        )
-    except (OSError, ValueError) as exc:
-        return ChildResult(args, None, "", "", start_error=getattr(exc, "strerror", None) or str(exc))
-    try:
-        return _collect(tree, args, timeout, max_output)
-    finally:
-        tree.close()
+    # SIGTERM/SIGHUP (``kill``, a CI job's timeout) would end us alone by their default, and the child,
+    # in a session of its own, would run on unwatched (past its timeout): taken before the start,
+    # they kill its tree first, then end us with 128+N
+    with signals_held(ENDING_SIGNALS) as relay:
+        try:
+            tree = start_tree(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env) if env is not None else None,
+            )
+        except (OSError, ValueError) as exc:
+            return ChildResult(args, None, "", "", start_error=getattr(exc, "strerror", None) or str(exc))
+        try:
+            relay.deliver_to(raise_signalled)  # one held since the start comes out here
+            return _collect(tree, args, timeout, max_output)
+        except Signalled as stop:
+            if tree.proc.returncode is None:  # not reaped yet: its group is still ours to kill
+                tree.kill()
+                tree.proc.wait()
+            raise SystemExit(128 + stop.signum) from None
+        finally:
+            tree.close()
 
 
 def _collect(tree: ProcessTree, args: tuple[str, ...], timeout: float, max_output: int) -> ChildResult:
@@ -111,7 +128,7 @@ def _collect(tree: ProcessTree, args: tuple[str, ...], timeout: float, max_outpu
         tree.kill()
         proc.wait()
     finally:
-        if proc.poll() is None:  # pragma: no cover - interrupted while waiting
+        if proc.poll() is None:  # interrupted while waiting: Ctrl-C, a SIGTERM (Signalled)
             tree.kill()
             proc.wait()
     tree.kill()  # whatever the child left behind holding our pipes goes with it
