@@ -8,8 +8,9 @@ functions, the ``zluda-run`` front end (:func:`worded_for` ``("command line")``)
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from zluda_runner.core.settings import Settings
@@ -56,11 +57,45 @@ class Options:
     defaults: bool = True
     monitor: bool = False
 
+    def __post_init__(self) -> None:
+        """Each field checked (TypeError naming it, as for an unknown keyword), before any call reads it: a
+        path as ``str`` or ``Path`` (kept as a ``Path``; ``results_db`` and ``python`` as text), a switch as
+        ``True``/``False`` (``record="no"`` would record)."""
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is None and field.name not in _SWITCHES:
+                continue
+            if field.name in _SWITCHES:
+                if not isinstance(value, bool):
+                    raise TypeError(f"Options({field.name}=...) must be True or False, not {_shown(value)}")
+            elif field.name == "release":
+                if not isinstance(value, str):
+                    raise TypeError(f"Options(release=...) must be a str (an id, version or tag), "
+                                    f"not {_shown(value)}")
+            elif not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+                raise TypeError(f"Options({field.name}=...) must be a str or pathlib.Path, "
+                                f"not {_shown(value)}")
+            else:
+                text = os.fspath(value)
+                object.__setattr__(self, field.name, text if field.name in _TEXTS else Path(text))
+
+
+_SWITCHES = frozenset({"trust_on_first_use", "force", "record", "defaults", "monitor"})
+_TEXTS = frozenset({"results_db", "python"})  # a path given as a Path is kept as text for these
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
 
 def to_settings(options: Options | None, *, verify_load: bool = False,
                 trace_out: Path | None = None) -> Settings:
     """The library's settings for ``options`` (the only conversion: the CLI builds :class:`Options`
-    too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call."""
+    too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call.
+    TypeError for anything but an :class:`Options` or None (a dict, a path)."""
+    if options is not None and not isinstance(options, Options):
+        raise TypeError(f"options must be a zluda_runner.Options (or None), not {_shown(options)}: "
+                        "write Options(results_db=..., cache_dir=...)")
     o = options or Options()
     return Settings(
         zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,

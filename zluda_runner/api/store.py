@@ -11,6 +11,8 @@ reads as empty (no runs, an empty matrix)."""
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, to_settings, worded
 from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
+from zluda_runner.results.schema import ResultsStoreError
 
 __all__ = ["Recordable", "Recorded", "ResultRow", "ResultRows", "ResultsDiff", "delete_result",
            "diff_results", "export_results", "get_result", "import_results", "list_results", "record_result",
@@ -58,7 +61,11 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
     from zluda_runner.host.quick import quick_facts
     from zluda_runner.results.recording import record_report
 
-    outcome = record_report(kind, report, settings=to_settings(options), command=list(command),
+    if isinstance(command, str | bytes) or not isinstance(command, Sequence):
+        raise TypeError(f"record_result(command=...) must be the command's words, a list such as "
+                        f"['python', 'infer.py'], not {_shown(command)}")
+    settings = to_settings(options)
+    outcome = record_report(kind, report, settings=settings, command=[str(w) for w in command],
                             host=quick_facts().fingerprint())
     return Recorded(outcome.recorded, outcome.run_id, outcome.duplicate,
                     outcome.warning and worded(outcome.warning), outcome.location)
@@ -75,10 +82,22 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
     Raises:
         ResultsStoreError: the store cannot be opened or read.
     """
+    from zluda_runner.api.terms import RESULT_KINDS
     from zluda_runner.results.bundle import check_since
 
+    _text_or_none("kind", kind)
+    _text_or_none("gpu", gpu)
+    if kind is not None and kind not in RESULT_KINDS:
+        raise ResultsStoreError(f"kind={kind!r} is not a kind of run",
+                                f"give one of {', '.join(map(repr, RESULT_KINDS))}, or kind=None for all")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise TypeError(f"list_results(limit=...) must be an int (the latest N runs) or None, "
+                        f"not {_shown(limit)}")
+    if limit is not None and limit < 1:
+        raise ResultsStoreError(f"limit={limit} is no number of runs",
+                                "give limit=N (1 or more) for the latest N runs, or limit=None for every run")
     with caller_errors():
-        since_iso = check_since(since)
+        since_iso = check_since(_since(since))
     with _store(options, reading=True) as store:
         return store.list_runs(kind=kind, gfx=gpu, since=since_iso, limit=limit)
 
@@ -89,6 +108,7 @@ def get_result(run_id: str, options: Options | None = None) -> RunRecord:
     Raises:
         ResultsStoreError: no such run, or the store cannot be read or is not there.
     """
+    _run_id(run_id)
     with _store(options, reading=True) as store:
         return store.get_run(run_id)
 
@@ -125,6 +145,7 @@ def delete_result(run_id: str, options: Options | None = None) -> str:
     Raises:
         ResultsStoreError: no such run (or ``run_id`` names more than one), or the store cannot be written.
     """
+    _run_id(run_id)
     with _store(options, reading=True) as store:  # a store that is not there is not made to delete from
         return store.delete_run(store.resolve_id(run_id))
 
@@ -147,6 +168,8 @@ def diff_results(run_a: str, run_b: str, options: Options | None = None) -> Resu
     """
     from zluda_runner.results import diff_runs
 
+    _run_id(run_a, "run_a")
+    _run_id(run_b, "run_b")
     with _store(options, reading=True) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     return ResultsDiff(a, b, diff_runs(a, b))
@@ -165,7 +188,7 @@ def results_matrix(options: Options | None = None, *, since: str | None = None) 
     from zluda_runner.results.bundle import check_since
 
     with caller_errors():
-        since_iso = check_since(since)
+        since_iso = check_since(_since(since))
     with _store(options, reading=True) as store:
         return build_matrix(store, since=since_iso)
 
@@ -179,10 +202,12 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
     """
     from zluda_runner.results.bundle import check_export_target, export_bundle
 
+    target = _file("export_results(file=...)", file)
+    since = _since(since)
     with caller_errors():
-        check_export_target(Path(file))
+        check_export_target(target)
     with _store(options, reading=True) as store:
-        return export_bundle(store, Path(file), since=since)
+        return export_bundle(store, target, since=since)
 
 
 def import_results(files: Sequence[Path | str], options: Options | None = None) -> tuple[int, int]:
@@ -193,8 +218,45 @@ def import_results(files: Sequence[Path | str], options: Options | None = None) 
     """
     from zluda_runner.results.bundle import import_bundles
 
+    if isinstance(files, str | os.PathLike):  # one bundle: not its path's letters, each a file
+        files = [files]
+    if not isinstance(files, Sequence):
+        raise TypeError(f"import_results(files=...) must be a list of bundle files, not {_shown(files)}")
+    paths = [_file("import_results(files=[...])", f) for f in files]
     with _store(options, reading=False) as store:
-        return import_bundles(store, [Path(f) for f in files])
+        return import_bundles(store, paths)
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _run_id(value: object, name: str = "run_id") -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, at least 4 hex digits of a run's id "
+                        f"(list_results() gives them), not {_shown(value)}")
+
+
+def _text_or_none(name: str, value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"list_results({name}=...) must be a str or None, not {_shown(value)}")
+
+
+def _since(since: object) -> str | None:
+    """``since`` as text: a ``datetime.date`` (or ``datetime``) as its day; TypeError for anything else."""
+    if since is None or isinstance(since, str):
+        return since
+    if isinstance(since, _dt.date):
+        return (since.date() if isinstance(since, _dt.datetime) else since).isoformat()
+    raise TypeError(f"since must be a date as text ('2026-12-01') or a datetime.date, not {_shown(since)}")
+
+
+def _file(what: str, value: object) -> Path:
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        raise TypeError(f"{what} must be a str or pathlib.Path, not {_shown(value)}")
+    if not os.fspath(value).strip():
+        raise ResultsStoreError(f"{what} is empty: no file is named", "give the path of a file")
+    return Path(os.fspath(value))
 
 
 @contextmanager
