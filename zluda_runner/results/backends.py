@@ -102,6 +102,8 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path, *, may_create: bool = 
 def _no_store(path: Path, *, empty: bool = False) -> NoResultsStoreError:
     full = os.path.abspath(path)
     shown = f"{path} ({full})" if str(path) != full else str(path)
+    if os.path.islink(path):  # a link to nothing: say where it points
+        shown = f"{path} (a symbolic link to {os.readlink(path)}, which is not there)"
     what = f"{shown} is an empty file, not a results store" if empty else f"no results store at {shown}"
     return NoResultsStoreError(
         f"{what}; nothing was made or changed there (reading a store never makes one)",
@@ -142,14 +144,17 @@ class SQLiteStore(ResultsStore):
         refused = _not_a_store_file(self.path)
         if refused is not None:
             raise refused
-        if not self.may_create and not os.path.lexists(self.path):
+        if not self.may_create and not os.path.exists(self.path):  # nothing there, or a link to nothing
             raise _no_store(self.path)
         try:
             return self._connect_read_write()
-        except (sqlite3.OperationalError, OSError):
-            if not self.path.is_file() or os.access(self.path.parent, os.W_OK):
+        except (sqlite3.OperationalError, OSError) as exc:
+            writable = os.access(self.path.parent, os.W_OK) and os.access(self.path, os.W_OK)
+            if not self.path.is_file() or (writable and "readonly" not in str(exc)):
                 raise
-            return self._connect_read_only()  # a read-only folder: what is there can still be read
+            # a read-only folder, or a read-only file (one not in WAL mode cannot be switched to it): what
+            # is there can still be read
+            return self._connect_read_only()
 
     def _connect_read_write(self) -> sqlite3.Connection:
         if self.may_create:
@@ -211,7 +216,7 @@ class SQLiteStore(ResultsStore):
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
         if isinstance(exc, ResultsStoreError):
             return exc
-        if not self.may_create and not os.path.lexists(self.path):  # removed while a reader opened it
+        if not self.may_create and not os.path.exists(self.path):  # removed while a reader opened it
             return _no_store(self.path)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return ResultsStoreError(
