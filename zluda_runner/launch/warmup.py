@@ -47,9 +47,11 @@ from zluda_runner.host.compile_cache import (
 )
 
 if TYPE_CHECKING:
+    from zluda_runner.core.proctree import ProcessTree
     from zluda_runner.plan.model import ShimPlan
 
 HEARTBEAT_S = 10.0
+STOP_GRACE_S = 5.0  # a workload told to stop (SIGTERM) has this long before it is killed
 PRECOMPILE_NAMES = {"linux": "zluda_precompile", "windows": "zluda_precompile.exe"}
 METHOD_WORKLOAD = "workload"
 METHOD_PRECOMPILE = "zluda_precompile"
@@ -150,6 +152,21 @@ def _wait_beating(proc: subprocess.Popen[bytes], how: _Watched, dirs: list[Path]
                 how.on_heartbeat(time.monotonic() - start, now, now - bytes_before)
 
 
+def _stop(tree: ProcessTree) -> None:
+    """End the workload: SIGTERM, its chance to clean up for :data:`STOP_GRACE_S`, then killed (one that
+    ignores SIGTERM, or a second Ctrl-C in the grace, hung the warmup or left it running)."""
+    proc = tree.proc
+    try:
+        proc.terminate()
+        proc.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.returncode is None:
+            tree.kill()
+            proc.wait()
+
+
 def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
     """Run ``argv`` once (as given), measuring time and compile-cache growth."""
     from zluda_runner.core import proctree
@@ -183,8 +200,7 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
             relay.deliver_to(forward)
             code, beats = _wait_beating(proc, how, dirs, before.total_bytes, start)
         except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
-            proc.terminate()
-            proc.wait()
+            _stop(tree)
             raise
         finally:
             tree.close()
