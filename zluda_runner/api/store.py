@@ -212,19 +212,21 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
 
 def import_results(files: Sequence[Path | str], options: Options | None = None) -> tuple[int, int]:
     """Merge bundles (what :func:`export_results` wrote) into the store: ``(imported, already stored)``.
+    Every bundle is checked whole first: a bad one stores nothing of any of them (and makes no store).
 
     Raises:
         ResultsStoreError: a bundle is malformed or too large, or the store cannot be written.
     """
-    from zluda_runner.results.bundle import import_bundles
+    from zluda_runner.results.bundle import checked_bundles, store_bundles
 
     if isinstance(files, str | os.PathLike):  # one bundle: not its path's letters, each a file
         files = [files]
     if not isinstance(files, Sequence):
         raise TypeError(f"import_results(files=...) must be a list of bundle files, not {_shown(files)}")
     paths = [_file("import_results(files=[...])", f) for f in files]
-    with _store(options, reading=False) as store:
-        return import_bundles(store, paths)
+    # every bundle checked before a store is opened (or made) for them
+    with caller_errors(), checked_bundles(paths) as bundles, _store(options, reading=False) as store:
+        return store_bundles(store, bundles)
 
 
 def _shown(value: object) -> str:

@@ -34,7 +34,8 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -424,22 +425,41 @@ def _check_header(data: object) -> tuple[int | None, int | None]:
 def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
     """Merge bundles into the store; returns (runs added, runs already there).
 
-    Each file is checked whole before any of it is stored, so a damaged bundle adds nothing.
+    Every file is checked whole before any of them is stored (:func:`checked_bundles`), so a damaged
+    bundle adds nothing, not even the runs of the files given before it.
     """
-    added = skipped = 0
-    for path in map(Path, paths):
-        with _open_bundle(path) as handle:  # one open file read twice: what was checked is what is stored,
-            for _ in _runs_in(handle, path):  # even when the name is given another file meanwhile
+    with checked_bundles(paths) as bundles:
+        return store_bundles(store, bundles)
+
+
+@contextmanager
+def checked_bundles(paths: Iterable[Path]) -> Iterator[list[tuple[Path, BinaryIO]]]:
+    """Each bundle open and checked whole, for :func:`store_bundles`: a bad one raises ResultsStoreError
+    before any is stored (and before a store is opened, or made, for them)."""
+    with ExitStack() as stack:
+        bundles = []
+        for path in map(Path, paths):
+            handle = stack.enter_context(_open_bundle(path))
+            for _ in _runs_in(handle, path):
                 pass
-            batch: list[RunRecord] = []
-            held = 0
-            for run, size in _runs_in(handle, path):  # stored in batches bounded by count and by bytes
-                batch.append(run)
-                held += size
-                if len(batch) >= _BATCH or held >= BATCH_BYTES:
-                    a, s = store.insert_runs(batch)
-                    added, skipped, batch, held = added + a, skipped + s, [], 0
-            if batch:
+            bundles.append((path, handle))
+        yield bundles
+
+
+def store_bundles(store: ResultsStore, bundles: Iterable[tuple[Path, BinaryIO]]) -> tuple[int, int]:
+    """Store the runs of bundles :func:`checked_bundles` checked: the open files are read again, so what
+    was checked is what is stored, even when a name is given another file meanwhile."""
+    added = skipped = 0
+    for path, handle in bundles:
+        batch: list[RunRecord] = []
+        held = 0
+        for run, size in _runs_in(handle, path):  # stored in batches bounded by count and by bytes
+            batch.append(run)
+            held += size
+            if len(batch) >= _BATCH or held >= BATCH_BYTES:
                 a, s = store.insert_runs(batch)
-                added, skipped = added + a, skipped + s
+                added, skipped, batch, held = added + a, skipped + s, [], 0
+        if batch:
+            a, s = store.insert_runs(batch)
+            added, skipped = added + a, skipped + s
     return added, skipped
