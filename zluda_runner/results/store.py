@@ -313,7 +313,8 @@ class ResultsStore(abc.ABC):
         limit: int | None = None,
     ) -> list[RunRecord]:
         """Runs without their items, oldest first."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[object] = []
         for column, value in (("kind", kind), ("gfx", gfx)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -324,11 +325,17 @@ class ResultsStore(abc.ABC):
         sql = f"SELECT {RUN_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY started_at, run_id"
+        if limit is not None and limit < 1:
+            raise ResultsStoreError(f"limit {limit} is no number of runs", "give 1 or more")
+        if limit is None:
+            sql += " ORDER BY started_at, run_id"
+        else:  # only the latest ``limit`` rows are read (a store of a million runs is not loaded for 50)
+            sql += " ORDER BY started_at DESC, run_id DESC LIMIT ?"
+            params.append(limit)
         with self._tx(write=False) as cur:
             rows = self._exec(cur, sql, params).fetchall()
         runs = [self._run_from_row(r) for r in rows]
-        return runs[-limit:] if limit else runs
+        return runs if limit is None else runs[::-1]
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the run whose id starts with ``prefix`` (at least 4 hex digits)."""
