@@ -64,3 +64,25 @@ def test_a_start_that_failed_with_a_signal_held_ends_as_the_signal_would_have() 
                           preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     assert proc.returncode == -signal.SIGTERM, proc.stderr
     assert "survived" not in proc.stdout
+
+
+def test_a_block_inside_another_holds_then_hands_back_to_the_outer_action() -> None:
+    """A probe worker started inside ``reaping()`` (whose relay already acts): the signal that comes
+    while it starts waits until the inner block ends (the worker is known by then), then goes to the
+    outer block's action.  On 06039f0 the inner block took nothing (the handler was not the
+    default), the outer action raised in the middle of the start and the worker ran on."""
+    outer_got: list[int] = []
+    inner_got: list[int] = []
+    with signals_held([signal.SIGUSR1]) as outer:
+        outer.deliver_to(outer_got.append)
+        with signals_held([signal.SIGUSR1]):
+            signal.raise_signal(signal.SIGUSR1)  # while the inner child starts
+            assert outer_got == []
+        assert outer_got == [signal.SIGUSR1]  # handed back when the inner block ended
+        with signals_held([signal.SIGUSR1]) as inner:
+            inner.deliver_to(inner_got.append)  # an inner action owns the signals in its block
+            signal.raise_signal(signal.SIGUSR1)
+        assert inner_got == [signal.SIGUSR1] and outer_got == [signal.SIGUSR1]
+        signal.raise_signal(signal.SIGUSR1)
+        assert outer_got == [signal.SIGUSR1, signal.SIGUSR1]  # the outer one's handler is back
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL

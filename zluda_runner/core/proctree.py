@@ -165,12 +165,15 @@ class SignalRelay:
 
 @contextlib.contextmanager
 def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
-    """Take those of ``signals`` whose disposition is the default (they would end us at once) for
-    the block; a handler of the caller's own, or ``SIG_IGN``, stays as it is.  Enter this *before*
-    starting the child and call :meth:`SignalRelay.deliver_to` once it runs.  When the block ends
-    with signals still held (the start failed before ``deliver_to``), they get their default after
-    the handlers before are back: we end as we would have.  Main thread only (elsewhere Python
-    cannot set handlers): there nothing is taken."""
+    """Take those of ``signals`` whose disposition is the default (they would end us at once), or an
+    enclosing :func:`signals_held`'s, for the block; a handler of the caller's own, or ``SIG_IGN``,
+    stays as it is.  Enter this *before* starting the child and call :meth:`SignalRelay.deliver_to`
+    once it runs.  When the block ends with signals still held (the start failed before
+    ``deliver_to``, or none was called), they are raised again once the handlers before are back:
+    the default ends us as it would have, an enclosing block's action gets them (a probe worker
+    started inside :func:`zluda_runner.probe.channel.reaping` is held until reaping knows it, then
+    killed with the others).  Main thread only (elsewhere Python cannot set handlers): there
+    nothing is taken."""
     relay = SignalRelay()
     if threading.current_thread() is not threading.main_thread():
         yield relay
@@ -178,7 +181,8 @@ def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
     before: dict[int, Any] = {}
     for sig in signals:
         with contextlib.suppress(ValueError, OSError):
-            if signal.getsignal(sig) is signal.SIG_DFL:
+            current = signal.getsignal(sig)
+            if current is signal.SIG_DFL or isinstance(getattr(current, "__self__", None), SignalRelay):
                 before[sig] = signal.signal(sig, relay._arrived)
     try:
         yield relay

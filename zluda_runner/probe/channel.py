@@ -334,6 +334,13 @@ class ProbeChild:
             read_fd, write_fd = os.pipe()
             args.append(handle_arg(write_fd))
             pass_fds = (write_fd,)
+        # SIGTERM/SIGHUP held until the child is in _LIVE, then handed back (to reaping()'s action):
+        # one that came between its start and then left it running, in a session of its own
+        with signals_held(ENDING_SIGNALS):
+            self._start(args, pass_fds, stdin, prefix, channel, read_fd, write_fd, env)
+
+    def _start(self, args: list[str], pass_fds: tuple[int, ...], stdin: bool, prefix: bytes, channel: bool,
+               read_fd: int, write_fd: int, env: Mapping[str, str] | None) -> None:
         try:
             self.tree: ProcessTree = start_tree(
                 args,
