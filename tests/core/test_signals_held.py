@@ -86,3 +86,17 @@ def test_a_block_inside_another_holds_then_hands_back_to_the_outer_action() -> N
         signal.raise_signal(signal.SIGUSR1)
         assert outer_got == [signal.SIGUSR1, signal.SIGUSR1]  # the outer one's handler is back
     assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL
+
+
+def test_an_ending_in_an_inner_block_is_the_outer_blocks_too() -> None:
+    """A SIGTERM that ends a run inside a probe (both raise Signalled): a second one while the outer
+    block cleans up (kills its other workers) is dropped there too, not raised in the middle of it."""
+    from zluda_runner.core.proctree import Signalled, raise_signalled
+
+    with signals_held([signal.SIGUSR1]) as outer:
+        outer.deliver_to(raise_signalled)
+        with pytest.raises(Signalled), signals_held([signal.SIGUSR1]) as inner:
+            inner.deliver_to(raise_signalled)
+            signal.raise_signal(signal.SIGUSR1)
+        signal.raise_signal(signal.SIGUSR1)  # during the outer block's cleanup: not raised again
+    assert signal.getsignal(signal.SIGUSR1) is signal.SIG_DFL

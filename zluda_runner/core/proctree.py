@@ -134,6 +134,7 @@ class SignalRelay:
         self._act: Callable[[int], None] | None = None
         self._held: list[int] = []
         self._ending = False
+        self._outer: SignalRelay | None = None  # the enclosing block's relay, whose signals we took
 
     def _arrived(self, signum: int, _frame: FrameType | None) -> None:
         if self._ending:
@@ -148,8 +149,11 @@ class SignalRelay:
         try:
             self._act(signum)
         except BaseException:
-            self._ending = True
-            self._held.clear()
+            relay: SignalRelay | None = self
+            while relay is not None:  # the enclosing blocks' cleanups are this ending's too
+                relay._ending = True
+                relay._held.clear()
+                relay = relay._outer
             raise
 
     def deliver_to(self, act: Callable[[int], None]) -> None:
@@ -182,8 +186,11 @@ def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
     for sig in signals:
         with contextlib.suppress(ValueError, OSError):
             current = signal.getsignal(sig)
-            if current is signal.SIG_DFL or isinstance(getattr(current, "__self__", None), SignalRelay):
+            outer = getattr(current, "__self__", None)
+            if current is signal.SIG_DFL or isinstance(outer, SignalRelay):
                 before[sig] = signal.signal(sig, relay._arrived)
+                if isinstance(outer, SignalRelay):
+                    relay._outer = outer
     try:
         yield relay
     finally:
