@@ -118,3 +118,27 @@ def test_record_result_wants_the_commands_words(store: str, command: object) -> 
     with pytest.raises(TypeError, match=r"record_result\(command=...\) must be the command's words"):
         zr.record_result("torch-ops", reports.torch_ops(1), zr.Options(results_db=store),
                          command=command)  # type: ignore[arg-type]
+
+
+class _Report:
+    def __init__(self, rows: object) -> None:
+        self.rows = rows
+
+    def result_rows(self) -> object:
+        return self.rows
+
+
+@pytest.mark.parametrize(("rows", "said"), [
+    (None, "_Report.result_rows() gave a NoneType, not a ResultRows"),
+    (zr.ResultRows(rows="abc"), "gave rows as a str, not a tuple of ResultRow"),  # type: ignore[arg-type]
+    (zr.ResultRows(rows=({"item": "a"},)), "gave a row that is a dict, not a ResultRow"),  # type: ignore[arg-type]
+    (zr.ResultRows(rows=(), summary=None), "gave a summary that is a NoneType, not a mapping"),  # type: ignore[arg-type]
+])
+def test_a_report_whose_rows_are_not_result_rows_is_a_clear_warning(store: str, rows: object,
+                                                                    said: str) -> None:
+    """Was "results not recorded: AttributeError: 'str' object has no attribute 'item'"."""
+    recorded = zr.record_result("probe", _Report(rows), zr.Options(results_db=store))
+    assert not recorded.recorded and recorded.warning is not None
+    assert recorded.warning.startswith("results not recorded: cannot record this report: "), recorded
+    assert said in recorded.warning and "AttributeError" not in recorded.warning
+    assert "see zluda_runner.ResultRows" in recorded.warning

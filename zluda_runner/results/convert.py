@@ -9,11 +9,11 @@ Every report of zluda-runner records itself: it implements
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRows, number
+from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, number
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -38,9 +38,26 @@ def rows_of(kind: str, report: object) -> ResultRows:
     """What ``report`` records as a run of ``kind`` (raises ResultsStoreError)."""
     if kind not in KINDS:
         raise ResultsStoreError(f"unknown kind of run {kind!r}", f"one of: {', '.join(KINDS)}")
-    if isinstance(report, Recordable):
-        return report.result_rows()
-    raise _not_recordable(report)
+    if not isinstance(report, Recordable):
+        raise _not_recordable(report)
+    rows = report.result_rows()
+    what = f"{type(report).__name__}.result_rows()"
+    if not isinstance(rows, ResultRows):
+        raise _bad_rows(f"{what} gave a {type(rows).__name__}, not a ResultRows")
+    if isinstance(rows.rows, str | bytes) or not isinstance(rows.rows, Sequence):
+        raise _bad_rows(f"{what} gave rows as a {type(rows.rows).__name__}, not a tuple of ResultRow")
+    wrong = next((r for r in rows.rows if not isinstance(r, ResultRow)), None)
+    if wrong is not None:
+        raise _bad_rows(f"{what} gave a row that is a {type(wrong).__name__}, not a ResultRow")
+    if not isinstance(rows.summary, Mapping):
+        raise _bad_rows(f"{what} gave a summary that is a {type(rows.summary).__name__}, not a mapping")
+    return rows
+
+
+def _bad_rows(what: str) -> ResultsStoreError:
+    return ResultsStoreError(f"cannot record this report: {what}",
+                             "result_rows() returns ResultRows(rows=(ResultRow(item, status, ok), ...)), "
+                             "see zluda_runner.ResultRows")
 
 
 def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[ItemRecord], dict[str, Any]]:
