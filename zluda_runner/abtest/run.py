@@ -23,6 +23,7 @@ from zluda_runner.abtest.records import read_records
 from zluda_runner.abtest.spawn import run_tree
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.proctree import ENDING_SIGNALS, Signalled, raise_signalled, signals_held
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 STDERR_TAIL_CHARS = 2000
@@ -69,8 +70,12 @@ def record_space(prefix: str, work_dir: Path | None = None) -> Iterator[tuple[Pa
         raise HostError(f"cannot prepare the record folders in {where}: {exc.strerror or exc}",
                         hint="free space there, or give the temporary folder another place (TMPDIR)"
                         ) from None
-    with space:
-        yield Path(space.name), import_dir
+    try:
+        with space:
+            yield Path(space.name), import_dir
+    finally:  # its removal cut short (a SIGTERM in the middle of it, raised there): finish it
+        if os.path.lexists(space.name):
+            shutil.rmtree(space.name, ignore_errors=True)
 
 
 def run_ab(
@@ -86,10 +91,36 @@ def run_ab(
     rtol: float | None = None,
     atol: float | None = None,
 ) -> AbReport:
-    """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side."""
+    """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side.
+
+    A SIGTERM/SIGHUP (``kill``, a CI job's timeout) at any point, a side running or its records
+    being read, ends the run that is going (its tree killed), removes the record folders, then ends
+    us with 128+N (its default left them, a run's tensors, in the temporary folder)."""
     check_runs(runs)
     check_timeout(timeout)
     check_tolerances(rtol, atol)
+    with signals_held(ENDING_SIGNALS) as relay:
+        relay.deliver_to(raise_signalled)
+        try:
+            return _run_ab(a_argv, b_argv, runs=runs, env=env, cwd=cwd, timeout=timeout, work_dir=work_dir,
+                           progress=progress, rtol=rtol, atol=atol)
+        except Signalled as stop:
+            raise SystemExit(128 + stop.signum) from None
+
+
+def _run_ab(
+    a_argv: Sequence[str],
+    b_argv: Sequence[str],
+    *,
+    runs: int,
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+    timeout: float | None,
+    work_dir: Path | None,
+    progress: Progress | None,
+    rtol: float | None,
+    atol: float | None,
+) -> AbReport:
     base_env = dict(os.environ if env is None else env)
     runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
