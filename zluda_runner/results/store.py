@@ -34,6 +34,7 @@ RUN_COLUMNS = (
 )
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 _IN_CHUNK = 500  # ids per IN (...) list
+READABLE_FROM = 1  # the oldest schema whose tables the queries read (2 added only indexes)
 
 
 def now_iso() -> str:
@@ -211,6 +212,16 @@ class ResultsStore(abc.ABC):
             current = self._version(cur) if has_table else 0
         if has_table and current >= SCHEMA_VERSION:
             return self._known(current)
+        try:
+            return self._migrate()
+        except ResultsStoreError:
+            if self.may_create or not has_table or current < READABLE_FROM:
+                raise
+            # a reader of an older store that cannot be brought up to date here (a read-only share, a file
+            # it may not write): read it as it is, its tables are the ones read
+            return current
+
+    def _migrate(self) -> int:
         with self._tx(write=True, migrating=True) as cur:
             self._exec(cur, VERSION_TABLE)
             current = self._known(self._version(cur))
