@@ -167,8 +167,9 @@ def _stop(tree: ProcessTree) -> None:
             proc.wait()
 
 
-def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
-    """Run ``argv`` once (as given), measuring time and compile-cache growth."""
+def _run_once(argv: Sequence[str], how: _Watched) -> tuple[WarmupReport, int | None]:
+    """Run ``argv`` once (as given), measuring time and compile-cache growth; and the last signal sent
+    to us (and passed on) while it ran, None when nobody stopped it from outside."""
     from zluda_runner.core import proctree
     from zluda_runner.launch.process import resolve_command
 
@@ -191,8 +192,11 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
                 f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
             ) from None
         proc = tree.proc
+        sent: list[int] = []
 
         def forward(signum: int) -> None:
+            if signum in proctree.ENDING_SIGNALS:  # SIGUSR1/2 ask it something: no ending
+                sent.append(signum)
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signum)
 
@@ -207,7 +211,7 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
 
     elapsed = time.monotonic() - start
     after = inspect_compile_cache(dirs)
-    return WarmupReport(
+    report = WarmupReport(
         argv=list(argv),
         exit_code=code,
         elapsed_s=elapsed,
@@ -218,6 +222,7 @@ def _run_once(argv: Sequence[str], how: _Watched) -> WarmupReport:
         files_after=after.file_count,
         heartbeats=beats,
     )
+    return report, sent[-1] if sent else None
 
 
 @dataclass(frozen=True)
@@ -298,12 +303,14 @@ def warmup(
     job = precompile_job(plan) if precompile and plan is not None else None
 
     if job is None:
-        return dataclasses.replace(_run_once(argv, how), cleared=cleared)
-    pre = _run_once(job.argv, how)
-    if pre.exit_code == 0:
+        return dataclasses.replace(_run_once(argv, how)[0], cleared=cleared)
+    pre, stopped = _run_once(job.argv, how)
+    # stopped from outside (a `kill` of zluda-run, passed on to the precompiler): the warmup ends there;
+    # the workload ran next as the fallback and the kill was as good as ignored
+    if pre.exit_code == 0 or stopped is not None:
         return dataclasses.replace(pre, method=METHOD_PRECOMPILE, precompile_argv=list(job.argv),
-                                   precompile_exit=0, cleared=cleared)
-    after = _run_once(argv, how)
+                                   precompile_exit=pre.exit_code, cleared=cleared)
+    after, _ = _run_once(argv, how)
     return dataclasses.replace(after, method=METHOD_FALLBACK, precompile_argv=list(job.argv),
                                precompile_exit=pre.exit_code, elapsed_s=pre.elapsed_s + after.elapsed_s,
                                bytes_before=pre.bytes_before, files_before=pre.files_before,
