@@ -142,3 +142,17 @@ def test_a_report_whose_rows_are_not_result_rows_is_a_clear_warning(store: str, 
     assert recorded.warning.startswith("results not recorded: cannot record this report: "), recorded
     assert said in recorded.warning and "AttributeError" not in recorded.warning
     assert "see zluda_runner.ResultRows" in recorded.warning
+
+
+def test_an_empty_path_is_unset_as_on_the_command_line(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Options(cache_dir="") put the cache (releases, the results store) in the current folder, and
+    Options(zluda_dir="") took the current folder for a ZLUDA build: Path("") is ".". The command line
+    reads an empty --cache-dir / ZLUDA_RUNNER_CACHE as unset; so does Options now."""
+    monkeypatch.setenv("ZLUDA_RUNNER_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("ZLUDA_RUNNER_RESULTS_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    options = zr.Options(cache_dir="", zluda_dir=" ", manifest="", archive="", results_db="", python="")
+    assert (options.cache_dir, options.zluda_dir, options.manifest, options.archive) == (None,) * 4
+    assert options.results_db is None and options.python is None
+    assert zr.results_location(options) == str(tmp_path / "cache" / "results.db")

@@ -60,7 +60,8 @@ class Options:
     def __post_init__(self) -> None:
         """Each field checked (TypeError naming it, as for an unknown keyword), before any call reads it: a
         path as ``str`` or ``Path`` (kept as a ``Path``; ``results_db`` and ``python`` as text), a switch as
-        ``True``/``False`` (``record="no"`` would record)."""
+        ``True``/``False`` (``record="no"`` would record); an empty path is unset, as on the command line
+        (``cache_dir=""`` put the cache in the current folder)."""
         for field in fields(self):
             value = getattr(self, field.name)
             if value is None and field.name not in _SWITCHES:
@@ -75,9 +76,10 @@ class Options:
             elif not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
                 raise TypeError(f"Options({field.name}=...) must be a str or pathlib.Path, "
                                 f"not {_shown(value)}")
-            else:
+            else:  # "" is no path: unset, as on the command line (Path("") would be the current folder)
                 text = os.fspath(value)
-                object.__setattr__(self, field.name, text if field.name in _TEXTS else Path(text))
+                kept = text if field.name in _TEXTS else Path(text)
+                object.__setattr__(self, field.name, kept if text.strip() else None)
 
 
 _SWITCHES = frozenset({"trust_on_first_use", "force", "record", "defaults", "monitor"})
