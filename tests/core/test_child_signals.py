@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -51,11 +52,18 @@ _SCRIPT = textwrap.dedent("""
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
+    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
+    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.02)
 
 
 @pytest.mark.parametrize("where", ["start", "wait"])

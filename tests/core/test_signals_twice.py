@@ -8,11 +8,13 @@ under test, in a subprocess: nothing depends on timing."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -28,11 +30,18 @@ def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
+    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
+    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.02)
 
 
 def test_the_second_held_signal_neither_acts_nor_ends_us_by_its_default() -> None:
@@ -103,5 +112,5 @@ def test_a_second_sigterm_while_a_probe_kills_its_workers_kills_them_all(tmp_pat
         assert [pid for pid in workers if _alive(pid)] == []  # both were left running
     finally:
         for pid in workers:
-            if _alive(pid):
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

@@ -13,9 +13,16 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from zluda_runner.core.errors import CommandNotFoundError, TraceError
+from zluda_runner.core.errors import CommandNotExecutableError, TraceError
 from zluda_runner.core.paths import default_cache_dir
-from zluda_runner.core.proctree import ended_by
+from zluda_runner.core.proctree import (
+    ENDING_SIGNALS,
+    Signalled,
+    ended_by,
+    raise_signalled,
+    signals_held,
+    start_tree,
+)
 from zluda_runner.trace.counts import read_count_dir
 from zluda_runner.trace.interposer import build_interposer, interposer_env
 from zluda_runner.trace.model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
@@ -70,15 +77,38 @@ def _run(argv: Sequence[str], env: Mapping[str, str],
 
         end = run_process_end(argv, env)
         return end.exit_code, ended_by(-end.signal) if end.signal is not None else None
-    try:
-        rc = subprocess.run(list(argv), env=dict(env), check=False, timeout=timeout).returncode
-        return (128 - rc if rc < 0 else rc), ended_by(rc)
-    except FileNotFoundError as exc:
-        raise CommandNotFoundError(
-            f"command not found: {argv[0]}", hint="check the command's spelling and PATH"
-        ) from exc
-    except subprocess.TimeoutExpired:
-        return None, None
+    # the root of its own tree, killed whole at the timeout (a kill of the command alone left what it
+    # started running: torchrun's workers on the GPU); SIGTERM/SIGHUP kill it too, then end us (128+N)
+    from zluda_runner.launch.process import resolve_command, shell_script_argv
+
+    args = list(argv)
+    executable = resolve_command(args[0], env)  # 127/126 as `run` says them (was a PermissionError)
+    with signals_held(ENDING_SIGNALS) as relay:
+        try:
+            try:
+                tree = start_tree(args, executable=executable, env=dict(env))
+            except OSError as exc:  # a script with no #! line runs under /bin/sh, as `run` runs it
+                script = shell_script_argv([executable, *args[1:]], exc)
+                if script is None:
+                    raise
+                tree = start_tree(script, env=dict(env))
+        except OSError as exc:
+            raise CommandNotExecutableError(f"cannot run {args[0]}: {exc.strerror or exc}",
+                                            hint="check its #! line, or give its interpreter first"
+                                            ) from None
+        try:
+            try:
+                relay.deliver_to(raise_signalled)
+                rc = tree.proc.wait(timeout=timeout)
+                return (128 - rc if rc < 0 else rc), ended_by(rc)
+            except subprocess.TimeoutExpired:
+                return None, None
+            finally:
+                tree.kill()
+                tree.proc.wait()
+                tree.close()
+        except Signalled as stop:
+            raise SystemExit(128 + stop.signum) from None
 
 
 def run_traced(
