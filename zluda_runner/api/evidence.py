@@ -3,12 +3,13 @@ trace of every CUDA driver call (:func:`trace_launch`, :func:`read_trace`, :func
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.api.launching import Launch
-from zluda_runner.api.options import Options, caller_errors, keep, to_settings
+from zluda_runner.api.options import Options, caller_errors, keep, must_be, to_settings
 
 if TYPE_CHECKING:
     from zluda_runner.launch.verify import VerifyResult
@@ -38,6 +39,8 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
     why there is none) is heard once it has exited, and its summary recorded with the evidence.
     """
     from zluda_runner.launch.prepare import expected_bindings
+
+    must_be(launch, Launch, "verify_launch(launch=...) must be the Launch that prepare_launch() gave")
     from zluda_runner.launch.verify import verify_bindings
 
     def verify() -> VerifyResult:
@@ -61,7 +64,9 @@ def verify_plan(plan: ShimPlan, options: Options | None = None, *,
         LaunchError: a Windows plan (the proof needs the DLLs placed: :func:`verify_launch`).
     """
     from zluda_runner.launch.verify import verify_torch_import
+    from zluda_runner.plan.model import ShimPlan
 
+    must_be(plan, ShimPlan, "verify_plan(plan=...) must be the ShimPlan that plan_command() gave")
     settings = to_settings(options)
     with caller_errors():
         result = verify_torch_import(plan, settings.cache_dir)
@@ -97,6 +102,8 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
         TraceError: a Windows plan, no driver to forward to, or the report could not be written.
     """
     from zluda_runner.trace.workload import trace_workload
+
+    must_be(launch, Launch, "trace_launch(launch=...) must be the Launch that prepare_launch() gave")
 
     settings = to_settings(options, trace_out=None if out is None else Path(out))
     with caller_errors():
@@ -138,5 +145,6 @@ def read_trace(path: Path | str) -> TraceReport:
     """
     from zluda_runner.trace.run import load_trace
 
+    must_be(path, (str, os.PathLike), "read_trace(path=...) must be a str or pathlib.Path")
     with caller_errors():
         return load_trace(Path(path))

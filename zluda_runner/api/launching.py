@@ -10,7 +10,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, command_words, to_settings, warn_with, worded
+from zluda_runner.api.options import (
+    Options,
+    caller_errors,
+    command_words,
+    must_be,
+    to_settings,
+    warn_with,
+    worded,
+)
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
@@ -187,6 +195,7 @@ def start(
     from zluda_runner.launch.run import PreparedRun
     from zluda_runner.launch.run import start as start_run
 
+    must_be(launch, Launch, "start(launch=...) must be the Launch that prepare_launch() gave")
     prepared = PreparedRun(launch.plan, list(launch.argv), dict(launch.env), list(launch.warnings),
                            list(launch.notes))
     with caller_errors():

@@ -68,14 +68,14 @@ class Options:
                 continue
             if field.name in _SWITCHES:
                 if not isinstance(value, bool):
-                    raise TypeError(f"Options({field.name}=...) must be True or False, not {_shown(value)}")
+                    raise TypeError(f"Options({field.name}=...) must be True or False, not {shown(value)}")
             elif field.name == "release":
                 if not isinstance(value, str):
                     raise TypeError(f"Options(release=...) must be a str (an id, version or tag), "
-                                    f"not {_shown(value)}")
+                                    f"not {shown(value)}")
             elif not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
                 raise TypeError(f"Options({field.name}=...) must be a str or pathlib.Path, "
-                                f"not {_shown(value)}")
+                                f"not {shown(value)}")
             else:  # "" is no path: unset, as on the command line (Path("") would be the current folder)
                 text = os.fspath(value)
                 kept = text if field.name in _TEXTS else Path(text)
@@ -86,7 +86,7 @@ _SWITCHES = frozenset({"trust_on_first_use", "force", "record", "defaults", "mon
 _TEXTS = frozenset({"results_db", "python"})  # a path given as a Path is kept as text for these
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
     return f"{type(value).__name__} {value!r}"[:80]
 
 
@@ -96,7 +96,7 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
     too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call.
     TypeError for anything but an :class:`Options` or None (a dict, a path)."""
     if options is not None and not isinstance(options, Options):
-        raise TypeError(f"options must be a zluda_runner.Options (or None), not {_shown(options)}: "
+        raise TypeError(f"options must be a zluda_runner.Options (or None), not {shown(options)}: "
                         "write Options(results_db=..., cache_dir=...)")
     o = options or Options()
     return Settings(
@@ -135,12 +135,24 @@ def worded(text: str) -> str:
 
 def command_words(command: Sequence[object]) -> list[str]:
     """A caller's command as the words the system is given (a ``pathlib.Path`` as text); LaunchError for
-    one string (``"python infer.py"`` was taken letter by letter: "command not found: p"), ``None``,
-    bytes or a NUL, before anything is planned."""
+    one string (``"python infer.py"`` was taken letter by letter: "command not found: p") or a word that
+    is ``None``, bytes or holds a NUL; TypeError for what is no list at all (``None``, a number), before
+    anything is planned."""
     from zluda_runner.launch.process import command_words as words
 
+    if not isinstance(command, Sequence):  # None, a generator, a number: not the words of a command
+        raise TypeError(f"the command must be a list of words such as [\"python\", \"infer.py\"], "
+                        f"not {shown(command)}")
     with caller_errors():
         return words(command)
+
+
+def must_be(value: object, kind: type | tuple[type, ...], what: str) -> None:
+    """TypeError unless ``value`` is a ``kind``: what the argument must be (``what``: "start(launch=...)
+    must be the Launch prepare_launch() gave") and what it was, before the call reaches the library
+    (where a None or a dict failed deep inside, as an AttributeError)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{what}, not {shown(value)}")
 
 
 def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None] | None:

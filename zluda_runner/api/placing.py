@@ -4,13 +4,14 @@ mounted drive, a test fixture)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings
+from zluda_runner.api.options import Options, caller_errors, must_be, to_settings
 
 if TYPE_CHECKING:
     from zluda_runner.launch.windows_place import PlacementResult
@@ -60,6 +61,8 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     from zluda_runner.launch.windows import placements_of, plan_for_torch_lib
     from zluda_runner.launch.windows_hook import place_defaults
 
+    must_be(torch_lib, (str, os.PathLike), "place(torch_lib=...) must be the torch/lib folder, a str or "
+            "pathlib.Path")
     settings = to_settings(options)
     folder = Path(torch_lib)
     with caller_errors():

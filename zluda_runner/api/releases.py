@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+from zluda_runner.api.options import Options, caller_errors, must_be, to_settings, worded
 
 if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
@@ -166,6 +166,7 @@ def cached_release(version: str, options: Options | None = None) -> tuple[Path, 
     """
     from zluda_runner.release.obtain import cached_folders
 
+    must_be(version, str, "cached_release(version=...) must be a str (an id, version or tag)")
     settings = to_settings(options)
     with caller_errors():
         return tuple(cached_folders(settings.manifest, settings.cache_dir, version)[1])

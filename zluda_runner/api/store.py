@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+from zluda_runner.api.options import Options, caller_errors, shown, to_settings, worded
 from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
 from zluda_runner.results.schema import ResultsStoreError
 
@@ -63,7 +63,7 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
 
     if isinstance(command, str | bytes) or not isinstance(command, Sequence):
         raise TypeError(f"record_result(command=...) must be the command's words, a list such as "
-                        f"['python', 'infer.py'], not {_shown(command)}")
+                        f"['python', 'infer.py'], not {shown(command)}")
     settings = to_settings(options)
     outcome = record_report(kind, report, settings=settings, command=[str(w) for w in command],
                             host=quick_facts().fingerprint())
@@ -92,7 +92,7 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
                                 f"give one of {', '.join(map(repr, RESULT_KINDS))}, or kind=None for all")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
         raise TypeError(f"list_results(limit=...) must be an int (the latest N runs) or None, "
-                        f"not {_shown(limit)}")
+                        f"not {shown(limit)}")
     if limit is not None and limit < 1:
         raise ResultsStoreError(f"limit={limit} is no number of runs",
                                 "give limit=N (1 or more) for the latest N runs, or limit=None for every run")
@@ -222,26 +222,22 @@ def import_results(files: Sequence[Path | str], options: Options | None = None) 
     if isinstance(files, str | os.PathLike):  # one bundle: not its path's letters, each a file
         files = [files]
     if not isinstance(files, Sequence):
-        raise TypeError(f"import_results(files=...) must be a list of bundle files, not {_shown(files)}")
+        raise TypeError(f"import_results(files=...) must be a list of bundle files, not {shown(files)}")
     paths = [_file("import_results(files=[...])", f) for f in files]
     # every bundle checked before a store is opened (or made) for them
     with caller_errors(), checked_bundles(paths) as bundles, _store(options, reading=False) as store:
         return store_bundles(store, bundles)
 
 
-def _shown(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"[:80]
-
-
 def _run_id(value: object, name: str = "run_id") -> None:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, at least 4 hex digits of a run's id "
-                        f"(list_results() gives them), not {_shown(value)}")
+                        f"(list_results() gives them), not {shown(value)}")
 
 
 def _text_or_none(name: str, value: object) -> None:
     if value is not None and not isinstance(value, str):
-        raise TypeError(f"list_results({name}=...) must be a str or None, not {_shown(value)}")
+        raise TypeError(f"list_results({name}=...) must be a str or None, not {shown(value)}")
 
 
 def _since(since: object) -> str | None:
@@ -250,12 +246,12 @@ def _since(since: object) -> str | None:
         return since
     if isinstance(since, _dt.date):
         return (since.date() if isinstance(since, _dt.datetime) else since).isoformat()
-    raise TypeError(f"since must be a date as text ('2026-12-01') or a datetime.date, not {_shown(since)}")
+    raise TypeError(f"since must be a date as text ('2026-12-01') or a datetime.date, not {shown(since)}")
 
 
 def _file(what: str, value: object) -> Path:
     if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
-        raise TypeError(f"{what} must be a str or pathlib.Path, not {_shown(value)}")
+        raise TypeError(f"{what} must be a str or pathlib.Path, not {shown(value)}")
     if not os.fspath(value).strip():
         raise ResultsStoreError(f"{what} is empty: no file is named", "give the path of a file")
     return Path(os.fspath(value))
