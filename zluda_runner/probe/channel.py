@@ -303,13 +303,15 @@ def reaping() -> Iterator[None]:
     a CI job's timeout), whose default would end us alone and leave the workers on the GPU, ends the
     same way first, then us with 128+N."""
     before = set(_LIVE)
+    me = threading.get_ident()  # only this thread's: a probe run by another thread (an API caller's) goes on
     with signals_held(ENDING_SIGNALS) as relay:
         relay.deliver_to(raise_signalled)
         try:
             yield
         except BaseException as exc:
             for child in list(_LIVE - before):
-                child.finish(kill=True)
+                if child.owner == me:
+                    child.finish(kill=True)
             if isinstance(exc, Signalled):
                 raise SystemExit(128 + exc.signum) from None
             raise
@@ -371,6 +373,7 @@ class ProbeChild:
         self.pending: deque[dict[str, Any]] = deque()
         self.exited = False
         self.pump = _PUMP(self.proc, list(self.streams), self._deliver)
+        self.owner = threading.get_ident()  # the thread whose reaping() it belongs to
         _LIVE.add(self)
 
     # ---- reading -------------------------------------------------------------------------------
