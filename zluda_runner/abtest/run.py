@@ -57,7 +57,23 @@ def ab_import_dir(base: Path) -> Path:
 def record_space(prefix: str, work_dir: Path | None = None) -> Iterator[tuple[Path, Path]]:
     """A temporary folder for the runs' record folders and the import folder (:func:`ab_import_dir`)
     in it, removed afterwards; a :class:`HostError` when they cannot be made (a full or read-only
-    temporary folder), before anything runs."""
+    temporary folder), before anything runs.
+
+    A SIGTERM/SIGHUP (``kill``, a CI job's timeout) at any point of the block, a side running or its
+    records being read, ends the run that is going (its tree killed), removes the folder, then ends
+    us with 128+N: its default, anywhere but in a side's run, left the folder (the runs' tensors) in
+    the temporary folder, for ``ab`` and ``poc`` alike."""
+    with signals_held(ENDING_SIGNALS) as relay:
+        relay.deliver_to(raise_signalled)
+        try:
+            with _record_space(prefix, work_dir) as made:
+                yield made
+        except Signalled as stop:
+            raise SystemExit(128 + stop.signum) from None
+
+
+@contextlib.contextmanager
+def _record_space(prefix: str, work_dir: Path | None) -> Iterator[tuple[Path, Path]]:
     try:
         space = tempfile.TemporaryDirectory(prefix=prefix, dir=work_dir, ignore_cleanup_errors=True)
         try:
@@ -93,34 +109,11 @@ def run_ab(
 ) -> AbReport:
     """Run A, B, A, B ... ``runs`` times each and compare.  Never raises for a failing side.
 
-    A SIGTERM/SIGHUP (``kill``, a CI job's timeout) at any point, a side running or its records
-    being read, ends the run that is going (its tree killed), removes the record folders, then ends
-    us with 128+N (its default left them, a run's tensors, in the temporary folder)."""
+    A SIGTERM/SIGHUP at any point ends it with 128+N once the record folders are gone
+    (:func:`record_space`)."""
     check_runs(runs)
     check_timeout(timeout)
     check_tolerances(rtol, atol)
-    with signals_held(ENDING_SIGNALS) as relay:
-        relay.deliver_to(raise_signalled)
-        try:
-            return _run_ab(a_argv, b_argv, runs=runs, env=env, cwd=cwd, timeout=timeout, work_dir=work_dir,
-                           progress=progress, rtol=rtol, atol=atol)
-        except Signalled as stop:
-            raise SystemExit(128 + stop.signum) from None
-
-
-def _run_ab(
-    a_argv: Sequence[str],
-    b_argv: Sequence[str],
-    *,
-    runs: int,
-    env: Mapping[str, str] | None,
-    cwd: Path | None,
-    timeout: float | None,
-    work_dir: Path | None,
-    progress: Progress | None,
-    rtol: float | None,
-    atol: float | None,
-) -> AbReport:
     base_env = dict(os.environ if env is None else env)
     runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}
