@@ -440,8 +440,10 @@ class ProbeChild:
 
     def finish(self, kill: bool = False, grace: float = 5.0) -> int | None:
         """End the child (at once with ``kill``, else after ``grace`` seconds), then its whole tree;
-        its return code (POSIX, negative: the signal that ended it; Windows: its exit code)."""
-        _LIVE.discard(self)
+        its return code (POSIX, negative: the signal that ended it; Windows: its exit code).
+
+        It stays known to :func:`reaping` until it is reaped: a signal in the grace (or anywhere
+        before) lets reaping kill it (it was dropped first, and a SIGTERM in the grace left it running)."""
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
@@ -449,6 +451,7 @@ class ProbeChild:
             self.tree.kill()
         self.tree.kill()  # the child has exited, not yet been reaped: its group is still ours
         rc = self.proc.wait()
+        _LIVE.discard(self)
         self.pump.close()
         for fd in self.own_fds:
             with contextlib.suppress(OSError):
