@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -42,6 +43,21 @@ def one_asset_manifest(folder: Path, payload: bytes, name: str, os_name: str, *,
     manifest = folder / "manifest.json"
     manifest.write_text(json.dumps({**packaged, "releases": [release]}))
     return manifest
+
+
+def still_running(pid: int) -> bool:
+    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
+    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.02)
 
 
 def require(condition: bool, reason: str) -> None:

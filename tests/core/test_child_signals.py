@@ -12,10 +12,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -51,21 +52,6 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
-    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.02)
-
-
 @pytest.mark.parametrize("where", ["start", "wait"])
 def test_a_sigterm_kills_the_helper_childs_tree_then_us(tmp_path: Path, where: str) -> None:
     pids = tmp_path / "grandchild.pid"
@@ -76,7 +62,7 @@ def test_a_sigterm_kills_the_helper_childs_tree_then_us(tmp_path: Path, where: s
     try:
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr  # was -SIGTERM: its default
         assert "not ended" not in proc.stdout and "Traceback" not in proc.stderr
-        assert left and [pid for pid in left if _alive(pid)] == []  # the child (and its child) ran on
+        assert left and [pid for pid in left if still_running(pid)] == []  # the child (and its child) ran on
     finally:  # the child leads its own group: what it started goes with it
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -14,10 +14,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -27,21 +28,6 @@ def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, stdin=subprocess.DEVNULL,
                           preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL)
                                               for s in (signal.SIGTERM, signal.SIGHUP)])
-
-
-def _alive(pid: int) -> bool:
-    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
-    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.02)
 
 
 def test_the_second_held_signal_neither_acts_nor_ends_us_by_its_default() -> None:
@@ -109,7 +95,7 @@ def test_a_second_sigterm_while_a_probe_kills_its_workers_kills_them_all(tmp_pat
     try:
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr  # was 1, with a traceback
         assert "Traceback" not in proc.stderr and "not ended" not in proc.stdout
-        assert [pid for pid in workers if _alive(pid)] == []  # both were left running
+        assert [pid for pid in workers if still_running(pid)] == []  # both were left running
     finally:
         for pid in workers:
             with contextlib.suppress(ProcessLookupError):

@@ -12,10 +12,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -37,21 +38,6 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
-    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.02)
-
-
 def test_a_workload_that_ignores_sigterm_is_killed_when_the_warmup_stops(tmp_path: Path) -> None:
     pidfile = tmp_path / "workload.pid"
     proc = subprocess.Popen([sys.executable, "-c", _SCRIPT, str(pidfile), str(tmp_path)],
@@ -66,7 +52,7 @@ def test_a_workload_that_ignores_sigterm_is_killed_when_the_warmup_stops(tmp_pat
     pid = int(pidfile.read_text()) if pidfile.exists() else None
     try:
         assert proc.returncode == 0 and "raised the heartbeat sink failed" in out, err
-        assert pid is not None and not _alive(pid)
+        assert pid is not None and not still_running(pid)
     finally:
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):

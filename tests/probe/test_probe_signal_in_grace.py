@@ -11,10 +11,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import still_running
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -34,21 +35,6 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
-    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.02)
-
-
 def test_a_sigterm_in_a_workers_grace_kills_it_then_us(tmp_path: Path) -> None:
     pidfile = tmp_path / "worker.pid"
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(pidfile)], capture_output=True, text=True,
@@ -58,7 +44,7 @@ def test_a_sigterm_in_a_workers_grace_kills_it_then_us(tmp_path: Path) -> None:
     try:
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
         assert "not ended" not in proc.stdout and "Traceback" not in proc.stderr
-        assert not _alive(pid), "the worker outlived the probe"
+        assert not still_running(pid), "the worker outlived the probe"
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import still_running
 from zluda_runner.core.errors import CommandNotExecutableError
 from zluda_runner.trace import run as trace_run
 
@@ -26,21 +27,6 @@ _SPAWNER = ("import subprocess, sys, time; "
             "subprocess.Popen([sys.executable, '-c', 'import os, sys, time; open(sys.argv[1] + \".t\", \"w\")"
             ".write(str(os.getpid())); os.replace(sys.argv[1] + \".t\", sys.argv[1]); time.sleep(600)', "
             "sys.argv[1]]); time.sleep(600)")
-
-
-def _alive(pid: int) -> bool:
-    """Still running once a SIGKILL sent to it has had a bound to take effect (gone, or a zombie: dead)."""
-    deadline = time.monotonic() + 60.0  # a bound, not a timing: SIGKILL takes effect at once
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        if state in ("Z", "X"):
-            return False
-        if time.monotonic() >= deadline:
-            return True
-        time.sleep(0.02)
 
 
 def test_a_timeout_kills_what_the_command_started(tmp_path: Path) -> None:
@@ -61,7 +47,7 @@ def test_a_timeout_kills_what_the_command_started(tmp_path: Path) -> None:
     pid = int(pidfile.read_text())
     try:
         assert (code, ended) == (None, None)
-        assert not _alive(pid), "the command's child outlived the timeout"
+        assert not still_running(pid), "the command's child outlived the timeout"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -107,7 +93,7 @@ def test_a_sigterm_kills_the_tree_then_ends_us_with_143(tmp_path: Path) -> None:
     try:
         assert proc.returncode == 128 + signal.SIGTERM, err
         assert "not ended" not in out and "Traceback" not in err
-        assert pid is not None and not _alive(pid)
+        assert pid is not None and not still_running(pid)
     finally:
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
