@@ -13,6 +13,8 @@ markup (``{opt:zluda_dir DIR}``, ``{cmd:doctor}``, :mod:`zluda_runner.core.wordi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from zluda_runner.core import exitcodes
 from zluda_runner.core.redact import redact_text
 from zluda_runner.core.wording import Audience, render
@@ -153,6 +155,23 @@ class FileInUseError(ZludaRunnerError):
     def __init__(self, message: str, hint: str | None = None, *, paths: tuple[str, ...] = ()) -> None:
         super().__init__(message, hint)
         self.paths = paths
+
+
+IN_USE = "loaded or held open by a running program"
+
+
+@dataclass(frozen=True)
+class InUse:
+    """A file that cannot be replaced or deleted now: why, and the programs holding it (if known)."""
+
+    path: str
+    reason: str
+    holders: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        if self.holders:
+            return f"{self.path} ({self.reason}: {', '.join(self.holders)})"
+        return f"{self.path} ({self.reason})"
 
 
 class NativeBuildError(ZludaRunnerError):

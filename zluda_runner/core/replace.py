@@ -20,30 +20,14 @@ import shutil
 import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.core.errors import FileInUseError
+from zluda_runner.core.errors import IN_USE, FileInUseError, InUse
 from zluda_runner.core.fsutil import atomic_open
 
 MAX_NAMED = 5
-IN_USE = "loaded or held open by a running program"
 UNKNOWN_HOLDER_HINT = ("Windows could not say which program holds them: close the program that loaded them "
                        "(a running python, ComfyUI, SD.Next, Jupyter, zluda.exe ...?), then retry")
-
-
-@dataclass(frozen=True)
-class InUse:
-    """A file that cannot be replaced or deleted now: why, and the programs holding it (if known)."""
-
-    path: str
-    reason: str
-    holders: tuple[str, ...] = ()
-
-    def describe(self) -> str:
-        if self.holders:
-            return f"{self.path} ({self.reason}: {', '.join(self.holders)})"
-        return f"{self.path} ({self.reason})"
 
 
 InUseCheck = Callable[[Sequence[Path]], list[InUse]]

@@ -1,6 +1,7 @@
 """Which files Windows will not let us replace or delete now, and which processes hold them (ctypes).
 
-Imported only on Windows, by :mod:`zluda_runner.core.replace` (the seam), so Linux never loads it.
+Imported only on Windows, by :mod:`zluda_runner.core.replace` (the seam),
+so Linux never loads it; its records are in :mod:`zluda_runner.core.errors`.
 
 Measured under Wine 8.0 (Debian 12) with the official CPython 3.13.2, a second ``python.exe``
 holding ``held.dll`` (``tests/windows/test_wine_files.py`` keeps these true):
@@ -43,7 +44,7 @@ from ctypes import wintypes
 from pathlib import Path
 from typing import Any
 
-from zluda_runner.core.replace import IN_USE, InUse
+from zluda_runner.core.errors import IN_USE, InUse
 
 ERROR_FILE_NOT_FOUND = 2
 ERROR_PATH_NOT_FOUND = 3

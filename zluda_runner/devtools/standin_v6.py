@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zluda_runner.core.fsutil import atomic_copy, write_if_changed
-from zluda_runner.devtools.standin import StandinLib, c_source, place_link
+from zluda_runner.devtools.stubs import StandinLib, c_source, place_link
 
 # family -> (file name, CUDA-name links, ROCm DT_NEEDED)
 V6_LAYOUT: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
