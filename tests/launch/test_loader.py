@@ -154,8 +154,8 @@ def test_redirector_answers_a_path_request_in_a_child_without_the_link_folder(li
     env = compose_env(os.environ, launch)
     if not keep_path:
         env.pop("LD_LIBRARY_PATH")
-    out = subprocess.run([sys.executable, "-c", _OPEN_BY_PATH, str(libs["real"])], env=env, capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    out = subprocess.run([sys.executable, "-c", _OPEN_BY_PATH, str(libs["real"])], env=env, text=True,
+                         capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
     assert (out.returncode, out.stdout.strip()) == (0, "replacement"), out.stderr
     answer = NAME if keep_path else str(launch.link_dir / NAME)
     assert f"{libs['real']} -> {answer}\n" in out.stderr

@@ -273,7 +273,7 @@ def test_an_unwritable_cache_is_an_error_not_a_traceback(setup):
 @pytest.mark.parametrize("version", ["", " "])
 def test_clean_with_an_empty_version_removes_nothing(setup, version):
     """`cache clean "$V"` with V unset removed every release on 7859508: an empty VERSION names none."""
-    run, cache, _, _ = setup
+    run, _, _, _ = setup
     assert run("fetch", "v6", "--os", "linux").exit_code == 0
     res = run("cache", "clean", version, "--json")
     assert res.exit_code == 1 and json.loads(res.stdout)["exit_code"] == 1, res.output
