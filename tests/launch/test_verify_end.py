@@ -147,8 +147,8 @@ def test_plan_verify_load_whose_proof_run_failed_proves_nothing(tmp_path: Path, 
     no_torch.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
     no_torch.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(no_torch))
-    args = ["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release), "--no-record", "--verify-load",
-            "--json", "plan", "--", "/bin/true"]
+    args = ["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release), "--no-record",
+            "--verify-load", "--json", "plan", "--", "/bin/true"]
     res = CliRunner().invoke(main_group, args, catch_exceptions=False)
     assert res.exit_code == CHECK_FAILED, res.output
     evidence = json.loads(res.stdout)["verify_load"]
