@@ -20,7 +20,10 @@
  *    map is answered with the BARE name, so the object is loaded (or found
  *    already loaded) under the needed name even when it has no DT_SONAME;
  *    kept unchanged when the requester is itself one of the mapped files (a
- *    replacement that forwards to the original library by path);
+ *    replacement that forwards to the original library by path).  Only while
+ *    the mapped file's folder is on LD_LIBRARY_PATH as ld.so read it at start
+ *    (a child that dropped LD_LIBRARY_PATH but kept LD_AUDIT): else the bare
+ *    name would find nothing, and the mapped path is the answer;
  *  - while ld.so searches for a mapped bare name, every candidate other than
  *    the mapped path itself is refused (NULL): an RPATH/RUNPATH/ld.so.cache
  *    copy of the NVIDIA library can never win.  The mapped paths must be the
@@ -49,6 +52,7 @@ _Static_assert(MAP_TEXT_MAX == 262144 && MAP_ENTRIES_MAX == 1024, "update the me
 static char map_text[MAP_TEXT_MAX + 1];
 static const char *map_names[MAP_ENTRIES_MAX];
 static const char *map_paths[MAP_ENTRIES_MAX];
+static unsigned char map_searchable[MAP_ENTRIES_MAX]; /* the path's folder is on LD_LIBRARY_PATH */
 static size_t map_count;
 static int debug_enabled;
 
@@ -85,6 +89,23 @@ static void map_refused(const char *path, const char *why) {
     write_str("; refused (the process does not start half-redirected): unset "
               "ZLUDA_RUNNER_REDIRECT_MAP or point it at a map zluda-runner wrote\n");
     _exit(127);
+}
+
+/* Is the folder of ``path`` an entry of the LD_LIBRARY_PATH ld.so read at start (':' or ';'
+ * separated; a trailing '/' ignored)? */
+static int on_library_path(const char *path) {
+    const char *ldp = getenv("LD_LIBRARY_PATH");
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) : 0;
+    while (ldp && *ldp) {
+        size_t len = strcspn(ldp, ":;");
+        size_t cmp = len;
+        while (cmp > 1 && ldp[cmp - 1] == '/') cmp--;
+        if (cmp == dir_len && strncmp(ldp, path, dir_len) == 0) return 1;
+        ldp += len;
+        if (*ldp) ldp++;
+    }
+    return 0;
 }
 
 static void load_map(void) {
@@ -144,6 +165,7 @@ static void load_map(void) {
                 map_refused(path, "has more entries than the redirector's limit of 1024");
             map_names[map_count] = line;
             map_paths[map_count] = tab + 1;
+            map_searchable[map_count] = (unsigned char)on_library_path(tab + 1);
             map_count++;
         }
         line = next;
@@ -193,6 +215,10 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag) {
             debug_log("kept (requested by a replacement):", name, NULL);
             return (char *)name;
         }
+    }
+    if (!map_searchable[i]) { /* a bare name would find nothing: no link folder to search */
+        debug_log("redirect (its folder is not on LD_LIBRARY_PATH)", name, map_paths[i]);
+        return (char *)map_paths[i];
     }
     debug_log("redirect", name, map_names[i]);
     return (char *)map_names[i];

@@ -135,3 +135,27 @@ def test_real_cudart_loads_the_standin_driver(cc_build, cudart_path: Path, tmp_p
     [binding] = result.bindings
     assert binding.taken, binding.loader_lines
     assert any("dynamically loaded by" in line and "libcudart" in line for line in binding.loader_lines)
+
+
+_OPEN_BY_PATH = ("import ctypes, sys\n"
+                 "fn = ctypes.CDLL(sys.argv[1]).foo_id\n"
+                 "fn.restype = ctypes.c_char_p\n"
+                 "print(fn().decode())\n")
+
+
+@pytest.mark.parametrize("keep_path", [True, False])
+def test_redirector_answers_a_path_request_in_a_child_without_the_link_folder(libs, tmp_path: Path,
+                                                                              keep_path: bool) -> None:
+    """A path request (torch's ctypes preload) for a mapped name is answered with the bare name, which
+    the link folder on LD_LIBRARY_PATH serves; a child that dropped LD_LIBRARY_PATH (kept LD_AUDIT) got
+    that bare name too on 7859508, and nothing loaded. Now it gets the mapped path."""
+    launch = redirect_launch(tmp_path / "cache", {NAME: libs["replacement"]})
+    launch.env[DEBUG_ENV] = "1"
+    env = compose_env(os.environ, launch)
+    if not keep_path:
+        env.pop("LD_LIBRARY_PATH")
+    out = subprocess.run([sys.executable, "-c", _OPEN_BY_PATH, str(libs["real"])], env=env, text=True,
+                         capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert (out.returncode, out.stdout.strip()) == (0, "replacement"), out.stderr
+    answer = NAME if keep_path else str(launch.link_dir / NAME)
+    assert f"{libs['real']} -> {answer}\n" in out.stderr

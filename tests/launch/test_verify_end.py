@@ -130,3 +130,27 @@ def test_a_planned_preload_that_cannot_be_loaded_still_fails() -> None:
     result = verify_bindings(["sh", "-c", "exit 0"], env, planned)
     assert result.died_loading and result.failed and result.command_exit_code() == CHECK_FAILED
     assert "cannot be preloaded" in result.loader_errors[0] and result.loader_warnings == []
+
+
+def test_plan_verify_load_whose_proof_run_failed_proves_nothing(tmp_path: Path, monkeypatch) -> None:
+    """`plan --verify-load` of a binary target from a zluda-run whose own interpreter has no torch: the
+    proof run (`python -c "import torch"`) died with ModuleNotFoundError, and 7859508 said "verdict: ok",
+    exit 0 (every binding "unused"). Nothing was proven: exit 3, every binding unproven."""
+    from click.testing import CliRunner
+
+    from zluda_runner.cli import main_group
+    from zluda_runner.devtools.standin import build_release, libs_from_spec
+
+    release = build_release(libs_from_spec({"libcuda.so.1": {"soname": "libcuda.so.1"}}), tmp_path / "rel",
+                            build_dir=tmp_path / "build")
+    no_torch = tmp_path / "python"
+    no_torch.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n")
+    no_torch.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(no_torch))
+    args = ["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(release), "--no-record",
+            "--verify-load", "--json", "plan", "--", "/bin/true"]
+    res = CliRunner().invoke(main_group, args, catch_exceptions=False)
+    assert res.exit_code == CHECK_FAILED, res.output
+    evidence = json.loads(res.stdout)["verify_load"]
+    assert evidence["ok"] is False and evidence["exit_code"] == 1 and evidence["unproven"]
+    assert {b["state"] for b in evidence["bindings"]} == {"unproven"}

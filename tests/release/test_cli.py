@@ -268,3 +268,27 @@ def test_an_unwritable_cache_is_an_error_not_a_traceback(setup):
         assert (folder / "zluda" / "libcuda.so.1").is_file()
     listed = json.loads(run("--json", "cache", "list").stdout)
     assert [e["release_id"] for e in listed["releases"]] == ["upstream-v6"]
+
+
+@pytest.mark.parametrize("version", ["", " "])
+def test_clean_with_an_empty_version_removes_nothing(setup, version):
+    """`cache clean "$V"` with V unset removed every release on 7859508: an empty VERSION names none."""
+    run, _, _, _ = setup
+    assert run("fetch", "v6", "--os", "linux").exit_code == 0
+    res = run("cache", "clean", version, "--json")
+    assert res.exit_code == 1 and json.loads(res.stdout)["exit_code"] == 1, res.output
+    assert [e["release_id"] for e in json.loads(run("cache", "list", "--json").stdout)["releases"]] == [
+        "upstream-v6"]
+    assert run("cache", "path", version).exit_code == 1
+
+
+@pytest.mark.parametrize("version", ["", 0])
+def test_clean_cache_api_with_an_empty_or_non_text_version_removes_nothing(setup, version):
+    from zluda_runner import Options, clean_cache
+    from zluda_runner.core.errors import CacheError
+
+    run, cache, _, tmp_path = setup
+    assert run("fetch", "v6", "--os", "linux").exit_code == 0
+    with pytest.raises((CacheError, TypeError)):  # 0: the API's own type check, where it comes first
+        clean_cache(version, Options(cache_dir=cache, manifest=tmp_path / "manifest.json"))
+    assert (cache / "releases" / "upstream-v6").is_dir()

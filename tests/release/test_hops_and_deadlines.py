@@ -8,6 +8,8 @@
 - An https mirror redirecting to plain http still had the hash it served trusted on first use.
 - ``manifest update``'s budget was checked only between body chunks, and ``fetch``'s pace rule
   only for the body: a server trickling its headers (or a body in one chunk) held either forever.
+  A body trickled with ``Connection: close`` still held it on 7859508 (issue 27: the socket had
+  passed from the connection to the response, out of the watchdog's reach).
   Those run in a child process under a timeout: on 5c673db they hung (the timeout is what failed).
 """
 
@@ -127,6 +129,8 @@ def trickler() -> Iterator[dict[str, str]]:
     shapes = {
         "headers": (b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a" * 60000),
         "body": (b"HTTP/1.1 200 OK\r\nContent-Length: 60000\r\n\r\n", b" " * 60000),
+        # the response takes the socket over from its connection (conn.sock is None): the budget still holds
+        "closing": (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", b" " * 60000),
     }
     for name, (head, slow) in shapes.items():
         listener = socket.create_server(("127.0.0.1", 0))
@@ -174,7 +178,7 @@ except Exception as exc:
 """
 
 
-@pytest.mark.parametrize("shape", ["headers", "body"])
+@pytest.mark.parametrize("shape", ["headers", "body", "closing"])
 def test_manifest_update_budget_covers_slow_headers_and_body(tmp_path, trickler, shape) -> None:
     got = _child(_UPDATE, str(tmp_path / "cache"), trickler[shape])
     assert got["error"] == "FetchError" and "took more than 1 s" in got["message"], got

@@ -205,6 +205,11 @@ def test_a_link_target_too_long_is_refused_before_writing(tmp_path, kit):
     ("zluda/aux.dll", "a device (AUX)"),
     ("zluda/com1/x.dll", "a device (COM1)"),
     ("zluda/lpt\u00b9.txt", "a device (LPT\u00b9)"),
+    # learn.microsoft.com "Naming a file" lists COM0 and LPT0 too; CONIN$/CONOUT$ are the console's
+    ("zluda/COM0", "a device (COM0)"),
+    ("zluda/lpt0.dll", "a device (LPT0)"),
+    ("zluda/conin$", "a device (CONIN$)"),
+    ("zluda/CONOUT$.log", "a device (CONOUT$)"),
 ])
 def test_a_name_windows_cannot_create_is_refused_on_every_os(tmp_path, kit, fmt, name, needle):
     """learn.microsoft.com/windows/win32/fileio/naming-a-file ("Naming Conventions"): such a member
@@ -218,7 +223,8 @@ def test_a_name_windows_cannot_create_is_refused_on_every_os(tmp_path, kit, fmt,
 
 def test_names_that_only_look_like_devices_pass(tmp_path, kit):
     archive = tmp_path / "ok.zip"
-    names = ["zluda/console.dll", "zluda/auxv", "zluda/lpt0.dll", "zluda/nul_check.so", "zluda/a.b.c"]
+    names = ["zluda/console.dll", "zluda/auxv", "zluda/lpt10.dll", "zluda/com.dll", "zluda/conin.dll",
+             "zluda/nul_check.so", "zluda/a.b.c"]
     archive.write_bytes(kit.zip_bytes([("file", n, b"1") for n in names]))
     safe_extract(archive, "zip", tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out" / "zluda").iterdir()) == sorted(n[6:] for n in names)

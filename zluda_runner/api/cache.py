@@ -101,7 +101,8 @@ def clean_cache(version: str | None = None, options: Options | None = None) -> C
 
     settings = to_settings(options)
     with caller_errors():
-        release = release_id_for(settings.manifest, settings.cache_dir, version) if version else None
+        release = None if version is None else release_id_for(settings.manifest, settings.cache_dir,
+                                                                version)
         return CacheCleaned(release, clean(settings.cache_dir, release))
 
 

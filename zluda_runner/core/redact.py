@@ -18,6 +18,16 @@ _SECRET_NAME = re.compile(
 )
 
 
+def userinfo(url: str) -> tuple[str, str, str] | None:
+    """``url`` split at its real userinfo, everything before the LAST ``@`` ahead of the query (as HTTP
+    clients read it; libpq stops at the first): ``(scheme://, userinfo, @host/path?query)``; None
+    without one."""
+    scheme, sep, rest = url.partition("://")
+    cut = min((at for at in (rest.find("?"), rest.find("#")) if at >= 0), default=len(rest))
+    at = rest.rfind("@", 0, cut)
+    return (scheme + sep, rest[:at], rest[at:]) if sep and at >= 0 else None
+
+
 def redact_url(url: str) -> str:
     """``url`` with its credentials masked (``https://u:***@host/p?token=***``)."""
     scheme, sep, rest = url.partition("://")
@@ -29,13 +39,12 @@ def redact_url(url: str) -> str:
         if at >= 0:
             cut = min(cut, at)
     head, tail = rest[:cut], rest[cut:]
-    at = head.rfind("@")
-    if at >= 0:
-        user, colon, _ = head[:at].partition(":")
+    split = userinfo(url)
+    if split is not None:
+        user, colon, _ = split[1].partition(":")
         if "/" in user:  # no userinfo runs over a slash unless the password has one: mask it all
             user, colon = "", ""
-        userinfo = f"{user}:{MASK}" if colon else MASK
-        head = userinfo + head[at:]
+        head = (f"{user}:{MASK}" if colon else MASK) + head[len(split[1]):]
     if tail.startswith("?"):
         query, hash_sign, fragment = tail[1:].partition("#")
         tail = "?" + "&".join(_redact_param(p) for p in query.split("&")) + hash_sign + fragment
@@ -49,8 +58,16 @@ def _redact_param(param: str) -> str:
     return param
 
 
-def redact_text(text: str) -> str:
-    """Every URL inside ``text`` (an error message, a log line) redacted."""
+def redact_text(text: str, *urls: str) -> str:
+    """Every URL inside ``text`` (an error message, a log line) redacted, and the secrets of ``urls``
+    wherever they show: a driver that read a password holding ``@`` up to its first ``@`` quotes the
+    rest as a host (``ss@127.0.0.1``)."""
+    for url in urls:
+        split = userinfo(url)
+        secret = split[1].partition(":")[2] if split else ""
+        pieces = [secret, *(secret[i + 1:] + "@" for i, c in enumerate(secret) if c == "@")]
+        for piece in sorted(filter(None, pieces), key=len, reverse=True):
+            text = text.replace(piece, MASK + ("@" if piece.endswith("@") else ""))
     return _URL.sub(_redact_match, text)
 
 

@@ -4,8 +4,9 @@ The redirector answers the loader's searches from a ``name<TAB>/abs/path`` map
 (``$ZLUDA_RUNNER_REDIRECT_MAP``) before DT_RPATH is looked at, which is what
 replaces ``libcublas.so.13`` under PyPI torch (DT_RPATH beats LD_LIBRARY_PATH).
 A path request for a mapped file name (torch's ctypes preloads) is answered with
-the bare name, so ld.so registers the needed name even for a shim without SONAME;
-the mapped paths must be link-folder entries on LD_LIBRARY_PATH.
+the bare name, so ld.so registers the needed name even for a shim without SONAME
+(the mapped paths are link-folder entries on LD_LIBRARY_PATH; in a child that dropped
+it, the mapped path itself is the answer).
 It is compiled on first use into ``<cache>/native`` (content-keyed: a later
 launch is a file lookup).
 """

@@ -338,4 +338,8 @@ def verify_torch_import(plan: ShimPlan, cache_dir: Path, *, timeout: float | Non
 
     python = plan.target.python or sys.executable
     env = launch_env(plan, cache_dir)
-    return verify_bindings([python, "-c", "import torch"], env, expected_bindings(plan), timeout=timeout)
+    result = verify_bindings([python, "-c", "import torch"], env, expected_bindings(plan), timeout=timeout)
+    if result.exit_code != 0 and not result.interrupted and not result.failed:  # nothing loaded: no proof
+        result.unproven = (f'the proof run ({python} -c "import torch") exited {result.exit_code}: torch did '
+                           f"not import, so nothing was loaded to prove (is there a torch in {python}?)")
+    return result

@@ -1,9 +1,9 @@
 """The placement journal: what was in ``torch/lib`` before ZLUDA's DLLs were placed, and where it is kept.
 
 Where the journal lives: ``<torch/lib>/.zluda-runner/`` (``journal.json`` plus
-``originals/``). Next to the files it describes because (1) saving and putting
-back an original is a copy on the same volume, so it cannot fail half-way
-for lack of a cross-volume move and ``os.replace`` stays atomic; (2) the
+``originals/``). Next to the files it describes because (1) saving an original
+is a copy on the same volume and putting it back a rename (no space needed: a
+full disk still restores), so ``os.replace`` stays atomic; (2) the
 originals must outlive the cache: a user who clears the cache must still be
 able to ``zluda-run restore``; (3) writing into ``torch/lib`` is what the user
 asked for by requesting placement, so no new location is touched. A caller
@@ -121,6 +121,20 @@ def copy_into(src: Path, dest: Path, doing: str = "replace a file in torch/lib",
             f"cannot replace {dest}: {exc.strerror}",
             hint="close every program using this torch install (python, Jupyter, ComfyUI ...) and retry",
         ) from exc
+
+
+def move_into(src: Path, dest: Path, doing: str, *, check: InUseCheck | None = None) -> None:
+    """Put the checked saved original ``src`` in place of ``dest`` by a rename: on the same file system
+    it needs no space (a full disk, a file-size limit). Across file systems (a ``journal_dir``
+    elsewhere), or a file held on Windows, a copy (:func:`copy_into`, which names the holder)."""
+    try:
+        os.replace(src, dest)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV and not (sys.platform == "win32" and isinstance(exc, PermissionError)):
+            raise
+        copy_into(src, dest, doing, check=check)
+        return
+    fsync_dir(Path(dest).parent)
 
 
 def is_plain_name(name: object) -> bool:

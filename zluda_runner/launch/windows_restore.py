@@ -30,11 +30,11 @@ from zluda_runner.launch.windows_journal import (
     Journal,
     JournalEntry,
     Placement,
-    copy_into,
     file_state,
     forget,
     journal_dir_for,
     lock,
+    move_into,
     read_journal,
     remove_stale_temps,
     saved_path,
@@ -146,7 +146,7 @@ def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: R
                 remove_file(dest, doing, check=check)
                 result.removed.append(entry.name)
             else:
-                copy_into(saved, dest, doing, check=check)
+                move_into(saved, dest, doing, check=check)
                 result.restored.append(entry.name)
         except FileInUseError as exc:  # loaded after the check: say what is done and what finishes it
             done = len(result.restored) + len(result.removed)
@@ -155,6 +155,22 @@ def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: R
                     f" {done} of {len(entries)} files were already put back; the journal and the "
                     "saved originals are kept, so {cmd:restore} finishes once it is free.")
             raise
+        except OSError as exc:  # a read-only torch/lib, a full disk: said, and where the originals are
+            done = len(result.restored) + len(result.removed)
+            raise fault(exc, torch_lib, jdir, done, len(entries)) from None
+
+
+def fault(exc: OSError, torch_lib: Path, jdir: Path, done: int = 0, total: int = 0) -> PlacementError:
+    """What stopped a restore (a read-only torch/lib, a full disk, a file-size limit), and where the
+    originals are: nothing of them is lost, {cmd:restore} finishes once the cause is gone."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    so_far = f"; {done} of {total} files were already put back" if done else ""
+    return PlacementError(
+        f"cannot restore {torch_lib}: {exc.strerror or exc}{where}{so_far}. The saved originals are kept in "
+        f"{jdir / ORIGINALS_DIR} (the journal: {jdir / JOURNAL_FILE})",
+        hint="make torch/lib writable (run as its owner; not a read-only mount) or free space, then run "
+        "{cmd:restore} again; or copy the originals back into torch/lib by hand",
+    )
 
 
 def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool,
@@ -196,18 +212,21 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
             + (f" (the empty {jdir} a killed placement left was removed)" if swept else ""),
             hint="zluda-runner never placed DLLs here (or already restored them)",
         )
-    with lock(jdir) as held:
-        journal = read_journal(torch_lib, journal_dir)
-        if journal is None:  # restored meanwhile by a concurrent call
-            held.drop = not (jdir / ORIGINALS_DIR).exists()
-            raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
-        result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
-        result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
-        if not result.complete:
-            result.journal_kept = jdir / JOURNAL_FILE
-            return result
-        forget(jdir)
-        held.drop = True  # no trace left: the lock file and the folder go as the lock is released
+    try:
+        with lock(jdir) as held:
+            journal = read_journal(torch_lib, journal_dir)
+            if journal is None:  # restored meanwhile by a concurrent call
+                held.drop = not (jdir / ORIGINALS_DIR).exists()
+                raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
+            result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
+            result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
+            if not result.complete:
+                result.journal_kept = jdir / JOURNAL_FILE
+                return result
+            forget(jdir)
+            held.drop = True  # no trace left: the lock file and the folder go as the lock is released
+    except OSError as exc:  # its lock could not be taken (a read-only journal folder)
+        raise fault(exc, torch_lib, jdir) from None
     return result
 
 

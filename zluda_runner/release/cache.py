@@ -404,6 +404,16 @@ def cache_contents(cache_dir: Path) -> tuple[list[CacheEntry], list[PartialDownl
     return list_cache(cache_dir), list_partial_downloads(cache_dir)
 
 
+def named_release(version: object) -> str:
+    """``version`` as the name of one release (an id, version or tag): text, not blank. An empty one (an
+    unset shell variable: ``cache clean "$V"``) names nothing, never every release: only an omitted
+    VERSION means all of them."""
+    if isinstance(version, str) and version.strip():
+        return version
+    raise CacheError(f"{version!r} names no release: VERSION must be a release's id, version or tag",
+                     hint="leave VERSION out to mean every release; {cmd:releases} lists them")
+
+
 def clean_cache(
     cache_dir: Path, release_id: str | None = None, *, check: InUseCheck | None = None
 ) -> CleanResult:
@@ -429,7 +439,7 @@ def clean_cache(
     removed: list[Path] = []
     freed = 0
     if release_id is not None:
-        key = safe_component(release_id, "release id")
+        key = safe_component(named_release(release_id), "release id")
         with release_lock(layout, release_id, False), _cache_writes(
                 layout, f"remove release {release_id}", _CLEAN_OUTCOME):
             targets = _release_paths(layout, key)

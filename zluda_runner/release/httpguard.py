@@ -9,6 +9,8 @@
 - :class:`Watchdog`: a deadline for a session's requests. When it passes, the sockets of the
   session's connections are shut down, so a read blocked on a server that trickles its headers or
   body (each byte resetting the read time-out) returns at once; the caller then sees ``fired``.
+  Each socket is watched itself, once connected: a response with ``Connection: close`` takes the
+  socket over from its connection (``conn.sock`` is None while that body is read).
   A thread timer and ``shutdown(2)``: the same on POSIX and Windows.
 """
 
@@ -90,8 +92,8 @@ class Watchdog:
             _shut(conn)
 
 
-def _shut(conn: Any) -> None:
-    sock = getattr(conn, "sock", None)
+def _shut(watched: Any) -> None:
+    sock = watched if isinstance(watched, socket.socket) else getattr(watched, "sock", None)
     if isinstance(sock, socket.socket) and sock.fileno() >= 0:
         with contextlib.suppress(OSError):  # the plain socket call, also under an SSLSocket
             socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the blocked read returns at once
@@ -128,13 +130,15 @@ class GuardedAdapter(requests.adapters.HTTPAdapter):
 def _pool_classes(dog: Watchdog) -> dict[str, type[urllib3.connectionpool.HTTPConnectionPool]]:
     class Conn(urllib3.connection.HTTPConnection):
         def _new_conn(self) -> socket.socket:
-            dog.watch(self)
+            dog.watch(self)  # while it connects (a TLS handshake too)
             return super()._new_conn()
 
-    class TLSConn(urllib3.connection.HTTPSConnection):
-        def _new_conn(self) -> socket.socket:
-            dog.watch(self)
-            return super()._new_conn()
+        def connect(self) -> None:
+            super().connect()
+            dog.watch(self.sock)  # then the socket itself, whoever holds it
+
+    class TLSConn(Conn, urllib3.connection.HTTPSConnection):
+        pass
 
     class Pool(urllib3.connectionpool.HTTPConnectionPool):
         ConnectionCls = Conn

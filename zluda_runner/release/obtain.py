@@ -13,7 +13,13 @@ from pathlib import Path
 
 from zluda_runner.core.errors import CacheError, ManifestError, SelectionError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.cache import FetchOutcome, check_cache_folder, fetch_release, list_cache
+from zluda_runner.release.cache import (
+    FetchOutcome,
+    check_cache_folder,
+    fetch_release,
+    list_cache,
+    named_release,
+)
 from zluda_runner.release.manifest import (
     Asset,
     Manifest,
@@ -98,6 +104,7 @@ def fetch(
 
 def release_id_for(manifest_path: Path | None, cache_dir: Path, version: str) -> str:
     """A manifest release's id for VERSION, or VERSION itself when the cache holds such an id."""
+    version = named_release(version)
     check_cache_folder(cache_dir)
     try:
         return load_current_manifest(manifest_path, cache_dir).find(version).id

@@ -482,11 +482,11 @@ def _check_name_fits(archive: Path, name: str) -> None:
 # Windows' rules for a name part (learn.microsoft.com/windows/win32/fileio/naming-a-file, "Naming
 # Conventions"): none of <>:"|?* nor the characters 1-31 (":" would name an NTFS stream of another
 # file: "nvcuda.dll:x" writes into nvcuda.dll), no trailing period or space (Windows strips them:
-# "a." and "a" are one file), and not a device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, the
-# superscript digits too), also with an extension ("nul.txt").
+# "a." and "a" are one file), and not a device name (CON, CONIN$, CONOUT$, PRN, AUX, NUL, COM0-9,
+# LPT0-9, the superscript digits too), also with an extension ("nul.txt").
 _WINDOWS_CHARS = frozenset('<>:"|?*') | frozenset(map(chr, range(1, 32)))
-_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL",
-                      *(f"{dev}{n}" for dev in ("COM", "LPT") for n in "123456789\u00b9\u00b2\u00b3")})
+_DEVICES = frozenset({"CON", "CONIN$", "CONOUT$", "PRN", "AUX", "NUL",
+                      *(f"{dev}{n}" for dev in ("COM", "LPT") for n in "0123456789\u00b9\u00b2\u00b3")})
 
 
 def _windows_fault(part: str) -> str | None:

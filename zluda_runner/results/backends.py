@@ -8,7 +8,9 @@
   psycopg 3. Only migrations take a (transaction-level advisory) lock; inserts rely on
   ``ON CONFLICT``. Every wait is bounded: ``connect_timeout``, ``lock_timeout`` and
   ``statement_timeout`` on the server, and a client-side watchdog that drops the
-  connection when a stalled server does not answer within ``STALL_S``.
+  connection when a stalled server does not answer within ``STALL_S`` (a recording then warns and
+  the run moves on). A password holding ``@`` is the URL's real userinfo (up to the last ``@``),
+  encoded for libpq, and masked in the driver's words too.
 
 Opening a store whose schema is current takes no lock at all, on either backend.
 
@@ -45,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.paths import CachePaths
-from zluda_runner.core.redact import redact_url
+from zluda_runner.core.redact import redact_text, redact_url, userinfo
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.schema import NoResultsStoreError, ResultsStoreError
 from zluda_runner.results.store import Connection, Cursor, ResultsStore
@@ -53,10 +55,13 @@ from zluda_runner.results.store import Connection, Cursor, ResultsStore
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
 SQLITE_NAME = "results.db"
 BUSY_TIMEOUT_MS = 30_000
-CONNECT_TIMEOUT_S = 10
-LOCK_TIMEOUT_MS = 10_000  # PostgreSQL: a row or the migration lock held by another session
-STATEMENT_TIMEOUT_MS = 120_000  # PostgreSQL: one statement
-STALL_S = 150.0  # PostgreSQL: a server that answers nothing (stopped, wedged) for this long is dropped
+CONNECT_TIMEOUT_S = 10  # PostgreSQL: the connection and its start-up (psycopg's own bound)
+LOCK_TIMEOUT_MS = 5_000  # PostgreSQL: a row or the migration lock held by another session
+STATEMENT_TIMEOUT_MS = 10_000  # PostgreSQL: one statement, bounded by the server
+# PostgreSQL, client-side: a set-up or transaction the server has not answered in this long (stopped,
+# wedged, a server that completes start-up and then says nothing) is dropped: an error for a reader, a
+# warning for a recording, never a wait of minutes
+STALL_S = 15.0
 WAL_SWITCH_TRIES = 60  # about 25 s of waiting in all
 _MIGRATION_LOCK = 0x7A6C7564  # "zlud": the advisory lock id migrations hold on PostgreSQL
 
@@ -282,7 +287,9 @@ class PostgresStore(ResultsStore):
                 "pip install 'zluda-runner[postgres]' (or 'psycopg[binary]') into the interpreter that runs "
                 "zluda-run; or use a SQLite store (a file path)",
             ) from exc
-        conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
+        split = userinfo(self.url)  # libpq ends the userinfo at its first '@': give it the real one
+        url = self.url if split is None else split[0] + split[1].replace("@", "%40") + split[2]
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(2, int(CONNECT_TIMEOUT_S)))
         self._fileno = conn.fileno
         try:
             with self._watchdog(conn.fileno):
@@ -341,30 +348,31 @@ class PostgresStore(ResultsStore):
             import psycopg
         except ImportError:  # pragma: no cover
             return None
+        said = redact_text(str(exc).strip(), self.url)  # the driver's words may quote a password's tail
         if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
             return ResultsStoreError(
-                f"the results database {self.location} kept us waiting: {str(exc).strip()}",
+                f"the results database {self.location} kept us waiting: {said}",
                 "another session holds the store (a stalled writer?); try again when it finishes",
             )
         if isinstance(exc, psycopg.OperationalError):
             return ResultsStoreError(
-                f"cannot reach the results database {self.location}: {str(exc).strip()}",
+                f"cannot reach the results database {self.location}: {said}",
                 "check the URL given to {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
                 " (and answers)",
             )
         if isinstance(exc, psycopg.errors.InsufficientPrivilege):
             return ResultsStoreError(
-                f"the results database {self.location} refused a request: {str(exc).strip()}",
+                f"the results database {self.location} refused a request: {said}",
                 "check that the database user may create tables there and write to them",
             )
         if isinstance(exc, psycopg.DataError):
             return ResultsStoreError(
-                f"the results database {self.location} refused a value: {str(exc).strip()}",
+                f"the results database {self.location} refused a value: {said}",
                 "a value PostgreSQL cannot keep reached it; nothing of this write was stored",
             )
         if isinstance(exc, psycopg.Error):
             return ResultsStoreError(
-                f"the results database {self.location} refused a request: {str(exc).strip()}",
+                f"the results database {self.location} refused a request: {said}",
                 "the database's own words above say why",
             )
         return None
