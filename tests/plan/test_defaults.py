@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import worded_for
@@ -123,7 +124,7 @@ def _two_gpu_host(root: Path, *, miopen: bool) -> Path:
     _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
     _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
     if miopen:
-        _write(root, "opt/rocm/lib/libMIOpen.so.1")
+        put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
     _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
     _kfd_node(root, 1, 110003, simd=24, name="gfx1103", vram=0, cpu_cores=16)
     _kfd_node(root, 2, 110000, simd=192, name="gfx1100", vram=24 << 30)
@@ -136,7 +137,9 @@ def test_facts_from_a_fake_host(tmp_path: Path) -> None:
     assert [(g.index, g.integrated) for g in gpus] == [(0, True), (1, False)]
     assert "cpu_cores_count 16" in gpus[0].why and "VRAM" in gpus[1].why
     assert find_miopen(HostFs(root), {}, "linux")[0] is None
-    _write(root, "opt/rocm/lib/libMIOpen.so.1")
+    _write(root, "opt/rocm/lib/libMIOpen.so.1")  # not an ELF file: the loader would not take it
+    assert find_miopen(HostFs(root), {}, "linux")[0] is None
+    put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
     assert find_miopen(HostFs(root), {}, "linux")[0] == "/opt/rocm/lib/libMIOpen.so.1"
 
 

@@ -92,18 +92,14 @@ def registry_gpus() -> tuple[HostGpu, ...]:
                  for a in windows_registry_gpus())
 
 
-def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str) -> tuple[str | None, str]:
-    """(MIOpen's file on the host or None, what was looked at)."""
-    from zluda_runner.host.rocm import find_rocm, library_dirs
+def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str,
+                path_prepend: tuple[str, ...] = ()) -> tuple[str | None, str]:
+    """(MIOpen's file where the launch's loader takes it from, or None; what was searched): the one finder
+    the plan's dependency checks and the doctor read (:func:`zluda_runner.host.libraries.find_library`)."""
+    from zluda_runner.host.libraries import find_library, library_name
 
-    rocm = find_rocm(fs, {k: v for k, v in env.items() if v}, platform)
-    if rocm is None:
-        return None, "a ROCm / HIP SDK install: none found"
-    dirs = library_dirs(rocm)
-    sep = "\\" if rocm.kind == "hip-sdk" else "/"
-    looked = f"{dirs.miopen_dir}{sep}{dirs.miopen_glob}"
-    hits = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
-    return (f"{dirs.miopen_dir}{sep}{hits[0].name}" if hits else None), looked
+    lib = find_library(library_name("miopen", platform), env, platform, fs=fs, path_prepend=path_prepend)
+    return lib.path, lib.searched()
 
 
 def _identity(plan: ShimPlan, settings: Settings) -> ComputeIdentity | None:
@@ -189,7 +185,7 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
     plat = platform or sys.platform
     fs = HostFs(root_from_env(env.get(ROOT_ENV) or ""))
     same_host = _host_os(plat) == plan.os
-    miopen, looked = find_miopen(fs, env, plat) if same_host else (None, None)
+    miopen, looked = find_miopen(fs, env, plat, plan.path_prepend) if same_host else (None, None)
     gpus, source = _host_gpu_facts(fs, plat) if same_host else ((), None)
     served, files = _served(plan)
     tgt = plan.target
