@@ -13,6 +13,7 @@ from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import worded_for
 from zluda_runner.host.fs import HostFs
+from zluda_runner.host.libraries import find_library
 from zluda_runner.plan.defaults import (
     ADDMM_LT_OFF,
     CUDNN_OFF,
@@ -28,7 +29,7 @@ from zluda_runner.plan.defaults import (
     defaults_env,
     plan_with_defaults,
 )
-from zluda_runner.plan.defaults_facts import find_miopen, gather_facts, host_gpus
+from zluda_runner.plan.defaults_facts import gather_facts, host_gpus
 from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
 from zluda_runner.report.plan_view import render_plan
 
@@ -136,11 +137,11 @@ def test_facts_from_a_fake_host(tmp_path: Path) -> None:
     gpus = host_gpus(HostFs(root))
     assert [(g.index, g.integrated) for g in gpus] == [(0, True), (1, False)]
     assert "cpu_cores_count 16" in gpus[0].why and "VRAM" in gpus[1].why
-    assert find_miopen(HostFs(root), {}, "linux")[0] is None
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path is None
     _write(root, "opt/rocm/lib/libMIOpen.so.1")  # not an ELF file: the loader would not take it
-    assert find_miopen(HostFs(root), {}, "linux")[0] is None
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path is None
     put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
-    assert find_miopen(HostFs(root), {}, "linux")[0] == "/opt/rocm/lib/libMIOpen.so.1"
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path == "/opt/rocm/lib/libMIOpen.so.1"
 
 
 def _plan() -> ShimPlan:

@@ -34,7 +34,13 @@ from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.hipversion import find_host_hip
-from zluda_runner.host.libraries import files_for_gfx, find_library, kernel_folder
+from zluda_runner.host.libraries import (
+    files_for_gfx,
+    find_library,
+    kernel_folder,
+    windows_path,
+    windows_variable,
+)
 
 MAX_SDKS = 16
 MAX_MATH_DLLS = 32
@@ -92,12 +98,6 @@ class MathLibrary(JsonMixin):
 # --------------------------------------------------------------------------- the SDK folders
 
 
-def _get(env: Mapping[str, str], key: str) -> str | None:
-    if key in env:
-        return env[key]
-    return next((v for k, v in env.items() if k.lower() == key.lower()), None)
-
-
 def _clean(raw: str) -> str:
     return raw.strip().strip('"').rstrip("\\/")
 
@@ -143,7 +143,7 @@ def find_sdks(root: Path | None, env: Mapping[str, str]) -> tuple[HipSdk, ...]:
     for var in hip_vars:
         path = _clean(env[var])
         named.setdefault(_key(path), (path, []))[1].append(var.upper())
-    program_files = _get(env, "ProgramFiles") or r"C:\Program Files"
+    program_files = windows_variable(env, "ProgramFiles") or r"C:\Program Files"
     base = f"{program_files}\\AMD\\ROCm"
     installed = [n for n in fs.names(base) if fs.is_dir(f"{base}\\{n}")][:MAX_SDKS]
     for name in installed:
@@ -164,10 +164,6 @@ def used_sdk(sdks: Iterable[HipSdk]) -> HipSdk | None:
 
 
 # --------------------------------------------------------------------------- several SDKs
-
-
-def _path_entries(env: Mapping[str, str]) -> list[str]:
-    return [_clean(p) for p in (_get(env, "PATH") or "").split(";") if _clean(p)][:MAX_PATH_ENTRIES]
 
 
 def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Conflict, ...]:
@@ -209,7 +205,7 @@ def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Confl
             "folders off PATH), so every library loads DLLs of one SDK."))
     if used is not None and used.exists:
         bins = {_key(s.bin): s for s in present}
-        first = next((bins[_key(p)] for p in _path_entries(env) if _key(p) in bins), None)
+        first = next((bins[_key(p)] for p in windows_path(env)[:MAX_PATH_ENTRIES] if _key(p) in bins), None)
         if first is not None and not first.used:
             out.append(Conflict(
                 "path-order", "warn",
