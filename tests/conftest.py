@@ -60,6 +60,18 @@ def still_running(pid: int) -> bool:
         time.sleep(0.02)
 
 
+def put_elf(dest: Path) -> Path:
+    """A real x86-64 shared library (tests/fixtures/elf/plain.c, built once into the tests' private cache)
+    at ``dest``: what a fake host tree holds where the loader model must take a library (it reads ELF
+    headers, as ld.so does)."""
+    require(is_supported(), X86_ONLY)
+    cache = Path(os.environ["ZLUDA_RUNNER_CACHE"]) / "elf"
+    built = compile_c([FIXTURES / "elf" / "plain.c"], "libplain.so", cache)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(built.read_bytes())
+    return dest
+
+
 def require(condition: bool, reason: str) -> None:
     """Skip when a prerequisite is missing on a developer machine; fail in CI,
     where `.ci/run` installs every prerequisite, so a skip would hide a gap."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from tests.conftest import put_elf
 from zluda_runner.cli import main_group
 from zluda_runner.core.exitcodes import CHECK_FAILED as EXIT_FAILED
 from zluda_runner.core.exitcodes import OK as EXIT_OK
@@ -55,7 +56,8 @@ def rocm62_tree(root: Path, *, gfx_nodes: list[tuple[int, int, int | None]], ten
     """A Linux host with ROCm 6.2: /opt/rocm, amdgpu loaded, /dev/kfd, KFD nodes, rocBLAS files."""
     _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
     _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
-    _write(root, "opt/rocm/lib/libMIOpen.so.1")
+    for name in ("libamdhip64.so.6", "libMIOpen.so.1", "librocblas.so", "libhipblaslt.so"):
+        put_elf(root / "opt/rocm/lib" / name)  # real ELF files: the loader model reads their headers
     _write(root, "sys/module/amdgpu/version", "6.8.5\n")
     _write(root, "dev/kfd")
     _kfd_node(root, 0, 0, simd=0, cpu_cores=16)  # the CPU

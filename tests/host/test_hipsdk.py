@@ -241,7 +241,8 @@ def test_doctor_names_each_conflict_and_strict_exits_3(tmp_path: Path, pe: dict[
 def test_doctor_warning_alone_exits_3_only_under_strict(tmp_path: Path) -> None:
     env = {"HIP_PATH": _sdk(tmp_path, "6.4", kernels=("gfx1201",)), "HIP_PATH_62": f"{WIN_ROCM}\\6.4\\"}
     _write(tmp_path, f"{ROCM}/6.4/bin/hipblaslt/library/extop_gfx1201.co")  # every other check ok
-    _write(tmp_path, f"{ROCM}/6.4/bin/MIOpen.dll")
+    for dll in ("MIOpen.dll", "rocblas.dll", "hipblaslt.dll"):  # the kernels are read beside the library
+        _write(tmp_path, f"{ROCM}/6.4/bin/{dll}")
     settings = Settings(zluda_dir=tmp_path / "no-release", cache_dir=tmp_path / "cache")
     loose = _windows_doctor(tmp_path, env, settings=settings)
     not_ok = [(c.id, c.status) for c in loose.checks if c.status is not Status.OK]

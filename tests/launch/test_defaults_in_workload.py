@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import require
+from tests.conftest import put_elf, require
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.devtools.standin import build_release, libs_from_spec
 
@@ -92,7 +92,7 @@ def _host(root: Path, *, miopen: bool, apu: bool) -> Path:
     _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
     _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
     if miopen:
-        _write(root, "opt/rocm/lib/libMIOpen.so.1")
+        put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
     _write(root, "dev/kfd")
     _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
     node = 1

@@ -52,7 +52,8 @@ def _clean_env(**extra: str) -> dict[str, str]:
 def world(cc_build: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """NVIDIA originals + torch-like target + ROCm stub, laid out like a venv, and the wrapper script."""
     base = tmp_path_factory.mktemp("realshape")
-    target, nv, rocm = base / "target", base / "target/nvidia/cu13/lib", base / "rocm/lib"
+    # the host is a fake tree (ZLUDA_RUNNER_ROOT) whose /opt/rocm/lib holds the ROCm stub
+    target, nv, rocm = base / "target", base / "target/nvidia/cu13/lib", base / "root/opt/rocm/lib"
     for d in (nv, rocm):
         d.mkdir(parents=True)
     shutil.copy2(cc_build([f"{SRC}/hipstub.c"], "libamdhip64.so"), rocm / "libamdhip64.so")
@@ -80,7 +81,8 @@ def world(cc_build: Callable[..., Path], tmp_path_factory: pytest.TempPathFactor
     script.chmod(0o755)
     needs = cc_build([f"{SRC}/needs_cublas.c"], "needs_cublas", shared=False,
                      args=[f"-L{nv}", "-l:libcublas.so.13"])
-    return {"base": base, "target": target, "nv": nv, "rocm": base / "rocm", "script": script,
+    return {"base": base, "target": target, "nv": nv, "rocm": base / "root/opt/rocm", "root": base / "root",
+            "script": script,
             "needs_cublas": needs}
 
 
@@ -120,12 +122,12 @@ def test_real_shape_imports_cleanly_and_the_log_proves_it(
 ) -> None:
     release = _release(cc_build, world, tmp_path / "rel", soname=soname, zluda_ld=zluda_ld)
     cache = tmp_path / "cache"
-    env = _clean_env(ROCM_PATH=str(world["rocm"]))
+    env = _clean_env(ZLUDA_RUNNER_ROOT=str(world["root"]))
     argv = [str(world["script"])] + ([] if preload else ["nopreload"])
     plan = prepare_plan(argv, Settings(zluda_dir=release, cache_dir=cache), env=env)
     assert plan.verdict != "fatal", [b.problems for b in plan.fatal]
     assert any("could not inspect the target" in w for w in plan.warnings)
-    assert plan.library_path == (str(world["rocm"] / "lib"),)  # libamdhip64.so found through ROCM_PATH
+    assert plan.library_path == (str(world["rocm"] / "lib"),)  # libamdhip64.so found in the host's /opt/rocm
     if zluda_ld and soname:
         assert plan.audit_library == str(release / "zluda_ld"), plan.audit_why
     else:
@@ -160,10 +162,10 @@ def test_zluda_run_refuses_without_rocm_before_starting(cc_build, world, tmp_pat
 
 def test_versioned_only_rocm_is_named(cc_build, world, tmp_path: Path) -> None:
     release = _release(cc_build, world, tmp_path / "rel", soname=False, zluda_ld=False)
-    only = tmp_path / "distro/lib"
+    only = tmp_path / "root/opt/distro/lib"  # on LD_LIBRARY_PATH, in the host's fake tree
     only.mkdir(parents=True)
     shutil.copy2(world["rocm"] / "lib/libamdhip64.so", only / "libamdhip64.so.6")
-    env = _clean_env(LD_LIBRARY_PATH=str(only))
+    env = _clean_env(LD_LIBRARY_PATH="/opt/distro/lib", ZLUDA_RUNNER_ROOT=str(tmp_path / "root"))
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "c")
     plan = prepare_plan([str(world["script"])], settings, env=env)
     problems = " ".join(p for b in plan.fatal for p in b.problems)
@@ -215,7 +217,7 @@ def test_shell_script_with_relative_zluda_dir_gets_absolute_paths(cc_build, worl
     proc = subprocess.run(
         [sys.executable, "-m", "zluda_runner", "--cache-dir", "cache", "--zluda-dir", "rel", "--",
          str(script)],
-        cwd=tmp_path, env=_clean_env(ROCM_PATH=str(world["rocm"]),
+        cwd=tmp_path, env=_clean_env(ZLUDA_RUNNER_ROOT=str(world["root"]),
                                      PYTHONPATH=os.pathsep.join(sys.path)),
         capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr

@@ -8,10 +8,12 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import worded_for
 from zluda_runner.host.fs import HostFs
+from zluda_runner.host.libraries import find_library
 from zluda_runner.plan.defaults import (
     ADDMM_LT_OFF,
     CUDNN_OFF,
@@ -27,7 +29,7 @@ from zluda_runner.plan.defaults import (
     defaults_env,
     plan_with_defaults,
 )
-from zluda_runner.plan.defaults_facts import find_miopen, gather_facts, host_gpus
+from zluda_runner.plan.defaults_facts import gather_facts, host_gpus
 from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
 from zluda_runner.report.plan_view import render_plan
 
@@ -123,7 +125,7 @@ def _two_gpu_host(root: Path, *, miopen: bool) -> Path:
     _write(root, "opt/rocm/.info/version", "6.2.0-66\n")
     _write(root, "opt/rocm/lib/libamdhip64.so.6.2.60200")
     if miopen:
-        _write(root, "opt/rocm/lib/libMIOpen.so.1")
+        put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
     _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
     _kfd_node(root, 1, 110003, simd=24, name="gfx1103", vram=0, cpu_cores=16)
     _kfd_node(root, 2, 110000, simd=192, name="gfx1100", vram=24 << 30)
@@ -135,9 +137,11 @@ def test_facts_from_a_fake_host(tmp_path: Path) -> None:
     gpus = host_gpus(HostFs(root))
     assert [(g.index, g.integrated) for g in gpus] == [(0, True), (1, False)]
     assert "cpu_cores_count 16" in gpus[0].why and "VRAM" in gpus[1].why
-    assert find_miopen(HostFs(root), {}, "linux")[0] is None
-    _write(root, "opt/rocm/lib/libMIOpen.so.1")
-    assert find_miopen(HostFs(root), {}, "linux")[0] == "/opt/rocm/lib/libMIOpen.so.1"
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path is None
+    _write(root, "opt/rocm/lib/libMIOpen.so.1")  # not an ELF file: the loader would not take it
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path is None
+    put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
+    assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path == "/opt/rocm/lib/libMIOpen.so.1"
 
 
 def _plan() -> ShimPlan:

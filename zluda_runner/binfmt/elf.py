@@ -29,9 +29,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 
@@ -188,6 +185,8 @@ def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = Fa
     corrupt file, and - unless ``allow_foreign`` - for anything that is not a
     64-bit x86-64 ELF (ZLUDA exists only for x86-64).
     """
+    from elftools.common.exceptions import ELFError  # here: a cached launch only peeks at headers
+
     p = Path(path)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below, mmap needs the fd
@@ -296,6 +295,8 @@ class _Sections:
 
 
 def _read(p: Path, fh: Any, img: _Image, symbols: bool) -> ElfInfo:
+    from elftools.elf.elffile import ELFFile
+
     mm, size = img.mm, img.size
     elf = ELFFile(fh)  # pyelftools validates and decodes the ELF header
     hdr = elf.header

@@ -14,12 +14,20 @@ from zluda_runner.doctor.model import Check, Findings, Status
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx
+from zluda_runner.host.hip import LINUX_LIBRARIES, WINDOWS_LIBRARIES
+from zluda_runner.host.libraries import (
+    HostLibrary,
+    files_for_gfx,
+    find_first,
+    find_library,
+    kernel_folder,
+    library_name,
+)
 from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
-from zluda_runner.host.rocm import LibraryDirs, files_for_gfx, library_dirs
 from zluda_runner.host.visibility import workload_target
 
 
-def check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:
+def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platform: str) -> Check:
     hip = facts.hip
     if hip is not None and hip.library:
         ver = hip.runtime_version_text or "unknown version"
@@ -31,40 +39,30 @@ def check_hip_runtime(facts: HostFacts, fs: HostFs) -> Check:
             None if not hip.error else "Check the driver (`dmesg | grep amdgpu`).",
             details={"runtime_version": hip.runtime_version, "driver_version": hip.driver_version},
         )
-    found: list[Path] = []
-    if facts.rocm is not None:
-        dirs = library_dirs(facts.rocm)
-        found = fs.glob(dirs.hip_dir, dirs.hip_glob)
-    if found and hip is None:
-        return Check(
-            "hip_runtime",
-            Status.OK,
-            f"HIP runtime library present: {found[0].name}",
-            details={"files": [p.name for p in found]},
-        )
-    why = hip.error if hip is not None and hip.error else "no libamdhip64 / amdhip64 DLL found"
-    if found and facts.rocm is not None:
+    names = WINDOWS_LIBRARIES if platform == "win32" else LINUX_LIBRARIES
+    lib = find_first(names, env, platform, fs=fs)
+    details = {"library": lib.to_dict()}
+    if lib.found and hip is None:
+        return Check("hip_runtime", Status.OK, f"HIP runtime library present: {lib.path} ({lib.how})",
+                     details=details)
+    why = hip.error if hip is not None and hip.error else f"looked for {lib.searched()}"
+    if lib.found:
         # installed, but the loader does not find it by name -- nor will ZLUDA, which loads it that way
-        where = library_dirs(facts.rocm).hip_dir
+        where = lib.folder()
         fix = (
             f"Add {where} to PATH (the HIP SDK installer normally does)."
             if facts.os == "windows"
             else f"echo {where} | sudo tee /etc/ld.so.conf.d/rocm.conf && sudo ldconfig "
             f"(or add {where} to LD_LIBRARY_PATH)."
         )
-        return Check(
-            "hip_runtime",
-            Status.FAIL,
-            f"{found[0].name} is installed in {where} but could not be loaded ({why})",
-            fix,
-            details={"files": [p.name for p in found]},
-        )
+        return Check("hip_runtime", Status.FAIL,
+                     f"{lib.name} is installed in {where} but could not be loaded ({why})", fix, details)
     fix = (
         "Install the AMD HIP SDK (Windows) matching your ZLUDA build."
         if facts.os == "windows"
         else "Install the HIP runtime (e.g. `sudo apt install hip-runtime-amd` from the ROCm repository)."
     )
-    return Check("hip_runtime", Status.FAIL, f"HIP runtime unavailable ({why})", fix)
+    return Check("hip_runtime", Status.FAIL, f"HIP runtime unavailable ({why})", fix, details)
 
 
 def check_rocm(facts: HostFacts, platform: str) -> Check:
@@ -132,41 +130,57 @@ def gpu_hip_rule_check(facts: HostFacts, env: Mapping[str, str], platform: str,
 
 def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platform: str,
                    settings: Settings | None = None) -> Findings:
+    """The manifest's GPU x HIP rules, rocBLAS's and hipBLASLt's kernels for the GPU the run uses (in the
+    folders beside the libraries the launch's loader takes: :func:`~zluda_runner.host.libraries.find_library`)
+    and MIOpen, found by the finder the plan's dependency checks and defaults read."""
     rules = gpu_hip_rule_check(facts, env, platform, settings)
-    if facts.rocm is None or not facts.gpus:
+    if platform not in ("win32",) and not platform.startswith("linux"):
         return rules + Findings(skipped=("rocblas", "hipblaslt", "miopen"))
-    dirs = library_dirs(facts.rocm)
     target = workload_target(facts.gpus, env)[0]
     gfx = effective_gfx(target, env, platform) if target is not None else None
-    if target is None or gfx is None:
+    if facts.rocm is None or target is None or gfx is None:
         blas = Findings(skipped=("rocblas", "hipblaslt"))
     else:
-        blas = Findings.of(check_rocblas(fs, dirs, target, gfx, facts.rocm, platform),
-                           check_hipblaslt(fs, dirs, gfx))
-    miopen = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
-    if miopen:
-        found = Check("miopen", Status.OK, f"MIOpen present ({miopen[0].name})")
+        blas = Findings.of(
+            check_rocblas(fs, find_library(library_name("rocblas", platform), env, platform, fs=fs), target,
+                          gfx, facts.rocm, platform),
+            check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx))
+    miopen = find_library(library_name("miopen", platform), env, platform, fs=fs)
+    if miopen.found:
+        found = Check("miopen", Status.OK, f"MIOpen present ({miopen.path}, {miopen.how})",
+                      details={"library": miopen.to_dict()})
     else:
         found = Check(
             "miopen",
             Status.WARN,
-            "MIOpen not found: cuDNN calls through ZLUDA will fail",
+            f"MIOpen not found (looked for {miopen.searched()}): cuDNN calls through ZLUDA will fail",
             "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
             "torch.backends.cudnn.enabled = False.",
+            {"library": miopen.to_dict()},
         )
     return rules + blas + Findings.of(found)
 
 
+def _not_found(check_id: str, label: str, lib: HostLibrary, fix: str, status: Status) -> Check:
+    return Check(check_id, status, f"{label} not found (looked for {lib.searched()})", fix,
+                 {"library": lib.to_dict()})
+
+
 def check_rocblas(
-    fs: HostFs, dirs: LibraryDirs, gpu: GpuAgent, gfx: str, rocm: RocmInstall, platform: str
+    fs: HostFs, lib: HostLibrary, gpu: GpuAgent, gfx: str, rocm: RocmInstall, platform: str
 ) -> Check:
-    files = files_for_gfx(fs, dirs.rocblas, gfx, "TensileLibrary")
+    if lib.path is None:
+        return _not_found("rocblas", "rocBLAS", lib, "Install rocBLAS (`sudo apt install rocblas`, or the "
+                          "HIP SDK on Windows) and put its folder on LD_LIBRARY_PATH / PATH.", Status.FAIL)
+    folder = kernel_folder(lib.path, "rocblas")
+    files = files_for_gfx(fs, folder, gfx, "TensileLibrary")
     via = f" (via HSA_OVERRIDE_GFX_VERSION, device is {gpu.gfx})" if gfx != gpu.gfx else ""
     details: dict[str, Any] = {
         "gfx": gfx,
         "device_gfx": gpu.gfx,
-        "folder": dirs.rocblas,
+        "folder": folder,
         "files": len(files),
+        "library": lib.to_dict(),
     }
     if files:
         return Check(
@@ -187,12 +201,12 @@ def check_rocblas(
             "lists it, or rocBLAS kernels built for it.",
             details,
         )
-    stand_in = files_for_gfx(fs, dirs.rocblas, override.stand_in, "TensileLibrary")
+    stand_in = files_for_gfx(fs, folder, override.stand_in, "TensileLibrary")
     details["override"] = override.hsa_version
     if platform == "win32":
         fix = (
             f"HSA_OVERRIDE_GFX_VERSION does not apply on Windows: put rocBLAS kernels built for {gfx} "
-            f"into {dirs.rocblas} (community ROCm library packages for {gfx})."
+            f"into {folder} (community ROCm library packages for {gfx})."
         )
     else:
         have = (
@@ -207,14 +221,18 @@ def check_rocblas(
     return Check("rocblas", Status.FAIL, message, fix, details)
 
 
-def check_hipblaslt(fs: HostFs, dirs: LibraryDirs, gfx: str) -> Check:
-    files = files_for_gfx(fs, dirs.hipblaslt, gfx)
+def check_hipblaslt(fs: HostFs, lib: HostLibrary, gfx: str) -> Check:
+    fix = "Set DISABLE_ADDMM_CUDA_LT=1 so torch does not route addmm/linear through cuBLASLt."
+    if lib.path is None:
+        return _not_found("hipblaslt", "hipBLASLt", lib, fix, Status.WARN)
+    folder = kernel_folder(lib.path, "hipblaslt")
+    files = files_for_gfx(fs, folder, gfx)
     if files:
         return Check("hipblaslt", Status.OK, f"hipBLASLt has kernels for {gfx} ({len(files)} files)")
     return Check(
         "hipblaslt",
         Status.WARN,
         f"hipBLASLt has no kernels for {gfx}: cuBLASLt calls will fail",
-        "Set DISABLE_ADDMM_CUDA_LT=1 so torch does not route addmm/linear through cuBLASLt.",
-        {"gfx": gfx, "folder": dirs.hipblaslt},
+        fix,
+        {"gfx": gfx, "folder": folder, "library": lib.to_dict()},
     )

@@ -110,7 +110,8 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         findings += Findings.of(check_driver(fs))
     elif opts.platform == "win32":
         findings += Findings.of(check_windows_driver(facts))
-    findings += Findings.of(check_hip_runtime(facts, fs), check_rocm(facts, opts.platform))
+    findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
+                            check_rocm(facts, opts.platform))
     findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts)
     torch = check_torch(opts) if opts.check_torch else None

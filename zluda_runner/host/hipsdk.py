@@ -34,7 +34,13 @@ from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.hipversion import find_host_hip
-from zluda_runner.host.rocm import files_for_gfx
+from zluda_runner.host.libraries import (
+    files_for_gfx,
+    find_library,
+    kernel_folder,
+    windows_path,
+    windows_variable,
+)
 
 MAX_SDKS = 16
 MAX_MATH_DLLS = 32
@@ -92,12 +98,6 @@ class MathLibrary(JsonMixin):
 # --------------------------------------------------------------------------- the SDK folders
 
 
-def _get(env: Mapping[str, str], key: str) -> str | None:
-    if key in env:
-        return env[key]
-    return next((v for k, v in env.items() if k.lower() == key.lower()), None)
-
-
 def _clean(raw: str) -> str:
     return raw.strip().strip('"').rstrip("\\/")
 
@@ -143,7 +143,7 @@ def find_sdks(root: Path | None, env: Mapping[str, str]) -> tuple[HipSdk, ...]:
     for var in hip_vars:
         path = _clean(env[var])
         named.setdefault(_key(path), (path, []))[1].append(var.upper())
-    program_files = _get(env, "ProgramFiles") or r"C:\Program Files"
+    program_files = windows_variable(env, "ProgramFiles") or r"C:\Program Files"
     base = f"{program_files}\\AMD\\ROCm"
     installed = [n for n in fs.names(base) if fs.is_dir(f"{base}\\{n}")][:MAX_SDKS]
     for name in installed:
@@ -164,10 +164,6 @@ def used_sdk(sdks: Iterable[HipSdk]) -> HipSdk | None:
 
 
 # --------------------------------------------------------------------------- several SDKs
-
-
-def _path_entries(env: Mapping[str, str]) -> list[str]:
-    return [_clean(p) for p in (_get(env, "PATH") or "").split(";") if _clean(p)][:MAX_PATH_ENTRIES]
 
 
 def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Conflict, ...]:
@@ -209,7 +205,7 @@ def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Confl
             "folders off PATH), so every library loads DLLs of one SDK."))
     if used is not None and used.exists:
         bins = {_key(s.bin): s for s in present}
-        first = next((bins[_key(p)] for p in _path_entries(env) if _key(p) in bins), None)
+        first = next((bins[_key(p)] for p in windows_path(env)[:MAX_PATH_ENTRIES] if _key(p) in bins), None)
         if first is not None and not first.used:
             out.append(Conflict(
                 "path-order", "warn",
@@ -284,14 +280,6 @@ def _major(dll: str) -> str:
     return m.group(1) if m and m.group(1) else "5"  # amdhip64.dll: the HIP 5 SDK's name
 
 
-def _dll_on_host(fs: HostFs, env: Mapping[str, str], sdk: HipSdk, dll: str) -> str | None:
-    system_root = _get(env, "SystemRoot") or _get(env, "windir") or r"C:\Windows"
-    for folder in [sdk.bin, f"{system_root}\\System32", *_path_entries(env)]:
-        if fs.path(f"{folder}\\{dll}").is_file():
-            return f"{folder}\\{dll}"
-    return None
-
-
 def runtime_mix(root: Path | None, env: Mapping[str, str], sdk: HipSdk,
                 release_dlls: Sequence[str], cache_dir: Path | None = None) -> Conflict | None:
     """The release's HIP runtime against the one the SDK's math libraries import (None: no mix)."""
@@ -304,7 +292,7 @@ def runtime_mix(root: Path | None, env: Mapping[str, str], sdk: HipSdk,
         return None
     theirs = sorted({d for lib in mixed for d in lib.hip_dlls})
     names = ", ".join(f"{lib.name} ({', '.join(lib.hip_dlls)})" for lib in mixed[:6])
-    found = _dll_on_host(HostFs(root), env, sdk, wanted)
+    found = find_library(wanted, env, "win32", fs=HostFs(root), path_prepend=(sdk.bin,)).path
     where = f"{wanted} is on this host ({found})" if found else f"no {wanted} was found on this host"
     severity: Severity = "fail" if found else "warn"
     consequence = ("two HIP runtimes load into one process and the workload crashes"
@@ -323,6 +311,10 @@ def runtime_mix(root: Path | None, env: Mapping[str, str], sdk: HipSdk,
 # --------------------------------------------------------------------------- rocBLAS kernels
 
 
+def _kernels(sdk: HipSdk) -> str:
+    return kernel_folder(f"{sdk.bin}\\rocblas.dll", "rocblas")
+
+
 @dataclass(frozen=True)
 class KernelFacts(JsonMixin):
     sdk: HipSdk
@@ -331,7 +323,7 @@ class KernelFacts(JsonMixin):
 
 def rocblas_kernels(root: Path | None, sdks: Sequence[HipSdk], gfx: str) -> tuple[KernelFacts, ...]:
     fs = HostFs(root)
-    return tuple(KernelFacts(s, len(files_for_gfx(fs, f"{s.bin}\\rocblas\\library", gfx, "TensileLibrary")))
+    return tuple(KernelFacts(s, len(files_for_gfx(fs, _kernels(s), gfx, "TensileLibrary")))
                  for s in sdks if s.exists)
 
 
@@ -340,7 +332,7 @@ def kernel_conflict(facts: Sequence[KernelFacts], gfx: str) -> Conflict | None:
     used = next((f for f in facts if f.sdk.used), None)
     if used is None or used.files:
         return None
-    library = f"{used.sdk.bin}\\rocblas\\library"
+    library = _kernels(used.sdk)
     having = [f.sdk for f in facts if f.files and not f.sdk.used]
     if having:
         other = having[0]

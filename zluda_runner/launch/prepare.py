@@ -425,7 +425,7 @@ def prepare_plan(
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
-            from zluda_runner.plan.shimdeps import rocm_dirs
+            from zluda_runner.host.libraries import rocm_dirs
 
             extra = [*plan.library_path, *rocm_dirs(run_env),
                      *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]

@@ -18,6 +18,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import KFD_NODES, gpus_from_kfd
+from zluda_runner.host.libraries import find_library, library_name
 from zluda_runner.host.visibility import gpu_visibility, restated_env
 from zluda_runner.plan.defaults import (
     DEDICATED_GPU,
@@ -90,20 +91,6 @@ def registry_gpus() -> tuple[HostGpu, ...]:
                          f"registry: {a.name!r}, {'integrated' if a.integrated else 'dedicated'} by its name"
                          + (f", {format_bytes(a.memory_bytes)}" if a.memory_bytes else ""))
                  for a in windows_registry_gpus())
-
-
-def find_miopen(fs: HostFs, env: Mapping[str, str], platform: str) -> tuple[str | None, str]:
-    """(MIOpen's file on the host or None, what was looked at)."""
-    from zluda_runner.host.rocm import find_rocm, library_dirs
-
-    rocm = find_rocm(fs, {k: v for k, v in env.items() if v}, platform)
-    if rocm is None:
-        return None, "a ROCm / HIP SDK install: none found"
-    dirs = library_dirs(rocm)
-    sep = "\\" if rocm.kind == "hip-sdk" else "/"
-    looked = f"{dirs.miopen_dir}{sep}{dirs.miopen_glob}"
-    hits = fs.glob(dirs.miopen_dir, dirs.miopen_glob)
-    return (f"{dirs.miopen_dir}{sep}{hits[0].name}" if hits else None), looked
 
 
 def _identity(plan: ShimPlan, settings: Settings) -> ComputeIdentity | None:
@@ -189,7 +176,9 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
     plat = platform or sys.platform
     fs = HostFs(root_from_env(env.get(ROOT_ENV) or ""))
     same_host = _host_os(plat) == plan.os
-    miopen, looked = find_miopen(fs, env, plat) if same_host else (None, None)
+    # MIOpen where the launch's loader takes it from (the finder the dependency checks and the doctor read)
+    miopen = find_library(library_name("miopen", plat), env, plat, fs=fs, path_prepend=plan.path_prepend) \
+        if same_host else None
     gpus, source = _host_gpu_facts(fs, plat) if same_host else ((), None)
     served, files = _served(plan)
     tgt = plan.target
@@ -198,7 +187,8 @@ def gather_facts(plan: ShimPlan, settings: Settings, env: Mapping[str, str],
         startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
         release_id=plan.release.id if plan.release else None,
         flavour=plan.release.flavour if plan.release else None,
-        served=served, served_files=files, miopen=miopen, miopen_looked=looked, gpus=gpus,
+        served=served, served_files=files, miopen=miopen.path if miopen else None,
+        miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, settings), env=dict(env),
     )

@@ -1,12 +1,12 @@
 """The shims' own dependencies (ROCm), resolved on this host the way ld.so will when it loads a shim.
 
 ZLUDA's Linux shims need ROCm libraries by their *unversioned* names (upstream v6's xtask patches
-DT_NEEDED to ``libamdhip64.so``, ``librocblas.so``, ...; cuDNN also ``libMIOpen.so.1``). Each
-shim is loaded with the loader model under the workload's environment (the user's
-``LD_LIBRARY_PATH``, ld.so.cache, the default folders). A library found only in ROCm's usual
-folders (``$ROCM_PATH/lib``, ``/opt/rocm/lib``, ``/opt/rocm-*/lib``) is served by putting that
-folder on ``LD_LIBRARY_PATH`` after the link folder; one found nowhere is a fatal verdict naming the
-library, the shim and the package that ships it, so the workload is never started to find out.
+DT_NEEDED to ``libamdhip64.so``, ``librocblas.so``, ...; cuDNN also ``libMIOpen.so.1``). Each name is
+found by :func:`zluda_runner.host.libraries.find_library`, the one finder the defaults and the doctor
+read too (the loader model under the workload's environment, then ROCm's own folders). A library found
+only in ROCm's folders is served by putting that folder on ``LD_LIBRARY_PATH`` after the link folder;
+one found nowhere is a fatal verdict naming the library, the shim, what was searched and the package
+that ships it, so the workload is never started to find out.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 
 from zluda_runner.binfmt.elf import ElfInfo, read_elf
 from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
+from zluda_runner.host.libraries import HostLibrary, find_library, launch_loader_env
 from zluda_runner.loader.glibc import LoaderEnv, LoaderModel
 
 #: unversioned ROCm name -> (Debian/Ubuntu package, AMD ROCm package) that ships it
@@ -43,35 +45,23 @@ class ShimDeps:
     notes: dict[str, list[str]] = field(default_factory=dict)  # shim path -> how its needs are found
 
 
-def rocm_dirs(env: Mapping[str, str]) -> list[str]:
-    """ROCm's usual library folders on this host, in the order they are tried."""
-    out: list[str] = []
-    for base in (env.get("ROCM_PATH"), env.get("HIP_PATH"), "/opt/rocm", *sorted(glob.glob("/opt/rocm-*"))):
-        if not base:
-            continue
-        for sub in ("lib", "lib64"):
-            cand = os.path.join(base, sub)
-            if os.path.isdir(cand) and cand not in out:
-                out.append(cand)
-    return out
-
-
 def _dynamic(path: Path) -> ElfInfo:
     return read_elf(path, symbols=False)
 
 
-def _versioned_only(name: str, dirs: Sequence[str], ldcache: Mapping[str, str]) -> list[str]:
+def _versioned_only(lib: HostLibrary, fs: HostFs, env: LoaderEnv) -> list[str]:
     """Files ``<name>.N...`` present where ``name`` itself is not (a distribution runtime package)."""
-    found = [path for key, path in ldcache.items() if key.startswith(name + ".")]
-    for d in dirs:
-        found.extend(sorted(glob.glob(os.path.join(glob.escape(d), glob.escape(name) + ".*"))))
+    name = lib.name
+    found = [path for key, path in env.ldcache.items() if key.startswith(name + ".")]
+    for d in [f.removeprefix("LD_LIBRARY_PATH ") for f in lib.looked if f != "ld.so.cache"]:
+        found.extend(sorted(glob.glob(os.path.join(glob.escape(str(fs.path(d))), glob.escape(name) + ".*"))))
     return list(dict.fromkeys(found))
 
 
-def _missing_reason(name: str, shim: str, env: LoaderEnv, rocm: Sequence[str]) -> str:
+def _missing_reason(lib: HostLibrary, shim: str, fs: HostFs, env: LoaderEnv) -> str:
+    name = lib.name
     deb, amd = ROCM_PACKAGES.get(name, ("the ROCm package that ships it", "the ROCm package that ships it"))
-    where = ", ".join([*rocm, *env.ld_library_path] or ["no ROCm folder found"])
-    versioned = _versioned_only(name, [*rocm, *env.ld_library_path, *env.default_dirs], env.ldcache)
+    versioned = _versioned_only(lib, fs, env)
     if versioned:
         return (
             f"{Path(shim).name} needs {name}, and only the versioned {', '.join(versioned[:3])} is installed "
@@ -81,10 +71,9 @@ def _missing_reason(name: str, shim: str, env: LoaderEnv, rocm: Sequence[str]) -
             f"{Path(versioned[0]).name} in a folder on LD_LIBRARY_PATH"
         )
     return (
-        f"{Path(shim).name} needs {name}, which is not on LD_LIBRARY_PATH, in ld.so.cache, the default "
-        f"folders or ROCm's folders ({where}): the process would fail with '{name}: cannot open shared "
-        f"object file'. Install ROCm ({amd}; Debian/Ubuntu: {deb}), or set ROCM_PATH / LD_LIBRARY_PATH to "
-        "the folder that holds it"
+        f"{Path(shim).name} needs {name}, which is found nowhere (looked for {lib.searched()}): the process "
+        f"would fail with '{name}: cannot open shared object file'. Install ROCm ({amd}; Debian/Ubuntu: "
+        f"{deb}), or set ROCM_PATH / LD_LIBRARY_PATH to the folder that holds it"
     )
 
 
@@ -93,9 +82,10 @@ def resolve_shim_deps(
     reader: Callable[[Path], ElfInfo] = _dynamic, loader_env: LoaderEnv | None = None,
 ) -> ShimDeps:
     """Load every shim with the loader model (as a dlopen, the way the workload reaches it)."""
-    env = loader_env if loader_env is not None else LoaderEnv.from_host(base_env)
+    # a fake root (ZLUDA_RUNNER_ROOT) is the host's ROCm; the C runtime and the rest are this machine's
+    root = HostFs(root_from_env(base_env.get(ROOT_ENV) or "") if loader_env is None else None)
+    env = loader_env if loader_env is not None else launch_loader_env(base_env)
     env.preload, env.audit = [], []
-    rocm = rocm_dirs(base_env)
     deps = ShimDeps()
     model = LoaderModel(env, reader=reader)
     for shim in dict.fromkeys(shims):
@@ -104,19 +94,19 @@ def resolve_shim_deps(
         except BinaryFormatError:
             continue  # an unreadable shim already has its own fatal verdict
         for name in info.needed:
-            res = model.resolve(name, info)
-            if res.found:
+            rooted = root.root is not None and name in ROCM_PACKAGES
+            fs = root if rooted else HostFs()
+            lib = find_library(name, base_env, "linux", fs=fs, loader=None if rooted else env, requester=info)
+            if lib.loads_as_is or (lib.real and os.path.dirname(lib.real) in deps.library_path):
                 continue
-            extra = next((d for d in rocm if os.path.isfile(os.path.join(d, name))), None)
-            if extra is None:
-                deps.problems.setdefault(shim, []).append(_missing_reason(name, shim, env, rocm))
+            if lib.real is None:
+                deps.problems.setdefault(shim, []).append(_missing_reason(lib, shim, fs, env))
                 continue
-            if extra not in deps.library_path:
-                deps.library_path.append(extra)
-                env.ld_library_path.append(extra)  # later shims see it too
+            deps.library_path.append(os.path.dirname(lib.real))
+            env.ld_library_path.append(os.path.dirname(lib.real))  # later shims see it too
             deps.notes.setdefault(shim, []).append(
-                f"its dependency {name} is in {extra}, which is not on the loader's path: that folder goes "
-                "on LD_LIBRARY_PATH after the link folder"
+                f"its dependency {name} is in {lib.folder()} ({lib.how}), which is not on the loader's path: "
+                "that folder goes on LD_LIBRARY_PATH after the link folder"
             )
         if shim in deps.problems:
             continue
@@ -125,6 +115,7 @@ def resolve_shim_deps(
         for error in loaded.errors:
             if "cannot open shared object file" in error:
                 missing = error.split(":", 1)[0]
-                deps.problems.setdefault(shim, []).append(_missing_reason(missing, shim, env, rocm)
-                                                          + f" ({error})")
+                fs = root if missing in ROCM_PACKAGES else HostFs()
+                lib = find_library(missing, base_env, "linux", fs=fs, loader=None if fs.root else env)
+                deps.problems.setdefault(shim, []).append(_missing_reason(lib, shim, fs, env) + f" ({error})")
     return deps

@@ -32,13 +32,13 @@ another OS) a dependency found nowhere is a warning, since System32 may hold it.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PureWindowsPath
 
 from zluda_runner.binfmt.pe import read_pe
 from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.host.libraries import hip_sdk_bins, windows_variable
 from zluda_runner.loader.windows import KNOWN_DLLS, SYSTEM32_DLLS, VC_RUNTIME_DLLS, is_api_set
 from zluda_runner.plan.model import (
     FATAL,
@@ -53,7 +53,6 @@ from zluda_runner.plan.model import (
     worst,
 )
 
-_HIP_VAR = re.compile(r"^HIP_PATH(?:_\d+)?$", re.IGNORECASE)
 MAX_DEPTH = 8
 
 ImportsOf = Callable[[str], Sequence[str]]
@@ -70,14 +69,6 @@ def read_static_imports(path: str) -> list[str]:
 # --------------------------------------------------------------------------- host facts (inputs)
 
 
-def _get(env: Mapping[str, str], key: str) -> str | None:
-    """A variable of a Windows environment (names ignore case there)."""
-    if key in env:
-        return env[key]
-    lowered = key.lower()
-    return next((v for k, v in env.items() if k.lower() == lowered), None)
-
-
 @dataclass(frozen=True)
 class WindowsHost:
     """What the walk knows of the machine: all from the environment given, never from the host."""
@@ -89,16 +80,13 @@ class WindowsHost:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], path_prepend: Sequence[str] = ()) -> WindowsHost:
-        given = [p.strip().strip('"') for p in (_get(env, "PATH") or "").split(os.pathsep)]
-        root = _get(env, "SystemRoot") or _get(env, "windir")
+        given = [p.strip().strip('"') for p in (windows_variable(env, "PATH") or "").split(os.pathsep)]
+        root = windows_variable(env, "SystemRoot") or windows_variable(env, "windir")
         system32 = windows_dir = None
         if root and os.path.isdir(os.path.join(root, "System32")):
             system32, windows_dir = os.path.join(root, "System32"), root
-        hip = sorted(((k.upper(), v) for k, v in env.items() if _HIP_VAR.match(k) and v.strip()),
-                     key=lambda kv: (kv[0] != "HIP_PATH", [-int(x) for x in re.findall(r"\d+", kv[0])]))
         return cls(path=tuple(dict.fromkeys([*path_prepend, *filter(None, given)])), system32=system32,
-                   windows_dir=windows_dir,
-                   hip_dirs=tuple((k, os.path.join(v.strip().strip('"'), "bin")) for k, v in hip))
+                   windows_dir=windows_dir, hip_dirs=tuple(hip_sdk_bins(env)))
 
 
 # --------------------------------------------------------------------------- search orders
