@@ -57,8 +57,7 @@ def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: floa
     with worded_for("command line"):
         report = run_poc(argv, runs=runs, reference=reference, native=native, options=call.options,
                          timeout=timeout, rtol=rtol, atol=atol, min_speedup=min_speedup, interval=interval,
-                         progress=lambda line: click.echo(line, err=True), on_warning=warn,
-                         command=["poc", *command])
+                         progress=lambda line: click.echo(line, err=True), on_warning=warn)
     page_error = write_page(lambda: poc_html.write_html(report, html)) if html is not None else None
     if call.json:
         emit_json(report)

@@ -46,7 +46,7 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
     report = run_probe(call.options, torch=torch_level, quick=quick, device=device, libcuda=libcuda,
                        cases=case_ids, ops=_csv(ops), dtypes=_csv(dtypes), timeout=timeout, budget=budget,
                        native=native, samples=samples, progress=None if call.json else progress_line,
-                       command=["probe", *sys.argv[2:]], on_warning=warn)
+                       on_warning=warn)
     page_error = write_page(lambda: write_report(html, probe_html(report))) if html is not None else None
     if call.json:
         emit_json(report)
