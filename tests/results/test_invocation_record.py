@@ -106,3 +106,27 @@ def test_a_command_given_by_the_caller_is_masked_too(tmp_path: Path) -> None:
                                   db_url=str(tmp_path / "r.db"))
     assert out.recorded
     assert _commands(tmp_path / "r.db") == [["x", "--results-db", "postgresql://a:***@c/d"]]
+
+
+def test_a_probe_made_with_zluda_dir_records_that_release(standin: Path, any_url_is_this_store: Path,
+                                                          tmp_path: Path) -> None:
+    args = ["--zluda-dir", str(tmp_path), "probe", "--libcuda", str(standin), "--case", "init.cuInit"]
+    result = CliRunner().invoke(main_group, args)
+    assert result.exit_code in (0, 3), result.output
+    with SQLiteStore(any_url_is_this_store).open() as store:
+        [run] = store.list_runs()
+    assert run.release_id == "zluda-dir"  # 7859508: "none", filed with the doctor's runs
+
+
+def test_a_torch_probe_that_could_not_run_is_recorded_as_not_run(tmp_path: Path) -> None:
+    from zluda_runner.core.settings import Settings
+    from zluda_runner.probe.model import KIND_TORCH, LoadResult, ProbeReport
+
+    report = ProbeReport(kind=KIND_TORCH, load=LoadResult("unavailable", "CUDA is not available"))
+    assert report.could_not_run
+    out = recording.record_report("torch-ops", report, settings=Settings(cache_dir=tmp_path), command=["x"],
+                                  db_url=str(tmp_path / "r.db"))
+    with SQLiteStore(tmp_path / "r.db").open() as store:
+        run = store.get_runs([out.run_id or ""])[0]
+    assert run.summary["verdict"] == "not run" and run.summary["items"] == 1  # 7859508: 0 items, no verdict
+    assert [(i.item, i.status, i.ok) for i in run.items] == [("load", "not run", None)]

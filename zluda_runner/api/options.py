@@ -100,14 +100,10 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
     if options is not None and not isinstance(options, Options):
         raise TypeError(f"options must be a zluda_runner.Options (or None), not {shown(options)}: "
                         "write Options(results_db=..., cache_dir=...)")
-    o = options or Options()
-    return Settings(
-        zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
-        force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
-        record=o.record, results_db=o.results_db, defaults=o.defaults, monitor=o.monitor,
-        verify_load=verify_load, trace_out=trace_out,
-        **({} if o.cache_dir is None else {"cache_dir": Path(o.cache_dir)}),
-    )
+    given = {f.name: getattr(options, f.name) for f in fields(Options)} if options is not None else {}
+    if given.get("cache_dir") is None:  # unset: the settings' default (the environment, the user cache)
+        given.pop("cache_dir", None)
+    return Settings(**given, verify_load=verify_load, trace_out=trace_out)
 
 
 def keep(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
@@ -151,6 +147,13 @@ def recorded(function: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
+def asked_for(words: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+    """A front end's words for what the user asked: the command of every run recorded meanwhile."""
+    from zluda_runner.results.recording import asked
+
+    return asked(words)
+
+
 def _said(name: str, value: object) -> list[str]:
     """An argument as the words a run records (a callback is not recorded; a launch or plan by its argv)."""
     if isinstance(value, Options):
@@ -171,10 +174,6 @@ def _shown_word(value: object) -> str:
     if isinstance(words, tuple | list) and all(isinstance(w, str | os.PathLike) for w in words):
         return shlex.join(str(w) for w in words)
     return repr(words)[:200]
-
-
-def _path(value: Path | str | None) -> Path | None:
-    return None if value is None else Path(value)
 
 
 # --------------------------------------------------------------------------- wording for the caller

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -14,6 +14,7 @@ import click
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.api import Options
+from zluda_runner.api.options import asked_for
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
 
@@ -46,11 +47,9 @@ def pass_invocation(command: Callable[Concatenate[Invocation, P], R]) -> Callabl
 
     @functools.wraps(command)
     def invoked(*args: P.args, **kwargs: P.kwargs) -> R:
-        from zluda_runner.results.recording import asked
-
         ctx = click.get_current_context()
         call = replace(ctx.find_object(Invocation) or Invocation(), words=command_line(ctx))
-        with asked(call.words):
+        with asked_for(call.words):
             return command(call, *args, **kwargs)
 
     return invoked
@@ -121,12 +120,16 @@ html_option = click.option("--html", "html_file", type=click.Path(path_type=Path
                            help="Also write a self-contained HTML page to FILE.")
 
 
-def write_page(write: Callable[[], object]) -> str | None:
-    """Write a page the user asked for (``--html FILE``) once the runs are over: None when written, else
-    the error worded for the command line, for the caller to print after the report (a page that
-    cannot be written must not cost the report that took every run to make)."""
+def write_page(path: Path | None, page: Callable[[], str], keep: Sequence[Path]) -> str | None:
+    """Write a page the user asked for (``--html FILE``: :func:`~zluda_runner.results.userfiles.write_output`)
+    once the runs are over: None when written (or none asked), else the error worded for the command
+    line, for the caller to print after the report (a page that cannot be written must not cost the
+    report that took every run to make)."""
+    from zluda_runner.api.store import write_output
+
     try:
-        write()
+        if path is not None:
+            write_output(path, page(), keep)
     except ZludaRunnerError as exc:
         hint = exc.hint_for("command line")
         return f"{exc.message_for('command line')}; the report is printed without it" + (
