@@ -45,7 +45,7 @@ class FallthroughGroup(click.Group):
     """
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["zluda_json"] = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+        ctx.meta["zluda_json"] = _wants_json(args)
         return super().parse_args(ctx, self._normalise(ctx, list(args)))
 
     def _normalise(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -224,25 +224,7 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
     help="Results store: postgresql://... or a SQLite file (default: results.db in the cache folder).",
 )
 @click.pass_context
-def main_group(
-    ctx: click.Context,
-    zluda_dir: Path | None,
-    release: str | None,
-    manifest: Path | None,
-    cache_dir: Path | None,
-    as_json: bool,
-    python: str | None,
-    force: bool,
-    trace: bool,
-    trace_out: Path | None,
-    verify_load: bool,
-    trust_on_first_use: bool,
-    archive: Path | None,
-    no_record: bool,
-    no_defaults: bool,
-    monitor: bool,
-    results_db: str | None,
-) -> None:
+def main_group(ctx: click.Context, /, **given: Any) -> None:
     """Run unmodified CUDA programs on AMD GPUs through ZLUDA, and prove how well they run.
 
     \b
@@ -251,25 +233,15 @@ def main_group(
       zluda-run plan -- python infer.py    what would be done, and will it bind?
       zluda-run releases --os windows      which ZLUDA release fits?
     """
-    options = Options(
-        cache_dir=cache_dir,
-        zluda_dir=zluda_dir,
-        release=release,
-        manifest=manifest,
-        python=python,
-        trust_on_first_use=trust_on_first_use,
-        archive=archive,
-        force=force,
-        results_db=results_db,
-        record=not no_record,
-        defaults=not no_defaults,
-        monitor=monitor,
-    )
-    if trace:  # refused where it cannot work (Windows) before anything is planned or fetched
+    # every other global option is the Options field of its name (the one options record)
+    asked = {name: given.pop(name) for name in ("as_json", "trace", "trace_out", "verify_load")}
+    options = Options(record=not given.pop("no_record"), defaults=not given.pop("no_defaults"), **given)
+    if asked["trace"]:  # refused where it cannot work (Windows) before anything is planned or fetched
         from zluda_runner.api import check_trace_supported
 
         check_trace_supported()
-    ctx.obj = Invocation(options, json=as_json, trace=trace, trace_out=trace_out, verify_load=verify_load)
+    ctx.obj = Invocation(options, json=asked["as_json"], trace=asked["trace"], trace_out=asked["trace_out"],
+                         verify_load=asked["verify_load"])
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -195,13 +195,28 @@ def test_trace_through_zluda_run_records_cudart_lookups(cudart_client: Path, sta
     assert {"cuInit", "cuGetProcAddress_v2"} <= items
 
 
-def test_trace_out_unwritable_keeps_the_report(cudart_client: Path, standin_releases, zluda_run,
-                                               tmp_path: Path) -> None:
+def test_trace_out_unwritable_is_refused_before_the_workload_runs(cudart_client: Path, standin_releases,
+                                                                   zluda_run, tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     proc = zluda_run(["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(standin_releases["good"]),
                       "--trace", "--trace-out", str(blocker / "trace.json"), "--", str(cudart_client)])
-    assert proc.returncode == 1 and "could not write the trace report" in proc.stderr
+    assert proc.returncode == 1 and "cannot write the trace report" in proc.stderr
     assert "hint:" in proc.stderr and "Traceback" not in proc.stderr
-    saved = list((tmp_path / "cache" / "traces").glob("trace.json"))
-    assert len(saved) == 1 and '"proc_address_lookups"' in saved[0].read_text()
+    assert not (tmp_path / "cache" / "traces").exists()  # checked first, as --html is: nothing ran
+
+
+@pytest.mark.parametrize("onto", ["results.db", "results.db-wal"])
+def test_trace_out_onto_the_results_store_is_refused_and_the_store_kept(
+        cudart_client: Path, standin_releases, zluda_run, tmp_path: Path, onto: str) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    store = cache / "results.db"
+    store.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
+    (cache / "results.db-wal").write_bytes(b"")
+    before = store.read_bytes()
+    proc = zluda_run(["--cache-dir", str(cache), "--zluda-dir", str(standin_releases["good"]),
+                      "--trace", "--trace-out", str(cache / onto), "--", str(cudart_client)])
+    assert proc.returncode == 1, proc.stderr  # 7859508: exit 0, the store replaced by a 400-byte trace
+    assert "a file of the results store" in proc.stderr and "Traceback" not in proc.stderr
+    assert store.read_bytes() == before

@@ -11,21 +11,25 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.report.files import ReportFileError
-from zluda_runner.report.files import destination as html_destination
+from zluda_runner.results.userfiles import OutputFileError as ReportFileError
+from zluda_runner.results.userfiles import output_path
+
+
+def html_destination(path: Path) -> Path:
+    return output_path(path, ())
 
 
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReportFileError, match="it is a folder") as refused:
         html_destination(tmp_path)
-    assert "the path of a file (e.g. report.html), not a folder" in refused.value.hint
+    assert "the path of a file, not a folder" in refused.value.hint
 
 
 def test_a_folder_no_file_can_be_made_in_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def read_only(*_args: object, **_kwargs: object) -> tuple[int, str]:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr("zluda_runner.report.files.tempfile.mkstemp", read_only)
+    monkeypatch.setattr("zluda_runner.results.userfiles.tempfile.mkstemp", read_only)
     with pytest.raises(ReportFileError, match="Read-only file system"):
         html_destination(tmp_path / "r.html")
 
@@ -68,8 +72,8 @@ def test_a_page_unwritable_after_the_runs_costs_only_the_page(tmp_path: Path, co
     assert "Traceback" not in done.stderr, done.stderr
     report = json.loads(done.stdout)  # the whole report, not an error
     assert "error" not in report and report["schema"] == 1, report
-    assert f"warning: cannot write the HTML report to {page}: Is a directory; the report is printed " \
-           "without it (give --html a writable file path)" in done.stderr, done.stderr
+    assert f"warning: cannot write the HTML report to {page}: it is a folder; the report is printed " \
+           "without it" in done.stderr, done.stderr
     assert done.returncode == code, done.stderr
     assert page.is_dir() and not list(page.iterdir())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

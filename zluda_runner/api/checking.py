@@ -7,13 +7,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, keep, to_settings, worded
+from zluda_runner.api.options import Options, caller_errors, keep, recorded, to_settings, worded
 
 if TYPE_CHECKING:
     from zluda_runner.doctor.model import DoctorReport
     from zluda_runner.probe.model import CaseResult, ProbeReport
 
 
+@recorded
 def run_probe(
     options: Options | None = None,
     *,
@@ -45,7 +46,7 @@ def run_probe(
         native: torch without ZLUDA (a baseline on NVIDIA or native ROCm).
         samples: with ``torch``: samples per op.
         progress: hears each case as it finishes.
-        command: the command line recorded with the report (default: ``probe``, ``--torch``).
+        command: the command line recorded with the report (default: this call and its arguments).
         on_warning: hears a results-store problem (the report was not recorded).
 
     The report is recorded in the results store unless ``Options(record=False)``;
@@ -64,11 +65,11 @@ def run_probe(
                            samples=samples, timeout=timeout, case_ids=list(cases))
     with caller_errors():
         report = run_requested_probe(request, settings, progress=progress)
-    keep("torch-ops" if torch else "probe", report, settings,
-         ["probe", *(["--torch"] if torch else [])] if command is None else command, on_warning=on_warning)
+    keep("torch-ops" if torch else "probe", report, settings, command, on_warning=on_warning)
     return report
 
 
+@recorded
 def run_doctor(options: Options | None = None, *, strict: bool = False,
                root: Path | str | None = None,
                on_warning: Callable[[str], None] | None = None) -> DoctorReport:
@@ -96,7 +97,7 @@ def run_doctor(options: Options | None = None, *, strict: bool = False,
                                           python=settings.python))
     report = _worded_report(report)
     if root is None:
-        keep("doctor", report, settings, ["doctor"], on_warning=on_warning)
+        keep("doctor", report, settings, on_warning=on_warning)
     return report
 
 

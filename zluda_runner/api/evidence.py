@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.api.launching import Launch
-from zluda_runner.api.options import Options, caller_errors, keep, must_be, to_settings
+from zluda_runner.api.options import Options, caller_errors, keep, must_be, recorded, to_settings
 
 if TYPE_CHECKING:
     from zluda_runner.launch.verify import VerifyResult
@@ -25,6 +25,7 @@ T = TypeVar("T")
 Telemetry = Callable[["GpuTrace | NoTelemetry"], None]
 
 
+@recorded
 def verify_launch(launch: Launch, options: Options | None = None, *,
                   command: Sequence[str] | None = None,
                   on_warning: Callable[[str], None] | None = None,
@@ -34,7 +35,7 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
 
     ``result.command_exit_code()`` is the workload's exit status, or 3 when a binding was not taken.
     Recorded (kind ``verify-load``) unless ``Options(record=False)``; ``command`` is the command line
-    recorded (default: the launch's argv); a results-store problem goes to ``on_warning``.
+    recorded (default: this call and its arguments); a results-store problem goes to ``on_warning``.
     ``on_telemetry``: the GPU is sampled while the workload runs, as :func:`start` does; the trace (or
     why there is none) is heard once it has exited, and its summary recorded with the evidence.
     """
@@ -50,11 +51,12 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
         result, gpu = _watched(verify, launch, on_telemetry)
     release, target = launch.plan.refs()
     keep("verify-load", _with_gpu(result, gpu), to_settings(options),
-         command or ["--verify-load", *launch.argv], on_warning=on_warning, release=release, target=target)
+         command, on_warning=on_warning, release=release, target=target)
     _tell(on_telemetry, gpu)
     return result
 
 
+@recorded
 def verify_plan(plan: ShimPlan, options: Options | None = None, *,
                 on_warning: Callable[[str], None] | None = None) -> VerifyResult:
     """Run ``python -c "import torch"`` under ``plan`` (Linux) and report the file the loader took for
@@ -71,7 +73,7 @@ def verify_plan(plan: ShimPlan, options: Options | None = None, *,
     with caller_errors():
         result = verify_torch_import(plan, settings.cache_dir)
     release, target = plan.refs()
-    keep("verify-load", result, settings, ["plan", "--verify-load"], on_warning=on_warning,
+    keep("verify-load", result, settings, on_warning=on_warning,
          release=release, target=target)
     return result
 
@@ -88,6 +90,7 @@ def check_trace_supported() -> None:
         check_supported()
 
 
+@recorded
 def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | str | None = None,
                  on_warning: Callable[[str], None] | None = None,
                  on_telemetry: Telemetry | None = None) -> TracedRun:
@@ -110,7 +113,7 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
         traced, gpu = _watched(lambda: trace_workload(launch.plan, list(launch.argv), settings), launch,
                                on_telemetry)
     release, target = launch.plan.refs()
-    keep("trace", _with_gpu(traced.report, gpu), settings, ["--trace", *launch.argv], on_warning=on_warning,
+    keep("trace", _with_gpu(traced.report, gpu), settings, on_warning=on_warning,
          release=release, target=target)
     _tell(on_telemetry, gpu)
     return traced

@@ -8,10 +8,12 @@ functions, the ``zluda-run`` front end (:func:`worded_for` ``("command line")``)
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
@@ -98,31 +100,80 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
     if options is not None and not isinstance(options, Options):
         raise TypeError(f"options must be a zluda_runner.Options (or None), not {shown(options)}: "
                         "write Options(results_db=..., cache_dir=...)")
-    o = options or Options()
-    return Settings(
-        zluda_dir=_path(o.zluda_dir), release=o.release, manifest=_path(o.manifest), python=o.python,
-        force=o.force, trust_on_first_use=o.trust_on_first_use, archive=_path(o.archive),
-        record=o.record, results_db=o.results_db, defaults=o.defaults, monitor=o.monitor,
-        verify_load=verify_load, trace_out=trace_out,
-        **({} if o.cache_dir is None else {"cache_dir": Path(o.cache_dir)}),
-    )
+    given = {f.name: getattr(options, f.name) for f in fields(Options)} if options is not None else {}
+    if given.get("cache_dir") is None:  # unset: the settings' default (the environment, the user cache)
+        given.pop("cache_dir", None)
+    return Settings(**given, verify_load=verify_load, trace_out=trace_out)
 
 
-def keep(kind: str, report: object, settings: Settings, command: Sequence[str], *,
+def keep(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
          on_warning: Callable[[str], None] | None = None, release: Mapping[str, object] | None = None,
          target: Mapping[str, object] | None = None) -> None:
     """Record ``report`` in the results store unless ``Options(record=False)``; a store problem goes to
-    ``on_warning`` (worded for the audience), never raises."""
+    ``on_warning`` (worded for the audience), never raises. ``command``: the caller's own (default: what
+    was asked, :func:`recorded`)."""
     from zluda_runner.results.recording import record_for
 
-    warning = record_for(kind, report, settings, list(command), release=None if release is None else
-                         dict(release), target=None if target is None else dict(target))
+    warning = record_for(kind, report, settings, None if command is None else [str(w) for w in command],
+                         release=None if release is None else dict(release),
+                         target=None if target is None else dict(target))
     if warning and on_warning is not None:
         on_warning(worded(warning))
 
 
-def _path(value: Path | str | None) -> Path | None:
-    return None if value is None else Path(value)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def recorded(function: Callable[P, R]) -> Callable[P, R]:
+    """An API function whose run is recorded: what it was asked (its name and the arguments given, an
+    :class:`Options` by the fields set) is the run's command, unless a front end said already (the
+    command line's words: :func:`zluda_runner.results.recording.asked`)."""
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        import inspect
+
+        from zluda_runner.results.recording import asked
+
+        try:
+            given = inspect.signature(function).bind(*args, **kwargs).arguments
+        except TypeError:  # the call's own error, as Python words it
+            return function(*args, **kwargs)
+        said = (word for name, value in given.items() for word in _said(name, value))
+        with asked([f"zluda_runner.{function.__name__}", *said]):
+            return function(*args, **kwargs)
+
+    return call
+
+
+def asked_for(words: Sequence[str]) -> contextlib.AbstractContextManager[None]:
+    """A front end's words for what the user asked: the command of every run recorded meanwhile."""
+    from zluda_runner.results.recording import asked
+
+    return asked(words)
+
+
+def _said(name: str, value: object) -> list[str]:
+    """An argument as the words a run records (a callback is not recorded; a launch or plan by its argv)."""
+    if isinstance(value, Options):
+        return [f"options.{f.name}={_shown_word(getattr(value, f.name))}" for f in fields(value)
+                if getattr(value, f.name) != f.default]
+    if value is None or callable(value):
+        return []
+    return [f"{name}={_shown_word(value)}"]
+
+
+def _shown_word(value: object) -> str:
+    import shlex
+
+    argv = getattr(value, "argv", None)  # a Launch, a ShimPlan: the command it runs
+    words = argv if isinstance(argv, tuple | list) else value
+    if isinstance(words, str | os.PathLike):
+        return os.fspath(words) if isinstance(os.fspath(words), str) else repr(words)
+    if isinstance(words, tuple | list) and all(isinstance(w, str | os.PathLike) for w in words):
+        return shlex.join(str(w) for w in words)
+    return repr(words)[:200]
 
 
 # --------------------------------------------------------------------------- wording for the caller

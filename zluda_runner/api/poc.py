@@ -6,12 +6,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
+from zluda_runner.api.options import (
+    Options,
+    caller_errors,
+    command_words,
+    keep,
+    recorded,
+    to_settings,
+    warn_with,
+)
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
 
 
+@recorded
 def run_poc(
     argv: Sequence[str],
     *,
@@ -49,7 +58,7 @@ def run_poc(
         interval: seconds between telemetry samples (default 0.2).
         root: read GPU telemetry under this fake system tree (default: ``$ZLUDA_RUNNER_ROOT``, else /).
         progress: hears one line per run. on_warning: hears the host's, the launch's and the store's
-            warnings. command: the command line recorded (default: ``poc`` and ``argv``).
+            warnings. command: the command line recorded (default: this call and its arguments).
 
     Raises:
         what :func:`prepare_launch` raises (no release, a fatal plan); HostError: nothing to run,
@@ -71,5 +80,5 @@ def run_poc(
             interval_s=DEFAULT_INTERVAL_S if interval is None else interval, timeout=timeout,
         )
         report = run_verdict(request, settings, progress=progress, on_warning=hear)
-    keep("poc", report, settings, ["poc", *argv] if command is None else command, on_warning=on_warning)
+    keep("poc", report, settings, command, on_warning=on_warning)
     return report

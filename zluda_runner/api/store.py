@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, shown, to_settings, worded
 from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
 from zluda_runner.results.schema import ResultsStoreError
+from zluda_runner.results.userfiles import OutputFileError as OutputFileError  # the front ends' one writer
+from zluda_runner.results.userfiles import output_path as output_path
+from zluda_runner.results.userfiles import write_output as write_output
 
 __all__ = ["Recordable", "Recorded", "ResultRow", "ResultRows", "ResultsDiff", "delete_result",
            "diff_results", "export_results", "get_result", "import_results", "list_results", "record_result",
@@ -198,14 +201,15 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
     returns how many.
 
     Raises:
-        ResultsStoreError: the store cannot be read, or the file cannot be written.
+        ResultsStoreError: the store cannot be read. OutputFileError: the file cannot be written there.
     """
-    from zluda_runner.results.bundle import check_export_target, export_bundle
+    from zluda_runner.results.bundle import export_bundle
+    from zluda_runner.results.userfiles import output_path
 
     target = _file("export_results(file=...)", file)
     since = _since(since)
     with caller_errors():
-        check_export_target(target)
+        output_path(target, (), what="the bundle", option="{cmd:results export}")  # before the store opens
     with _store(options, reading=True) as store:
         return export_bundle(store, target, since=since)
 

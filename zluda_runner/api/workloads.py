@@ -8,7 +8,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.launching import prepare_launch
-from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
+from zluda_runner.api.options import (
+    Options,
+    caller_errors,
+    command_words,
+    keep,
+    recorded,
+    to_settings,
+    warn_with,
+)
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
@@ -64,6 +72,7 @@ def warmup(
                               plan=plan, precompile=precompile, clear=clear_caches)
 
 
+@recorded
 def run_ab(
     script: Sequence[str] = (),
     options: Options | None = None,
@@ -93,7 +102,7 @@ def run_ab(
         timeout: seconds after which a run is stopped.
         rtol, atol: the tolerances (default: by dtype).
         progress: hears one line per run.
-        command: the command line recorded (default: ``ab`` and the script).
+        command: the command line recorded (default: this call and its arguments).
         on_warning: hears a results-store problem.
 
     Raises:
@@ -108,5 +117,5 @@ def run_ab(
                                   settings=settings)
         report = run_sides(a_argv, b_argv, runs=runs, timeout=timeout, rtol=rtol, atol=atol,
                            progress=progress)
-    keep("ab", report, settings, ["ab", *script] if command is None else command, on_warning=on_warning)
+    keep("ab", report, settings, command, on_warning=on_warning)
     return report

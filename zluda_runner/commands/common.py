@@ -1,35 +1,93 @@
-"""Small helpers shared by the command modules, and what the global options said (:class:`Invocation`)."""
+"""Small helpers shared by the command modules, and what the user asked (:class:`Invocation`)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import click
 
 from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.api import Options
+from zluda_runner.api.options import asked_for
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
 class Invocation:
-    """The global options of one ``zluda-run`` command line: the API's :class:`Options` (what every call
-    takes), and what only the command line has (``--json`` output; ``--trace``, ``--trace-out`` and
-    ``--verify-load`` choose which API call a launch is)."""
+    """What the user asked, as the command line parsed it: the one invocation record.
+
+    ``words``: the whole command line (``zluda-run``, the global options, the command and its options,
+    the workload's words, each option as the parser took it, from a word or its environment variable),
+    what every run recorded meanwhile stores (credentials masked when recorded). ``options``: the API's
+    :class:`Options` (the one options record) the global options make; ``json``, ``trace``,
+    ``trace_out``, ``verify_load``: what only the command line has (``--json`` output; which API call a
+    launch is)."""
 
     options: Options = field(default_factory=Options)
     json: bool = False
     trace: bool = False
     trace_out: Path | None = None
     verify_load: bool = False
+    words: tuple[str, ...] = ()
 
 
-pass_invocation = click.make_pass_decorator(Invocation, ensure=True)
+def pass_invocation(command: Callable[Concatenate[Invocation, P], R]) -> Callable[P, R]:
+    """A command's callback given the :class:`Invocation`, its words read from what click parsed; every
+    run it records stores them (:func:`zluda_runner.results.recording.asked`)."""
+
+    @functools.wraps(command)
+    def invoked(*args: P.args, **kwargs: P.kwargs) -> R:
+        ctx = click.get_current_context()
+        call = replace(ctx.find_object(Invocation) or Invocation(), words=command_line(ctx))
+        with asked_for(call.words):
+            return command(call, *args, **kwargs)
+
+    return invoked
+
+
+def command_line(ctx: click.Context) -> tuple[str, ...]:
+    """The words of the command line as parsed: each context's name, its options that are set (from a
+    word, or from their environment variable), its arguments (a workload's after ``--``)."""
+    chain: list[click.Context] = []
+    level: click.Context | None = ctx
+    while level is not None:
+        chain.append(level)
+        level = level.parent
+    words: list[str] = []
+    for level in reversed(chain):
+        words.append("zluda-run" if level.parent is None else level.info_name or "")
+        arguments: list[str] = []
+        for param in level.command.params:
+            value = level.params.get(param.name or "")
+            if isinstance(param, click.Option):
+                words += _option_words(param, value)
+            elif param.nargs == -1 and value:
+                given = [str(v) for v in value]
+                arguments += ["--", *given[1:]] if given[0] == "--" else ["--", *given]
+            elif value is not None and param.nargs != -1:
+                arguments.append(str(value))
+        words += arguments
+    return tuple(words)
+
+
+def _option_words(option: click.Option, value: object) -> list[str]:
+    if not option.expose_value or value is None or value == option.default or value in ((), False):
+        return []
+    name = max(option.opts, key=len)
+    if option.is_flag:
+        return [name]
+    values = value if option.multiple and isinstance(value, tuple | list) else [value]
+    return [word for v in values for word in (name, str(v))]
 
 
 def emit_json(data: object) -> None:
@@ -62,12 +120,16 @@ html_option = click.option("--html", "html_file", type=click.Path(path_type=Path
                            help="Also write a self-contained HTML page to FILE.")
 
 
-def write_page(write: Callable[[], object]) -> str | None:
-    """Write a page the user asked for (``--html FILE``) once the runs are over: None when written, else
-    the error worded for the command line, for the caller to print after the report (a page that
-    cannot be written must not cost the report that took every run to make)."""
+def write_page(path: Path | None, page: Callable[[], str], keep: Sequence[Path]) -> str | None:
+    """Write a page the user asked for (``--html FILE``: :func:`~zluda_runner.results.userfiles.write_output`)
+    once the runs are over: None when written (or none asked), else the error worded for the command
+    line, for the caller to print after the report (a page that cannot be written must not cost the
+    report that took every run to make)."""
+    from zluda_runner.api.store import write_output
+
     try:
-        write()
+        if path is not None:
+            write_output(path, page(), keep)
     except ZludaRunnerError as exc:
         hint = exc.hint_for("command line")
         return f"{exc.message_for('command line')}; the report is printed without it" + (

@@ -7,11 +7,11 @@ import sys
 import click
 
 from zluda_runner.api import results_files, run_ab, run_doctor, warmup
+from zluda_runner.api.store import output_path
 from zluda_runner.api.terms import FAKE_ROOT_ENV
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import ab_view, doctor_view
-from zluda_runner.report.files import destination
 
 _WORKLOAD = {"allow_interspersed_args": False}
 
@@ -86,11 +86,12 @@ def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | N
     The script records outputs and timings with `from zluda_runner import ab`;
     exit code 0 when both sides ran and agree, 3 otherwise.
     """
-    html = destination(html_path, keep=results_files(call.options)) if html_path else None
+    keep = results_files(call.options)
+    html = output_path(html_path, keep) if html_path else None
     report = run_ab(script, call.options, runs=runs, b_python=b_python, a_command=a_cmd, b_command=b_cmd,
                     timeout=timeout, rtol=rtol, atol=atol, progress=lambda line: click.echo(line, err=True),
                     on_warning=warn)
-    page_error = write_page(lambda: ab_view.write_html(report, html)) if html is not None else None
+    page_error = write_page(html, lambda: ab_view.render_html(report), keep)
     emit_json(report) if call.json else click.echo(ab_view.render_text(report))
     if page_error:
         warn(page_error)

@@ -11,10 +11,10 @@ import click
 from zluda_runner.api import results_files
 from zluda_runner.api.options import worded_for
 from zluda_runner.api.poc import run_poc
+from zluda_runner.api.store import output_path
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import poc_html, poc_view
-from zluda_runner.report.files import destination
 
 
 @click.command("poc", context_settings={"allow_interspersed_args": False})
@@ -52,14 +52,14 @@ def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: floa
     Each criterion passes or fails with its evidence; exit code 0 only when all pass, 3 otherwise.
     Example: zluda-run poc --runs 3 --reference cpu -- python examples/llama_infer.py
     """
-    html = destination(html_path, keep=results_files(call.options)) if html_path else None
+    keep = results_files(call.options)
+    html = output_path(html_path, keep) if html_path else None
     argv = list(command[1:] if command[:1] == ("--",) else command)
     with worded_for("command line"):
         report = run_poc(argv, runs=runs, reference=reference, native=native, options=call.options,
                          timeout=timeout, rtol=rtol, atol=atol, min_speedup=min_speedup, interval=interval,
-                         progress=lambda line: click.echo(line, err=True), on_warning=warn,
-                         command=["poc", *command])
-    page_error = write_page(lambda: poc_html.write_html(report, html)) if html is not None else None
+                         progress=lambda line: click.echo(line, err=True), on_warning=warn)
+    page_error = write_page(html, lambda: poc_html.render_poc_html(report), keep)
     if call.json:
         emit_json(report)
     else:

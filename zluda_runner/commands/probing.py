@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from zluda_runner.api import read_trace, results_files, run_probe
+from zluda_runner.api.store import output_path, write_output
 from zluda_runner.api.terms import TORCH_DTYPES
 from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK
@@ -39,15 +40,15 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
 
     Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
     missing (torch: an op mismatched or raised), 1 when the probe itself could not run."""
-    from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.probe_view import print_probe, probe_html, progress_line
 
-    html = destination(html_file, keep=results_files(call.options)) if html_file else None
+    keep = results_files(call.options)
+    html = output_path(html_file, keep) if html_file else None
     report = run_probe(call.options, torch=torch_level, quick=quick, device=device, libcuda=libcuda,
                        cases=case_ids, ops=_csv(ops), dtypes=_csv(dtypes), timeout=timeout, budget=budget,
                        native=native, samples=samples, progress=None if call.json else progress_line,
-                       command=["probe", *sys.argv[2:]], on_warning=warn)
-    page_error = write_page(lambda: write_report(html, probe_html(report))) if html is not None else None
+                       on_warning=warn)
+    page_error = write_page(html, lambda: probe_html(report), keep)
     if call.json:
         emit_json(report)
     else:
@@ -64,14 +65,14 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
 @pass_invocation
 def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -> None:
     """Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."""
-    from zluda_runner.report.files import destination, write_report
     from zluda_runner.report.trace_sections import trace_html
     from zluda_runner.report.trace_view import print_trace_summary
 
-    html = destination(html_file) if html_file else None
+    keep = results_files(call.options)
+    html = output_path(html_file, keep) if html_file else None
     report = read_trace(path)
     if html is not None:
-        write_report(html, trace_html(report))
+        write_output(html, trace_html(report), keep)
     if call.json:
         emit_json(report)
     else:

@@ -17,9 +17,9 @@ from zluda_runner.api import (
     results_location,
     results_matrix,
 )
+from zluda_runner.api.store import output_path, write_output
 from zluda_runner.api.terms import RESULT_KINDS
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
-from zluda_runner.report.files import destination, write_report
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
 
@@ -81,10 +81,11 @@ def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
 @pass_invocation
 def matrix_command(call: Invocation, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
-    html = destination(html_path, keep=results_files(call.options)) if html_path else None
+    keep = results_files(call.options)
+    html = output_path(html_path, keep) if html_path else None
     matrix = results_matrix(call.options, since=since)
     if html is not None:
-        click.echo(f"HTML: {write_report(html, render_html(matrix))}", err=True)
+        click.echo(f"HTML: {write_output(html, render_html(matrix), keep)}", err=True)
     emit_json(matrix) if call.json else click.echo(render_matrix(matrix))
 
 

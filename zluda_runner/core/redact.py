@@ -75,3 +75,37 @@ def _redact_match(match: re.Match[str]) -> str:
     url = match.group(0)
     core = url.rstrip(".,:;!)]")  # the sentence's punctuation is not part of the URL
     return redact_url(core) + url[len(core):]
+
+
+# A word that sets a secret: ``HF_TOKEN=...`` (an environment assignment), ``--api-key=...``; the value of
+# an option whose name says it is one (``--token VALUE``); in a word or a command line given as one word.
+_SECRET_SET = re.compile(r"(?<!\S)((?:--?)?[A-Za-z_][\w.-]*)=(\S+)")
+_SECRET_OPTION = re.compile(r"--?[\w-]*(?:pass|pwd|token|secret|api[-_]?key|credential|auth)[\w-]*$",
+                            re.IGNORECASE)
+SECRET_OPTIONS = frozenset({"--results-db"})  # ours whose value may hold a credential: always redacted
+
+
+def redact_words(words: list[str] | tuple[str, ...]) -> list[str]:
+    """The words of a command line (what a run records) with every credential masked: URLs (as
+    :func:`redact_text`), assignments and ``--option=value`` words whose name says they hold a secret, the
+    word after such an option, and the value of :data:`SECRET_OPTIONS` (redacted as a URL)."""
+    out: list[str] = []
+    secret_next = ours = False
+    for word in words:
+        if secret_next:
+            out.append(redact_url(word) if "://" in word else word if ours else MASK)
+            secret_next = False
+            continue
+        name = word.split("=", 1)[0]
+        ours = name in SECRET_OPTIONS  # a file's path is no secret; a URL's credentials are
+        secret_next = "=" not in word and (ours or bool(_SECRET_OPTION.match(word)))
+        if ours and "=" in word:
+            out.append(f"{name}={redact_url(word.split('=', 1)[1])}")
+            continue
+        out.append(_SECRET_SET.sub(_redact_set, redact_text(word)))
+    return out
+
+
+def _redact_set(match: re.Match[str]) -> str:
+    name, value = match.group(1), match.group(2)
+    return f"{name}={MASK}" if _SECRET_NAME.search(name.lstrip("-")) and value != MASK else match.group(0)

@@ -130,9 +130,16 @@ class ProbeReport(JsonMixin):
 
     def result_rows(self) -> ResultRows:
         """Recorded (kind probe, or torch-ops): one row per case or op, ok = pass; skipped and
-        unavailable are neither (:class:`~zluda_runner.results.recordable.Recordable`)."""
+        unavailable are neither (:class:`~zluda_runner.results.recordable.Recordable`). A probe that could
+        not run is recorded as not run (its one row says why), never as a run of no items."""
+        if self.could_not_run and self.load is not None:
+            return ResultRows(rows=(ResultRow("load", NOT_RUN, None, self.load.detail),),
+                              summary={"load": self.load.status, "verdict": NOT_RUN})
         return ResultRows(rows=tuple(_case_row(c) for c in self.cases),
                           summary={"load": self.load.status} if self.load is not None else {})
+
+
+NOT_RUN = "not run"  # what a probe that could not run is recorded as
 
 
 def _case_row(case: CaseResult) -> ResultRow:

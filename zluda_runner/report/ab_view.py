@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 import shlex
-from pathlib import Path
 
 from zluda_runner.abtest.model import AbReport, TimingStats
 from zluda_runner.report import Column, Section, Table
 from zluda_runner.report import render_html as report_html
-from zluda_runner.report.files import write_report
 
 
 def render_text(report: AbReport) -> str:
@@ -151,7 +149,3 @@ def _stat_cells(side: str, stats: TimingStats | None) -> dict[str, float | None]
         f"{side}_max": stats.max_s if stats else None,
     }
 
-
-def write_html(report: AbReport, path: Path) -> None:
-    """Write :func:`render_html` to ``path`` (atomically, :func:`zluda_runner.report.files.write_report`)."""
-    write_report(path, render_html(report))

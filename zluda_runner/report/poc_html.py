@@ -4,10 +4,8 @@ over time (one line per run, inline SVG), the runs, and the outputs compared."""
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 
 from zluda_runner.poc.model import PocReport, PocRun
-from zluda_runner.report.files import write_report
 from zluda_runner.report.html import Figure, render_html
 from zluda_runner.report.svgplot import Plot, Series, render_svg
 from zluda_runner.report.table import Column, Section, Table
@@ -119,7 +117,3 @@ def _outputs_table(report: PocReport) -> Table:
 def render_poc_html(report: PocReport) -> str:
     return render_html("zluda-run poc", poc_sections(report))
 
-
-def write_html(report: PocReport, path: Path) -> None:
-    """Write the page to ``path`` (atomically, :func:`zluda_runner.report.files.write_report`)."""
-    write_report(path, render_poc_html(report))

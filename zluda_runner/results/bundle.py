@@ -40,7 +40,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from zluda_runner.core.fsutil import NotRegularFileError, atomic_open, open_regular
+from zluda_runner.core.fsutil import NotRegularFileError, open_regular
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -62,6 +62,7 @@ from zluda_runner.results.schema import (
     summary_count,
 )
 from zluda_runner.results.store import ResultsStore, now_iso
+from zluda_runner.results.userfiles import open_output
 
 BUNDLE_FORMAT = "zluda-runner-results"
 BUNDLE_VERSION = 1
@@ -102,59 +103,31 @@ def check_since(since: str | None) -> str | None:
 
 
 def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) -> int:
-    """Write the runs (since a date) to ``path`` atomically; returns how many."""
+    """Write the runs (since a date) to ``path`` (the one writer: never over the store's own files);
+    returns how many."""
     runs = store.list_runs(since=check_since(since))
-    path = Path(path)
-    _not_the_store(store, path)
-    try:
-        with atomic_open(path, "w", newline="\n") as out:  # a device or FIFO is written in place
-            header = {
-                "format": BUNDLE_FORMAT,
-                "version": BUNDLE_VERSION,
-                "exported_at": now_iso(),
-                "runs": len(runs),
-                "schema": SCHEMA_VERSION,
-            }
-            out.write(json.dumps(header, sort_keys=True) + "\n")
-            for start in range(0, len(runs), _BATCH):
-                ids = [r.run_id for r in runs[start : start + _BATCH]]
-                got = store.get_runs(ids)
-                if len(got) != len(ids):  # the header's count must stay true: an importer checks it
-                    raise ResultsStoreError(
-                        f"{len(ids) - len(got)} of the runs listed for export could not be read back "
-                        f"(deleted meanwhile, or changed by another program); {path} was not written",
-                        "export again when the store is not being changed",
-                    )
-                for run in got:
-                    out.write(canonical_json({"run": run.to_dict()}) + "\n")
-    except OSError as exc:
-        raise ResultsStoreError(
-            f"cannot write {path}: {exc.strerror or exc}", "check the folder and free space"
-        ) from exc
+    with open_output(path, store.files(), what="the bundle", option="{cmd:results export}",
+                     newline="\n") as out:
+        header = {
+            "format": BUNDLE_FORMAT,
+            "version": BUNDLE_VERSION,
+            "exported_at": now_iso(),
+            "runs": len(runs),
+            "schema": SCHEMA_VERSION,
+        }
+        out.write(json.dumps(header, sort_keys=True) + "\n")
+        for start in range(0, len(runs), _BATCH):
+            ids = [r.run_id for r in runs[start : start + _BATCH]]
+            got = store.get_runs(ids)
+            if len(got) != len(ids):  # the header's count must stay true: an importer checks it
+                raise ResultsStoreError(
+                    f"{len(ids) - len(got)} of the runs listed for export could not be read back "
+                    f"(deleted meanwhile, or changed by another program); {path} was not written",
+                    "export again when the store is not being changed",
+                )
+            for run in got:
+                out.write(canonical_json({"run": run.to_dict()}) + "\n")
     return len(runs)
-
-
-def check_export_target(path: Path) -> None:
-    """Refuse, before the store is opened, an export whose folder cannot be: a file on its way (nothing
-    is made or read for it)."""
-    folder = Path(os.path.abspath(path)).parent
-    on_the_way = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
-    if on_the_way is not None:
-        raise ResultsStoreError(f"cannot write {path}: {on_the_way} is a file, not a folder",
-                                "check the folder and free space")
-
-
-def _not_the_store(store: ResultsStore, path: Path) -> None:
-    """An export onto the store's own file (or its -wal) would replace the runs with their bundle."""
-    target = os.path.realpath(path)
-    for n, kept in enumerate(store.files()):
-        if target == os.path.realpath(kept):
-            what = "the results store itself" if n == 0 else "a file of the results store"
-            raise ResultsStoreError(
-                f"{path} is {what} ({kept}): an export there would replace the runs with the bundle; "
-                "nothing was written",
-                "give {cmd:results export} another file name",
-            )
 
 
 def _depth(value: object, level: int = 0) -> int:

@@ -1,22 +1,27 @@
 """Recording a run: the one entry point the commands call after they have their report.
 
-    outcome = record_report("probe", report, settings=settings, command=sys.argv[1:])
+    with asked(["zluda-run", "probe", "--torch"]):   # the front end: what the user asked
+        outcome = record_report("probe", report, settings=settings)
     if outcome.warning:
         click.echo(f"warning: {outcome.warning}", err=True)
 
-:func:`record_report` never raises: a locked, corrupt or unreachable store, or a
-report it cannot read, comes back as ``outcome.warning`` and the run's own result
-stands.
+What a run records as its command is the one invocation record: what the user asked, as the front end
+parsed it (:func:`asked`: the command line's words; an API call's own arguments), its credentials masked
+(:func:`zluda_runner.core.redact.redact_words`) whoever gives it. :func:`record_report` never raises: a
+locked, corrupt or unreachable store, or a report it cannot read, comes back as ``outcome.warning`` and
+the run's own result stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
 from zluda_runner.core.errors import ZludaRunnerError
-from zluda_runner.core.redact import redact_url
+from zluda_runner.core.redact import redact_url, redact_words
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store, store_url
 from zluda_runner.results.bundle import run_from_bundle
@@ -34,6 +39,28 @@ from zluda_runner.results.schema import (
     summarise,
 )
 from zluda_runner.results.store import ResultsStore, now_iso
+
+_ASKED: ContextVar[tuple[str, ...] | None] = ContextVar("zluda_runner_asked", default=None)
+
+
+@contextlib.contextmanager
+def asked(words: Sequence[str]) -> Iterator[None]:
+    """``words`` (what the user asked: the command line as parsed, or an API call and its arguments) is
+    the command of every run recorded meanwhile; an outer one stands (the command line that made the
+    API call, an API call that made another)."""
+    if _ASKED.get() is not None:
+        yield
+        return
+    token = _ASKED.set(tuple(redact_words([str(w) for w in words])))
+    try:
+        yield
+    finally:
+        _ASKED.reset(token)
+
+
+def asked_words(kind: str) -> list[str]:
+    """What the user asked (:func:`asked`), else the kind of run alone."""
+    return list(_ASKED.get() or (kind,))
 
 
 @dataclass(frozen=True)
@@ -81,7 +108,7 @@ def build_run(
         host=fingerprint(host, rows.host_facts),
         release=_small_dict(release, scrubber),
         target=_small_dict(target, scrubber),
-        command=[scrubber.text(str(word)) for word in command[:MAX_ARGV]],
+        command=[scrubber.text(word) for word in redact_words([str(w) for w in command[:MAX_ARGV]])],
         summary=scrubber(summary),
         items=[ItemRecord(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
     )
@@ -102,7 +129,7 @@ def record_report(
     report: object,
     *,
     settings: Settings,
-    command: list[str],
+    command: Sequence[str] | None = None,
     release: Mapping[str, object] | None = None,
     target: Mapping[str, object] | None = None,
     db_url: str | None = None,
@@ -116,14 +143,16 @@ def record_report(
     ``{"id": "fork-3.9.5", "asset": "...zip", "sha256": "..."}``. ``target``: e.g.
     ``{"torch_version": "2.4.1+cu118", "cuda_major": 11}`` or ``{"binary": "app"}``.
     ``host``: what the caller knows of the host (flat fingerprint keys, or doctor facts).
-    ``store``: an open store to reuse (else the one ``db_url``/settings name is opened).
+    ``store``: an open store to reuse (else the one ``db_url``/settings name is opened). ``command``:
+    what the user asked (default: :func:`asked`).
     """
     location = ""
     try:
         url = db_url or store_url(settings)
         location = redact_url(url)
         run = build_run(
-            kind, report, command=command, release=release, target=target, host=host, started_at=started_at
+            kind, report, command=asked_words(kind) if command is None else list(command), release=release,
+            target=target, host=host, started_at=started_at
         )
         if store is not None:
             added = store.insert_run(run)
@@ -139,18 +168,28 @@ def record_report(
         return RecordOutcome(False, warning=warning, location=location)
 
 
-def record_for(kind: str, report: object, settings: Settings, command: list[str], *,
+def record_for(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
                release: Mapping[str, object] | None = None,
                target: Mapping[str, object] | None = None) -> str | None:
-    """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint.
-    Returns the warning to show when the store could not take it; never raises."""
+    """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint;
+    ``command``: what the user asked (default: :func:`asked`). Returns the warning to show when the
+    store could not take it; never raises."""
     if not settings.record:
         return None
     from zluda_runner.host.quick import quick_facts
 
-    outcome = record_report(kind, report, settings=settings, command=command, release=release,
-                            target=target, host=quick_facts().fingerprint())
+    outcome = record_report(kind, report, settings=settings, command=command,
+                            release=release or asked_release(settings), target=target,
+                            host=quick_facts().fingerprint())
     return outcome.warning
+
+
+def asked_release(settings: Settings) -> dict[str, object] | None:
+    """The release a run without a plan of its own was asked to use: ``--zluda-dir`` (named as a plan
+    names it, ``zluda-dir``) or ``--release``; None when the manifest's pick was left to the run."""
+    if settings.zluda_dir is not None:
+        return {"id": "zluda-dir", "asset": None}
+    return {"id": settings.release} if settings.release else None
 
 
 def known_on_this_gpu(settings: Settings, gfx: str | None, release_id: str | None = None) -> list[str]:

@@ -20,6 +20,7 @@ from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import launch_env
 from zluda_runner.plan.model import ShimPlan
+from zluda_runner.results.userfiles import OutputFileError, output_path, store_files, write_output
 from zluda_runner.trace.model import TraceReport
 from zluda_runner.trace.run import run_traced
 
@@ -55,6 +56,9 @@ def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> Trace
             "tracing needs a Linux plan with a driver library to forward to",
             hint="see {cmd:plan -- CMD}: the release must provide libcuda.so.1",
         )
+    keep = store_files(settings)  # --trace-out is checked before the workload runs: never the store
+    asked = None if settings.trace_out is None else output_path(settings.trace_out, keep,
+                                                                 what="the trace report", option=_OPTION)
     # the driver is reached through the tracer, which forwards to the shim: no link to it, no redirect
     traced_plan = dataclasses.replace(
         plan,
@@ -66,15 +70,14 @@ def trace_workload(plan: ShimPlan, argv: list[str], settings: Settings) -> Trace
     zluda_dir = Path(plan.release.root) if plan.release else None
     report = run_traced(argv, env, real_libcuda=Path(driver.shim), out_dir=out_dir, zluda_dir=zluda_dir,
                         cache_dir=settings.cache_dir)
-    target = settings.trace_out or out_dir / f"trace-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
+    target = asked or out_dir / f"trace-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
     try:
-        atomic_write_text(target, report.to_json())
-    except OSError as exc:
+        write_output(target, report.to_json(), keep, what="the trace report", option=_OPTION)
+    except OutputFileError as exc:
         fallback = out_dir / target.name
         atomic_write_text(fallback, report.to_json())  # never lose the report
-        raise TraceError(
-            f"could not write the trace report to {target}: {exc.strerror or exc}; "
-            f"it was saved as {fallback}",
-            hint="pass {opt:trace_out} a path in a folder you can write",
-        ) from exc
+        raise OutputFileError(f"{exc.message}; it was saved as {fallback}", hint=exc.hint) from None
     return TracedRun(report, target)
+
+
+_OPTION = "{opt:trace_out}"
