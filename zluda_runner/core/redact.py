@@ -18,27 +18,27 @@ _SECRET_NAME = re.compile(
 )
 
 
+def _parts(url: str) -> tuple[str, str, str]:
+    """``scheme://``, the authority and path, and ``?query#fragment`` (``scheme://`` empty: no URL)."""
+    scheme, sep, rest = url.partition("://")
+    cut = min((at for at in (rest.find("?"), rest.find("#")) if at >= 0), default=len(rest))
+    return scheme + sep if sep else "", rest[:cut], rest[cut:]
+
+
 def userinfo(url: str) -> tuple[str, str, str] | None:
     """``url`` split at its real userinfo, everything before the LAST ``@`` ahead of the query (as HTTP
     clients read it; libpq stops at the first): ``(scheme://, userinfo, @host/path?query)``; None
     without one."""
-    scheme, sep, rest = url.partition("://")
-    cut = min((at for at in (rest.find("?"), rest.find("#")) if at >= 0), default=len(rest))
-    at = rest.rfind("@", 0, cut)
-    return (scheme + sep, rest[:at], rest[at:]) if sep and at >= 0 else None
+    scheme, head, tail = _parts(url)
+    at = head.rfind("@")
+    return (scheme, head[:at], head[at:] + tail) if scheme and at >= 0 else None
 
 
 def redact_url(url: str) -> str:
     """``url`` with its credentials masked (``https://u:***@host/p?token=***``)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
+    scheme, head, tail = _parts(url)
+    if not scheme:
         return url
-    cut = len(rest)
-    for stop in "?#":
-        at = rest.find(stop)
-        if at >= 0:
-            cut = min(cut, at)
-    head, tail = rest[:cut], rest[cut:]
     split = userinfo(url)
     if split is not None:
         user, colon, _ = split[1].partition(":")
@@ -48,7 +48,7 @@ def redact_url(url: str) -> str:
     if tail.startswith("?"):
         query, hash_sign, fragment = tail[1:].partition("#")
         tail = "?" + "&".join(_redact_param(p) for p in query.split("&")) + hash_sign + fragment
-    return f"{scheme}://{head}{tail}"
+    return f"{scheme}{head}{tail}"
 
 
 def _redact_param(param: str) -> str:
