@@ -217,7 +217,7 @@ def _with_rule_warnings(plan: ShimPlan, env: Mapping[str, str], settings: Settin
     (:func:`zluda_runner.release.gpurules.rule_warnings`: what selection and ``doctor`` say)."""
     from zluda_runner.release.selection import host_os
 
-    if plan.os != host_os():
+    if plan.os != host_os() or settings.zluda_dir is not None:  # a --zluda-dir launch reads no manifest
         return plan
     gfx = host_gfx(settings, {**env, **plan.env})
     if gfx is None:
