@@ -1,5 +1,6 @@
-"""A ``--zluda-dir`` launch resolves no release (issue 27, point 1): no ``load_current_manifest``, no
-resolver; the folder as given is the release (its scan reads only the packaged manifest's rename table)."""
+"""A ``--zluda-dir`` launch resolves no release (issue 27, point 1): no resolver, no manifest in use, on a
+host with no GPU (the GPU x HIP rule warnings, the host's, still read the manifest where a GPU is); the
+folder as given is the release (its scan reads only the packaged manifest's rename table)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.conduct import plan as conduct_plan
 from zluda_runner.conduct import resolve
 from zluda_runner.conduct.run import plan_argv, prepare_run
 from zluda_runner.core.settings import Settings
@@ -21,8 +21,6 @@ def test_a_zluda_dir_run_resolves_no_release(standin_releases: dict[str, Path], 
 
     monkeypatch.setattr(resolve, "resolve_release", refuse)
     monkeypatch.setattr(manifest_module, "load_current_manifest", refuse)
-    monkeypatch.setattr(conduct_plan, "host_gfx", lambda *a, **k: "gfx1100")  # the rules' path is reached
-    monkeypatch.setattr(conduct_plan, "host_hip_found", refuse)
     settings = Settings(zluda_dir=standin_releases["good"], cache_dir=tmp_path / "cache", force=True)
     prepared = prepare_run(plan_argv([str(apps["rpath"])], settings), settings)
     assert prepared.plan.release is not None and prepared.plan.release.id is None  # the folder as is

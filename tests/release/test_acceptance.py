@@ -121,7 +121,7 @@ def test_distribution_hip_52_is_found_and_nothing_claims_v6(tmp_path: Path) -> N
 def test_releases_and_run_use_the_same_host_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The host is a fake tree holding Debian's libamdhip64-5 (ZLUDA_RUNNER_ROOT): `releases` and the
     run path read the same HIP 5.2 from it, whatever the machine running the test has."""
-    from zluda_runner.conduct.resolve import host_hip_found
+    from zluda_runner.host.quick import hip_found as host_hip_found
 
     _debian_libamdhip64_5(tmp_path)
     monkeypatch.setenv("ZLUDA_RUNNER_ROOT", str(tmp_path))

@@ -1,10 +1,6 @@
-"""The conductor's plan: target -> release -> plan, cached.
-
-``prepare_plan`` runs the pipeline (inspect -> release -> plan) and caches the plan keyed by the identities
-(path, size, mtime) of every file it was computed from, so a repeated ``zluda-run python infer.py`` skips
-inspection entirely. Imports of the heavy stages happen inside functions: a cached launch must stay fast
-(see benchmarks/launch_overhead.py).
-"""
+"""``prepare_plan``: inspect -> release -> plan, cached by the identities (path, size, mtime) of every file
+it was computed from, so a repeated ``zluda-run python infer.py`` skips inspection. The heavy stages are
+imported inside functions: a cached launch stays fast (benchmarks/launch_overhead.py)."""
 
 from __future__ import annotations
 
@@ -20,14 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zluda_runner import __version__
-from zluda_runner.conduct.resolve import ReleaseSource, host_gfx, host_hip_found, release_for
-from zluda_runner.conduct.target import (
+from zluda_runner.conduct.resolve import (
     ASSUMED_PREFIX,
+    ReleaseSource,
     TargetChoice,
     _command_path,
     assumed_target,
     choose_target,
+    host_gfx,
     inspect_target,
+    release_for,
 )
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
@@ -217,12 +215,12 @@ def _with_rule_warnings(plan: ShimPlan, env: Mapping[str, str], settings: Settin
     (:func:`zluda_runner.release.gpurules.rule_warnings`: what selection and ``doctor`` say)."""
     from zluda_runner.release.selection import host_os
 
-    if plan.os != host_os() or settings.zluda_dir is not None:  # a --zluda-dir launch reads no manifest
-        return plan
-    gfx = host_gfx(settings, {**env, **plan.env})
+    gfx = host_gfx(settings, {**env, **plan.env}) if plan.os == host_os() else None
     if gfx is None:
         return plan
-    found = host_hip_found(env)
+    from zluda_runner.host.quick import hip_found
+
+    found = hip_found(env)
     if found.version is None:
         return plan
     from zluda_runner.core.errors import ZludaRunnerError

@@ -1,15 +1,13 @@
-"""The one release resolver: which release a run takes, for ``run``, ``plan``, ``fetch``, ``releases``,
-``doctor``, ``poc`` and ``warmup`` alike (:class:`~zluda_runner.release.selection.Resolution`).
-
-The constraints are read here, once, as the run reads them: the host's HIP (and where it was read), the
-GPU the workload gets, the target torch's CUDA, the release asked for (``--release``, or the
-hand-downloaded ``--archive`` by its name). A caller that knows one of them already (the doctor's own
-host facts, ``releases --hip``) gives it; the judging is :func:`zluda_runner.release.selection.resolve`.
-"""
+"""The run's target (:func:`choose_target`) and the one release resolver (:func:`resolve_release`) that
+``run``, ``plan``, ``fetch``, ``releases``, ``doctor``, ``poc`` and ``warmup`` share: the constraints read
+as the run reads them (host HIP, GPU, the target torch's CUDA, ``--release``/``--archive``), judged by
+:func:`zluda_runner.release.selection.resolve`; a caller that knows one already gives it."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 if TYPE_CHECKING:
+    from zluda_runner.inspection.profile import TargetProfile
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import ReleaseLayout
     from zluda_runner.release.model import Manifest
@@ -31,13 +30,6 @@ class ReleaseSource:
     layout: ReleaseLayout
     ref: ReleaseRef
     not_downloaded: str | None = None  # the note a plan from the manifest alone carries
-
-
-def host_hip_found(env: Mapping[str, str] | None = None) -> HipFound:
-    """The host's HIP in words (read under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree)."""
-    from zluda_runner.host.quick import hip_found
-
-    return hip_found(env)
 
 
 def host_gfx(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
@@ -87,12 +79,10 @@ def resolve_release(
     env: Mapping[str, str] | None = None,
     read_host: bool = True,
 ) -> Resolution:
-    """The release the run takes (never raises "nothing fits": ``resolution.require()`` does).
-
-    For this host's OS, what is not given is read from the host in ``env`` as the run reads it: the HIP
-    (``found``; ``hip`` is a version the caller gave instead), the GPU (``gfx``), and with
-    ``torch_python`` the CUDA of that interpreter's torch (``cuda`` not given); ``read_host=False``: none
-    of them. ``release`` (default ``--release``, else the ``--archive`` file's release) restricts it."""
+    """The release the run takes (``.require()`` raises "nothing fits"). For this host's OS, what is not
+    given is read from the host in ``env``: the HIP (``found``; ``hip``: a version given instead), the GPU,
+    and with ``torch_python`` its torch's CUDA; ``read_host=False``: none. ``release`` (default
+    ``--release``, else the ``--archive`` file's) restricts the choice."""
     from zluda_runner.release.manifest import load_current_manifest
     from zluda_runner.release.selection import host_os, resolve
 
@@ -100,12 +90,13 @@ def resolve_release(
     if hip is not None:
         found = HipFound(hip, f"HIP {hip}")
     elif found is None and here:
-        found = host_hip_found(env)
+        from zluda_runner.host.quick import hip_found
+
+        found = hip_found(env)
     if gfx is None and here:
         gfx = host_gfx(settings, env)
     note = None
     if cuda is None and torch_python is not None and here:
-        from zluda_runner.conduct.target import target_cuda
         from zluda_runner.release.selection import parse_cuda
 
         text, note = target_cuda(torch_python)
@@ -132,8 +123,6 @@ def host_release_check(settings: Settings, argv: Sequence[str] = (), found: HipF
     resolution = resolve_release(settings, found=found, gfx=gfx)
     if resolution.chosen is not None:
         return
-    from zluda_runner.conduct.target import choose_target
-
     python = choose_target(argv, settings).python
     if python is not None:
         resolution = resolve_release(settings, found=resolution.found, gfx=resolution.constraints.gfx,
@@ -175,3 +164,117 @@ def release_for(
     root = resolve_release_root(unpacked, asset)
     ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
     return ReleaseSource(layout_from_manifest(root, asset), ref)
+
+
+# --------------------------------------------------------------------------- target
+
+
+@dataclass
+class TargetChoice:
+    """How the target is found: an interpreter, or a binary."""
+
+    python: str | None
+    binary: str | None
+
+
+def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
+    """``--python`` wins; else the interpreter the command runs; else the command's binary."""
+    if settings.python:
+        return TargetChoice(settings.python, None)
+    if argv:
+        from zluda_runner.inspection.interpreter import interpreter_for_command
+
+        python = interpreter_for_command(argv)
+        if python:
+            return TargetChoice(python, None)
+        exe = _command_path(argv[0])
+        if exe and Path(exe).is_file() and _is_program(Path(exe)):
+            return TargetChoice(None, str(Path(exe).resolve()))
+        return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
+    return TargetChoice(sys.executable, None)
+
+
+def _command_path(word: str) -> str | None:
+    """The file a command's first word runs: a path as given (``/`` or, on Windows, ``\\``), else
+    found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
+    if os.sep in word or (os.altsep is not None and os.altsep in word):
+        return word
+    return shutil.which(word)
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _is_program(path: Path) -> bool:
+    """An ELF or PE (``.exe``) file: one inspection can read."""
+    if _is_elf(path):
+        return True
+    from zluda_runner.binfmt.pe import is_pe
+
+    return is_pe(path)
+
+
+def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
+    from zluda_runner.inspection.inspect import inspect_path, inspect_python
+
+    cache = settings.cache_dir
+    if choice.python is None and choice.binary is None:
+        return None
+    if choice.binary:
+        return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
+    assert choice.python is not None
+    return inspect_python(choice.python, cache_dir=cache, env=env)
+
+
+ASSUMED_PREFIX = "could not inspect the target"
+
+
+def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
+    """A target that could not be inspected (a script, a launcher that is neither an ELF/PE program
+    nor Python): assume it may run any CUDA program or torch, so every library of the release is set up
+    under every name it serves, through the redirector (torch-style path preloads are covered)."""
+    from zluda_runner.inspection.profile import LibraryNeed, TargetProfile
+
+    libraries: dict[str, LibraryNeed] = {}
+    for shim in layout.shims:
+        for name in shim.load_names:
+            libraries.setdefault(name, LibraryNeed(name=name, family=shim.family, major=shim.cuda_major,
+                                                   requested_by=("(assumed)",)))
+    command = argv[0] if argv else "the command"
+    if layout.os == "windows":
+        what = "a PE program (.exe) nor a Python interpreter (a .bat or .cmd script? a launcher?)"
+        how = ("started through the release's injector (zluda.exe), which loads ZLUDA's DLLs into the "
+               "program before it runs")
+    else:
+        what = "an ELF program nor a Python interpreter (a shell script? a launcher?)"
+        how = "redirected through LD_AUDIT, and child processes inherit the set-up"
+    note = (
+        f"{ASSUMED_PREFIX}: {command} is neither {what}; assumed it runs CUDA programs or torch: every "
+        f"library of the release is set up under every name it serves, {how}"
+    )
+    return TargetProfile(os=layout.os, build="unknown", roots=(command,), libraries=tuple(libraries.values()),
+                         warnings=(note,))
+
+
+
+def target_cuda(python: str | None) -> tuple[str | None, str | None]:
+    """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
+    and a note that says why not (the release is then selected for any CUDA)."""
+    from zluda_runner.core.errors import TargetError
+    from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
+
+    try:
+        facts = probe_interpreter(python or sys.executable)
+        if facts.torch_path is None:
+            return None, (f"no torch in {facts.executable}: CUDA not checked "
+                          "({opt:python PY} or {opt:cuda N})")
+        info = torch_info(Path(facts.torch_path), facts.torch_version_py)
+        check_cuda_build(info, facts.executable)
+    except TargetError as exc:
+        return None, f"{exc.message}: CUDA not checked ({{opt:python PY}} or {{opt:cuda N}})"
+    return info.cuda, None

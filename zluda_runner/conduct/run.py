@@ -1,10 +1,6 @@
-"""The conductor: from what the user typed to a run ready to start (a :class:`PreparedRun`).
-
-``prepare_run`` does everything ``zluda-run CMD`` does before the workload starts: the command must exist
-(exit 127/126 first), the host and its release are judged (exit 3 when nothing fits), the plan is made (or
-read from the plan cache), a fatal verdict refuses, and the plan is carried out: the loader set-up on
-Linux; placement, preload or the injector on Windows. ``plan_argv`` is the same path for ``plan``.
-"""
+"""The conductor: what ``zluda-run CMD`` does before the workload starts (:func:`prepare_run`: the command
+exists, the host and its release are judged, the plan made or read from its cache and carried out), and
+the same path for ``plan`` (:func:`plan_argv`)."""
 
 from __future__ import annotations
 

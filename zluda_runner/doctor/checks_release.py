@@ -28,10 +28,8 @@ def _cuda_major(torch: Check | None) -> int | None:
 
 def release_resolution(facts: HostFacts, opts: ResolvedOptions,
                        torch: Check | None) -> Resolution | ZludaRunnerError | None:
-    """The release the run would take on this host (the one resolver,
-    :func:`~zluda_runner.conduct.resolve.resolve_release`), judged on the doctor's own facts: the run's HIP
-    finder, the GPU the run uses, the torch check's CUDA. Every check that names a release judges this
-    one; None off Linux and Windows, the error when the manifest cannot be read."""
+    """The release the run would take (:func:`~zluda_runner.conduct.resolve.resolve_release` on the doctor's
+    facts: HIP, the run's GPU, the torch check's CUDA), for every check that names a release."""
     if facts.os not in ("linux", "windows"):
         return None
     from zluda_runner.conduct.resolve import resolve_release

@@ -154,10 +154,8 @@ class NothingFitsError(SelectionError):
 
 @dataclass(frozen=True)
 class Resolution:
-    """The one answer to "which release does this run take" (run, plan, fetch, releases, doctor, poc,
-    warmup, and the "nothing fits" hint): the selection for the constraints it was judged on (OS, HIP
-    found and where it was read, torch's CUDA, the GPU, channel, the release asked for), and the HIP
-    found in words. ``cuda_note`` says why torch's CUDA could not be read (then any CUDA)."""
+    """The one answer to "which release does this run take": the selection for the constraints it was
+    judged on, the HIP found in words, and (``cuda_note``) why torch's CUDA could not be read."""
 
     manifest: Manifest = field(repr=False)
     selection: Selection
@@ -190,9 +188,8 @@ def resolve(
     gfx: str | None = None,
     cuda_note: str | None = None,
 ) -> Resolution:
-    """The one verdict every path gives: the release for this host's HIP (``found``, with its origin) and
-    torch's CUDA major. ``gfx`` (the GPU the run uses) applies the manifest's GPU x HIP rules: a rule the
-    host breaks rejects every release that would run on that HIP, in the rule's words, with its fix."""
+    """The release for the host's HIP (``found``, with its origin), torch's CUDA major and the GPU ``gfx``
+    (the manifest's GPU x HIP rules): :func:`select_asset`, with the HIP found in words."""
     selection = select_asset(manifest, os=os, hip=found.version if found else None, cuda=cuda,
                              release=release, channel=channel, gfx=gfx,
                              hip_from=found.origin if found else None)
@@ -478,8 +475,7 @@ _MAX_NEED_LINES = 5
 
 
 def _route_fits(resolution: Resolution, gives: Sequence[str], origin: str | None) -> list[str]:
-    """What the resolver selects with each HIP a route gives, for the same OS, GPU, torch CUDA, channel
-    and requested release: a route line names only those."""
+    """What is selected with each HIP a route gives, all else the same: a route line names only those."""
     c, manifest = resolution.constraints, resolution.manifest
     wanted = manifest.find(c.release) if c.release else None
     picks = (_select(manifest, dataclasses.replace(c, hip=v, hip_from=origin), wanted).chosen for v in gives)
