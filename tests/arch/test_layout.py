@@ -24,6 +24,7 @@ RANKS = {
     "plan": 6,
     "telemetry": 6,  # GPU telemetry: imports core and host
     "launch": 7,
+    "conduct": 7.5,  # the conductor: one run's context, release resolution and plan, above launch
     "probe": 8,
     "trace": 8,
     "report": 12,

@@ -268,7 +268,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
                                                                tmp_path: Path) -> None:
     """A Windows program planned here (its PE read as the plan reads it) against a fake Windows host:
     the plan names each conflict with its fix; a cached plan reads the host again."""
-    from zluda_runner.launch.prepare import prepare_plan
+    from zluda_runner.conduct.plan import prepare_plan
 
     cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
     exe = tmp_path / "app" / "cuda_program.exe"

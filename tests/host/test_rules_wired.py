@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
+from zluda_runner.conduct import resolve
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.quick import hip_found, target_gfx
-from zluda_runner.launch import prepare
 from zluda_runner.release.manifest import default_manifest_path
 from zluda_runner.release.selection import NothingFitsError
 
@@ -85,20 +85,20 @@ def test_the_run_is_refused_for_the_gpu_it_uses_with_the_rules_words(host: Path,
     _gpus(host, GFX1100, GFX1201)
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache")
-    prepare.host_release_check(settings)  # device 0 is an RDNA3 GPU: no rule for it
+    resolve.host_release_check(settings)  # device 0 is an RDNA3 GPU: no rule for it
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")  # the RDNA4 one
     with pytest.raises(NothingFitsError) as err:
-        prepare.host_release_check(settings)
+        resolve.host_release_check(settings)
     assert f"gfx1201 with HIP 6.4: {DEBIAN_RULE}" in err.value.message
     assert "install AMD's ROCm" in (err.value.hint or "")
     with pytest.raises(NothingFitsError):  # release_for (what run/plan select) judges the same GPU
-        prepare.release_for(settings, os_name="linux", cuda_major=13, download=False)
+        resolve.release_for(settings, os_name="linux", cuda_major=13, download=False)
 
 
 def test_amds_rocm_64_on_the_same_gpu_is_not_refused(host: Path) -> None:
     _gpus(host, GFX1201)
     _amd_rocm(host, "6.4.1")
-    source = prepare.release_for(Settings(cache_dir=host.parent / "cache"), os_name="linux", cuda_major=13,
+    source = resolve.release_for(Settings(cache_dir=host.parent / "cache"), os_name="linux", cuda_major=13,
                                  download=False)
     assert source.ref.id == "upstream-v6"
 
@@ -123,7 +123,7 @@ def test_a_broken_rule_changes_what_the_run_selects(host: Path) -> None:
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache", manifest=_manifest_with(host.parent, driver_v3=True))
     def chosen() -> str | None:
-        return prepare.release_for(settings, os_name="linux", cuda_major=None, download=False).ref.id
+        return resolve.release_for(settings, os_name="linux", cuda_major=None, download=False).ref.id
 
     assert chosen() == "upstream-v3"
     (host / "sys/class/kfd/kfd/topology/nodes/1/properties").write_text(

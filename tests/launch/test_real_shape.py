@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.binfmt.elf import read_elf
+from zluda_runner.conduct.plan import prepare_plan
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin_v6 import zluda_ld_source
-from zluda_runner.launch.prepare import expected_bindings, launch_env, prepare_plan
+from zluda_runner.launch.prepare import expected_bindings, launch_env
 from zluda_runner.launch.verify import TAKEN, UNPROVEN, verify_bindings
 from zluda_runner.loader.glibc import AUDIT_PATH, LoaderEnv, LoaderModel
 

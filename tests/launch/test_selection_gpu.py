@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
+from zluda_runner.conduct import resolve
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch import prepare
 from zluda_runner.plan.defaults import SWITCH_OFF_ENV
 from zluda_runner.plan.defaults_facts import workload_gpu_env
 from zluda_runner.release.selection import NothingFitsError
@@ -52,8 +52,8 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _select(settings: Settings) -> str | None:
-    prepare.host_release_check(settings)
-    return prepare.release_for(settings, os_name="linux", cuda_major=13, download=False).ref.id
+    resolve.host_release_check(settings)
+    return resolve.release_for(settings, os_name="linux", cuda_major=13, download=False).ref.id
 
 
 def test_the_gpu_choice_is_the_plans_default(host: Path) -> None:
@@ -63,8 +63,8 @@ def test_the_gpu_choice_is_the_plans_default(host: Path) -> None:
     assert "HIP_VISIBLE_DEVICES" not in workload_gpu_env(Settings(defaults=False), env, "linux")
     users = {**env, "HIP_VISIBLE_DEVICES": "0"}
     assert workload_gpu_env(settings, users, "linux")["HIP_VISIBLE_DEVICES"] == "0"  # the user's own wins
-    assert prepare.host_gfx(settings, env) == "gfx1100"
-    assert prepare.host_gfx(Settings(defaults=False), env) == "gfx1150"
+    assert resolve.host_gfx(settings, env) == "gfx1100"
+    assert resolve.host_gfx(Settings(defaults=False), env) == "gfx1150"
     assert workload_gpu_env(settings, env, "win32") == env  # no KFD topology there: HIP's own order
 
 
@@ -74,10 +74,10 @@ def test_a_rule_only_the_integrated_gpu_breaks_refuses_only_when_it_is_the_workl
     cache = host.parent / "cache"
     assert _select(Settings(cache_dir=cache)) == "upstream-v6"  # the dedicated gfx1100: no rule for it
     with pytest.raises(NothingFitsError) as err:
-        prepare.host_release_check(Settings(cache_dir=cache, defaults=False))  # HIP's device 0: the APU
+        resolve.host_release_check(Settings(cache_dir=cache, defaults=False))  # HIP's device 0: the APU
     assert RULE in err.value.message
     with pytest.raises(NothingFitsError):
-        prepare.release_for(Settings(cache_dir=cache, defaults=False), os_name="linux", cuda_major=13,
+        resolve.release_for(Settings(cache_dir=cache, defaults=False), os_name="linux", cuda_major=13,
                             download=False)
     monkeypatch.setenv(SWITCH_OFF_ENV, "dedicated-gpu")
     with pytest.raises(NothingFitsError):
@@ -118,7 +118,7 @@ def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
     cache = host.parent / "cache"
     env = {"ZLUDA_RUNNER_ROOT": str(host), "HIP_VISIBLE_DEVICES": value}
     judged = workload_gpu_env(Settings(cache_dir=cache), env, "linux")
-    assert prepare.host_gfx(Settings(cache_dir=cache), env) is None  # not the APU's gfx1150: no GPU
+    assert resolve.host_gfx(Settings(cache_dir=cache), env) is None  # not the APU's gfx1150: no GPU
     assert judged["HIP_VISIBLE_DEVICES"] == "2"  # restated for judging: past the last of 2 GPUs
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", value)
     assert _select(Settings(cache_dir=cache, defaults=False)) == "upstream-v6"  # no GPU rule refuses

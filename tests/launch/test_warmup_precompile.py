@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.conduct.run import prepare_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin import build_release, libs_from_spec
-from zluda_runner.launch.run import prepare_run
 from zluda_runner.launch.warmup import (
     METHOD_FALLBACK,
     METHOD_PRECOMPILE,

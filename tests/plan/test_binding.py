@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.conduct.plan import prepare_plan
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
-from zluda_runner.launch.prepare import expected_bindings, launch_env, prepare_plan
+from zluda_runner.launch.prepare import expected_bindings, launch_env
 from zluda_runner.launch.verify import verify_bindings
 from zluda_runner.plan.model import MECH_LD_AUDIT, MECH_LD_LIBRARY_PATH
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import zluda_runner.launch.prepare as prepare
+import zluda_runner.conduct.plan as prepare
 from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_MODULES, load_module
 from zluda_runner.core.errors import PlanError

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from zluda_runner.conduct import plan as prepare
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch import prepare
+from zluda_runner.launch.prepare import launch_env
 
 _WHOLE = ["[]", "null", '"x"', "{}", '{"inputs": [1], "plan": {}}', '{"inputs": {}, "plan": []}',
           "[" * 100_000, '{"inputs": {"/x": null}, "plan": 5}']
@@ -53,7 +54,7 @@ def test_an_entry_with_a_wrong_type_inside_is_not_carried_out(apps, standin_rele
         plan["bindings"][0]["shim"] = 5
     entry.write_text(json.dumps({**good, "plan": plan}))
     again = prepare.prepare_plan(argv, settings)
-    env = prepare.launch_env(again, settings.cache_dir)  # on e29888c: AttributeError / TypeError here
+    env = launch_env(again, settings.cache_dir)  # on e29888c: AttributeError / TypeError here
     assert env["LD_LIBRARY_PATH"]
     assert json.loads(entry.read_text()) == good
 

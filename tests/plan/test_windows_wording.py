@@ -8,8 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+from zluda_runner.conduct.resolve import assumed_target, choose_target, inspect_target
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch.prepare import assumed_target, choose_target, inspect_target
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import scan_release_dir
 from zluda_runner.report.plan_view import render_plan

@@ -13,7 +13,7 @@ from zluda_runner.cli import main_group
 from zluda_runner.core.errors import SelectionError
 from zluda_runner.host.hipversion import find_host_hip, host_hip_version
 from zluda_runner.release.manifest import load_manifest
-from zluda_runner.release.selection import parse_cuda, select_asset
+from zluda_runner.release.selection import Resolution, parse_cuda, select_asset
 
 
 def _run(*args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -78,7 +78,7 @@ def test_requested_release_that_does_not_fit_says_why_first() -> None:
     assert "without --release: fork-3.9.5/ZLUDA-windows-rocm6-amd64.zip fits" in res.output
     sel = select_asset(load_manifest(), os="windows", hip="6.4", cuda=11, release="fork-3.9.6")
     with pytest.raises(SelectionError) as err:
-        sel.require()
+        Resolution(load_manifest(), sel).require()
     assert err.value.message.splitlines()[1].strip() == "needs HIP SDK 7.1 to 7.x: fork-3.9.6"
 
 
@@ -121,12 +121,12 @@ def test_distribution_hip_52_is_found_and_nothing_claims_v6(tmp_path: Path) -> N
 def test_releases_and_run_use_the_same_host_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The host is a fake tree holding Debian's libamdhip64-5 (ZLUDA_RUNNER_ROOT): `releases` and the
     run path read the same HIP 5.2 from it, whatever the machine running the test has."""
-    from zluda_runner.launch import prepare
+    from zluda_runner.host.quick import hip_found as host_hip_found
 
     _debian_libamdhip64_5(tmp_path)
     monkeypatch.setenv("ZLUDA_RUNNER_ROOT", str(tmp_path))
-    assert prepare.host_hip_version({"ZLUDA_RUNNER_ROOT": str(tmp_path)}) == "5.2"
-    assert prepare.host_hip_version() == "5.2"
+    assert host_hip_found({"ZLUDA_RUNNER_ROOT": str(tmp_path)}).version == "5.2"
+    assert host_hip_found().version == "5.2"
     res = _run("releases", "--os", "linux", "--cuda", "12", "--json")
     data = json.loads(res.output)
     assert data["constraints"]["os"] == "linux"

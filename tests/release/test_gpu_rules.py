@@ -9,7 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
-from zluda_runner.release.selection import HipFound, NothingFitsError, choose, select_asset
+from zluda_runner.core.hipfound import HipFound
+from zluda_runner.release.manifest import load_manifest
+from zluda_runner.release.selection import NothingFitsError, Resolution, resolve, select_asset
 
 
 def _pick(**kw: object) -> tuple[str, str] | None:
@@ -25,7 +27,7 @@ def test_rdna2_on_windows_hip_7_gets_nothing_and_the_fix() -> None:
     assert any("RDNA2 (gfx103x) is not recognised with HIP SDK 7" in r and "ComfyUI-Zluda/issues/438" in r
                for r in fork.reasons)
     with pytest.raises(NothingFitsError) as err:
-        sel.require()
+        Resolution(load_manifest(), sel).require()
     assert "gfx1031 with HIP 7.1: RDNA2" in err.value.message
     assert (err.value.hint or "").startswith("for gfx1031: install HIP SDK 6.2.4 or 6.4.2")
     # the same GPU on HIP SDK 6.4: the rule holds and the choice is what it is without the GPU
@@ -55,12 +57,14 @@ def test_debians_rocm_64_is_refused_for_rdna4_through_the_hosts_hip_origin() -> 
     debian = HipFound("6.4", "HIP 6.4 from Debian's libamdhip64-6 package", origin="distribution")
     amd = HipFound("6.4", "ROCm 6.4.1 at /opt/rocm", origin="rocm")
     with pytest.raises(NothingFitsError) as err:
-        choose(None, debian, os="linux", cuda=13, gfx="gfx1201")
+        resolve(load_manifest(), debian, os="linux", cuda=13, gfx="gfx1201").require()
     assert "Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels" in err.value.message
     assert "install AMD's ROCm" in (err.value.hint or "")
-    assert choose(None, amd, os="linux", cuda=13, gfx="gfx1201").release_id == "upstream-v6"
-    assert choose(None, debian, os="linux", cuda=13, gfx="gfx1100").release_id == "upstream-v6"
-    assert choose(None, debian, os="linux", cuda=13).release_id == "upstream-v6"  # no GPU named: no rule
+    def pick(found: HipFound, gfx: str | None = None) -> str:
+        return resolve(load_manifest(), found, os="linux", cuda=13, gfx=gfx).require().release_id
+
+    assert pick(amd, "gfx1201") == pick(debian, "gfx1100") == "upstream-v6"
+    assert pick(debian) == "upstream-v6"  # no GPU named: no rule
 
 
 def test_releases_cli_rejects_with_the_rules_words() -> None:

@@ -16,13 +16,13 @@ from zluda_runner.report.releases_view import render_selection
 
 
 def test_a_given_hip_is_recorded_as_given() -> None:
-    report = releases_report(manifest_path=None, cache_dir=None, os_name="windows", hip="6.2", cuda=11)
+    report = zr.list_releases(os="windows", hip="6.2", cuda=11).report
     assert report.hip_source == HIP_GIVEN == "given"
     assert report.to_json_dict()["hip_source"] == "given"
     with worded_for("command line"):
         assert "(HIP given by --hip)" in render_selection(report)
     assert "(HIP given by hip=...)" in render_selection(report)  # a Python caller's words
-    assert releases_report(manifest_path=None, cache_dir=None, os_name="windows").hip_source is None
+    assert releases_report(None, None).hip_source is None
 
 
 def test_releases_json_and_the_api_carry_the_word() -> None:

@@ -12,7 +12,7 @@ from zluda_runner.release.manifest import (
     version_at_least,
     version_at_most,
 )
-from zluda_runner.release.selection import host_os, select_asset
+from zluda_runner.release.selection import Resolution, host_os, select_asset
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_nothing_fits_gives_none_and_reasons(manifest: Manifest) -> None:
     assert _accounted(manifest, sel) == _all_assets(manifest)
     assert all(r.reasons and not r.fits for r in sel.rejected)
     with pytest.raises(SelectionError) as err:
-        sel.require()
+        Resolution(manifest, sel).require()
     assert "upstream-v6" in err.value.message and err.value.hint
 
 

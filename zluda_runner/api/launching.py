@@ -92,14 +92,14 @@ def plan_command(
         NothingFitsError: no release fits this host's HIP (checked first, like ``run``).
         TargetError, PlanError, LaunchError (the command does not exist: ``CommandNotFoundError``).
     """
-    from zluda_runner.launch.prepare import prepare_plan
-    from zluda_runner.launch.run import plan_argv
+    from zluda_runner.conduct.plan import prepare_plan
+    from zluda_runner.conduct.run import plan_argv
 
     settings = to_settings(options)
     with caller_errors():
         argv = plan_argv(command_words(command), settings, check_host=torch_lib is None)
         if torch_lib is not None:
-            from zluda_runner.launch.windows import plan_for_torch_lib
+            from zluda_runner.conduct.plan import plan_for_torch_lib
 
             return plan_for_torch_lib(Path(torch_lib), settings, argv=argv)
         return prepare_plan(argv, settings, use_cache=use_cache, download=False)
@@ -135,7 +135,7 @@ def prepare_launch(
         CommandNotFoundError (exit 127), CommandNotExecutableError (126), FatalPlanError (3),
         NothingFitsError (3), CheckFailedError (``strict``: 3), FetchError, PlacementError.
     """
-    from zluda_runner.launch.run import prepare_run
+    from zluda_runner.conduct.run import prepare_run
 
     settings = to_settings(options, verify_load=verify_load)
     with caller_errors():

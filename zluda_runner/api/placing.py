@@ -56,9 +56,10 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
         FileInUseError: a file to replace is held by a running program; nothing was changed.
         TargetError: the folder holds no Windows torch. PlacementError: the journal is damaged.
     """
+    from zluda_runner.conduct.plan import plan_for_torch_lib
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place as place_files
-    from zluda_runner.launch.windows import placements_of, plan_for_torch_lib
+    from zluda_runner.launch.windows import placements_of
     from zluda_runner.launch.windows_hook import place_defaults
 
     must_be(torch_lib, (str, os.PathLike), "place(torch_lib=...) must be the torch/lib folder, a str or "

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
     from zluda_runner.release.listing import ReleasesReport
     from zluda_runner.release.obtain import Fetched
+    from zluda_runner.release.selection import Resolution
     from zluda_runner.release.update import UpdateResult
 
 
@@ -94,18 +96,11 @@ def choose_release(
         NothingFitsError: no release fits (its ``selection`` holds every asset's reasons).
         ManifestError: the manifest is missing or malformed.
     """
-    from zluda_runner.host.quick import hip_found
-    from zluda_runner.release.selection import host_os, nothing_fits
-
     with caller_errors():
-        report = _releases(to_settings(options), os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu,
-                           select=True)
-        selection = report.selection
-        assert selection is not None  # for_host always selects
-        if selection.chosen is None:  # the host's HIP, in words, when it was what was selected for
-            found = hip_found() if hip is None and selection.constraints.os == host_os() else None
-            raise nothing_fits(selection, found)
-    chosen, c = selection.chosen, selection.constraints
+        report, resolution = _releases(to_settings(options), os=os, hip=hip, cuda=cuda, channel=channel,
+                                       gpu=gpu, select=True)
+        assert resolution is not None  # select always resolves
+        chosen, selection, c = resolution.require(), resolution.selection, resolution.constraints
     return ReleaseChoice(
         release=chosen.release.id, version=chosen.release.version, flavour=chosen.release.flavour,
         asset=chosen.asset.name, url=chosen.asset.url, sha256=chosen.asset.sha256, os=c.os, hip=c.hip,
@@ -137,8 +132,9 @@ def fetch(
     Args:
         options: the cache, manifest, ``release`` (when ``version`` is not given), ``archive`` and
             ``trust_on_first_use``.
-        version: the release (id, version or tag); default: ``options.release``, else the one selected
-            for ``os``/``hip``/``cuda`` (any left out are not constrained).
+        version: the release (id, version or tag); default: ``options.release``, else the one ``run``
+            would take (for this host: its HIP, GPU and the CUDA of ``options.python``'s torch, unless
+            ``os``/``hip``/``cuda`` say otherwise), judged before anything is downloaded.
         reinstall: replace the cached copy.
         progress: show a download progress bar on stderr (when it is a terminal).
 
@@ -146,12 +142,18 @@ def fetch(
         FetchError, ChecksumError, ArchiveError, UnsafeArchiveError, CacheError, NothingFitsError.
         KeyboardInterrupt (Ctrl-C): what was downloaded is kept, and the next fetch resumes it.
     """
+    from zluda_runner.conduct.resolve import resolve_release
+    from zluda_runner.release.cache import check_cache_folder
     from zluda_runner.release.obtain import fetch as fetch_release
 
     settings = to_settings(options)
     with caller_errors():
-        done = fetch_release(settings.manifest, settings.cache_dir, version=version or settings.release,
-                             os_name=os, hip=hip, cuda=cuda, archive=settings.archive,
+        check_cache_folder(settings.cache_dir)  # before the manifest update the cache may hold is looked for
+        asked = version or settings.release  # a release named is fetched as named; else what run takes
+        python = None if asked else settings.python or sys.executable
+        choice = resolve_release(settings, os_name=os, hip=hip, cuda=cuda, torch_python=python, release=asked,
+                                 read_host=not asked).require()
+        done = fetch_release(choice, settings.cache_dir, archive=settings.archive,
                              trust_on_first_use=settings.trust_on_first_use, reinstall=reinstall,
                              progress=progress)
     aside = _zluda_dir_aside(settings, "this release")
@@ -211,7 +213,7 @@ def list_releases(
 
     settings = to_settings(options)
     with caller_errors():
-        report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)
+        report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)[0]
     aside = _zluda_dir_aside(settings, "the release selected here")
     report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)])
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
@@ -228,18 +230,23 @@ def _zluda_dir_aside(settings: Settings, what: str) -> tuple[str, ...]:
 
 
 def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str | int | None, channel: str,
-              gpu: str | None, select: bool) -> ReleasesReport:
-    """The manifest in use, and (``select``) the selection ``run`` makes: for this host's HIP (unless
-    ``hip``) and the target torch's CUDA (unless ``cuda``)."""
-    from zluda_runner.host.quick import hip_found
-    from zluda_runner.launch.prepare import target_cuda
-    from zluda_runner.release.listing import releases_report
+              gpu: str | None, select: bool) -> tuple[ReleasesReport, Resolution | None]:
+    """The manifest in use, and (``select``, or any constraint given) the resolution ``run`` makes: for this
+    host's HIP and GPU (unless ``hip``, ``gpu``) and the target torch's CUDA (unless ``cuda``)."""
+    from zluda_runner.conduct.resolve import resolve_release
+    from zluda_runner.release.listing import HIP_FOUND, HIP_GIVEN, releases_report
+    from zluda_runner.release.selection import parse_cuda
 
-    return releases_report(
-        manifest_path=settings.manifest, cache_dir=settings.cache_dir, os_name=os, hip=hip, cuda=cuda,
-        release=settings.release, channel=channel, gfx=gpu, detect_hip=lambda: hip_found().version,
-        for_host=select, detect_cuda=lambda: target_cuda(settings.python),
-    )
+    major = parse_cuda(cuda)
+    given = (os, hip, major, settings.release, gpu)
+    if not (select or channel != "stable" or any(v is not None for v in given)):
+        return releases_report(settings.manifest, settings.cache_dir), None
+    resolution = resolve_release(settings, os_name=os, hip=hip, cuda=major, gfx=gpu, channel=channel,
+                                 torch_python=(settings.python or sys.executable) if select else None)
+    found = resolution.found
+    hip_source = HIP_GIVEN if hip else (HIP_FOUND if found is not None and found.version else None)
+    return releases_report(settings.manifest, settings.cache_dir, resolution=resolution,
+                           hip_source=hip_source), resolution
 
 
 def update_manifest(url: str | None = None, options: Options | None = None, *,

@@ -13,33 +13,30 @@ from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.doctor.model import Check, Findings, ResolvedOptions, Status
 from zluda_runner.host import hipsdk
 from zluda_runner.host.model import HostFacts
-from zluda_runner.host.quick import hip_found
 from zluda_runner.host.visibility import workload_target
+from zluda_runner.release.selection import Resolution
 
 CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
 _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}
 
 
-def _release_dlls(opts: ResolvedOptions) -> tuple[tuple[str, ...], str]:
-    """The amdhip64 DLLs the release the run would use imports, and where that was read (its DLLs:
-    ``--zluda-dir`` or the cached copy; else the manifest's HIP bounds, when they name one major)."""
+def _release_dlls(opts: ResolvedOptions, resolution: Resolution | ZludaRunnerError | None,
+                  ) -> tuple[tuple[str, ...], str]:
+    """The amdhip64 DLLs the release the run would use imports (``resolution``: the release check's), and
+    where that was read (its DLLs: ``--zluda-dir`` or the cached copy; else the manifest's HIP bounds,
+    when they name one major)."""
     settings = opts.settings
     if settings is not None and settings.zluda_dir is not None:
         folder = Path(settings.zluda_dir)
         return hipsdk.release_hip_dlls(hipsdk.release_dlls(folder)), f"the DLLs of {folder}"
-    from zluda_runner.release.cache import cached_release_dir
-    from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
-    from zluda_runner.release.selection import choose
-
-    try:
-        manifest = load_current_manifest(settings.manifest if settings else None,
-                                         settings.cache_dir if settings else None)
-        chosen = choose(manifest, hip_found(opts.env, opts.root, opts.platform), os="windows",
-                        release=settings.release if settings else None)
-        cache = Path(settings.cache_dir) if settings and settings.cache_dir else default_cache_dir()
-        unpacked = cached_release_dir(cache, chosen.release, chosen.asset)
-    except ZludaRunnerError:
+    chosen = resolution.chosen if isinstance(resolution, Resolution) else None
+    if chosen is None:
         return (), "no release fits (see the release check)"
+    from zluda_runner.release.cache import cached_release_dir
+    from zluda_runner.release.manifest import resolve_release_root
+
+    cache = Path(settings.cache_dir) if settings and settings.cache_dir else default_cache_dir()
+    unpacked = cached_release_dir(cache, chosen.release, chosen.asset)
     name = f"{chosen.release_id} / {chosen.asset.name}"
     if unpacked is not None:
         root = resolve_release_root(unpacked, chosen.asset)
@@ -61,9 +58,10 @@ def _combined(check_id: str, conflicts: Sequence[hipsdk.Conflict], details: Mapp
                  {**details, "conflicts": [c.to_dict() for c in conflicts]})
 
 
-def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions) -> Findings:
+def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions,
+                  resolution: Resolution | ZludaRunnerError | None = None) -> Findings:
     """The three checks: off Windows each ``not_applicable``; without an SDK (or a known GPU target for
-    ``sdk_rocblas``) skipped, with why."""
+    ``sdk_rocblas``) skipped, with why. ``resolution``: the release the run takes (the release check's)."""
     if opts.platform != "win32":
         why = f"Windows HIP SDK check: not applicable on {facts.os}"
         return Findings(tuple(Check(c, Status.NOT_APPLICABLE, why) for c in CHECK_IDS))
@@ -77,7 +75,7 @@ def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions) -> Findings:
         found = _combined("hip_sdks", conflicts, listed)
     else:
         found = Check("hip_sdks", Status.OK, f"One HIP SDK in use: {used.label()}", details=listed)
-    first = Findings.of(found, _runtime_check(opts, used))
+    first = Findings.of(found, _runtime_check(opts, used, resolution))
     target = workload_target(facts.gpus, opts.env)[0]
     if target is None or not target.gfx:
         return first + Findings(skipped=("sdk_rocblas (GPU target unknown)",))
@@ -93,8 +91,9 @@ def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions) -> Findings:
                                      details={"gfx": target.gfx, "files": per_sdk}))
 
 
-def _runtime_check(opts: ResolvedOptions, used: hipsdk.HipSdk) -> Check:
-    dlls, source = _release_dlls(opts)
+def _runtime_check(opts: ResolvedOptions, used: hipsdk.HipSdk,
+                   resolution: Resolution | ZludaRunnerError | None) -> Check:
+    dlls, source = _release_dlls(opts, resolution)
     libraries = hipsdk.math_libraries(opts.root, used)
     details: dict[str, object] = {"release_hip": list(dlls), "release_source": source,
                                   "math_libraries": [lib.to_dict() for lib in libraries]}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
+from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, ResolvedOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
@@ -16,8 +17,7 @@ from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
 from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.cache import list_cache, verify_cache
-from zluda_runner.release.manifest import load_current_manifest
-from zluda_runner.release.selection import NothingFitsError, choose
+from zluda_runner.release.selection import Resolution, nothing_fits
 
 
 def _cuda_major(torch: Check | None) -> int | None:
@@ -26,32 +26,42 @@ def _cuda_major(torch: Check | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def check_release(facts: HostFacts, opts: ResolvedOptions, torch: Check | None) -> Check:
-    """The run's own verdict (:func:`~zluda_runner.release.selection.choose`, the same HIP finder, the same
-    GPU x HIP rules for the GPU the run uses, and the same words): a host no release fits fails here as the
-    run is refused."""
+def release_resolution(facts: HostFacts, opts: ResolvedOptions,
+                       torch: Check | None) -> Resolution | ZludaRunnerError | None:
+    """The release the run would take (:func:`~zluda_runner.conduct.resolve.resolve_release` on the doctor's
+    facts: HIP, the run's GPU, the torch check's CUDA), for every check that names a release."""
     if facts.os not in ("linux", "windows"):
+        return None
+    from zluda_runner.conduct.resolve import resolve_release
+
+    target = workload_target(facts.gpus, opts.env)[0]
+    gfx = effective_gfx(target, opts.env, opts.platform) if target is not None else None
+    try:
+        return resolve_release(opts.settings or Settings(), os_name=facts.os, read_host=False,
+                               found=hip_found(opts.env, opts.root, opts.platform), gfx=gfx,
+                               cuda=_cuda_major(torch))
+    except ZludaRunnerError as exc:  # ManifestError / SelectionError carry their own hint
+        return exc
+
+
+def check_release(facts: HostFacts, resolution: Resolution | ZludaRunnerError | None) -> Check:
+    """The run's own verdict (:func:`release_resolution`, in the same words): a host no release fits
+    fails here as the run is refused."""
+    if resolution is None:
         return Check(
             "release", Status.FAIL, f"No ZLUDA release is built for {facts.os}", "Use Linux or Windows."
         )
-    found = hip_found(opts.env, opts.root, opts.platform)  # the run's own HIP finder
-    cuda = _cuda_major(torch)
-    target = workload_target(facts.gpus, opts.env)[0]
-    gfx = effective_gfx(target, opts.env, opts.platform) if target is not None else None
-    settings = opts.settings
-    try:
-        manifest = load_current_manifest(settings.manifest if settings else None,
-                                         settings.cache_dir if settings else None)
-        chosen = choose(manifest, found, os=facts.os, cuda=cuda,
-                        release=settings.release if settings else None, gfx=gfx)
-    except NothingFitsError as exc:
-        sel = exc.selection
+    if isinstance(resolution, ZludaRunnerError):
+        return Check("release", Status.WARN, f"Could not choose a release: {resolution.message}",
+                     resolution.hint or "Run {cmd:releases} to see what exists.")
+    chosen = resolution.chosen
+    if chosen is None:
+        exc = nothing_fits(resolution)
         return Check("release", Status.FAIL, exc.message, exc.hint,
-                     {"rejected": [r.to_dict() for r in sel.rejected] if sel else []})
-    except ZludaRunnerError as exc:  # ManifestError / SelectionError carry their own hint
-        return Check("release", Status.WARN, f"Could not choose a release: {exc.message}",
-                     exc.hint or "Run {cmd:releases} to see what exists.")
-    wanted = f"{facts.os}, {found.text}{f', {gfx}' if gfx else ''}, torch CUDA {cuda or 'any'}"
+                     {"rejected": [r.to_dict() for r in resolution.selection.rejected]})
+    c, found = resolution.constraints, resolution.found
+    wanted = (f"{facts.os}, {found.text if found else 'no HIP/ROCm found'}{f', {c.gfx}' if c.gfx else ''}, "
+              f"torch CUDA {c.cuda or 'any'}")
     return Check(
         "release",
         Status.OK,

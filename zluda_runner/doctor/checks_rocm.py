@@ -25,6 +25,7 @@ from zluda_runner.host.libraries import (
 )
 from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
 from zluda_runner.host.visibility import workload_target
+from zluda_runner.release.selection import Resolution
 
 
 def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platform: str) -> Check:
@@ -65,23 +66,20 @@ def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], plat
     return Check("hip_runtime", Status.FAIL, f"HIP runtime unavailable ({why})", fix, details)
 
 
-def check_rocm(facts: HostFacts, platform: str) -> Check:
+def check_rocm(facts: HostFacts, platform: str,
+               release: Resolution | ZludaRunnerError | None = None) -> Check:
+    """``release``: the release the run takes (the release check's): a missing install's fix names its HIP."""
     rocm = facts.rocm
     if rocm is None:
+        chosen = release.chosen if isinstance(release, Resolution) else None
+        needs = (f"{chosen.asset.hip.describe()}, what {chosen.release_id} needs" if chosen
+                 else "the HIP the release check names")
         if platform == "win32":
-            return Check(
-                "rocm",
-                Status.FAIL,
-                "No AMD HIP SDK found (HIP_PATH unset, no Program Files\\AMD\\ROCm)",
-                "Install the HIP SDK: 6.x for ZLUDA-windows-rocm6 / the rewrite, 5.7 for "
-                "ZLUDA-windows-rocm5 builds of the fork.",
-            )
-        return Check(
-            "rocm",
-            Status.FAIL,
-            "No ROCm installation found (/opt/rocm, ROCM_PATH)",
-            "Install ROCm 6.x (https://rocm.docs.amd.com/projects/install-on-linux/).",
-        )
+            return Check("rocm", Status.FAIL,
+                         "No AMD HIP SDK found (HIP_PATH unset, no Program Files\\AMD\\ROCm)",
+                         f"Install the AMD HIP SDK ({needs}).")
+        return Check("rocm", Status.FAIL, "No ROCm installation found (/opt/rocm, ROCM_PATH)",
+                     f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/.")
     label = rocm.label
     details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source}
     mm = rocm.major_minor

@@ -33,6 +33,7 @@ from zluda_runner.doctor.checks_release import (
     check_compile_cache,
     check_history,
     check_release,
+    release_resolution,
 )
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
 from zluda_runner.doctor.checks_torch import check_torch
@@ -110,13 +111,14 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         findings += Findings.of(check_driver(fs))
     elif opts.platform == "win32":
         findings += Findings.of(check_windows_driver(facts))
-    findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
-                            check_rocm(facts, opts.platform))
-    findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
-    findings += hipsdk_checks(facts, opts)
     torch = check_torch(opts) if opts.check_torch else None
+    resolution = release_resolution(facts, dataclasses.replace(opts, env=run_env), torch)  # the run's own
+    findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
+                            check_rocm(facts, opts.platform, resolution))
+    findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
+    findings += hipsdk_checks(facts, opts, resolution)
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
-    findings += Findings.of(check_release(facts, dataclasses.replace(opts, env=run_env), torch),
+    findings += Findings.of(check_release(facts, resolution),
                             check_cached_releases(opts),
                             check_history(target.gfx if target is not None else None, opts))
     findings += Findings.of(check_compile_cache(compile_cache))

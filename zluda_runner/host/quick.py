@@ -13,18 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.core.hipfound import HipFound, HipRoute
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import effective_gfx, gpus_from_kfd, target_gpu
 from zluda_runner.host.hipversion import HostHip, find_host_hip
-from zluda_runner.release.selection import HipFound, HipRoute
 
 AMD_ROCM_LINUX = "https://rocm.docs.amd.com/projects/install-on-linux/"
 AMD_HIP_SDK = "https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html"
 # What each route gives (the newest line of each major it offers); DESIGN.md, field facts.
-_AMD_LINUX = HipRoute(f"ROCm 6 or 7 from AMD's repository ({AMD_ROCM_LINUX})", ("6.4", "7.1"))
-_DEBIAN = (HipRoute("Debian trixie's packaged ROCm (HIP 5.7)", ("5.7",)),
-           HipRoute("Debian sid's packaged ROCm (HIP 6.4)", ("6.4",)))
-_AMD_WINDOWS = HipRoute(f"AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1 ({AMD_HIP_SDK})", ("5.7", "6.2", "6.4", "7.1"))
+_AMD_LINUX = HipRoute(f"ROCm 6 or 7 from AMD's repository ({AMD_ROCM_LINUX})", ("6.4", "7.1"), "rocm")
+_DEBIAN = (HipRoute("Debian trixie's packaged ROCm (HIP 5.7)", ("5.7",), "distribution"),
+           HipRoute("Debian sid's packaged ROCm (HIP 6.4)", ("6.4",), "distribution"))
+_AMD_WINDOWS = HipRoute(f"AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1 ({AMD_HIP_SDK})", ("5.7", "6.2", "6.4", "7.1"),
+                        "hip-sdk")
 
 
 @dataclass

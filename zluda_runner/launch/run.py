@@ -1,11 +1,8 @@
-"""A workload run, ready to start: the plan carried out into an argv and an environment.
-
-``prepare_run`` does everything ``zluda-run CMD`` does before the workload starts: the command
-must exist (exit 127/126 first), the plan is made (or read from the plan cache), a fatal verdict
-refuses, and the plan is carried out: the loader set-up on Linux; placement, preload or the
-injector on Windows. ``start`` then runs it: when nothing of ours has to run afterwards (no
-``--verify-load``, no trace) on a POSIX host, this process *becomes* the workload (``exec``): no
-overhead, native signals, and nothing is left running if ``zluda-run`` itself is killed.
+"""A workload run, ready to start: the plan carried out into an argv and an environment
+(:func:`zluda_runner.conduct.run.prepare_run` makes it). ``start`` runs it: when nothing of ours
+has to run afterwards (no ``--verify-load``, no trace) on a POSIX host, this process *becomes* the
+workload (``exec``): no overhead, native signals, and nothing is left running if ``zluda-run``
+itself is killed.
 """
 
 from __future__ import annotations
@@ -17,17 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from zluda_runner.core.errors import CheckFailedError
 from zluda_runner.core.proctree import ended_by
-from zluda_runner.core.settings import Settings
-from zluda_runner.launch.prepare import check_argv, launch_env, prepare_plan, refuse_if_fatal
-from zluda_runner.launch.process import (
-    command_words,
-    exec_process,
-    resolve_command,
-    run_process,
-    run_process_end,
-)
+from zluda_runner.launch.process import exec_process, run_process, run_process_end
 from zluda_runner.plan.model import ShimPlan
 
 if TYPE_CHECKING:
@@ -42,78 +30,6 @@ class PreparedRun:
     env: dict[str, str]
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
-
-
-def check_host(settings: Settings, *, strict: bool,
-               on_warning: Callable[[str], None] | None = None) -> tuple[list[str], str | None]:
-    """The doctor's quick checks before anything is downloaded or inspected: warnings (given to
-    ``on_warning`` at once, when set), or (``strict``) a refusal; then the release check of the
-    host's HIP (no release takes it: exit 3 here); and the GPU target found (gfx)."""
-    from zluda_runner.host.quick import quick_facts
-    from zluda_runner.launch.prepare import host_release_check
-
-    facts = quick_facts()
-    problems = facts.problems
-    if problems and strict:
-        raise CheckFailedError(
-            "this host cannot run the workload on an AMD GPU: " + "; ".join(problems),
-            hint="{cmd:doctor} says what to install; without {opt:strict} zluda-run goes on "
-            "(torch then sees no GPU)",
-        )
-    warnings = (["; ".join(problems) + ": torch will see no GPU (`zluda-run doctor` says what to fix)"]
-                if problems else [])
-    if on_warning is not None:
-        for warning in warnings:
-            on_warning(warning)
-        warnings = []
-    host_release_check(settings, facts.hip)
-    return warnings, facts.gfx
-
-
-def prepare_run(
-    argv: Sequence[str],
-    settings: Settings,
-    *,
-    injector: bool = False,
-    trust_on_first_use: bool = False,
-    strict: bool = False,
-    on_warning: Callable[[str], None] | None = None,
-) -> PreparedRun:
-    """Everything before the workload starts (module doc). ``on_warning`` hears the host's warnings
-    first, before anything can fail on a release or a plan."""
-    args = command_words(argv)  # text words without NUL (a Path, an int written as text)
-    check_argv(args)
-    resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
-    warnings, gfx = check_host(settings, strict=strict, on_warning=on_warning)
-    plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
-    refuse_if_fatal(plan, settings.force)
-    from zluda_runner.plan.defaults import switch_off_warning
-    from zluda_runner.plan.defaults_facts import visibility_warnings
-
-    switch_off = switch_off_warning(os.environ)  # the plan says it too; a run shows the plan's nothing else
-    if switch_off is not None:
-        warnings.append(switch_off)
-    warnings += visibility_warnings(plan.os, os.environ)  # the user's GPU choice as ROCm reads it
-    notes: list[str] = []
-    if gfx is not None:
-        from zluda_runner.results.recording import known_on_this_gpu
-
-        release_id = plan.refs()[0]
-        notes = known_on_this_gpu(settings, gfx, str(release_id["id"]) if release_id else None)
-    env = launch_env(plan, settings.cache_dir)
-    if plan.os == "windows":
-        from zluda_runner.launch.windows import prepare_windows_launch
-
-        launch = prepare_windows_launch(plan, args, settings.cache_dir, injector=injector, base_env=env,
-                                        listing=settings.verify_load)
-        env.update(launch.env)
-        args = list(launch.argv)
-        warnings += launch.warnings
-        if settings.verify_load:  # the evidence comes from inside the process: see launch.verify_windows
-            from zluda_runner.launch.verify_windows import verify_setup
-
-            env.update(verify_setup(plan, hook_written=launch.hook)[0])
-    return PreparedRun(plan, args, env, warnings, notes)
 
 
 def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None) -> int:
@@ -167,18 +83,3 @@ def with_telemetry(work: Callable[[], T], env: Mapping[str, str],
     _, trace = monitored(run, env=env, root=root_from_env())
     on_telemetry(trace)
     return done[0]
-
-
-def plan_argv(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> list[str]:
-    """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
-
-    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too;
-    then (``check_host``) the host's HIP is judged, as ``run`` does, before anything is inspected."""
-    argv = [a for a in command_words(command) if a != "--"]
-    if argv:
-        resolve_command(argv[0], os.environ)
-    if check_host:
-        from zluda_runner.launch.prepare import host_release_check
-
-        host_release_check(settings)
-    return argv or [settings.python or sys.executable]

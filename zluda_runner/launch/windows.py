@@ -56,7 +56,7 @@ __all__ = [
     "IN_PROGRESS", "JOURNAL_DIRNAME", "JOURNAL_FILE", "JOURNAL_SCHEMA", "ORIGINALS_DIR", "PLACED",
     "FileState", "FileStatus", "Journal", "JournalEntry", "Placement",
     "PlacementResult", "PlacementStatus", "RestoreResult", "WindowsLaunch",
-    "file_state", "journal_dir_for", "place", "placements_of", "plan_for_torch_lib",
+    "file_state", "journal_dir_for", "place", "placements_of",
     "prepare_windows_launch", "read_journal", "restore", "status", "torch_lib_of", "zluda_exe_argv",
 ]
 
@@ -157,38 +157,6 @@ def prepare_windows_launch(
     launch.env.update(env)
     launch.preloaded = [p for p in env.get(PRELOAD_ENV, "").split(";") if p]
     return launch
-
-
-def plan_for_torch_lib(
-    torch_lib: Path,
-    settings: Settings,
-    *,
-    argv: Sequence[str] = (),
-    trust_on_first_use: bool = False,
-) -> ShimPlan:
-    """The plan for a Windows ``torch/lib`` folder, from any host: its torch folder is inspected (PE
-    files, ``version.py``, ``__init__.py``'s DLL loop), the release is ``--zluda-dir`` or the
-    manifest's Windows pick for its CUDA major."""
-    from zluda_runner.core.errors import TargetError
-    from zluda_runner.inspection.inspect import inspect_path
-    from zluda_runner.launch.prepare import release_for
-    from zluda_runner.plan.build import make_plan
-
-    lib = Path(torch_lib)
-    if not lib.is_dir():
-        raise TargetError(f"{lib} is not a folder",
-                          hint="pass {opt:torch_lib} the torch/lib folder of the target")
-    profile = inspect_path(lib.parent, cache_dir=settings.cache_dir)
-    if profile.os != "windows":
-        raise TargetError(f"{lib} holds no Windows DLLs",
-                          hint="{opt:torch_lib} is for a Windows torch/lib folder")
-    source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
-                         cuda_version=profile.cuda_version, trust_on_first_use=trust_on_first_use)
-    # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
-    plan = make_plan(profile, source.layout, release=source.ref, argv=argv, base_env=dict(os.environ))
-    from zluda_runner.plan.defaults_facts import with_defaults
-
-    return with_defaults(plan, settings, os.environ)  # what place records for runs outside zluda-run
 
 
 def torch_lib_for(settings: Settings, torch_lib: str | Path | None) -> Path:

@@ -69,7 +69,7 @@ def run_poc(
     if request.native:
         workload = Workload("native", request.command, base_env)
     else:
-        from zluda_runner.launch.run import prepare_run
+        from zluda_runner.conduct.run import prepare_run
 
         prepared = prepare_run(list(request.command), settings, on_warning=on_warning)
         for warning in prepared.warnings:

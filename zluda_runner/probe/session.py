@@ -49,7 +49,7 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
         for name in LIBCUDA_NAMES:
             if (parent / name).is_file():
                 return parent / name
-    from zluda_runner.launch.prepare import release_for
+    from zluda_runner.conduct.resolve import release_for
     from zluda_runner.release.selection import host_os
 
     source = release_for(settings, os_name=host_os() or sys.platform, cuda_major=None,
@@ -67,7 +67,8 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
 
 def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
     """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
-    from zluda_runner.launch.prepare import launch_env, prepare_plan, refuse_if_fatal
+    from zluda_runner.conduct.plan import prepare_plan
+    from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 
     plan = prepare_plan([python], settings, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Manifest, Release
-from zluda_runner.release.selection import Selection, host_os, parse_cuda, select_asset
+from zluda_runner.release.selection import Resolution, Selection
 from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
 HIP_GIVEN = "given"  # hip_source for a HIP version the caller gave: a word, not a front end's flag
@@ -59,51 +58,21 @@ class ReleasesReport:
         }
 
 
-def releases_report(
-    *,
-    manifest_path: Path | None,
-    cache_dir: Path | None,
-    os_name: str | None = None,
-    hip: str | None = None,
-    cuda: str | int | None = None,
-    release: str | None = None,
-    channel: str = "stable",
-    gfx: str | None = None,
-    detect_hip: Callable[[], str | None] | None = None,
-    today: dt.date | None = None,
-    for_host: bool = False,
-    detect_cuda: Callable[[], tuple[str | None, str | None]] | None = None,
-) -> ReleasesReport:
-    """Load the manifest in use and, when any constraint is given (or ``for_host``: this host and the
-    target's torch, as ``run`` selects), select an asset. ``detect_cuda`` reads the target torch's CUDA
-    (``for_host`` without ``cuda``): ``(cuda, None)`` or ``(None, why not)``.
-
-    Without ``hip``, ``detect_hip`` (the host's HIP version finder) is asked when selecting
-    for this host's OS, so ``releases`` judges HIP the same way ``run`` does.
-    """
-    manifest = load_current_manifest(manifest_path, cache_dir)
+def releases_report(manifest_path: Path | None, cache_dir: Path | None, *,
+                    resolution: Resolution | None = None, hip_source: str | None = None,
+                    today: dt.date | None = None) -> ReleasesReport:
+    """The manifest in use (the resolution's, when there is one: the release ``run`` would take for the
+    same constraints) and where it came from, with its staleness and the resolution's warnings."""
+    manifest = (resolution.manifest if resolution is not None
+                else load_current_manifest(manifest_path, cache_dir))
     origin = cached_origin(cache_dir) if cache_dir is not None and manifest_path is None else None
     if origin is not None and manifest.source and not manifest.source.startswith(str(cache_dir)):
         origin = None  # the cached copy was not newer: the packaged one is in use
     warnings = [w for w in (staleness_warning(manifest, today), older_than_known(manifest, cache_dir)) if w]
-    if for_host and cuda is None and detect_cuda is not None and (os_name or host_os()) == host_os():
-        cuda, why_not = detect_cuda()
-        warnings.extend([why_not] if why_not else [])
-    major = parse_cuda(cuda)
-    constrained = (for_host or any(v is not None for v in (os_name, hip, major, release, gfx))
-                   or channel != "stable")
-    hip_source = HIP_GIVEN if hip else None
-    if constrained and hip is None and detect_hip is not None and (os_name or host_os()) == host_os():
-        hip = detect_hip()
-        hip_source = HIP_FOUND if hip else None
-    selection = (
-        select_asset(manifest, os=os_name, hip=hip, cuda=major, release=release, channel=channel, gfx=gfx)
-        if constrained
-        else None
-    )
-    if selection is not None:
-        warnings.extend(selection.warnings)
-    return ReleasesReport(manifest, selection, hip_source, origin, warnings)
+    if resolution is None:
+        return ReleasesReport(manifest, None, hip_source, origin, warnings)
+    warnings += [w for w in (resolution.cuda_note, *resolution.selection.warnings) if w]
+    return ReleasesReport(manifest, resolution.selection, hip_source, origin, warnings)
 
 
 def update_url(url: str | None, cache_dir: Path) -> str | None:

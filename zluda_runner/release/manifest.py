@@ -219,11 +219,26 @@ def decode_manifest_bytes(data: bytes, source: str, limit: int = MAX_MANIFEST_BY
 # --------------------------------------------------------------------------- loading
 
 
+# what each regular manifest file held when it was read, by its identity: one read per file per process
+_READ: dict[tuple[str, int, int, int, int], Manifest] = {}
+
+
 def load_manifest(path: Path | None = None) -> Manifest:
-    """Load and validate a manifest; ``None`` means the packaged ``manifests/zluda-releases.json``."""
+    """Load and validate a manifest; ``None`` means the packaged ``manifests/zluda-releases.json``. A
+    regular file is read once per process while it is unchanged (same inode, size, modification and change
+    times): every stage of one command asks for it, one read answers them all."""
     target = Path(path) if path is not None else default_manifest_path()
-    data = decode_manifest_bytes(read_bounded(target), str(target))
-    return parse_manifest(data, source=str(target))
+    try:
+        st = os.stat(target)
+        key = (os.path.abspath(target), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        st, key = None, None
+    if key is not None and key in _READ:
+        return _READ[key]
+    manifest = parse_manifest(decode_manifest_bytes(read_bounded(target), str(target)), source=str(target))
+    if key is not None and st is not None and stat.S_ISREG(st.st_mode):
+        _READ[key] = manifest
+    return manifest
 
 
 def load_current_manifest(explicit: Path | None = None, cache_dir: Path | None = None) -> Manifest:

@@ -1,9 +1,8 @@
 """The library calls behind ``zluda-run fetch`` and ``zluda-run cache path``: manifest in, result out.
 
-:func:`fetch` picks the release and asset (by a hand-downloaded file's name
-when that is unambiguous, else the selection for the constraints), installs or
-checks it (:func:`~zluda_runner.release.cache.fetch_release`) and says where
-its libraries are. :func:`cached_folders` answers ``cache path VERSION``.
+:func:`fetch` installs or checks the release and asset the resolver chose
+(:func:`~zluda_runner.release.cache.fetch_release`) and says where its libraries
+are. :func:`cached_folders` answers ``cache path VERSION``.
 """
 
 from __future__ import annotations
@@ -11,23 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.core.errors import CacheError, ManifestError, SelectionError
+from zluda_runner.core.errors import CacheError, ManifestError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.cache import (
-    FetchOutcome,
-    check_cache_folder,
-    fetch_release,
-    list_cache,
-    named_release,
-)
-from zluda_runner.release.manifest import (
-    Asset,
-    Manifest,
-    Release,
-    load_current_manifest,
-    resolve_release_root,
-)
-from zluda_runner.release.selection import select_asset
+from zluda_runner.release.cache import FetchOutcome, check_cache_folder, fetch_release, list_cache, named_release
+from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
+from zluda_runner.release.selection import Choice
 from zluda_runner.release.store import CacheLayout, safe_component
 
 
@@ -52,54 +39,20 @@ class Fetched(JsonMixin):
                    outcome.hash_source, outcome.url, outcome.action, outcome.verified, list(outcome.notes))
 
 
-def pick(
-    manifest: Manifest,
-    version: str | None,
-    os_name: str | None,
-    hip: str | None,
-    cuda: int | None,
-    archive: Path | None,
-) -> tuple[Release, Asset]:
-    """The release + asset to fetch: by the hand-downloaded file's name when that is
-    unambiguous, else the selection for the constraints (and VERSION, if given)."""
-    if archive is not None:
-        releases = [manifest.find(version)] if version else manifest.releases
-        named = [(r, a) for r in releases for a in r.assets
-                 if a.name == archive.name and (os_name is None or a.os == os_name)]
-        if len(named) == 1:
-            return named[0]
-        if len(named) > 1:  # the same file name in several releases: never guess which one it is
-            ids = ", ".join(r.id for r, _ in named)
-            raise SelectionError(
-                f"The archive name {archive.name} is an asset of several releases ({ids}); "
-                "zluda-runner cannot tell which one this file is.",
-                hint=f"Name the release, e.g. {{cmd:fetch {named[0][0].id} --archive {archive}}}.",
-            )
-    choice = select_asset(manifest, os=os_name, hip=hip, cuda=cuda, release=version).require()
-    return choice.release, choice.asset
-
-
 def fetch(
-    manifest_path: Path | None,
+    choice: Choice,
     cache_dir: Path,
     *,
-    version: str | None = None,
-    os_name: str | None = None,
-    hip: str | None = None,
-    cuda: int | None = None,
     archive: Path | None = None,
     trust_on_first_use: bool = False,
     reinstall: bool = False,
     progress: bool | None = None,
 ) -> Fetched:
-    """Pick, install or check, and locate a release (see the module doc)."""
-    check_cache_folder(cache_dir)  # before the manifest update the cache may hold is looked for
-    manifest = load_current_manifest(manifest_path, cache_dir)  # the one every command uses
+    """Install or check, and locate, the release the resolver chose (see the module doc)."""
     archive = archive.expanduser() if archive is not None else None
-    release, asset = pick(manifest, version, os_name, hip, cuda, archive)
-    outcome = fetch_release(release, asset, cache_dir, trust_on_first_use=trust_on_first_use,
+    outcome = fetch_release(choice.release, choice.asset, cache_dir, trust_on_first_use=trust_on_first_use,
                             archive=archive, reinstall=reinstall, progress=progress)
-    return Fetched.of(outcome, resolve_release_root(outcome.unpacked, asset))
+    return Fetched.of(outcome, resolve_release_root(outcome.unpacked, choice.asset))
 
 
 def release_id_for(manifest_path: Path | None, cache_dir: Path, version: str) -> str:

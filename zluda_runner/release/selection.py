@@ -26,12 +26,15 @@ lshqqytiger/ZLUDA#134 and #137), and upstream v6 needs the TheRock SDK for PyTor
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.core import exitcodes
 from zluda_runner.core.errors import SelectionError
+from zluda_runner.core.hipfound import HipFound
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.gpurules import rule_reasons, rule_warnings, rules_against
 from zluda_runner.release.manifest import load_manifest
@@ -47,13 +50,11 @@ from zluda_runner.release.model import (
     Release,
     parse_version,
 )
-from zluda_runner.release.nothingfits import HipFound, HipRoute, NothingFitsError, nothing_fits
 
 CHANNEL_CHOICES = ("stable", "preview")
 
-__all__ = ["CHANNEL_CHOICES", "Choice", "Constraints", "HipFound", "HipRoute", "NothingFitsError",
-           "Rejection", "Selection", "choose", "describe_constraints", "host_os", "nothing_fits",
-           "parse_cuda", "select_asset"]
+__all__ = ["CHANNEL_CHOICES", "Choice", "Constraints", "NothingFitsError", "Rejection", "Resolution",
+           "Selection", "describe_constraints", "host_os", "parse_cuda", "resolve", "select_asset"]
 
 
 def host_os() -> str | None:
@@ -140,15 +141,44 @@ class Selection(JsonMixin):
     hip_blocked: list[tuple[Rejection, HipRequirement]] = field(default_factory=list, repr=False)
     gpu_rules: list[GpuHipRule] = field(default_factory=list)  # the manifest's rules this GPU + HIP break
 
-    def require(self, found: HipFound | None = None) -> Choice:
+
+class NothingFitsError(SelectionError):
+    """No release fits the host and the target (every path: run, plan, warmup, fetch, releases): exit 3."""
+
+    exit_code = exitcodes.CHECK_FAILED
+
+    def __init__(self, message: str, hint: str | None = None, *, selection: Selection | None = None) -> None:
+        super().__init__(message, hint)
+        self.selection = selection
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The one answer to "which release does this run take": the selection for the constraints it was
+    judged on, the HIP found in words, and (``cuda_note``) why torch's CUDA could not be read."""
+
+    manifest: Manifest = field(repr=False)
+    selection: Selection
+    found: HipFound | None = None
+    cuda_note: str | None = None
+
+    @property
+    def constraints(self) -> Constraints:
+        return self.selection.constraints
+
+    @property
+    def chosen(self) -> Choice | None:
+        return self.selection.chosen
+
+    def require(self) -> Choice:
         """The choice, or the one "nothing fits" error (:func:`nothing_fits`, exit 3)."""
-        if self.chosen is not None:
-            return self.chosen
-        raise nothing_fits(self, found)
+        if self.selection.chosen is not None:
+            return self.selection.chosen
+        raise nothing_fits(self)
 
 
-def choose(
-    manifest: Manifest | Path | None,
+def resolve(
+    manifest: Manifest,
     found: HipFound | None,
     *,
     os: str | None = None,
@@ -156,15 +186,14 @@ def choose(
     release: str | None = None,
     channel: str = "stable",
     gfx: str | None = None,
-) -> Choice:
-    """The one verdict every path gives (run, plan, warmup, doctor, fetch): the release for this host's
-    HIP (``found``, with its origin) and torch's CUDA, or :class:`NothingFitsError`. ``gfx`` (the GPU the
-    run uses) applies the manifest's GPU x HIP rules: a rule the host breaks rejects every release that
-    would run on that HIP, in the rule's words, with its fix."""
+    cuda_note: str | None = None,
+) -> Resolution:
+    """The release for the host's HIP (``found``, with its origin), torch's CUDA major and the GPU ``gfx``
+    (the manifest's GPU x HIP rules): :func:`select_asset`, with the HIP found in words."""
     selection = select_asset(manifest, os=os, hip=found.version if found else None, cuda=cuda,
                              release=release, channel=channel, gfx=gfx,
                              hip_from=found.origin if found else None)
-    return selection.require(found)
+    return Resolution(manifest, selection, found, cuda_note)
 
 
 def describe_constraints(c: Constraints) -> str:
@@ -438,3 +467,57 @@ def _select(manifest: Manifest, c: Constraints, wanted: Release | None) -> Selec
         rejected.append(Rejection(rel.id, asset.name, [reason], fits=True))
     return Selection(c, chosen, rejected, requested=requested, warnings=warnings, hip_blocked=hip_blocked,
                      gpu_rules=broken)
+
+
+# --------------------------------------------------------------------------- nothing fits
+
+_MAX_NEED_LINES = 5
+
+
+def _route_fits(resolution: Resolution, gives: Sequence[str], origin: str | None) -> list[str]:
+    """What is selected with each HIP a route gives, all else the same: a route line names only those."""
+    c, manifest = resolution.constraints, resolution.manifest
+    wanted = manifest.find(c.release) if c.release else None
+    picks = (_select(manifest, dataclasses.replace(c, hip=v, hip_from=origin), wanted).chosen for v in gives)
+    return list(dict.fromkeys(p.release.id for p in picks if p is not None))
+
+
+def nothing_fits(resolution: Resolution) -> NothingFitsError:
+    """The short "nothing fits" error every path gives (run, plan, warmup, fetch, releases, doctor): what
+    was found, what each release for this OS would need, the GPU x HIP rules the host breaks with their
+    fixes, how to get there on this system, or ``--zluda-dir``; the long list stays behind ``releases``."""
+    selection, found = resolution.selection, resolution.found
+    c = selection.constraints
+    have = found.text if found is not None else (f"HIP {c.hip}" if c.hip else "no HIP/ROCm found")
+    torch = f", torch built for CUDA {c.cuda}" if c.cuda else ""
+    if c.release:
+        head = f"release {c.release} does not fit this host ({c.os}, {have}{torch})"
+    else:
+        head = f"no ZLUDA release fits this host ({c.os}, {have}{torch})"
+    pool = selection.requested if c.release else selection.rejected
+    by_need: dict[tuple[str, str], list[str]] = {}
+    for rej in pool:
+        if rej.blocked_by and rej.needs:
+            ids = by_need.setdefault((rej.blocked_by, rej.needs), [])
+            if rej.release_id not in ids:
+                ids.append(rej.release_id)
+    lines = [f"needs {need}: {', '.join(ids)}" for (_, need), ids in list(by_need.items())[:_MAX_NEED_LINES]]
+    if not lines:  # nothing for this OS is one step away: the first reasons, as releases gives them
+        lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in pool
+                 if not any(x.startswith("built for") for x in r.reasons)][:3]
+    c_gfx = c.gfx or "your GPU"
+    lines = [r.reason(c_gfx, c.hip) for r in selection.gpu_rules if c.hip] + lines
+    message = head + (":\n  " + "\n  ".join(lines) if lines else "")
+    if selection.instead is not None:
+        instead = selection.instead
+        message += f"\n  without {{opt:release}}: {instead.release.id}/{instead.asset.name} fits"
+    ways = [f"for {c_gfx}: {r.fix}" for r in selection.gpu_rules if r.fix]
+    hip_blocked = any(rej is r for rej, _ in selection.hip_blocked for r in pool)
+    for route in found.routes if found is not None and hip_blocked else ():
+        fits = _route_fits(resolution, route.gives, route.origin)
+        ways.append(f"{route.how}: " + (f"fits {', '.join(fits)}" if fits else "fits none of these"))
+    ways.extend(f"install {need}" for (kind, need) in by_need if kind == "cuda")
+    ways.append(("or " if ways else "") + "{opt:zluda_dir DIR} with a ZLUDA you built yourself")
+    ways.append("{cmd:releases} lists every release and why; {cmd:doctor} checks the rest "
+                "of this host")
+    return NothingFitsError(message, "\n  ".join(ways), selection=selection)

@@ -1,0 +1,280 @@
+"""The run's target (:func:`choose_target`) and the one release resolver (:func:`resolve_release`) that
+``run``, ``plan``, ``fetch``, ``releases``, ``doctor``, ``poc`` and ``warmup`` share: the constraints read
+as the run reads them (host HIP, GPU, the target torch's CUDA, ``--release``/``--archive``), judged by
+:func:`zluda_runner.release.selection.resolve`; a caller that knows one already gives it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zluda_runner.core.hipfound import HipFound
+from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.settings import Settings
+
+if TYPE_CHECKING:
+    from zluda_runner.inspection.profile import TargetProfile
+    from zluda_runner.plan.model import ReleaseRef
+    from zluda_runner.release.layout import ReleaseLayout
+    from zluda_runner.release.model import Manifest
+    from zluda_runner.release.selection import Resolution
+
+
+@dataclass(frozen=True)
+class ReleaseSource:
+    layout: ReleaseLayout
+    ref: ReleaseRef
+    not_downloaded: str | None = None  # the note a plan from the manifest alone carries
+
+
+def host_gfx(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """The gfx of the GPU the workload gets: the user's ``HIP_VISIBLE_DEVICES`` where set, else the
+    dedicated one where the plan's ``dedicated-gpu`` default chooses it, else HIP's device 0
+    (:func:`zluda_runner.plan.defaults_facts.workload_gpu_env`; the KFD topology, read under
+    ``ZLUDA_RUNNER_ROOT`` when that names a fake tree): what the manifest's GPU x HIP rules judge."""
+    from zluda_runner.host.quick import target_gfx
+    from zluda_runner.plan.defaults_facts import workload_gpu_env
+
+    return target_gfx(workload_gpu_env(settings, os.environ if env is None else env))
+
+
+def archive_release(manifest: Manifest, archive: Path | None, os_name: str) -> str | None:
+    """``--archive FILE`` is looked at before any release is chosen: a file that is not there is an
+    error; a file named as one manifest asset for this OS picks that release; a name several releases
+    share is refused (which one the file is cannot be told)."""
+    if archive is None:
+        return None
+    from zluda_runner.core.errors import FetchError, SelectionError
+
+    path = archive.expanduser()
+    if not path.is_file():
+        raise FetchError(f"the archive {path} given with {{opt:archive}} is not a file",
+                         hint="give the path of the release archive you downloaded by hand")
+    named = list(dict.fromkeys(r.id for r in manifest.releases for a in r.assets
+                               if a.name == path.name and a.os == os_name))
+    if len(named) > 1:
+        raise SelectionError(f"the archive name {path.name} is an asset of several releases "
+                             f"({', '.join(named)}): which one this file is cannot be told",
+                             hint=f"name the release: {{cmd:fetch {named[0]} --archive {path}}}, "
+                             f"{{opt:release {named[0]}}} for a run")
+    return named[0] if named else None
+
+
+def resolve_release(
+    settings: Settings,
+    *,
+    os_name: str | None = None,
+    hip: str | None = None,
+    found: HipFound | None = None,
+    cuda: int | None = None,
+    torch_python: str | None = None,
+    gfx: str | None = None,
+    channel: str = "stable",
+    release: str | None = None,
+    env: Mapping[str, str] | None = None,
+    read_host: bool = True,
+) -> Resolution:
+    """The release the run takes (``.require()`` raises "nothing fits"). For this host's OS, what is not
+    given is read from the host in ``env``: the HIP (``found``; ``hip``: a version given instead), the GPU,
+    and with ``torch_python`` its torch's CUDA; ``read_host=False``: none. ``release`` (default
+    ``--release``, else the ``--archive`` file's) restricts the choice."""
+    from zluda_runner.release.manifest import load_current_manifest
+    from zluda_runner.release.selection import host_os, resolve
+
+    here = read_host and (os_name or host_os()) == host_os()
+    if hip is not None:
+        found = HipFound(hip, f"HIP {hip}")
+    elif found is None and here:
+        from zluda_runner.host.quick import hip_found
+
+        found = hip_found(env)
+    if gfx is None and here:
+        gfx = host_gfx(settings, env)
+    note = None
+    if cuda is None and torch_python is not None and here:
+        from zluda_runner.release.selection import parse_cuda
+
+        text, note = target_cuda(torch_python)
+        cuda = parse_cuda(text)
+    manifest = load_current_manifest(settings.manifest, settings.cache_dir)
+    wanted = release or settings.release or archive_release(manifest, settings.archive,
+                                                            os_name or host_os() or "linux")
+    return resolve(manifest, found, os=os_name, cuda=cuda, release=wanted, channel=channel, gfx=gfx,
+                   cuda_note=note)
+
+
+def host_release_check(settings: Settings, argv: Sequence[str] = (), found: HipFound | None = None,
+                       gfx: str | None = None) -> None:
+    """Before the target is inspected: a host whose HIP no release for this OS takes, or whose GPU with
+    that HIP breaks one of the manifest's GPU x HIP rules, is refused here (:class:`NothingFitsError`,
+    exit 3). The refusal is judged with the target torch's CUDA too (read only then), so the ways it
+    offers to another HIP name only what would be selected for this torch."""
+    if settings.zluda_dir is not None:
+        return
+    from zluda_runner.release.selection import host_os
+
+    if host_os() is None:
+        return
+    resolution = resolve_release(settings, found=found, gfx=gfx)
+    if resolution.chosen is not None:
+        return
+    python = choose_target(argv, settings).python
+    if python is not None:
+        resolution = resolve_release(settings, found=resolution.found, gfx=resolution.constraints.gfx,
+                                     torch_python=python)
+    resolution.require()
+
+
+def release_for(
+    settings: Settings,
+    *,
+    os_name: str,
+    cuda_major: int | None,
+    trust_on_first_use: bool = False,
+    download: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> ReleaseSource:
+    """The release folder: ``--zluda-dir`` as is, else the resolver's pick for this host and CUDA major
+    (:func:`resolve_release`), fetched into the cache. ``download=False`` (``plan``): a release not in the
+    cache is described by the manifest alone, and nothing is downloaded."""
+    from zluda_runner.plan.model import ReleaseRef
+    from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
+
+    if settings.zluda_dir is not None:
+        layout = scan_release_dir(settings.zluda_dir)
+        return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
+    from zluda_runner.release.cache import cached_release_dir, ensure_release
+    from zluda_runner.release.manifest import resolve_release_root
+
+    choice = resolve_release(settings, os_name=os_name, cuda=cuda_major, env=env).require()
+    release, asset = choice.release, choice.asset
+    if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
+        from zluda_runner.release.provisional import download_note, provisional_layout
+
+        root = CachePaths(settings.cache_dir).releases / release.id / "(not downloaded)"
+        ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
+        return ReleaseSource(provisional_layout(root, asset), ref, download_note(release.id, asset))
+    unpacked = ensure_release(release, asset, settings.cache_dir, archive=settings.archive,
+                              trust_on_first_use=trust_on_first_use or settings.trust_on_first_use)
+    root = resolve_release_root(unpacked, asset)
+    ref = ReleaseRef(release.id, release.version, release.flavour, asset.name, str(root))
+    return ReleaseSource(layout_from_manifest(root, asset), ref)
+
+
+# --------------------------------------------------------------------------- target
+
+
+@dataclass
+class TargetChoice:
+    """How the target is found: an interpreter, or a binary."""
+
+    python: str | None
+    binary: str | None
+
+
+def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
+    """``--python`` wins; else the interpreter the command runs; else the command's binary."""
+    if settings.python:
+        return TargetChoice(settings.python, None)
+    if argv:
+        from zluda_runner.inspection.interpreter import interpreter_for_command
+
+        python = interpreter_for_command(argv)
+        if python:
+            return TargetChoice(python, None)
+        exe = _command_path(argv[0])
+        if exe and Path(exe).is_file() and _is_program(Path(exe)):
+            return TargetChoice(None, str(Path(exe).resolve()))
+        return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
+    return TargetChoice(sys.executable, None)
+
+
+def _command_path(word: str) -> str | None:
+    """The file a command's first word runs: a path as given (``/`` or, on Windows, ``\\``), else
+    found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
+    if os.sep in word or (os.altsep is not None and os.altsep in word):
+        return word
+    return shutil.which(word)
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _is_program(path: Path) -> bool:
+    """An ELF or PE (``.exe``) file: one inspection can read."""
+    if _is_elf(path):
+        return True
+    from zluda_runner.binfmt.pe import is_pe
+
+    return is_pe(path)
+
+
+def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
+    from zluda_runner.inspection.inspect import inspect_path, inspect_python
+
+    cache = settings.cache_dir
+    if choice.python is None and choice.binary is None:
+        return None
+    if choice.binary:
+        return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
+    assert choice.python is not None
+    return inspect_python(choice.python, cache_dir=cache, env=env)
+
+
+ASSUMED_PREFIX = "could not inspect the target"
+
+
+def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
+    """A target that could not be inspected (a script, a launcher that is neither an ELF/PE program
+    nor Python): assume it may run any CUDA program or torch, so every library of the release is set up
+    under every name it serves, through the redirector (torch-style path preloads are covered)."""
+    from zluda_runner.inspection.profile import LibraryNeed, TargetProfile
+
+    libraries: dict[str, LibraryNeed] = {}
+    for shim in layout.shims:
+        for name in shim.load_names:
+            libraries.setdefault(name, LibraryNeed(name=name, family=shim.family, major=shim.cuda_major,
+                                                   requested_by=("(assumed)",)))
+    command = argv[0] if argv else "the command"
+    if layout.os == "windows":
+        what = "a PE program (.exe) nor a Python interpreter (a .bat or .cmd script? a launcher?)"
+        how = ("started through the release's injector (zluda.exe), which loads ZLUDA's DLLs into the "
+               "program before it runs")
+    else:
+        what = "an ELF program nor a Python interpreter (a shell script? a launcher?)"
+        how = "redirected through LD_AUDIT, and child processes inherit the set-up"
+    note = (
+        f"{ASSUMED_PREFIX}: {command} is neither {what}; assumed it runs CUDA programs or torch: every "
+        f"library of the release is set up under every name it serves, {how}"
+    )
+    return TargetProfile(os=layout.os, build="unknown", roots=(command,), libraries=tuple(libraries.values()),
+                         warnings=(note,))
+
+
+
+def target_cuda(python: str | None) -> tuple[str | None, str | None]:
+    """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
+    and a note that says why not (the release is then selected for any CUDA)."""
+    from zluda_runner.core.errors import TargetError
+    from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
+
+    try:
+        facts = probe_interpreter(python or sys.executable)
+        if facts.torch_path is None:
+            return None, (f"no torch in {facts.executable}: CUDA not checked "
+                          "({opt:python PY} or {opt:cuda N})")
+        info = torch_info(Path(facts.torch_path), facts.torch_version_py)
+        check_cuda_build(info, facts.executable)
+    except TargetError as exc:
+        return None, f"{exc.message}: CUDA not checked ({{opt:python PY}} or {{opt:cuda N}})"
+    return info.cuda, None
