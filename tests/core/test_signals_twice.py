@@ -52,15 +52,15 @@ def test_term_then_hup_while_a_side_starts_ends_ab_with_143_and_no_record_folder
     proc = _python("""
         import signal, sys
         from pathlib import Path
-        from zluda_runner.abtest import spawn
+        from zluda_runner.core import proctree
         from zluda_runner.abtest.run import run_ab
-        real = spawn.start_tree
+        real = proctree.start_tree
         def start(*args, **kwargs):
             tree = real(*args, **kwargs)
             signal.raise_signal(signal.SIGTERM)  # both while the side starts: held, then delivered
             signal.raise_signal(signal.SIGHUP)
             return tree
-        spawn.start_tree = start
+        proctree.start_tree = start
         run_ab([sys.executable, '-c', 'import time; time.sleep(600)'], [sys.executable, '-c', 'pass'],
                runs=1, work_dir=Path(sys.argv[1]))
         print('not ended')

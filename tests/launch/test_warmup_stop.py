@@ -1,6 +1,6 @@
 """A warmup that stops early (Ctrl-C, or an API caller's heartbeat callback that raised) ends the
 workload even when it ignores SIGTERM: on 062e6f1 it was sent SIGTERM and waited for without end
-(zluda-run hung until killed, the workload with it).  Now it has ``STOP_GRACE_S`` to clean up, then it
+(zluda-run hung until killed, the workload with it).  Now it has ``core.child.GRACE_S`` to clean up, then it
 is killed.  The workload ignores SIGTERM from its start (inherited), and the heartbeat fires at the
 first timeout of a wait on a workload that sleeps for minutes: nothing depends on timing."""
 
@@ -24,7 +24,8 @@ _SCRIPT = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from zluda_runner.launch import warmup as w
-    w.STOP_GRACE_S = 0.05  # what it waits before the kill (the default gives 5 s to clean up)
+    from zluda_runner.core import child
+    child.GRACE_S = 0.05  # what it waits before the kill (the default gives 5 s to clean up)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the workload inherits it: it ignores SIGTERM
     def beat(*_):
         raise RuntimeError('the heartbeat sink failed')

@@ -20,7 +20,7 @@ from zluda_runner.abtest.checks import check_runs, check_timeout, check_toleranc
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.abtest.records import read_records
-from zluda_runner.abtest.spawn import run_tree
+from zluda_runner.core.child import run_tree
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.proctree import ENDING_SIGNALS, Signalled, raise_signalled, signals_held
@@ -179,18 +179,24 @@ def run_recorded(
     exit_code: int | None = None
     error: str | None = None
     start = time.perf_counter()
-    try:
+    try:  # the root of its own tree, its stdin closed (nobody could answer a prompt): nothing it started
+        # outlives the run (a leftover would hold the GPU's memory into the next run); a signal sent to us
+        # ends it, then us (128+N), the record folders removed on the way out (record_space)
         with open(out_dir / "stderr.txt", "wb") as err, open(out_dir / "stdout.txt", "wb") as out:
-            exit_code = run_tree(args, env=run_env, cwd=cwd, stdout=out, stderr=err, timeout=timeout)
-        error = None if exit_code == 0 else f"exit code {exit_code}"
+            ended = run_tree(args, env=run_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                             timeout=timeout)
+        ended.pass_on()
+        if ended.timed_out:
+            error = f"timed out after {timeout:g} s"
+        else:
+            exit_code = ended.returncode
+            error = None if exit_code == 0 else f"exit code {exit_code}"
     except FileNotFoundError:
         error = f"command not found: {args[0]}"
     except PermissionError:
         error = f"command not executable: {args[0]}"
     except OSError as exc:  # not a program this system runs (a script without #!, another machine's)
         error = f"cannot start {args[0]}: {exc.strerror or exc}"
-    except subprocess.TimeoutExpired:
-        error = f"timed out after {timeout:g} s"
     wall_s = time.perf_counter() - start
     outputs, timings, problems = read_records(out_dir)
     if problems and error is None:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from zluda_runner.core.child import run_child
 from zluda_runner.core.errors import NativeBuildError
 from zluda_runner.core.fsutil import atomic_output
+
+COMPILE_TIMEOUT_S = 600.0
 
 
 def find_cc() -> str:
@@ -74,10 +76,10 @@ def compile_c(
     # in a private temporary folder, then renamed into place.
     with atomic_output(target) as tmp_out:
         cmd = [compiler, *(str(s) for s in srcs), "-o", str(tmp_out), *full_args]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
+        done = run_child(cmd, timeout=COMPILE_TIMEOUT_S)
+        if not done.ok:
             raise NativeBuildError(
-                f"compiling {output_name} failed:\n{proc.stderr.strip()}",
+                f"compiling {output_name} failed:\n{(done.stderr or done.describe()).strip()}",
                 hint=f"command was: {' '.join(cmd)}",
             )
     return target

@@ -2,9 +2,11 @@
 
 One function set for both platforms, chosen here once:
 
-- POSIX: the child leads a new session (its own process group); the tree is the group, killed
-  with ``killpg(SIGKILL)`` (callers kill it before reaping the child, so the id is still ours);
-  a signal N that ended a child reads as 128+N, as a shell says it.
+- POSIX: the child leads a new session (its own process group) and carries a token of its tree in
+  :data:`TREE_ENV` (added to those of the trees it runs in); the tree is the group and every process
+  whose environment holds the token (``/proc``: a grandchild that left the group, ``setsid``, a
+  daemon's double fork), killed with SIGKILL (callers kill it before reaping the child, so the group
+  id is still ours); a signal N that ended a child reads as 128+N, as a shell says it.
 - Windows (:mod:`zluda_runner.core.winproc`): the child starts suspended in a Job object with
   ``KILL_ON_JOB_CLOSE`` and a new console process group; the tree is the job, killed with
   ``TerminateJobObject``, and closing it (also when we die) kills what is left; Ctrl-C's
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -35,13 +38,20 @@ from typing import Any
 WINDOWS = sys.platform == "win32"
 
 
+TREE_ENV = "ZLUDA_RUNNER_TREE"  # the tokens of the trees a process is in, ":"-separated
+_PROC = "/proc"
+_KILL_ROUNDS = 100  # scans of /proc while one of the tree is found (it may fork meanwhile)
+
+
 class ProcessTree:
     """A started child (``proc``) and everything it starts."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], job: Any = None, own_group: bool = True) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], job: Any = None, own_group: bool = True,
+                 token: str | None = None) -> None:
         self.proc = proc
         self._job = job  # winproc.Job on Windows
         self._own_group = own_group
+        self._token = token
 
     def kill(self) -> None:
         """Kill the child and all it started, now (harmless when they are gone)."""
@@ -49,13 +59,17 @@ class ProcessTree:
             self._job.terminate()
             return
         if self._own_group and hasattr(os, "killpg"):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                return
-            except (ProcessLookupError, PermissionError):
-                pass
         with contextlib.suppress(OSError):
             self.proc.kill()
+        for _ in range(_KILL_ROUNDS if self._token else 0):
+            found = _marked(self._token or "")
+            if not found:
+                break
+            for pid in found:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
         """Let go of the tree: on Windows what is still in its job is killed; POSIX: nothing."""
@@ -63,12 +77,36 @@ class ProcessTree:
             self._job.close()
 
 
+def _marked(token: str) -> list[int]:
+    """The live processes (a zombie has no environment left) whose environment holds ``token``."""
+    entry = TREE_ENV.encode() + b"="
+    found = []
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"{_PROC}/{name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:  # gone, or not ours
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(entry) and token.encode() in item[len(entry):].split(b":"):
+                found.append(int(name))
+                break
+    return found
+
+
 def start_tree(args: Sequence[str], *, own_group: bool = True, pass_fds: Sequence[int] = (),
                **popen: Any) -> ProcessTree:
     """``subprocess.Popen(args, **popen)`` as the root of a killable tree.
 
     ``own_group``: in its own process group / session (a Ctrl-C typed at the terminal does not
-    reach it); False: it shares ours, and gets the terminal's Ctrl-C as we do (the workload).
+    reach it); False (Windows only: POSIX children always lead their own): it shares our console,
+    and gets its Ctrl-C as we do (the workload).
     """
     argv = [str(a) for a in args]
     if sys.platform == "win32":
@@ -81,8 +119,12 @@ def start_tree(args: Sequence[str], *, own_group: bool = True, pass_fds: Sequenc
             popen.update(startupinfo=info, close_fds=True)
         proc, job = winproc.popen_in_job(argv, new_group=own_group, **popen)
         return ProcessTree(proc, job, own_group)
-    proc = subprocess.Popen(argv, pass_fds=tuple(pass_fds), start_new_session=own_group, **popen)
-    return ProcessTree(proc, None, own_group)
+    token = secrets.token_hex(8)
+    env = dict(os.environ if popen.get("env") is None else popen["env"])
+    env[TREE_ENV] = ":".join(filter(None, (env.get(TREE_ENV), token)))
+    popen["env"] = env
+    proc = subprocess.Popen(argv, pass_fds=tuple(pass_fds), start_new_session=True, **popen)
+    return ProcessTree(proc, None, True, token)
 
 
 def _inheritable_handle(fd: int) -> int:
@@ -169,15 +211,15 @@ class SignalRelay:
 
 @contextlib.contextmanager
 def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
-    """Take those of ``signals`` whose disposition is the default (they would end us at once), or an
-    enclosing :func:`signals_held`'s, for the block; a handler of the caller's own, or ``SIG_IGN``,
-    stays as it is.  Enter this *before* starting the child and call :meth:`SignalRelay.deliver_to`
-    once it runs.  When the block ends with signals still held (the start failed before
-    ``deliver_to``, or none was called), they are raised again once the handlers before are back:
-    the default ends us as it would have, an enclosing block's action gets them (a probe worker
-    started inside :func:`zluda_runner.probe.channel.reaping` is held until reaping knows it, then
-    killed with the others).  Main thread only (elsewhere Python cannot set handlers): there
-    nothing is taken."""
+    """Take those of ``signals`` whose disposition is the default (they would end us at once; SIGINT's
+    is Python's KeyboardInterrupt), or an enclosing :func:`signals_held`'s, for the block; a handler
+    of the caller's own, or ``SIG_IGN``, stays as it is. Enter this *before* starting the child and
+    call :meth:`SignalRelay.deliver_to` once it runs. When the block ends with signals still held
+    (the start failed before ``deliver_to``, or none was called), they are raised again once the
+    handlers before are back: the default ends us as it would have, an enclosing block's action gets
+    them (a probe worker started inside :func:`zluda_runner.probe.channel.reaping` is held until
+    reaping knows it, then killed with the others). Main thread only (elsewhere Python cannot set
+    handlers): there nothing is taken."""
     relay = SignalRelay()
     if threading.current_thread() is not threading.main_thread():
         yield relay
@@ -187,7 +229,7 @@ def signals_held(signals: Sequence[int]) -> Iterator[SignalRelay]:
         with contextlib.suppress(ValueError, OSError):
             current = signal.getsignal(sig)
             outer = getattr(current, "__self__", None)
-            if current is signal.SIG_DFL or isinstance(outer, SignalRelay):
+            if current in (signal.SIG_DFL, signal.default_int_handler) or isinstance(outer, SignalRelay):
                 before[sig] = signal.signal(sig, relay._arrived)
                 if isinstance(outer, SignalRelay):
                     relay._outer = outer

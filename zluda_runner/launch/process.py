@@ -13,47 +13,27 @@ set-up lives entirely in environment variables, so every descendant gets it:
 A descendant that scrubs its environment (e.g. a setuid program, or code that
 starts children with ``env={}``) loses the set-up; that is the only way out.
 
-Signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to us are
-forwarded to the child. A signal the kernel sends to the whole foreground
-process group (Ctrl-C, Ctrl-\\, terminal hang-up) already reaches the child,
-which shares our process group, so it is not sent a second time.
-
-On Windows (measured under Wine 8 with the official CPython, tests/windows/test_wine_process.py)
-there is no exec: :func:`exec_process` runs the workload and exits with its code. The workload
-is the root of a Job object (:mod:`zluda_runner.core.proctree`): a timeout kills its whole tree,
-and whatever it leaves running dies with zluda-run's job handle, however zluda-run ends. It
-shares our console, so Ctrl-C/Ctrl-Break reach it as they reach us; we ignore them while it runs
-(as the terminal's signals on Linux) and pass on its exit code, ``STATUS_CONTROL_C_EXIT`` as 130.
+How it runs, its signals and its tree are :mod:`zluda_runner.core.child`'s one policy: signals sent
+to zluda-run are passed on, the workload decides how it ends (its code is passed back: 143, 130), and
+what it started ends with it. :func:`exec_process` is that module's exec (POSIX); on Windows, where
+there is no exec, it runs the workload and exits with its code.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import shutil
-import signal
 import sys
-import threading
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.core import proctree
+from zluda_runner.core.child import exec_replacing, run_tree
 from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 
 WINDOWS = sys.platform == "win32"
-# Only the names this platform has (Windows has SIGINT, SIGTERM and SIGBREAK, and no sigwait).
-FORWARDED_SIGNALS: tuple[signal.Signals, ...] = tuple(
-    getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
-    if hasattr(signal, n)
-)
-# What a console sends us and the workload alike on Windows: ignored by us while it runs.
-_CONSOLE_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGBREAK") if hasattr(signal, n))
-_RESET_TO_DEFAULT = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n))
-# si_code of a signal the kernel raised itself (terminal keys, hang-up) rather than kill(2).
-_SI_KERNEL = 0x80
 
 
 def exit_status(returncode: int) -> int:
@@ -158,34 +138,6 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
     raise CommandNotFoundError(f"command not found: {argv0}", hint=_path_hint(env))
 
 
-_SH = "/bin/sh"
-
-
-def _as_shell_script(executable: str, args: list[str], exc: OSError) -> tuple[str, list[str]] | None:
-    """What a shell (and POSIX ``execvp``) runs when the kernel refuses a file as not a program
-    (ENOEXEC): an executable text file with no ``#!`` line is a script for ``/bin/sh``. None for
-    anything else (a binary for another machine keeps its error: a NUL in its first line, as bash
-    tells them apart)."""
-    if WINDOWS or exc.errno != errno.ENOEXEC or not os.path.exists(_SH):
-        return None
-    try:
-        with open(executable, "rb") as handle:
-            head = handle.read(80)
-    except OSError:
-        return None
-    if b"\0" in head.split(b"\n", 1)[0]:
-        return None
-    return _SH, [_SH, executable, *args[1:]]
-
-
-def shell_script_argv(argv: Sequence[str], exc: OSError) -> list[str] | None:
-    """``argv`` as a shell runs it when starting its program failed with ``exc``: ``/bin/sh PROGRAM
-    ARGS`` for an executable text file with no ``#!`` line (ENOEXEC), else None (the error stands).
-    For starters other than this module's own (``ab``/``poc`` runs), so every path runs it alike."""
-    found = _as_shell_script(argv[0], list(argv), exc) if argv else None
-    return found[1] if found is not None else None
-
-
 def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     if exc.errno == errno.ENOENT:
         # The file exists (we resolved it): a missing interpreter (#!) or ELF loader.
@@ -244,25 +196,9 @@ def exec_process(argv: Sequence[str], env: Mapping[str, str]) -> None:
     if WINDOWS:  # os.execve there starts a new process and ends this one at once: no wait, no code
         raise SystemExit(run_process(args, env))
     executable = resolve_command(args[0], env)
-    for stream in (sys.stdout, sys.stderr):  # None when started with that descriptor closed (2>&-)
-        if stream is not None:
-            stream.flush()
-    # An ignored signal stays ignored across exec: Python ignores SIGPIPE and SIGXFSZ, and a workload
-    # left so would write on to a closed pipe (`zluda-run cmd | head` never ended a looping cmd)
-    # or past `ulimit -f`; back to default as run_process's children and a shell's get them.
-    resets = _RESET_TO_DEFAULT if threading.current_thread() is threading.main_thread() else ()
-    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
     try:
-        try:
-            os.execve(executable, args, dict(env))  # noqa: S606 (argv list, no shell)
-        except OSError as exc:
-            script = _as_shell_script(executable, args, exc)
-            if script is None:
-                raise
-            os.execve(script[0], script[1], dict(env))  # noqa: S606 (a script without #!, as a shell runs it)
+        exec_replacing(executable, args, env)
     except OSError as exc:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         raise _spawn_error(args[0], exc) from exc
 
 
@@ -293,136 +229,12 @@ def run_process_end(argv: Sequence[str], env: Mapping[str, str], *,
     the signal came from outside (the user's Ctrl-C or ``kill``) rather than from the workload itself."""
     args = _check_argv(argv)
     executable = resolve_command(args[0], env)
-    if WINDOWS:
-        return ProcessEnd(_run_windows(executable, args, env, timeout))
-    if threading.current_thread() is not threading.main_thread():
-        return _run_without_forwarding(executable, args, env, timeout)
-
-    watched = {*FORWARDED_SIGNALS, signal.SIGCHLD}
-    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)
     try:
-        try:
-            # The child starts with the caller's mask, and with SIGPIPE/SIGXFSZ back to default
-            # (Python ignores them; `zluda-run cmd | head` must end cmd like a shell would).
-            try:
-                pid = os.posix_spawn(
-                    executable, args, dict(env), setsigmask=old_mask, setsigdef=_RESET_TO_DEFAULT
-                )
-            except OSError as exc:
-                script = _as_shell_script(executable, args, exc)
-                if script is None:
-                    raise
-                pid = os.posix_spawn(
-                    script[0], script[1], dict(env), setsigmask=old_mask, setsigdef=_RESET_TO_DEFAULT
-                )
-        except OSError as exc:
-            raise _spawn_error(args[0], exc) from exc
-        return _wait_forwarding(pid, watched, timeout)
-    finally:
-        _drain(watched)
-        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
-
-
-def _wait_forwarding(pid: int, watched: set[signal.Signals], timeout: float | None) -> ProcessEnd:
-    deadline = None if timeout is None else time.monotonic() + timeout
-    from_outside: int | None = None
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            # a terminal's signal may still be pending when the child it also reached has died
-            while (late := signal.sigtimedwait(watched, 0)) is not None:
-                if late.si_signo != signal.SIGCHLD:
-                    from_outside = late.si_signo
-            killed_by = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-            return ProcessEnd(exit_status(os.waitstatus_to_exitcode(status)), killed_by, from_outside)
-        info: signal.struct_siginfo | None
-        if deadline is None:
-            info = signal.sigwaitinfo(watched)
-        else:
-            remaining = deadline - time.monotonic()
-            info = signal.sigtimedwait(watched, max(remaining, 0.0)) if remaining > 0 else None
-        if info is None:
-            _kill_and_reap(pid)
-            raise LaunchError(
-                f"the command did not finish within {timeout:g} s and was killed",
-                hint="give it a longer timeout",
-            )
-        if info.si_signo == signal.SIGCHLD:
-            continue
-        from_outside = info.si_signo
-        if info.si_code == _SI_KERNEL:
-            continue  # terminal-generated: the child, in our process group, got it too
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, info.si_signo)
-
-
-def _kill_and_reap(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-
-
-def _drain(watched: set[signal.Signals]) -> None:
-    """Consume signals still pending so unblocking them cannot kill us afterwards."""
-    while signal.sigtimedwait(watched, 0) is not None:
-        pass
-
-
-def _run_without_forwarding(
-    executable: str, args: list[str], env: Mapping[str, str], timeout: float | None
-) -> ProcessEnd:
-    """Off the main thread we cannot own signals: run and wait, nothing forwarded."""
-    import subprocess
-
-    try:
-        proc = subprocess.Popen(args, executable=executable, env=dict(env))
+        ended = run_tree(args, executable=executable, env=env, timeout=timeout, grace=None,
+                         shares_console=WINDOWS)
     except OSError as exc:
         raise _spawn_error(args[0], exc) from exc
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        proc.kill()
-        proc.wait()
-        raise LaunchError(
-            f"the command did not finish within {timeout:g} s and was killed", hint="give it a longer timeout"
-        ) from exc
-    return ProcessEnd(exit_status(code), -code if code < 0 else None)
-
-
-def _run_windows(executable: str, args: list[str], env: Mapping[str, str], timeout: float | None) -> int:
-    """The workload as the root of a Job object, sharing our console; its exit code (Ctrl-C: 130).
-
-    A console's Ctrl-C/Ctrl-Break reach the workload and us alike: we ignore them while it runs
-    (it decides how it ends, as with the terminal's signals on Linux), then pass its code on."""
-    import subprocess
-
-    try:
-        tree = proctree.start_tree(args, own_group=False, executable=executable, env=dict(env))
-    except OSError as exc:
-        raise _spawn_error(args[0], exc) from exc
-    try:
-        with _console_signals_ignored():
-            try:
-                return exit_status(tree.proc.wait(timeout=timeout))
-            except subprocess.TimeoutExpired as exc:
-                tree.kill()
-                tree.proc.wait()
-                raise LaunchError(
-                    f"the command did not finish within {timeout:g} s and was killed (with all it started)",
-                    hint="give it a longer timeout",
-                ) from exc
-    finally:
-        tree.close()  # anything it left running dies with the job: no orphan outlives zluda-run
-
-
-@contextlib.contextmanager
-def _console_signals_ignored() -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may set handlers; Python raises KeyboardInterrupt there
-        return
-    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in _CONSOLE_SIGNALS}
-    try:
-        yield
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
+    if ended.timed_out:
+        raise LaunchError(f"the command did not finish within {timeout:g} s and was killed (with all it "
+                          "started)", hint="give it a longer timeout")
+    return ProcessEnd(ended.exit_code, ended.signal, ended.stopped_by)

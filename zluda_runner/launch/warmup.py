@@ -22,12 +22,9 @@ workload, the program itself for a binary. When it fails, the workload runs as b
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -47,11 +44,9 @@ from zluda_runner.host.compile_cache import (
 )
 
 if TYPE_CHECKING:
-    from zluda_runner.core.proctree import ProcessTree
     from zluda_runner.plan.model import ShimPlan
 
 HEARTBEAT_S = 10.0
-STOP_GRACE_S = 5.0  # a workload told to stop (SIGTERM) has this long before it is killed
 PRECOMPILE_NAMES = {"linux": "zluda_precompile", "windows": "zluda_precompile.exe"}
 METHOD_WORKLOAD = "workload"
 METHOD_PRECOMPILE = "zluda_precompile"
@@ -127,93 +122,42 @@ class _Watched:
     stdout: IO[bytes] | int | None
 
 
-# What `kill` sends zluda-run alone (the terminal's keys reach the workload, in our process group, too).
-# While the workload runs they are passed on to it (as ``run`` does), so a ``kill`` of zluda-run ends
-# the workload too and its code (143) is reported: SIGTERM's default ended zluda-run alone and left
-# the workload running. A handler of the caller's own (a Python program using the API) is kept.
-_FORWARDED = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
-                   if hasattr(signal, n)) if sys.platform != "win32" else ()
-
-
-def _wait_beating(proc: subprocess.Popen[bytes], how: _Watched, dirs: list[Path], bytes_before: int,
-                  start: float) -> tuple[int, int]:
-    """Wait for the workload, a heartbeat each ``heartbeat_s``: (its exit status, heartbeats given)."""
-    from zluda_runner.core import proctree
-
-    beats = 0
-    while True:
-        try:
-            # signal N / Ctrl-C: 128+N, 130
-            return proctree.exit_status(proc.wait(timeout=how.heartbeat_s)), beats
-        except subprocess.TimeoutExpired:
-            beats += 1
-            if how.on_heartbeat is not None:
-                now = inspect_compile_cache(dirs).total_bytes
-                how.on_heartbeat(time.monotonic() - start, now, now - bytes_before)
-
-
-def _stop(tree: ProcessTree) -> None:
-    """End the workload: SIGTERM, its chance to clean up for :data:`STOP_GRACE_S`, then killed (one that
-    ignores SIGTERM, or a second Ctrl-C in the grace, hung the warmup or left it running)."""
-    proc = tree.proc
-    try:
-        proc.terminate()
-        proc.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        pass
-    finally:
-        if proc.returncode is None:
-            tree.kill()
-            proc.wait()
-
-
 def _run_once(argv: Sequence[str], how: _Watched) -> tuple[WarmupReport, int | None]:
-    """Run ``argv`` once (as given), measuring time and compile-cache growth; and the last signal sent
-    to us (and passed on) while it ran, None when nobody stopped it from outside."""
-    from zluda_runner.core import proctree
+    """Run ``argv`` once (as given), measuring time and compile-cache growth; and the signal sent to us
+    (and passed on) while it ran, None when nobody stopped it from outside. How it runs, its signals and
+    its tree are :func:`zluda_runner.core.child.run_tree`'s (the workload has its grace to end when a
+    heartbeat callback fails or a signal comes, then its whole tree is killed)."""
+    from zluda_runner.core.child import run_tree
     from zluda_runner.launch.process import resolve_command
 
     dirs = list(how.dirs)
     before = inspect_compile_cache(dirs)
     run_env = dict(how.env)
     executable = resolve_command(str(argv[0]), run_env)  # 127/126 as `run` says them; PATHEXT on Windows
+    beats = 0
+
+    def beat(elapsed: float) -> None:
+        nonlocal beats
+        beats += 1
+        if how.on_heartbeat is not None:
+            now = inspect_compile_cache(dirs).total_bytes
+            how.on_heartbeat(elapsed, now, now - before.total_bytes)
+
     start = time.monotonic()
-    # taken before the start: a kill between the start and the wait would end zluda-run alone
-    with proctree.signals_held(_FORWARDED) as relay:
-        try:  # the workload's tree (a Job object on Windows): nothing it starts outlives the warmup
-            tree = proctree.start_tree(list(argv), own_group=False, executable=executable, env=run_env,
-                                       cwd=how.cwd, stdout=how.stdout)
-        except FileNotFoundError:
-            raise CommandNotFoundError(
-                f"command not found: {argv[0]}", hint="check the command after --"
-            ) from None
-        except OSError as exc:
-            raise LaunchError(
-                f"cannot start {argv[0]}: {exc.strerror or exc}", hint="check the command"
-            ) from None
-        proc = tree.proc
-        sent: list[int] = []
-
-        def forward(signum: int) -> None:
-            if signum in proctree.ENDING_SIGNALS:  # SIGUSR1/2 ask it something: no ending
-                sent.append(signum)
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signum)
-
-        try:
-            relay.deliver_to(forward)
-            code, beats = _wait_beating(proc, how, dirs, before.total_bytes, start)
-        except BaseException:  # Ctrl-C, or a heartbeat callback that failed: do not leave it running
-            _stop(tree)
-            raise
-        finally:
-            tree.close()
-
+    try:
+        ended = run_tree(list(argv), executable=executable, env=run_env, cwd=how.cwd, stdout=how.stdout,
+                         tick=beat, tick_s=how.heartbeat_s, shares_console=sys.platform == "win32")
+    except FileNotFoundError:
+        raise CommandNotFoundError(f"command not found: {argv[0]}",
+                                   hint="check the command after --") from None
+    except OSError as exc:
+        raise LaunchError(f"cannot start {argv[0]}: {exc.strerror or exc}",
+                          hint="check the command") from None
     elapsed = time.monotonic() - start
     after = inspect_compile_cache(dirs)
     report = WarmupReport(
         argv=list(argv),
-        exit_code=code,
+        exit_code=ended.exit_code,
         elapsed_s=elapsed,
         cache_dirs=dirs,
         bytes_before=before.total_bytes,
@@ -222,7 +166,7 @@ def _run_once(argv: Sequence[str], how: _Watched) -> tuple[WarmupReport, int | N
         files_after=after.file_count,
         heartbeats=beats,
     )
-    return report, sent[-1] if sent else None
+    return report, ended.stopped_by
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 from pathlib import Path
+
+from zluda_runner.core.child import run_child
 
 LD_SO_CACHE = "/etc/ld.so.cache"
 
@@ -19,12 +20,7 @@ def interpreter_search_info(interp: str) -> tuple[list[str], list[str]]:
     """(system search dirs, hwcap subdirs) as ``ld.so --help`` prints them (glibc >= 2.33)."""
     if not os.access(interp, os.X_OK):
         return [], []
-    try:
-        proc = subprocess.run([interp, "--help"], capture_output=True, text=True, timeout=10, check=False)
-        out = proc.stdout
-    except (OSError, subprocess.SubprocessError):
-        return [], []
-    return parse_ld_so_help(out)
+    return parse_ld_so_help(run_child([interp, "--help"], timeout=10).stdout)
 
 
 def parse_ld_so_help(text: str) -> tuple[list[str], list[str]]:
@@ -102,10 +98,7 @@ def _ldconfig_p() -> dict[str, str]:
     exe = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None)
     if exe is None:
         return {}
-    try:
-        out = subprocess.run([exe, "-p"], capture_output=True, text=True, timeout=10, check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
+    out = run_child([exe, "-p"], timeout=10).stdout
     found: dict[str, str] = {}
     for m in re.finditer(r"^\s+(\S+) \(([^)]*)\) => (\S+)$", out, re.MULTILINE):
         if "x86-64" in m.group(2) and "hwcap" not in m.group(2):

@@ -37,6 +37,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from zluda_runner.core import proctree
 from zluda_runner.core.proctree import (
     ENDING_SIGNALS,
     ProcessTree,
@@ -44,7 +45,6 @@ from zluda_runner.core.proctree import (
     handle_arg,
     raise_signalled,
     signals_held,
-    start_tree,
 )
 
 TAIL_BYTES = 64 << 10  # of each output stream, kept for error messages
@@ -344,7 +344,7 @@ class ProbeChild:
     def _start(self, args: list[str], pass_fds: tuple[int, ...], stdin: bool, prefix: bytes, channel: bool,
                read_fd: int, write_fd: int, env: Mapping[str, str] | None) -> None:
         try:
-            self.tree: ProcessTree = start_tree(
+            self.tree: ProcessTree = proctree.start_tree(
                 args,
                 pass_fds=pass_fds,
                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,

@@ -8,21 +8,14 @@ tracer is put first and its logs (``ZLUDA_LOG_DIR``) are parsed; otherwise our i
 
 from __future__ import annotations
 
-import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zluda_runner.core.errors import CommandNotExecutableError, TraceError
 from zluda_runner.core.paths import default_cache_dir
-from zluda_runner.core.proctree import (
-    ENDING_SIGNALS,
-    Signalled,
-    ended_by,
-    raise_signalled,
-    signals_held,
-    start_tree,
-)
+from zluda_runner.core.proctree import ended_by
 from zluda_runner.trace.counts import read_count_dir
 from zluda_runner.trace.interposer import build_interposer, interposer_env
 from zluda_runner.trace.model import SOURCE_INTERPOSER, SOURCE_ZLUDA_LOG, TraceReport, merge_processes
@@ -69,46 +62,23 @@ def _prepend_path(env: dict[str, str], key: str, folder: Path) -> None:
 def _run(argv: Sequence[str], env: Mapping[str, str],
          timeout: float | None) -> tuple[int | None, str | None]:
     """The command's exit status (signal N -> 128+N; None when it ran past ``timeout``) and what killed it
-    (``SIGSEGV``, by :func:`zluda_runner.core.proctree.ended_by`; None when it exited)."""
-    if timeout is None:
-        # zluda-run's own launcher: Ctrl-C and other signals are forwarded to the workload, which can
-        # then end through its exit handlers and still write its counts (a kill would lose them)
-        from zluda_runner.launch.process import run_process_end
-
-        end = run_process_end(argv, env)
-        return end.exit_code, ended_by(-end.signal) if end.signal is not None else None
-    # the root of its own tree, killed whole at the timeout (a kill of the command alone left what it
-    # started running: torchrun's workers on the GPU); SIGTERM/SIGHUP kill it too, then end us (128+N)
-    from zluda_runner.launch.process import resolve_command, shell_script_argv
+    (``SIGSEGV``, by :func:`zluda_runner.core.proctree.ended_by`; None when it exited). It runs as every
+    workload does (:func:`zluda_runner.core.child.run_tree`): signals passed on, so it can end through its
+    exit handlers and still write its counts; its whole tree killed at the timeout and when it ends."""
+    from zluda_runner.core.child import run_tree
+    from zluda_runner.launch.process import resolve_command
 
     args = list(argv)
     executable = resolve_command(args[0], env)  # 127/126 as `run` says them (was a PermissionError)
-    with signals_held(ENDING_SIGNALS) as relay:
-        try:
-            try:
-                tree = start_tree(args, executable=executable, env=dict(env))
-            except OSError as exc:  # a script with no #! line runs under /bin/sh, as `run` runs it
-                script = shell_script_argv([executable, *args[1:]], exc)
-                if script is None:
-                    raise
-                tree = start_tree(script, env=dict(env))
-        except OSError as exc:
-            raise CommandNotExecutableError(f"cannot run {args[0]}: {exc.strerror or exc}",
-                                            hint="check its #! line, or give its interpreter first"
-                                            ) from None
-        try:
-            try:
-                relay.deliver_to(raise_signalled)
-                rc = tree.proc.wait(timeout=timeout)
-                return (128 - rc if rc < 0 else rc), ended_by(rc)
-            except subprocess.TimeoutExpired:
-                return None, None
-            finally:
-                tree.kill()
-                tree.proc.wait()
-                tree.close()
-        except Signalled as stop:
-            raise SystemExit(128 + stop.signum) from None
+    try:
+        ended = run_tree(args, executable=executable, env=env, timeout=timeout, grace=None,
+                         shares_console=sys.platform == "win32")
+    except OSError as exc:
+        raise CommandNotExecutableError(f"cannot run {args[0]}: {exc.strerror or exc}",
+                                        hint="check its #! line, or give its interpreter first") from None
+    if ended.timed_out:
+        return None, None
+    return ended.exit_code, ended_by(ended.returncode)
 
 
 def run_traced(
