@@ -70,9 +70,9 @@ def test_a_hostile_gpu_name_from_a_root_tree_reaches_no_terminal_raw(tmp_path: P
     cache = ["--cache-dir", str(tmp_path / "c")]
     for argv, env in (([*cache, "doctor", "--root", str(tmp_path)], {}),
                       ([*cache, "doctor"], {"ZLUDA_RUNNER_ROOT": str(tmp_path)})):
-        code, text = _main(argv, env)
+        _, text = _main(argv, env)
         assert "\\x1b]52;c;" in text and not RAW.search(text), text
-    code, text = _main([*cache, "--json", "doctor", "--root", str(tmp_path)], {})
+    _, text = _main([*cache, "--json", "doctor", "--root", str(tmp_path)], {})
     assert json.loads(text)["facts"]["gpus"][0]["name"] == HOSTILE.strip()  # JSON: its own escapes, once
 
 
@@ -80,8 +80,8 @@ def test_the_monitor_line_of_a_hostile_device_is_escaped_by_the_sink() -> None:
     from zluda_runner.report.telemetry_view import render_monitor
     from zluda_runner.telemetry.model import GpuTrace
 
-    trace = GpuTrace(device=HOSTILE, backend="amdgpu-sysfs", interval_s=0.2, vram_total=None, vram_before=None,
-                     vram_after=None, samples=(), duration_s=1.0)
+    trace = GpuTrace(device=HOSTILE, backend="amdgpu-sysfs", interval_s=0.2, vram_total=None,
+                     vram_before=None, vram_after=None, samples=(), duration_s=1.0)
     raw = io.BytesIO()
     sink = Sink(io.TextIOWrapper(raw, encoding="utf-8"))  # type: ignore[arg-type]
     sink.write(render_monitor(trace) + "\n")
