@@ -78,7 +78,7 @@ def test_no_view_of_an_imported_bundle_sends_control_characters(tmp_path: Path) 
 
 
 def test_safe_text_keeps_ordinary_text_and_is_idempotent() -> None:
-    from zluda_runner.report.terminal import safe_text  # here: 5c673db has none, the test above fails there
+    from zluda_runner.core.textio import visible as safe_text
 
     plain = "torch 2.4.1+cu118 · 97% (97/100) — ünïcödé 漢字 ok"
     assert safe_text(plain) == plain

@@ -12,8 +12,67 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
+import re
 import sys
-from typing import TextIO
+from typing import TextIO, cast
+
+# C0 controls but newline, DEL, C1 controls (0x9b is CSI to many terminals), and the Unicode
+# direction marks/overrides/isolates and line separators that reorder or break what is shown.
+_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return " " if code == 9 else f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str, *, newlines: bool = False) -> str:
+    """``text`` safe to show on a terminal: escape sequences (title, clipboard, screen clear), ``\\r``,
+    BEL, NUL, C1 and bidi controls written as visible ``\\xNN``/``\\uNNNN`` (a tab as a space), never
+    acted on; a newline too unless ``newlines``. Idempotent."""
+    if not isinstance(text, str):
+        raise TypeError("text expected")
+    text = text.replace("\r\n", "\n") if newlines else text.replace("\n", "\\n")
+    return _UNSAFE.sub(_shown, text)
+
+
+class Sink(io.TextIOBase):
+    """A text stream whose every write is :func:`visible` (newlines kept): what the CLI's stdout and
+    stderr are, so every view, message and warning passes one escape. ``raw`` is the stream beneath,
+    for what writes its own control sequences (the download progress bar, rich's colours)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        super().__init__()
+        self.raw = stream
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.raw.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self.raw.errors
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def write(self, text: str) -> int:
+        self.raw.write(visible(text, newlines=True))
+        return len(text)
+
+
+def raw(stream: TextIO) -> TextIO:
+    """The stream beneath a :class:`Sink` (``stream`` itself otherwise)."""
+    return stream.raw if isinstance(stream, Sink) else stream
 
 
 def _canonical(encoding: str | None) -> str:
@@ -42,6 +101,10 @@ def make_safe(stream: TextIO | None) -> None:
 
 
 def make_standard_streams_safe() -> None:
-    """``make_safe`` on stdout and stderr (the CLI calls this first)."""
+    """``make_safe`` on stdout and stderr, then each made a :class:`Sink` (the CLI calls this first)."""
     make_safe(sys.stdout)
     make_safe(sys.stderr)
+    if sys.stdout is not None and not isinstance(sys.stdout, Sink):
+        sys.stdout = cast(TextIO, Sink(sys.stdout))
+    if sys.stderr is not None and not isinstance(sys.stderr, Sink):
+        sys.stderr = cast(TextIO, Sink(sys.stderr))

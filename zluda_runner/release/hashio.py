@@ -6,11 +6,14 @@ import hashlib
 import io
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
+
+from zluda_runner.core.textio import raw, visible
 
 CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
 
@@ -45,10 +48,11 @@ class Progress:
         )
         from rich.progress import Progress as RichProgress
 
-        self._bar = RichProgress(TextColumn("fetching {task.description}"), BarColumn(), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(),
-                                 console=Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR"))))
-        self._task = self._bar.add_task(label, total=total)
+        console = Console(file=raw(sys.stderr), no_color=bool(os.environ.get("NO_COLOR")))  # its own codes
+        self._bar = RichProgress(TextColumn("fetching {task.description}", markup=False), BarColumn(),
+                                 DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                                 console=console)
+        self._task = self._bar.add_task(visible(label), total=total)
         self._total = total
 
     @property

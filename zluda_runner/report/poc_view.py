@@ -9,8 +9,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from zluda_runner.core.textio import visible
 from zluda_runner.poc.model import PocReport
-from zluda_runner.report.terminal import make_console, safe_text
+from zluda_runner.report.terminal import make_console
 
 EVIDENCE_LINES = 8  # per criterion; --json / --html have all of it
 
@@ -40,7 +41,7 @@ def render_lines(report: PocReport) -> list[tuple[str, str]]:
 def print_poc(report: PocReport, *, html: Path | None = None, console: Console | None = None) -> None:
     out = console or make_console()
     for text, style in render_lines(report):
-        out.print(Text(safe_text(text), style=style))
+        out.print(Text(visible(text), style=style))
     out.print(f"HTML report with plots written to {html}" if html else
               "plots of utilisation and VRAM per run: --html FILE")
 

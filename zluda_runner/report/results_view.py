@@ -1,14 +1,14 @@
 """Terminal views of the results store: a run per line, one run in full, a diff, the matrix.
 
 Everything in a run may come from someone else's bundle: each line goes through
-:func:`~zluda_runner.report.terminal.safe_text` before it is printed, so escape sequences, ``\\r``
+:func:`~zluda_runner.core.textio.visible` before it is printed, so escape sequences, ``\\r``
 and other control characters show as ``\\xNN`` instead of acting on the terminal.
 """
 
 from __future__ import annotations
 
 from zluda_runner.core.textfit import view_width, wrap_words
-from zluda_runner.report.terminal import safe_text
+from zluda_runner.core.textio import visible
 from zluda_runner.results.matrix import Matrix
 from zluda_runner.results.queries import RunDiff
 from zluda_runner.results.schema import RunRecord
@@ -34,11 +34,11 @@ def run_line(run: RunRecord) -> str:
 
 
 def _lines(lines: list[str]) -> str:
-    return "\n".join(safe_text(line) for line in lines)
+    return "\n".join(visible(line) for line in lines)
 
 
 def render_runs(runs: list[RunRecord], location: str) -> str:
-    return _lines([run_header(), *(run_line(r) for r in runs)]) if runs else safe_text(
+    return _lines([run_header(), *(run_line(r) for r in runs)]) if runs else visible(
         f"no runs recorded in {location}")
 
 
@@ -80,7 +80,7 @@ def render_matrix(matrix: Matrix, width: int | None = None) -> str:
         return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
     head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
     rows = [
-        tuple(safe_text(v) for v in (
+        tuple(visible(v) for v in (
             c.release,
             c.gfx,
             c.torch,

@@ -8,7 +8,6 @@ and point to ``--json``/``--html`` for everything.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,33 +17,12 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from zluda_runner.core.textio import raw, visible
 from zluda_runner.report.table import STATUS_CLASSES, Section, Table, cell_text
 
 STYLE_OF_CLASS = {"ok": "green", "bad": "bold red", "warn": "yellow", "muted": "dim"}
 DEFAULT_LIMIT = 20
 PIPED_WIDTH = 250  # piped output keeps a row on one line, for grep
-
-
-# C0 controls but newline, DEL, C1 controls (0x9b is CSI to many terminals), and the Unicode
-# direction overrides/isolates that reorder what is shown (a name that reads as another).
-_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match.group()
-    if char == "\t":
-        return " "
-    code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def safe_text(text: str, *, newlines: bool = False) -> str:
-    """Outside data (imported bundles, stored runs) made safe to print on a terminal: escape
-    sequences (title, clipboard, screen clear), ``\\r``, backspace, BEL and C1 controls are written
-    as visible ``\\xNN`` (a tab as a space), never acted on; a newline too unless ``newlines``."""
-    if not newlines and "\n" in text:
-        text = text.replace("\n", "\\n")
-    return _UNSAFE.sub(_visible, text)
 
 
 def make_console(*, stderr: bool = False) -> Console:
@@ -53,7 +31,7 @@ def make_console(*, stderr: bool = False) -> Console:
     piped = not (hasattr(stream, "isatty") and stream.isatty())
     columns = os.environ.get("COLUMNS", "")
     return Console(
-        stderr=stderr,
+        file=raw(stream),  # rich writes its colours itself: its text is made visible() first, here
         width=(int(columns) if columns.isdigit() else PIPED_WIDTH) if piped else None,
         no_color=bool(os.environ.get("NO_COLOR")),
         highlight=False,
@@ -84,9 +62,9 @@ def grid(
     for i, name in enumerate(header):
         table.add_column(name, justify="right" if i in numeric else "left", overflow="fold")
     for row in rows:
-        cells: list[Text | str] = [safe_text(cell_text(c)) for c in row]
+        cells: list[Text | str] = [visible(cell_text(c)) for c in row]
         if status_column is not None:
-            cells[status_column] = status_text(safe_text(str(row[status_column])))
+            cells[status_column] = status_text(visible(str(row[status_column])))
         table.add_row(*cells)
     return table
 
@@ -117,7 +95,7 @@ def print_sections(
     for section in sections:
         out.print(Text(section.heading, style="bold"))
         for line in section.lines:
-            out.print(Text(safe_text(line), style="yellow" if line.startswith("warning:") else ""))
+            out.print(Text(visible(line), style="yellow" if line.startswith("warning:") else ""))
         for table in section.tables:
             if table.note:
                 out.print(Text(table.note, style="dim"))
