@@ -134,14 +134,12 @@ def recorded(function: Callable[P, R]) -> Callable[P, R]:
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         import inspect
 
-        from zluda_runner.results.recording import asked
-
         try:
             given = inspect.signature(function).bind(*args, **kwargs).arguments
         except TypeError:  # the call's own error, as Python words it
             return function(*args, **kwargs)
         said = (word for name, value in given.items() for word in _said(name, value))
-        with asked([f"zluda_runner.{function.__name__}", *said]):
+        with asked_for([f"zluda_runner.{function.__name__}", *said]):
             return function(*args, **kwargs)
 
     return call
@@ -167,13 +165,10 @@ def _said(name: str, value: object) -> list[str]:
 def _shown_word(value: object) -> str:
     import shlex
 
-    argv = getattr(value, "argv", None)  # a Launch, a ShimPlan: the command it runs
-    words = argv if isinstance(argv, tuple | list) else value
-    if isinstance(words, str | os.PathLike):
-        return os.fspath(words) if isinstance(os.fspath(words), str) else repr(words)
-    if isinstance(words, tuple | list) and all(isinstance(w, str | os.PathLike) for w in words):
+    words = getattr(value, "argv", value)  # a Launch, a ShimPlan: the command it runs
+    if isinstance(words, tuple | list):
         return shlex.join(str(w) for w in words)
-    return repr(words)[:200]
+    return str(words) if isinstance(words, str | os.PathLike) else repr(words)[:200]
 
 
 # --------------------------------------------------------------------------- wording for the caller

@@ -6,21 +6,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import (
-    Options,
-    caller_errors,
-    command_words,
-    keep,
-    recorded,
-    to_settings,
-    warn_with,
-)
+from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
+from zluda_runner.api.options import recorded as recorded_call
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
 
 
-@recorded
+@recorded_call
 def run_poc(
     argv: Sequence[str],
     *,

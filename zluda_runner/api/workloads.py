@@ -8,15 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.launching import prepare_launch
-from zluda_runner.api.options import (
-    Options,
-    caller_errors,
-    command_words,
-    keep,
-    recorded,
-    to_settings,
-    warn_with,
-)
+from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
+from zluda_runner.api.options import recorded as recorded_call
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
@@ -72,7 +65,7 @@ def warmup(
                               plan=plan, precompile=precompile, clear=clear_caches)
 
 
-@recorded
+@recorded_call
 def run_ab(
     script: Sequence[str] = (),
     options: Options | None = None,

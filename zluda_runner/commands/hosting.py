@@ -86,7 +86,7 @@ def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | N
     The script records outputs and timings with `from zluda_runner import ab`;
     exit code 0 when both sides ran and agree, 3 otherwise.
     """
-    keep = results_files(call.options)
+    keep = results_files(call.options) if html_path else ()
     html = output_path(html_path, keep) if html_path else None
     report = run_ab(script, call.options, runs=runs, b_python=b_python, a_command=a_cmd, b_command=b_cmd,
                     timeout=timeout, rtol=rtol, atol=atol, progress=lambda line: click.echo(line, err=True),

@@ -52,7 +52,7 @@ def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: floa
     Each criterion passes or fails with its evidence; exit code 0 only when all pass, 3 otherwise.
     Example: zluda-run poc --runs 3 --reference cpu -- python examples/llama_infer.py
     """
-    keep = results_files(call.options)
+    keep = results_files(call.options) if html_path else ()
     html = output_path(html_path, keep) if html_path else None
     argv = list(command[1:] if command[:1] == ("--",) else command)
     with worded_for("command line"):

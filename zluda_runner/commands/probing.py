@@ -42,7 +42,7 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
     missing (torch: an op mismatched or raised), 1 when the probe itself could not run."""
     from zluda_runner.report.probe_view import print_probe, probe_html, progress_line
 
-    keep = results_files(call.options)
+    keep = results_files(call.options) if html_file else ()
     html = output_path(html_file, keep) if html_file else None
     report = run_probe(call.options, torch=torch_level, quick=quick, device=device, libcuda=libcuda,
                        cases=case_ids, ops=_csv(ops), dtypes=_csv(dtypes), timeout=timeout, budget=budget,
@@ -68,7 +68,7 @@ def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -
     from zluda_runner.report.trace_sections import trace_html
     from zluda_runner.report.trace_view import print_trace_summary
 
-    keep = results_files(call.options)
+    keep = results_files(call.options) if html_file else ()
     html = output_path(html_file, keep) if html_file else None
     report = read_trace(path)
     if html is not None:

@@ -81,7 +81,7 @@ def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
 @pass_invocation
 def matrix_command(call: Invocation, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
-    keep = results_files(call.options)
+    keep = results_files(call.options) if html_path else ()
     html = output_path(html_path, keep) if html_path else None
     matrix = results_matrix(call.options, since=since)
     if html is not None:
