@@ -27,7 +27,8 @@ from zluda_runner.conduct.plan import prepare_plan
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin_v6 import zluda_ld_source
 from zluda_runner.launch.prepare import expected_bindings, launch_env
-from zluda_runner.launch.verify import TAKEN, UNPROVEN, verify_bindings
+from zluda_runner.launch.verdict import TAKEN, UNPROVEN
+from zluda_runner.launch.verify import verify_bindings
 from zluda_runner.loader.glibc import AUDIT_PATH, LoaderEnv, LoaderModel
 
 SRC = "launch/realshape"

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from tests.launch.test_windows_placement import ORIGINALS, dlls, placements, snapshot, torch_lib  # noqa: F401
 from zluda_runner.cli import main_group
 from zluda_runner.launch import windows
-from zluda_runner.launch.windows_journal import JOURNAL_DIRNAME, ORIGINALS_DIR
+from zluda_runner.launch.windows.journal import JOURNAL_DIRNAME, ORIGINALS_DIR
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE, chattr: POSIX")
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,8 @@ import pytest
 
 from tests.launch.test_windows_placement import dlls, placements, snapshot, torch_lib  # noqa: F401
 from zluda_runner.core.errors import PlacementError
-from zluda_runner.launch import windows, windows_restore
+from zluda_runner.launch import windows
+from zluda_runner.launch.windows import restore as windows_restore
 
 Outcome = dict[str, Any]
 
@@ -106,7 +107,7 @@ def test_a_restore_waiting_while_another_restore_finishes_says_it_was_restored_m
 KILLED_PLACE = """
 import os, sys
 from pathlib import Path
-from zluda_runner.launch import windows_place
+from zluda_runner.launch.windows import place as windows_place
 from zluda_runner.launch.windows import Placement, place
 lib, dll = Path(sys.argv[1]), Path(sys.argv[2])
 def die(*args):  # killed inside the lock, just before the journal would be written
@@ -132,7 +133,7 @@ def test_restore_removes_the_lock_a_placement_killed_before_its_journal_left(
 
 
 def test_a_lock_held_by_a_live_placement_is_not_swept(torch_lib: Path) -> None:  # noqa: F811
-    from zluda_runner.launch.windows_journal import JournalLock
+    from zluda_runner.launch.windows.journal import JournalLock
 
     jdir = torch_lib / windows.JOURNAL_DIRNAME
     with JournalLock(jdir):  # a placement running now, before its journal

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.inspection.profile import PythonStartup
-from zluda_runner.launch.windows_preload import (
+from zluda_runner.launch.windows.preload import (
     PRELOAD_ENV,
     SITECUSTOMIZE,
     STARTUP_ENV,
@@ -79,7 +79,7 @@ def test_chained_sitecustomize_keeps_its_sys_path_and_its_errors(tmp_path: Path)
 
 def test_pth_hook_is_inert_without_the_variable_and_runs_the_startup_code_with_it(tmp_path: Path) -> None:
     """CPython's own site processes the hook (the same code on Windows): nothing without the variable."""
-    from zluda_runner.launch.windows_hook import install_pth_hook
+    from zluda_runner.launch.windows.hook import install_pth_hook
 
     site_dir = tmp_path / "site-packages"
     site_dir.mkdir()
@@ -98,7 +98,7 @@ def test_pth_hook_is_inert_without_the_variable_and_runs_the_startup_code_with_i
 
 def test_pth_hook_is_journaled_refuses_a_foreign_file_and_is_removed_only_when_ours(tmp_path: Path) -> None:
     from zluda_runner.core.errors import LaunchError
-    from zluda_runner.launch.windows_hook import (
+    from zluda_runner.launch.windows.hook import (
         PTH_TEXT,
         hooks_present,
         install_pth_hook,
@@ -185,8 +185,8 @@ def test_mechanism_never_ok_for_something_that_will_not_act() -> None:
 
 
 def test_module_lists_decide_each_binding(tmp_path: Path) -> None:
-    from zluda_runner.launch.verify import VerifyResult
-    from zluda_runner.launch.verify_windows import evidence_from_listings
+    from zluda_runner.launch.verdict import VerifyResult
+    from zluda_runner.launch.windows.verify import evidence_from_listings
 
     release = tmp_path / "ZLUDA"
     lib = tmp_path / "torch" / "lib"
@@ -219,7 +219,7 @@ def test_module_lists_decide_each_binding(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_on_linux_is_not_a_load_that_died() -> None:
-    from zluda_runner.launch.verify import VerifyResult
+    from zluda_runner.launch.verdict import VerifyResult
     from zluda_runner.report.verify_view import render_verification as render
 
     result = VerifyResult(130, [], signal=2)

@@ -14,7 +14,7 @@ from zluda_runner.abtest.model import (
 from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.host.hip import HipInfo
 from zluda_runner.host.model import GpuAgent, HostFacts
-from zluda_runner.launch.verify import BindingEvidence, VerifyResult
+from zluda_runner.launch.verdict import BindingEvidence, VerifyResult
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.trace.model import FirstFailure, TraceCall, TraceReport
 

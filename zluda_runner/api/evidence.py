@@ -12,7 +12,7 @@ from zluda_runner.api.launching import Launch
 from zluda_runner.api.options import Options, caller_errors, keep, must_be, recorded, to_settings
 
 if TYPE_CHECKING:
-    from zluda_runner.launch.verify import VerifyResult
+    from zluda_runner.launch.verdict import VerifyResult
     from zluda_runner.plan.model import ShimPlan
     from zluda_runner.results.recordable import Recordable
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry

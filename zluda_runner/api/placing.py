@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.options import Options, caller_errors, must_be, to_settings
 
 if TYPE_CHECKING:
-    from zluda_runner.launch.windows_place import PlacementResult
-    from zluda_runner.launch.windows_restore import PlacementStatus, RestoreResult
+    from zluda_runner.launch.windows.place import PlacementResult
+    from zluda_runner.launch.windows.restore import PlacementStatus, RestoreResult
     from zluda_runner.plan.model import ShimPlan
 
 
@@ -60,7 +60,7 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place as place_files
     from zluda_runner.launch.windows import placements_of
-    from zluda_runner.launch.windows_hook import place_defaults
+    from zluda_runner.launch.windows.hook import place_defaults
 
     must_be(torch_lib, (str, os.PathLike), "place(torch_lib=...) must be the torch/lib folder, a str or "
             "pathlib.Path")

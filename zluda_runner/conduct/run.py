@@ -81,8 +81,8 @@ def prepare_run(
         env.update(launch.env)
         args = list(launch.argv)
         warnings += launch.warnings
-        if settings.verify_load:  # the evidence comes from inside the process: see launch.verify_windows
-            from zluda_runner.launch.verify_windows import verify_setup
+        if settings.verify_load:  # the evidence comes from inside the process: see launch.windows.verify
+            from zluda_runner.launch.windows.verify import verify_setup
 
             env.update(verify_setup(plan, hook_written=launch.hook)[0])
     return PreparedRun(plan, args, env, warnings, notes)

@@ -1,6 +1,6 @@
 """zluda-run's start-up code inside a Python workload: the torch defaults (``plan.defaults`` of vehicle
 ``startup``) applied once ``import torch`` has finished, and the hand-over to the interpreter's own
-``sitecustomize``. One text, used on Linux (here) and on Windows (:mod:`zluda_runner.launch.windows_preload`
+``sitecustomize``. One text, used on Linux (here) and on Windows (:mod:`zluda_runner.launch.windows.preload`
 puts it after its DLL preloads, in its ``sitecustomize`` and in the file a portable Python's ``.pth``
 hook runs).
 
@@ -35,7 +35,7 @@ from zluda_runner.plan.model import ShimPlan
 
 REPORT_ENV = "ZLUDA_RUNNER_STARTUP_REPORT"
 # Placement (Windows: the user runs python without zluda-run): the defaults recorded at place time,
-# used when no launch of zluda-run set TORCH_DEFAULTS_ENV (the .pth hook of windows_hook sets it).
+# used when no launch of zluda-run set TORCH_DEFAULTS_ENV (the .pth hook of launch.windows.hook sets it).
 PLACED_DEFAULTS_ENV = "ZLUDA_RUNNER_PLACED_DEFAULTS"
 
 TORCH_DEFAULTS = r'''

@@ -63,7 +63,7 @@ MECH_LD_LIBRARY_PATH: Final = "ld_library_path"
 MECH_LD_AUDIT: Final = "ld_audit"
 MECH_DLL_PLACEMENT: Final = "dll_placement"
 MECH_PATH: Final = "path"
-MECH_PRELOAD: Final = "preload"  # loaded by full path before the workload (launch.windows_preload)
+MECH_PRELOAD: Final = "preload"  # loaded by full path before the workload (launch.windows.preload)
 MECH_INJECTOR: Final = "injector"  # the release's zluda.exe starts the program with ZLUDA loaded
 MECH_NONE: Final = "none"
 

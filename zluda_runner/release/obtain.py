@@ -12,7 +12,13 @@ from pathlib import Path
 
 from zluda_runner.core.errors import CacheError, ManifestError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.cache import FetchOutcome, check_cache_folder, fetch_release, list_cache, named_release
+from zluda_runner.release.cache import (
+    FetchOutcome,
+    check_cache_folder,
+    fetch_release,
+    list_cache,
+    named_release,
+)
 from zluda_runner.release.manifest import load_current_manifest, resolve_release_root
 from zluda_runner.release.selection import Choice
 from zluda_runner.release.store import CacheLayout, safe_component

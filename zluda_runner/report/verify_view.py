@@ -6,7 +6,7 @@ from __future__ import annotations
 import signal
 
 from zluda_runner.core.proctree import ended_by
-from zluda_runner.launch.verify import NOT_TAKEN, TAKEN, UNPROVEN, UNUSED, VerifyResult
+from zluda_runner.launch.verdict import NOT_TAKEN, TAKEN, UNPROVEN, UNUSED, VerifyResult
 
 
 def render_verification(result: VerifyResult) -> str:

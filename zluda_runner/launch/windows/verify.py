@@ -1,7 +1,7 @@
 """``--verify-load`` on Windows: which file each planned DLL was loaded from, told by the process itself.
 
 Windows has no ``LD_DEBUG``. The workload's own process says what it loaded: zluda-run's start-up code
-(:mod:`zluda_runner.launch.windows_preload`, reaching the interpreter through the plan's start-up hook)
+(:mod:`zluda_runner.launch.windows.preload`, reaching the interpreter through the plan's start-up hook)
 registers an ``atexit`` handler that lists every module of the process (``EnumProcessModules``,
 ``GetModuleFileNameW``) into ``modules-<pid>.json`` in a folder named by ``ZLUDA_RUNNER_MODULES_DIR``;
 each Python process of the run (multiprocessing workers too) writes its own.
@@ -43,7 +43,7 @@ def planned_bindings(plan: ShimPlan) -> dict[str, str]:
 def verify_setup(plan: ShimPlan, *, hook_written: str | None) -> tuple[dict[str, str], str]:
     """The variables a verified Windows run carries: the folder the listings go to, the expectations.
     The folder is created here and removed by :func:`verify_windows`."""
-    from zluda_runner.launch.windows_preload import MODULES_ENV
+    from zluda_runner.launch.windows.preload import MODULES_ENV
 
     folder = tempfile.mkdtemp(prefix="zluda-runner-modules-")
     hook = plan.startup_hook
@@ -91,8 +91,8 @@ def _same(a: str, b: str) -> bool:
 
 
 def evidence_from_listings(listings: Sequence[Mapping[str, Any]], planned: Mapping[str, str]) -> list[Any]:
-    """One :class:`~zluda_runner.launch.verify.BindingEvidence` per planned name, from the listings."""
-    from zluda_runner.launch.verify import BindingEvidence
+    """One :class:`~zluda_runner.launch.verdict.BindingEvidence` per planned name, from the listings."""
+    from zluda_runner.launch.verdict import BindingEvidence
 
     hashes: dict[str, str | None] = {}
     result = []
@@ -130,8 +130,8 @@ def verify_windows(argv: Sequence[str], env: Mapping[str, str], planned_text: st
     """Run ``argv`` (stdio inherited, untouched) and judge every planned binding by the modules each
     process of the run listed at exit."""
     from zluda_runner.launch.process import run_process
-    from zluda_runner.launch.verify import VerifyResult
-    from zluda_runner.launch.windows_preload import MODULES_ENV
+    from zluda_runner.launch.verdict import VerifyResult
+    from zluda_runner.launch.windows.preload import MODULES_ENV
 
     planned = json.loads(planned_text)
     run_env = {k: v for k, v in env.items() if k != PLANNED_ENV}

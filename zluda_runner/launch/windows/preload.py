@@ -17,7 +17,7 @@ How it reaches the interpreter (``plan.startup_hook``, chosen by :mod:`zluda_run
   ``sys.path`` changes and errors are kept: site reports them as it would);
 * ``pth``: a portable interpreter (``._pth``) ignores ``PYTHONPATH``, but with ``import site`` it
   runs the ``import`` lines of ``.pth`` files in its site-packages: one inert line there
-  (:mod:`zluda_runner.launch.windows_hook`) runs the start-up code named by ``ZLUDA_RUNNER_STARTUP``.
+  (:mod:`zluda_runner.launch.windows.hook`) runs the start-up code named by ``ZLUDA_RUNNER_STARTUP``.
 
 The start-up code loads each DLL named in ``ZLUDA_RUNNER_PRELOAD`` (full paths, ``;``-separated)
 with ``LoadLibraryExW(path, NULL, LOAD_WITH_ALTERED_SEARCH_PATH)`` (the DLL's own folder first for
@@ -177,7 +177,7 @@ def preload_env(
 
 def pth_hook_env(dlls: Sequence[str | Path], cache_dir: Path, *, sep: str = ";") -> dict[str, str]:
     """The variables that make a portable interpreter's ``.pth`` hook run our start-up code (the hook
-    file itself is written by :func:`zluda_runner.launch.windows_hook.install_pth_hook`)."""
+    file itself is written by :func:`zluda_runner.launch.windows.hook.install_pth_hook`)."""
     folder = write_preload(cache_dir)
     env = {STARTUP_ENV: str(folder / STARTUP_FILE)}
     if dlls:

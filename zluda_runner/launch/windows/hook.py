@@ -5,7 +5,7 @@ so a ``sitecustomize`` of ours is never seen. With an active ``import site`` lin
 ``.pth`` files of the site-packages folder its ``._pth`` lists, and runs their ``import`` lines. The
 hook is such a file, ``zluda_runner_startup.pth``: a comment saying what it is, and one line that
 does nothing unless ``ZLUDA_RUNNER_STARTUP`` names a file; zluda-run sets that variable for its
-launches only, to the start-up code kept in its cache (:mod:`zluda_runner.launch.windows_preload`).
+launches only, to the start-up code kept in its cache (:mod:`zluda_runner.launch.windows.preload`).
 Started without zluda-run, the interpreter is as before.
 
 It is the one file zluda-run writes beside the target's packages (the project writes only to its
@@ -30,7 +30,7 @@ from zluda_runner.core.errors import LaunchError
 from zluda_runner.core.fsutil import atomic_write_json, atomic_write_text, write_if_changed
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.startup import PLACED_DEFAULTS_ENV, TORCH_DEFAULTS
-from zluda_runner.launch.windows_preload import STARTUP_ENV
+from zluda_runner.launch.windows.preload import STARTUP_ENV
 from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV, defaults_env
 from zluda_runner.plan.model import AppliedDefault, ShimPlan
 from zluda_runner.plan.windows import PTH_HOOK_NAME

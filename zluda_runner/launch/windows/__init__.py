@@ -1,11 +1,11 @@
 """Windows launch: DLL placement (journaled, undoable), a preload, the release's injector.
 
 One import for callers; the work is in
-:mod:`~zluda_runner.launch.windows_journal` (the journal, read strictly),
-:mod:`~zluda_runner.launch.windows_restore` (restore, status: drift and quarantine),
-:mod:`~zluda_runner.launch.windows_place` (place, finish),
-:mod:`~zluda_runner.launch.windows_preload` (the start-up code that loads ZLUDA first) and
-:mod:`~zluda_runner.launch.windows_hook` (the ``.pth`` hook of a portable Python, journaled).
+:mod:`~zluda_runner.launch.windows.journal` (the journal, read strictly),
+:mod:`~zluda_runner.launch.windows.restore` (restore, status: drift and quarantine),
+:mod:`~zluda_runner.launch.windows.place` (place, finish),
+:mod:`~zluda_runner.launch.windows.preload` (the start-up code that loads ZLUDA first) and
+:mod:`~zluda_runner.launch.windows.hook` (the ``.pth`` hook of a portable Python, journaled).
 
 :func:`prepare_windows_launch` turns a Windows plan into what to run and with which
 environment; :func:`plan_for_torch_lib` plans for a Windows ``torch/lib`` folder from any
@@ -23,7 +23,7 @@ from pathlib import Path
 from zluda_runner.core.errors import LaunchError, PlacementError
 from zluda_runner.core.replace import InUseCheck
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch.windows_journal import (
+from zluda_runner.launch.windows.journal import (
     IN_PROGRESS,
     JOURNAL_DIRNAME,
     JOURNAL_FILE,
@@ -38,18 +38,18 @@ from zluda_runner.launch.windows_journal import (
     journal_dir_for,
     read_journal,
 )
-from zluda_runner.launch.windows_place import (
+from zluda_runner.launch.windows.place import (
     PlacementResult,
     place,
 )
-from zluda_runner.launch.windows_preload import PRELOAD_ENV
-from zluda_runner.launch.windows_restore import (
+from zluda_runner.launch.windows.preload import PRELOAD_ENV
+from zluda_runner.launch.windows.restore import (
     FileStatus,
     PlacementStatus,
     RestoreResult,
 )
-from zluda_runner.launch.windows_restore import restore as restore_placement
-from zluda_runner.launch.windows_restore import status as placement_status
+from zluda_runner.launch.windows.restore import restore as restore_placement
+from zluda_runner.launch.windows.restore import status as placement_status
 from zluda_runner.plan.model import ShimPlan
 
 __all__ = [
@@ -105,7 +105,7 @@ def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
     ``listing`` the module listing at exit), and the ``.pth`` hook written for it (portable Python).
     ``injected``: the release's injector loads ZLUDA (nothing is placed): nothing to preload."""
     from zluda_runner.launch.startup import needs_startup
-    from zluda_runner.launch.windows_preload import preload_env, pth_hook_env
+    from zluda_runner.launch.windows.preload import preload_env, pth_hook_env
     from zluda_runner.plan.model import HOOK_PTH
     from zluda_runner.plan.windows import preload_dlls
 
@@ -115,7 +115,7 @@ def startup_env(plan: ShimPlan, cache_dir: Path, base_env: Mapping[str, str], *,
     if hook is not None and hook.kind == HOOK_PTH:
         if not dlls and not listing and not torch_defaults:
             return {}, None
-        from zluda_runner.launch.windows_hook import install_pth_hook
+        from zluda_runner.launch.windows.hook import install_pth_hook
 
         written = install_pth_hook(hook.folder or "", cache_dir)
         return pth_hook_env(dlls, cache_dir), str(written)
@@ -184,13 +184,13 @@ def _site_of(torch_lib: Path) -> Path:
 def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
             force: bool = False, check: InUseCheck | None = None) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement
-    (:func:`~zluda_runner.launch.windows_restore.restore`); then, once that is complete, remove
+    (:func:`~zluda_runner.launch.windows.restore.restore`); then, once that is complete, remove
     zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
     in ``removed`` by its path; ``cache_dir`` holds the hook journal). With only a hook to remove,
     that is the restore."""
     from zluda_runner.core.errors import PlacementError
     from zluda_runner.core.paths import default_cache_dir
-    from zluda_runner.launch.windows_hook import our_hooks, remove_pth_hook
+    from zluda_runner.launch.windows.hook import our_hooks, remove_pth_hook
 
     hooks = our_hooks(_site_of(torch_lib))  # the start-up hook, the placed-defaults hook
     try:
@@ -207,9 +207,9 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path
 
 def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequence[Placement] | None = None,
            *, deep: bool = False) -> PlacementStatus:
-    """Is the placement intact (:func:`~zluda_runner.launch.windows_restore.status`)? The advice also
+    """Is the placement intact (:func:`~zluda_runner.launch.windows.restore.status`)? The advice also
     names zluda-run's ``.pth`` start-up hook in this torch's site-packages, when there is one."""
-    from zluda_runner.launch.windows_hook import hook_note, our_hooks
+    from zluda_runner.launch.windows.hook import hook_note, our_hooks
 
     result = placement_status(torch_lib, journal_dir, placements, deep=deep)
     for hook in our_hooks(_site_of(torch_lib)):
