@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.api import Options
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zluda_runner import __version__
 from zluda_runner.core.errors import FatalPlanError, LaunchError
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.version import __version__
 
 if TYPE_CHECKING:  # the stages themselves are imported lazily: a cached launch stays fast
     from zluda_runner.inspection.profile import TargetProfile
