@@ -13,214 +13,189 @@ Every name is imported on first use: ``import zluda_runner`` imports nothing els
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 
-__version__ = "0.1.0"
-"""This package's version; the API in ``__all__`` follows semantic versioning (docs/api.md)."""
-JSON_SCHEMA_VERSION = 1
-
-# public name -> the module that defines it (imported when the name is first used)
+# THE table of public names: name -> the module that defines it (imported when the name is first used).
+# It makes ``__all__``, the lazy ``__getattr__``, and what tests/api and docs/api.md are checked against.
 _PUBLIC = {
-    **dict.fromkeys(
-        ("CacheCleaned", "CacheListing", "CachePath", "Launch", "Options", "Placed", "Recordable",
-         "Recorded", "Rejected", "ReleaseChoice", "ReleaseListing", "ResultRow", "ResultRows",
-         "ResultsDiff", "cache_path",
-         "cached_release", "check_trace_supported", "choose_release", "clean_cache",
-         "clean_compile_cache", "compile_cache", "delete_result", "diff_results", "export_results",
-         "fetch", "get_result", "import_results", "inspect", "list_cache", "list_releases",
-         "list_results", "place", "placed", "placement_status", "plan_command", "prepare_launch",
-         "read_trace", "record_result", "restore", "results_files", "results_location", "results_matrix",
-         "run", "run_ab", "run_doctor", "run_poc", "run_probe", "start", "trace_launch", "update_manifest",
-         "verify_launch", "verify_plan", "warmup"),
-        "zluda_runner.api",
-    ),
-    **dict.fromkeys(
-        ("ZludaRunnerError", "CheckFailedError", "ManifestError", "SelectionError", "FetchError",
-         "ChecksumError", "UnsafeArchiveError", "ArchiveError", "CacheError", "BinaryFormatError",
-         "TargetError", "PlanError", "FatalPlanError", "LaunchError", "CommandNotFoundError",
-         "CommandNotExecutableError", "PlacementError", "FileInUseError", "NativeBuildError", "ProbeError",
-         "TraceError", "HostError"),
-        "zluda_runner.core.errors",
-    ),
-    "NothingFitsError": "zluda_runner.release.selection",
-    "ResultsStoreError": "zluda_runner.results.schema",
-    "Fetched": "zluda_runner.release.obtain",
-    "ShimPlan": "zluda_runner.plan.model",
-    "Binding": "zluda_runner.plan.model",
-    "TargetProfile": "zluda_runner.inspection.profile",
+    **dict.fromkeys((
+        "ArchiveError", "BinaryFormatError", "CacheError", "CheckFailedError", "ChecksumError",
+        "CommandNotExecutableError", "CommandNotFoundError", "FatalPlanError", "FetchError",
+        "FileInUseError", "HostError", "LaunchError", "ManifestError", "NativeBuildError",
+        "PlacementError", "PlanError", "ProbeError", "SelectionError", "TargetError", "TraceError",
+        "UnsafeArchiveError", "ZludaRunnerError",
+    ), "zluda_runner.core.errors"),
+    **dict.fromkeys((
+        "Binding", "ShimPlan",
+    ), "zluda_runner.plan.model"),
+    **dict.fromkeys((
+        "CacheCleaned", "CacheListing", "CachePath", "cache_path", "clean_cache",
+        "clean_compile_cache", "compile_cache", "list_cache",
+    ), "zluda_runner.api.cache"),
+    **dict.fromkeys((
+        "Fetched",
+    ), "zluda_runner.release.obtain"),
+    **dict.fromkeys((
+        "Launch", "inspect", "plan_command", "prepare_launch", "run", "start",
+    ), "zluda_runner.api.launching"),
+    **dict.fromkeys((
+        "NothingFitsError",
+    ), "zluda_runner.release.selection"),
+    **dict.fromkeys((
+        "Options",
+    ), "zluda_runner.api.options"),
+    **dict.fromkeys((
+        "Placed", "place", "placed", "placement_status", "restore",
+    ), "zluda_runner.api.placing"),
+    **dict.fromkeys((
+        "Recordable", "Recorded", "ResultRow", "ResultRows", "ResultsDiff", "delete_result",
+        "diff_results", "export_results", "get_result", "import_results", "list_results",
+        "record_result", "results_files", "results_location", "results_matrix",
+    ), "zluda_runner.api.store"),
+    **dict.fromkeys((
+        "Rejected", "ReleaseChoice", "ReleaseListing", "cached_release", "choose_release", "fetch",
+        "list_releases", "update_manifest",
+    ), "zluda_runner.api.releases"),
+    **dict.fromkeys((
+        "ResultsStoreError",
+    ), "zluda_runner.results.schema"),
+    **dict.fromkeys((
+        "TargetProfile",
+    ), "zluda_runner.inspection.profile"),
+    **dict.fromkeys((
+        "__version__",
+    ), "zluda_runner.core.version"),
+    **dict.fromkeys((
+        "check_trace_supported", "read_trace", "trace_launch", "verify_launch", "verify_plan",
+    ), "zluda_runner.api.evidence"),
+    **dict.fromkeys((
+        "run_ab", "warmup",
+    ), "zluda_runner.api.workloads"),
+    **dict.fromkeys((
+        "run_doctor", "run_probe",
+    ), "zluda_runner.api.checking"),
+    **dict.fromkeys((
+        "run_poc",
+    ), "zluda_runner.api.poc"),
 }
+__all__ = sorted(_PUBLIC)
+__version__: str
+"""This package's version; the API in ``__all__`` follows semantic versioning (docs/api.md)."""
 
-__all__ = [
-    "ArchiveError",
-    "BinaryFormatError",
-    "Binding",
-    "CacheCleaned",
-    "CacheError",
-    "CacheListing",
-    "CachePath",
-    "CheckFailedError",
-    "ChecksumError",
-    "CommandNotExecutableError",
-    "CommandNotFoundError",
-    "FatalPlanError",
-    "FetchError",
-    "Fetched",
-    "FileInUseError",
-    "HostError",
-    "Launch",
-    "LaunchError",
-    "ManifestError",
-    "NativeBuildError",
-    "NothingFitsError",
-    "Options",
-    "Placed",
-    "PlacementError",
-    "PlanError",
-    "ProbeError",
-    "Recordable",
-    "Recorded",
-    "Rejected",
-    "ReleaseChoice",
-    "ReleaseListing",
-    "ResultRow",
-    "ResultRows",
-    "ResultsDiff",
-    "ResultsStoreError",
-    "SelectionError",
-    "ShimPlan",
-    "TargetError",
-    "TargetProfile",
-    "TraceError",
-    "UnsafeArchiveError",
-    "ZludaRunnerError",
-    "__version__",
-    "cache_path",
-    "cached_release",
-    "check_trace_supported",
-    "choose_release",
-    "clean_cache",
-    "clean_compile_cache",
-    "compile_cache",
-    "delete_result",
-    "diff_results",
-    "export_results",
-    "fetch",
-    "get_result",
-    "import_results",
-    "inspect",
-    "list_cache",
-    "list_releases",
-    "list_results",
-    "place",
-    "placed",
-    "placement_status",
-    "plan_command",
-    "prepare_launch",
-    "read_trace",
-    "record_result",
-    "restore",
-    "results_files",
-    "results_location",
-    "results_matrix",
-    "run",
-    "run_ab",
-    "run_doctor",
-    "run_poc",
-    "run_probe",
-    "start",
-    "trace_launch",
-    "update_manifest",
-    "verify_launch",
-    "verify_plan",
-    "warmup",
-]
-
-if TYPE_CHECKING:
-    from zluda_runner.api import (
-        CacheCleaned,
-        CacheListing,
-        CachePath,
-        Launch,
-        Options,
-        Placed,
-        Recordable,
-        Recorded,
-        Rejected,
-        ReleaseChoice,
-        ReleaseListing,
-        ResultRow,
-        ResultRows,
-        ResultsDiff,
-        cache_path,
-        cached_release,
-        check_trace_supported,
-        choose_release,
-        clean_cache,
-        clean_compile_cache,
-        compile_cache,
-        delete_result,
-        diff_results,
-        export_results,
-        fetch,
-        get_result,
-        import_results,
-        inspect,
-        list_cache,
-        list_releases,
-        list_results,
-        place,
-        placed,
-        placement_status,
-        plan_command,
-        prepare_launch,
-        read_trace,
-        record_result,
-        restore,
-        results_files,
-        results_location,
-        results_matrix,
-        run,
-        run_ab,
-        run_doctor,
-        run_poc,
-        run_probe,
-        start,
-        trace_launch,
-        update_manifest,
-        verify_launch,
-        verify_plan,
-        warmup,
+if TYPE_CHECKING:  # the same table, for type checkers (tests/api/test_public_api.py holds them equal)
+    from zluda_runner.api.cache import (
+        CacheCleaned as CacheCleaned,
+        CacheListing as CacheListing,
+        CachePath as CachePath,
+        cache_path as cache_path,
+        clean_cache as clean_cache,
+        clean_compile_cache as clean_compile_cache,
+        compile_cache as compile_cache,
+        list_cache as list_cache,
+    )
+    from zluda_runner.api.checking import (
+        run_doctor as run_doctor,
+        run_probe as run_probe,
+    )
+    from zluda_runner.api.evidence import (
+        check_trace_supported as check_trace_supported,
+        read_trace as read_trace,
+        trace_launch as trace_launch,
+        verify_launch as verify_launch,
+        verify_plan as verify_plan,
+    )
+    from zluda_runner.api.launching import (
+        Launch as Launch,
+        inspect as inspect,
+        plan_command as plan_command,
+        prepare_launch as prepare_launch,
+        run as run,
+        start as start,
+    )
+    from zluda_runner.api.options import (
+        Options as Options,
+    )
+    from zluda_runner.api.placing import (
+        Placed as Placed,
+        place as place,
+        placed as placed,
+        placement_status as placement_status,
+        restore as restore,
+    )
+    from zluda_runner.api.poc import (
+        run_poc as run_poc,
+    )
+    from zluda_runner.api.releases import (
+        Rejected as Rejected,
+        ReleaseChoice as ReleaseChoice,
+        ReleaseListing as ReleaseListing,
+        cached_release as cached_release,
+        choose_release as choose_release,
+        fetch as fetch,
+        list_releases as list_releases,
+        update_manifest as update_manifest,
+    )
+    from zluda_runner.api.store import (
+        Recordable as Recordable,
+        Recorded as Recorded,
+        ResultRow as ResultRow,
+        ResultRows as ResultRows,
+        ResultsDiff as ResultsDiff,
+        delete_result as delete_result,
+        diff_results as diff_results,
+        export_results as export_results,
+        get_result as get_result,
+        import_results as import_results,
+        list_results as list_results,
+        record_result as record_result,
+        results_files as results_files,
+        results_location as results_location,
+        results_matrix as results_matrix,
+    )
+    from zluda_runner.api.workloads import (
+        run_ab as run_ab,
+        warmup as warmup,
     )
     from zluda_runner.core.errors import (
-        ArchiveError,
-        BinaryFormatError,
-        CacheError,
-        CheckFailedError,
-        ChecksumError,
-        CommandNotExecutableError,
-        CommandNotFoundError,
-        FatalPlanError,
-        FetchError,
-        FileInUseError,
-        HostError,
-        LaunchError,
-        ManifestError,
-        NativeBuildError,
-        PlacementError,
-        PlanError,
-        ProbeError,
-        SelectionError,
-        TargetError,
-        TraceError,
-        UnsafeArchiveError,
-        ZludaRunnerError,
+        ArchiveError as ArchiveError,
+        BinaryFormatError as BinaryFormatError,
+        CacheError as CacheError,
+        CheckFailedError as CheckFailedError,
+        ChecksumError as ChecksumError,
+        CommandNotExecutableError as CommandNotExecutableError,
+        CommandNotFoundError as CommandNotFoundError,
+        FatalPlanError as FatalPlanError,
+        FetchError as FetchError,
+        FileInUseError as FileInUseError,
+        HostError as HostError,
+        LaunchError as LaunchError,
+        ManifestError as ManifestError,
+        NativeBuildError as NativeBuildError,
+        PlacementError as PlacementError,
+        PlanError as PlanError,
+        ProbeError as ProbeError,
+        SelectionError as SelectionError,
+        TargetError as TargetError,
+        TraceError as TraceError,
+        UnsafeArchiveError as UnsafeArchiveError,
+        ZludaRunnerError as ZludaRunnerError,
     )
-    from zluda_runner.inspection.profile import TargetProfile
-    from zluda_runner.plan.model import Binding, ShimPlan
-    from zluda_runner.release.obtain import Fetched
-    from zluda_runner.release.selection import NothingFitsError
-    from zluda_runner.results.schema import ResultsStoreError
+    from zluda_runner.inspection.profile import (
+        TargetProfile as TargetProfile,
+    )
+    from zluda_runner.plan.model import (
+        Binding as Binding,
+        ShimPlan as ShimPlan,
+    )
+    from zluda_runner.release.obtain import (
+        Fetched as Fetched,
+    )
+    from zluda_runner.release.selection import (
+        NothingFitsError as NothingFitsError,
+    )
+    from zluda_runner.results.schema import (
+        ResultsStoreError as ResultsStoreError,
+    )
 
 
 def __getattr__(name: str) -> object:
@@ -228,6 +203,8 @@ def __getattr__(name: str) -> object:
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'zluda_runner' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from zluda_runner import JSON_SCHEMA_VERSION, __version__
 from zluda_runner.api import Options
 from zluda_runner.api.options import worded_for
 from zluda_runner.commands import COMMAND_MODULES, load_command
@@ -25,6 +24,7 @@ from zluda_runner.core.arch import require_x86_64
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
 from zluda_runner.core.textio import make_standard_streams_safe
+from zluda_runner.core.version import JSON_SCHEMA_VERSION, __version__
 
 RUN_COMMAND = "run"
 # Commands that need the x86-64 machine ZLUDA runs on (everything else works anywhere).

@@ -38,6 +38,19 @@ def test_every_public_name_is_importable_and_documented() -> None:
     assert isinstance(zr.__version__, str) and re.fullmatch(r"\d+\.\d+\.\d+.*", zr.__version__)
 
 
+def test_one_table_of_public_names() -> None:
+    """``zluda_runner._PUBLIC`` is the one table: ``__all__`` is its names, and the imports for type checkers
+    say the same name -> module, each re-exported (``X as X``; ``__version__`` is declared)."""
+    import ast
+
+    tree = ast.parse((REPO / "zluda_runner" / "__init__.py").read_text(encoding="utf-8"))
+    for_types = next(n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING")
+    imported = {a.name: node.module for node in for_types.body if isinstance(node, ast.ImportFrom)
+                for a in node.names if a.asname == a.name}
+    assert imported == {n: m for n, m in zr._PUBLIC.items() if n != "__version__"}
+    assert zr.__all__ == sorted(zr._PUBLIC)
+
+
 def test_no_public_name_is_shadowed_by_a_subpackage() -> None:
     """``zluda_runner.plan`` is a subpackage: a function of that name would be replaced by the module the
     first time anything imports it. No public name may be the name of a module of the package."""

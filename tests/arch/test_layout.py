@@ -89,8 +89,8 @@ def test_no_import_runs_upward() -> None:
 
 def test_the_package_init_imports_stages_only_lazily() -> None:
     """zluda_runner/__init__.py re-exports the API by name, imported on first use (its ``__getattr__``);
-    its imports of the package are for the type checker only (``if TYPE_CHECKING:``), so every stage
-    may still import ``__version__`` from it without a cycle (tests/api/test_import_cost.py)."""
+    its imports of the package are for the type checker only (``if TYPE_CHECKING:``), and importing it
+    stays cheap (tests/api/test_import_cost.py)."""
     tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
     checking = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
     for_types = {id(node) for block in checking for node in ast.walk(block)}
@@ -100,6 +100,16 @@ def test_the_package_init_imports_stages_only_lazily() -> None:
                      for name in ([node.module or ""] if isinstance(node, ast.ImportFrom)
                                   else [a.name for a in node.names]))]
     assert not eager, f"zluda_runner/__init__.py imports the package eagerly at lines {eager}"
+
+
+def test_no_module_imports_the_package_root() -> None:
+    """``__version__`` and ``JSON_SCHEMA_VERSION`` live in zluda_runner/core/version.py: a stage that took
+    them from the root (10 did) ran an import back up to the front door, which re-exports every stage."""
+    rooted = sorted(f"{module}: {node.lineno}" for module, path in _modules().items()
+                    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if (isinstance(node, ast.ImportFrom) and node.module == "zluda_runner" and not node.level)
+                    or (isinstance(node, ast.Import) and any(a.name == "zluda_runner" for a in node.names)))
+    assert not rooted, rooted
 
 
 def test_no_relative_imports() -> None:

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, SideSummary
 from zluda_runner.commands.common import emit_json
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
 
 def _strict(text: str) -> object:

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
 
 Side = Literal["A", "B"]

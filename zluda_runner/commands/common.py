@@ -12,11 +12,11 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import click
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.api import Options
 from zluda_runner.api.options import asked_for
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
 P = ParamSpec("P")
 R = TypeVar("R")

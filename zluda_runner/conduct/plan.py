@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zluda_runner import __version__
 from zluda_runner.conduct.resolve import (
     ASSUMED_PREFIX,
     ReleaseSource,
@@ -30,6 +29,7 @@ from zluda_runner.conduct.resolve import (
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.version import __version__
 from zluda_runner.plan.model import ShimPlan
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.host.gpus import HipQuery
 from zluda_runner.host.hip import query_hip_isolated
 from zluda_runner.host.model import HostFacts

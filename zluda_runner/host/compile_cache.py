@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
 CACHE_SUBDIRS = (("ZLUDA", "ComputeCache"), ("zluda", "ComputeCache"))
 CACHE_FILE_GLOB = "zluda*.db*"

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CommandNotFoundError, HostError, LaunchError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.host.compile_cache import (
     ClearedCaches,
     clear_caches,

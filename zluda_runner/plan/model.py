@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
 Verdict = Literal["ok", "warn", "fatal"]
 OK: Final = "ok"

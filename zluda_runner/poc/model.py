@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.abtest.model import OutputComparison
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
 from zluda_runner.telemetry.model import GpuSummary, GpuTrace
 

@@ -31,9 +31,9 @@ import urllib3.exceptions
 import urllib3.poolmanager
 from urllib3.util import Url, parse_url
 
-from zluda_runner import __version__
 from zluda_runner.core.errors import FetchError
 from zluda_runner.core.redact import redact_text, redact_url
+from zluda_runner.core.version import __version__
 
 USER_AGENT = f"zluda-runner/{__version__}"
 HopCheck = Callable[[str], None]

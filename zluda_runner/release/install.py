@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.release.fetch import (
     AssetLike,
     RetryPolicy,

@@ -23,12 +23,12 @@ from typing import Any, Protocol
 import click
 import filelock
 
-from zluda_runner import JSON_SCHEMA_VERSION
 from zluda_runner.core.errors import CacheError
 from zluda_runner.core.fsutil import TMP_PREFIX, atomic_write_json
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.replace import delete_all
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.release.unpack import archive_stem
 
 MARKER_SUFFIX = ".complete.json"
