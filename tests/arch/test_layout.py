@@ -7,7 +7,10 @@ two different packages of the same rank do not import each other.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "zluda_runner"
 
@@ -120,3 +123,71 @@ def test_no_relative_imports() -> None:
             if isinstance(node, ast.ImportFrom) and node.level:
                 relative.append(f"{module}:{node.lineno}")
     assert not relative, relative
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (every import, at module level, in a function or for
+    the type checker): ``from a.b import c`` names the module ``a.b.c`` where there is one, else ``a.b``."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = {f"{node.module}.{a.name}" for a in node.names}
+                names.update({s for s in subs if s in modules} or {node.module})
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        graph[module] = {n for n in names if n in modules and n != module}
+    return graph
+
+
+def test_no_import_circle() -> None:
+    """No two modules import each other, directly or round a loop (a lazy import or one under
+    ``TYPE_CHECKING`` counts too: it is still a loop a reader has to walk). The package root is
+    left out: it re-exports the API by name and imports nothing eagerly."""
+    graph = {m: t for m, t in _import_graph().items() if m != "zluda_runner.__init__"}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                part.append(top)
+                if top == node:
+                    break
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_check_finds_a_circle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above is not vacuous: two modules that import each other are one circle."""
+    pkg = tmp_path / "zluda_runner"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("from zluda_runner.core.b import x\n")
+    (pkg / "core" / "b.py").write_text("def f():\n    from zluda_runner.core import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
+    with pytest.raises(AssertionError, match=r"zluda_runner\.core\.a <-> zluda_runner\.core\.b"):
+        test_no_import_circle()
