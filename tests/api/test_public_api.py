@@ -199,10 +199,10 @@ def test_a_command_given_as_one_string_is_refused_not_split_into_letters(linux_r
     options = zr.Options(zluda_dir=linux_release, cache_dir=tmp_path / "cache")
     calls = (zr.run, zr.prepare_launch, zr.plan_command, zr.warmup)
     for call in calls:
-        with pytest.raises(zr.LaunchError) as info:
+        with pytest.raises(TypeError) as info:  # zluda_runner.core.argcheck: refused before anything runs
             call(f"{cuda_app} --flag", options)
-        assert "the command is one string" in info.value.message, call
-        assert "split it" in (info.value.hint or ""), call
+        assert "(command=...) must be a list of words" in str(info.value), call
+        assert "not one str" in str(info.value), call
     with pytest.raises(zr.LaunchError) as nul:
         zr.plan_command([str(cuda_app), "a\0b"], options)
     assert "NUL" in nul.value.message or "\\x00" in nul.value.message, nul.value.message

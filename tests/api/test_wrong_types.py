@@ -57,7 +57,7 @@ def test_options_take_a_path_or_text_for_every_path(store: str, tmp_path: Path) 
 
 @pytest.mark.parametrize("options", ["results.db", {}, 5])
 def test_options_that_are_not_an_options_record_are_refused(options: object) -> None:
-    with pytest.raises(TypeError, match=r"options must be a zluda_runner.Options \(or None\)"):
+    with pytest.raises(TypeError, match=r"results_location\(options=...\) must be a zluda_runner.Options \(or None\)"):
         zr.results_location(options)  # type: ignore[arg-type]
 
 
@@ -66,7 +66,7 @@ def test_options_that_are_not_an_options_record_are_refused(options: object) -> 
     lambda o: zr.diff_results(b"abcd", "abcd", o),
 ])
 def test_a_run_id_that_is_not_text_is_refused(store: str, call: object) -> None:
-    with pytest.raises(TypeError, match=r"must be a str, at least 4 hex digits of a run's id"):
+    with pytest.raises(TypeError, match=r"_results?\((run_id|run_a)=...\) must be a str"):
         call(zr.Options(results_db=store))  # type: ignore[operator]
 
 
@@ -76,9 +76,9 @@ def test_a_run_id_that_is_not_text_is_refused(store: str, call: object) -> None:
     ({"limit": "2"}, TypeError, "list_results(limit=...) must be an int"),
     ({"limit": True}, TypeError, "list_results(limit=...) must be an int"),
     ({"kind": "nope"}, ResultsStoreError, "kind='nope' is not a kind of run"),
-    ({"kind": 5}, TypeError, "list_results(kind=...) must be a str or None"),
-    ({"gpu": 1100}, TypeError, "list_results(gpu=...) must be a str or None"),
-    ({"since": 2026}, TypeError, "since must be a date as text"),
+    ({"kind": 5}, TypeError, "list_results(kind=...) must be a str (or None)"),
+    ({"gpu": 1100}, TypeError, "list_results(gpu=...) must be a str (or None)"),
+    ({"since": 2026}, TypeError, "list_results(since=...) must be a str or a date"),
 ])
 def test_list_results_refuses_what_it_cannot_mean(store: str, keywords: dict[str, object],
                                                    error: type[Exception], said: str) -> None:
@@ -101,13 +101,13 @@ def test_one_bundle_is_one_file_not_the_letters_of_its_path(store: str, tmp_path
     into = zr.Options(results_db=str(tmp_path / "into.db"))
     assert zr.import_results(str(bundle), into) == (3, 0)  # type: ignore[arg-type]
     assert zr.import_results(bundle, into) == (0, 3)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"import_results\(files=\[...\]\) must be a str or pathlib.Path"):
+    with pytest.raises(TypeError, match=r"import_results\(files=...\) must be a str or pathlib.Path"):
         zr.import_results([None], into)  # type: ignore[list-item]
-    with pytest.raises(TypeError, match=r"import_results\(files=...\) must be a list of bundle files"):
+    with pytest.raises(TypeError, match=r"import_results\(files=...\) must be .* or a list, each"):
         zr.import_results(None, into)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("file", "error"), [(None, TypeError), (5, TypeError), ("", ResultsStoreError)])
+@pytest.mark.parametrize(("file", "error"), [(None, TypeError), (5, TypeError), ("", ValueError), (" ", ValueError)])
 def test_export_to_no_file_is_refused(store: str, file: object, error: type[Exception]) -> None:
     with pytest.raises(error, match=r"export_results\(file=...\)"):
         zr.export_results(file, zr.Options(results_db=store))  # type: ignore[arg-type]
@@ -115,7 +115,7 @@ def test_export_to_no_file_is_refused(store: str, file: object, error: type[Exce
 
 @pytest.mark.parametrize("command", ["python infer.py", None, 5])
 def test_record_result_wants_the_commands_words(store: str, command: object) -> None:
-    with pytest.raises(TypeError, match=r"record_result\(command=...\) must be the command's words"):
+    with pytest.raises(TypeError, match=r"record_result\(command=...\) must be a list of words"):
         zr.record_result("torch-ops", reports.torch_ops(1), zr.Options(results_db=store),
                          command=command)  # type: ignore[arg-type]
 

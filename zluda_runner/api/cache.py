@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, to_settings
+from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
     from zluda_runner.host.compile_cache import CleanResult as CompileCleanResult
@@ -53,6 +54,7 @@ class CacheCleaned:
     result: CleanResult
 
 
+@checked
 def cache_path(version: str | None = None, options: Options | None = None) -> CachePath:
     """The cache folder, or the unpacked folder(s) of release ``version`` (id, version or tag) in it;
     nothing is downloaded. :func:`cached_release` is the same for a caller that only wants the folders.
@@ -74,6 +76,7 @@ def cache_path(version: str | None = None, options: Options | None = None) -> Ca
     return CachePath(settings.cache_dir, release, tuple(folders))
 
 
+@checked
 def list_cache(options: Options | None = None) -> CacheListing:
     """The releases in the cache, the partial downloads the next fetch resumes, and the trusted hashes.
 
@@ -89,6 +92,7 @@ def list_cache(options: Options | None = None) -> CacheListing:
     return CacheListing(settings.cache_dir, tuple(entries), tuple(partial), MappingProxyType(trusted))
 
 
+@checked
 def clean_cache(version: str | None = None, options: Options | None = None) -> CacheCleaned:
     """Remove release ``version`` from the cache, or every release; the trust file is kept, and a release
     another process is fetching is left alone (``cleaned.result.busy``).
@@ -106,6 +110,7 @@ def clean_cache(version: str | None = None, options: Options | None = None) -> C
         return CacheCleaned(release, clean(settings.cache_dir, release))
 
 
+@checked
 def compile_cache() -> CompileCacheInfo:
     """ZLUDA's own compile cache (``<user cache>/ZLUDA|zluda/ComputeCache/zluda*.db``): its folders,
     files and total size. First runs of a workload fill it (minutes); later runs start fast."""
@@ -114,6 +119,7 @@ def compile_cache() -> CompileCacheInfo:
     return inspect_compile_cache()
 
 
+@checked
 def clean_compile_cache() -> CompileCleanResult:
     """Delete ZLUDA's compile cache databases (``zluda*.db*``) and nothing else; ZLUDA rebuilds them on
     the next run. A database in use is listed in ``result.failed`` (``result.exit_code`` is then 1)."""

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, keep, recorded, to_settings, worded
+from zluda_runner.core.argcheck import Count, Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.doctor.model import DoctorReport
     from zluda_runner.probe.model import CaseResult, ProbeReport
 
 
+@checked
 @recorded
 def run_probe(
     options: Options | None = None,
@@ -25,10 +27,10 @@ def run_probe(
     cases: Sequence[str] = (),
     ops: Sequence[str] = (),
     dtypes: Sequence[str] | None = None,
-    timeout: float | None = None,
-    budget: float | None = None,
+    timeout: Seconds | None = None,
+    budget: Seconds | None = None,
     native: bool = False,
-    samples: int = 1,
+    samples: Count = 1,
     progress: Callable[[CaseResult], None] | None = None,
     command: Sequence[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
@@ -69,6 +71,7 @@ def run_probe(
     return report
 
 
+@checked
 @recorded
 def run_doctor(options: Options | None = None, *, strict: bool = False,
                root: Path | str | None = None,

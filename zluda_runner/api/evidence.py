@@ -3,13 +3,13 @@ trace of every CUDA driver call (:func:`trace_launch`, :func:`read_trace`, :func
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.api.launching import Launch
-from zluda_runner.api.options import Options, caller_errors, keep, must_be, recorded, to_settings
+from zluda_runner.api.options import Options, caller_errors, keep, recorded, to_settings
+from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
     from zluda_runner.launch.verdict import VerifyResult
@@ -25,6 +25,7 @@ T = TypeVar("T")
 Telemetry = Callable[["GpuTrace | NoTelemetry"], None]
 
 
+@checked
 @recorded
 def verify_launch(launch: Launch, options: Options | None = None, *,
                   command: Sequence[str] | None = None,
@@ -40,8 +41,6 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
     why there is none) is heard once it has exited, and its summary recorded with the evidence.
     """
     from zluda_runner.launch.prepare import expected_bindings
-
-    must_be(launch, Launch, "verify_launch(launch=...) must be the Launch that prepare_launch() gave")
     from zluda_runner.launch.verify import verify_bindings
 
     def verify() -> VerifyResult:
@@ -56,6 +55,7 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
     return result
 
 
+@checked
 @recorded
 def verify_plan(plan: ShimPlan, options: Options | None = None, *,
                 on_warning: Callable[[str], None] | None = None) -> VerifyResult:
@@ -66,9 +66,7 @@ def verify_plan(plan: ShimPlan, options: Options | None = None, *,
         LaunchError: a Windows plan (the proof needs the DLLs placed: :func:`verify_launch`).
     """
     from zluda_runner.launch.verify import verify_torch_import
-    from zluda_runner.plan.model import ShimPlan
 
-    must_be(plan, ShimPlan, "verify_plan(plan=...) must be the ShimPlan that plan_command() gave")
     settings = to_settings(options)
     with caller_errors():
         result = verify_torch_import(plan, settings.cache_dir)
@@ -78,6 +76,7 @@ def verify_plan(plan: ShimPlan, options: Options | None = None, *,
     return result
 
 
+@checked
 def check_trace_supported() -> None:
     """Refuse at once where a trace cannot be taken (on Windows), before anything is planned or fetched.
 
@@ -90,6 +89,7 @@ def check_trace_supported() -> None:
         check_supported()
 
 
+@checked
 @recorded
 def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | str | None = None,
                  on_warning: Callable[[str], None] | None = None,
@@ -106,7 +106,6 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
     """
     from zluda_runner.trace.workload import trace_workload
 
-    must_be(launch, Launch, "trace_launch(launch=...) must be the Launch that prepare_launch() gave")
 
     settings = to_settings(options, trace_out=None if out is None else Path(out))
     with caller_errors():
@@ -140,6 +139,7 @@ def _tell(on_telemetry: Telemetry | None, gpu: GpuTrace | NoTelemetry | None) ->
         on_telemetry(gpu)
 
 
+@checked
 def read_trace(path: Path | str) -> TraceReport:
     """A saved trace: the JSON report a traced run wrote, or a folder of the tracer's raw files.
 
@@ -148,6 +148,5 @@ def read_trace(path: Path | str) -> TraceReport:
     """
     from zluda_runner.trace.run import load_trace
 
-    must_be(path, (str, os.PathLike), "read_trace(path=...) must be a str or pathlib.Path")
     with caller_errors():
         return load_trace(Path(path))

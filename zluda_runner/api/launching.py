@@ -14,11 +14,11 @@ from zluda_runner.api.options import (
     Options,
     caller_errors,
     command_words,
-    must_be,
     to_settings,
     warn_with,
     worded,
 )
+from zluda_runner.core.argcheck import Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
@@ -48,6 +48,7 @@ class Launch:
     notes: tuple[str, ...]
 
 
+@checked
 def inspect(path: Path | str | None = None, options: Options | None = None) -> TargetProfile:
     """What a CUDA build needs, under which names, and where the loader would find each.
 
@@ -68,6 +69,7 @@ def inspect(path: Path | str | None = None, options: Options | None = None) -> T
         return inspect_python(settings.python or sys.executable, cache_dir=settings.cache_dir)
 
 
+@checked
 def plan_command(
     command: Sequence[str] = (),
     options: Options | None = None,
@@ -105,6 +107,7 @@ def plan_command(
         return prepare_plan(argv, settings, use_cache=use_cache, download=False)
 
 
+@checked
 def prepare_launch(
     command: Sequence[str],
     options: Options | None = None,
@@ -145,13 +148,14 @@ def prepare_launch(
                   tuple(worded(w) for w in prepared.warnings), tuple(prepared.notes))
 
 
+@checked
 def run(
     command: Sequence[str],
     options: Options | None = None,
     *,
     strict: bool = False,
     injector: bool = False,
-    timeout: float | None = None,
+    timeout: Seconds | None = None,
     on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None,
 ) -> int:
     """Run ``command`` under ZLUDA to its end and return its exit status (this process goes on).
@@ -173,11 +177,12 @@ def run(
     return start(launch, timeout=timeout, on_telemetry=on_telemetry)
 
 
+@checked
 def start(
     launch: Launch,
     *,
     replace: bool = False,
-    timeout: float | None = None,
+    timeout: Seconds | None = None,
     on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None,
 ) -> int:
     """Start a prepared launch (:func:`prepare_launch`) and return the workload's exit status, as
@@ -195,7 +200,6 @@ def start(
     from zluda_runner.launch.run import PreparedRun
     from zluda_runner.launch.run import start as start_run
 
-    must_be(launch, Launch, "start(launch=...) must be the Launch that prepare_launch() gave")
     prepared = PreparedRun(launch.plan, list(launch.argv), dict(launch.env), list(launch.warnings),
                            list(launch.notes))
     with caller_errors():

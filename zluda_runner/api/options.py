@@ -96,10 +96,7 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
                 trace_out: Path | None = None) -> Settings:
     """The library's settings for ``options`` (the only conversion: the CLI builds :class:`Options`
     too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call.
-    TypeError for anything but an :class:`Options` or None (a dict, a path)."""
-    if options is not None and not isinstance(options, Options):
-        raise TypeError(f"options must be a zluda_runner.Options (or None), not {shown(options)}: "
-                        "write Options(results_db=..., cache_dir=...)")
+    (A public call's ``options`` is checked by its annotation: :mod:`zluda_runner.core.argcheck`.)"""
     given = {f.name: getattr(options, f.name) for f in fields(Options)} if options is not None else {}
     if given.get("cache_dir") is None:  # unset: the settings' default (the environment, the user cache)
         given.pop("cache_dir", None)
@@ -186,19 +183,8 @@ def command_words(command: Sequence[object]) -> list[str]:
     anything is planned."""
     from zluda_runner.launch.process import command_words as words
 
-    if not isinstance(command, Sequence):  # None, a generator, a number: not the words of a command
-        raise TypeError(f"the command must be a list of words such as [\"python\", \"infer.py\"], "
-                        f"not {shown(command)}")
     with caller_errors():
         return words(command)
-
-
-def must_be(value: object, kind: type | tuple[type, ...], what: str) -> None:
-    """TypeError unless ``value`` is a ``kind``: what the argument must be (``what``: "start(launch=...)
-    must be the Launch prepare_launch() gave") and what it was, before the call reaches the library
-    (where a None or a dict failed deep inside, as an AttributeError)."""
-    if not isinstance(value, kind):
-        raise TypeError(f"{what}, not {shown(value)}")
 
 
 def warn_with(on_warning: Callable[[str], None] | None) -> Callable[[str], None] | None:

@@ -4,14 +4,14 @@ mounted drive, a test fixture)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, must_be, to_settings
+from zluda_runner.api.options import Options, caller_errors, to_settings
+from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
     from zluda_runner.launch.windows.place import PlacementResult
@@ -44,6 +44,7 @@ class Placed:
     defaults_hook: Path | None = None
 
 
+@checked
 def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: bool = False) -> Placed:
     """Plan for a Windows ``torch/lib`` folder and place ZLUDA's DLLs there, journaled.
 
@@ -62,8 +63,6 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     from zluda_runner.launch.windows import placements_of
     from zluda_runner.launch.windows.hook import place_defaults
 
-    must_be(torch_lib, (str, os.PathLike), "place(torch_lib=...) must be the torch/lib folder, a str or "
-            "pathlib.Path")
     settings = to_settings(options)
     folder = Path(torch_lib)
     with caller_errors():
@@ -79,6 +78,7 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
                   result, hook)
 
 
+@checked
 def restore(torch_lib: Path | str | None, options: Options | None = None, *,
             force: bool = False) -> RestoreResult:
     """Put back exactly the files that were in ``torch_lib`` before placement (and remove
@@ -100,6 +100,7 @@ def restore(torch_lib: Path | str | None, options: Options | None = None, *,
         return restore_files(torch_lib_for(settings, torch_lib), force=force, cache_dir=settings.cache_dir)
 
 
+@checked
 def placement_status(torch_lib: Path | str | None, options: Options | None = None, *,
                      deep: bool = False) -> PlacementStatus:
     """Is ZLUDA still placed in ``torch_lib``, or did something (pip, an antivirus) undo it?
@@ -115,6 +116,7 @@ def placement_status(torch_lib: Path | str | None, options: Options | None = Non
         return status(torch_lib_for(to_settings(options), torch_lib), deep=deep)
 
 
+@checked
 @contextmanager
 def placed(torch_lib: Path | str, options: Options | None = None) -> Iterator[Placed]:
     """Place ZLUDA's DLLs into ``torch_lib`` for the ``with`` block; put back exactly what was there

@@ -8,24 +8,26 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
+from zluda_runner.core.argcheck import Count, Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
 
 
+@checked
 @recorded_call
 def run_poc(
     argv: Sequence[str],
     *,
-    runs: int = 3,
+    runs: Count = 3,
     reference: str = "cpu",
     native: bool = False,
     options: Options | None = None,
-    timeout: float | None = None,
+    timeout: Seconds | None = None,
     rtol: float | None = None,
     atol: float | None = None,
     min_speedup: float | None = None,
-    interval: float | None = None,
+    interval: Seconds | None = None,
     root: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, must_be, to_settings, worded
+from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
@@ -71,6 +72,7 @@ class ReleaseChoice:
     warnings: tuple[str, ...]
 
 
+@checked
 def choose_release(
     options: Options | None = None,
     *,
@@ -113,6 +115,7 @@ def choose_release(
     )
 
 
+@checked
 def fetch(
     options: Options | None = None,
     *,
@@ -160,6 +163,7 @@ def fetch(
     return dataclasses.replace(done, notes=[*done.notes, *(worded(a) for a in aside)]) if aside else done
 
 
+@checked
 def cached_release(version: str, options: Options | None = None) -> tuple[Path, ...]:
     """The unpacked folder(s) of release ``version`` in the cache (nothing is downloaded).
 
@@ -168,7 +172,6 @@ def cached_release(version: str, options: Options | None = None) -> tuple[Path, 
     """
     from zluda_runner.release.obtain import cached_folders
 
-    must_be(version, str, "cached_release(version=...) must be a str (an id, version or tag)")
     settings = to_settings(options)
     with caller_errors():
         return tuple(cached_folders(settings.manifest, settings.cache_dir, version)[1])
@@ -188,6 +191,7 @@ class ReleaseListing:
     recorded_on_this_gpu: tuple[str, ...]
 
 
+@checked
 def list_releases(
     options: Options | None = None,
     *,
@@ -249,6 +253,7 @@ def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str 
                            hip_source=hip_source), resolution
 
 
+@checked
 def update_manifest(url: str | None = None, options: Options | None = None, *,
                     allow_http: bool = False) -> UpdateResult:
     """Fetch a newer release manifest from ``url`` over TLS, validated, for every later call

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.api.options import Options, caller_errors, shown, to_settings, worded
+from zluda_runner.api.options import Options, caller_errors, to_settings, worded
+from zluda_runner.core.argcheck import checked
 from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
 from zluda_runner.results.schema import ResultsStoreError
 from zluda_runner.results.userfiles import OutputFileError as OutputFileError  # the front ends' one writer
@@ -49,6 +50,7 @@ class Recorded:
     location: str
 
 
+@checked
 def record_result(kind: str, report: Recordable, options: Options | None = None, *,
                   command: Sequence[str] = ()) -> Recorded:
     """Keep one report in the results store (``Options(results_db=...)``, else ``results.db`` in the cache).
@@ -64,9 +66,6 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
     from zluda_runner.host.quick import quick_facts
     from zluda_runner.results.recording import record_report
 
-    if isinstance(command, str | bytes) or not isinstance(command, Sequence):
-        raise TypeError(f"record_result(command=...) must be the command's words, a list such as "
-                        f"['python', 'infer.py'], not {shown(command)}")
     settings = to_settings(options)
     outcome = record_report(kind, report, settings=settings, command=[str(w) for w in command],
                             host=quick_facts().fingerprint())
@@ -74,8 +73,9 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
                     outcome.warning and worded(outcome.warning), outcome.location)
 
 
+@checked
 def list_results(options: Options | None = None, *, kind: str | None = None, gpu: str | None = None,
-                 since: str | None = None, limit: int | None = 50) -> list[RunRecord]:
+                 since: str | _dt.date | None = None, limit: int | None = 50) -> list[RunRecord]:
     """The recorded runs, oldest first (without their items: :func:`get_result` has them).
 
     Args:
@@ -88,14 +88,9 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
     from zluda_runner.api.terms import RESULT_KINDS
     from zluda_runner.results.bundle import check_since
 
-    _text_or_none("kind", kind)
-    _text_or_none("gpu", gpu)
     if kind is not None and kind not in RESULT_KINDS:
         raise ResultsStoreError(f"kind={kind!r} is not a kind of run",
                                 f"give one of {', '.join(map(repr, RESULT_KINDS))}, or kind=None for all")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-        raise TypeError(f"list_results(limit=...) must be an int (the latest N runs) or None, "
-                        f"not {shown(limit)}")
     if limit is not None and limit < 1:
         raise ResultsStoreError(f"limit={limit} is no number of runs",
                                 "give limit=N (1 or more) for the latest N runs, or limit=None for every run")
@@ -105,17 +100,18 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
         return store.list_runs(kind=kind, gfx=gpu, since=since_iso, limit=limit)
 
 
+@checked
 def get_result(run_id: str, options: Options | None = None) -> RunRecord:
     """One recorded run with all its items (``run_id``: at least 4 hex digits of its id).
 
     Raises:
         ResultsStoreError: no such run, or the store cannot be read or is not there.
     """
-    _run_id(run_id)
     with _store(options, reading=True) as store:
         return store.get_run(run_id)
 
 
+@checked
 def results_location(options: Options | None = None) -> str:
     """Where the results store is, as it is shown (a file, or a ``postgresql://`` URL without its
     password); nothing is opened.
@@ -129,6 +125,7 @@ def results_location(options: Options | None = None) -> str:
         return make_store(store_url(to_settings(options))).location
 
 
+@checked
 def results_files(options: Options | None = None) -> tuple[Path, ...]:
     """The files the results store is kept in (the database and its ``-wal``/``-shm``/``-journal``;
     none for a database server): what no report or export may be written over. Nothing is opened.
@@ -142,13 +139,13 @@ def results_files(options: Options | None = None) -> tuple[Path, ...]:
         return make_store(store_url(to_settings(options))).files()
 
 
+@checked
 def delete_result(run_id: str, options: Options | None = None) -> str:
     """Remove one run and its items from the store; returns its whole id.
 
     Raises:
         ResultsStoreError: no such run (or ``run_id`` names more than one), or the store cannot be written.
     """
-    _run_id(run_id)
     with _store(options, reading=True) as store:  # a store that is not there is not made to delete from
         return store.delete_run(store.resolve_id(run_id))
 
@@ -163,6 +160,7 @@ class ResultsDiff:
     diff: RunDiff
 
 
+@checked
 def diff_results(run_a: str, run_b: str, options: Options | None = None) -> ResultsDiff:
     """What changed from run ``run_a`` to run ``run_b`` (ids: at least 4 hex digits).
 
@@ -171,14 +169,13 @@ def diff_results(run_a: str, run_b: str, options: Options | None = None) -> Resu
     """
     from zluda_runner.results import diff_runs
 
-    _run_id(run_a, "run_a")
-    _run_id(run_b, "run_b")
     with _store(options, reading=True) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
     return ResultsDiff(a, b, diff_runs(a, b))
 
 
-def results_matrix(options: Options | None = None, *, since: str | None = None) -> Matrix:
+@checked
+def results_matrix(options: Options | None = None, *, since: str | _dt.date | None = None) -> Matrix:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts and failing items per cell.
 
     Args:
@@ -196,7 +193,9 @@ def results_matrix(options: Options | None = None, *, since: str | None = None) 
         return build_matrix(store, since=since_iso)
 
 
-def export_results(file: Path | str, options: Options | None = None, *, since: str | None = None) -> int:
+@checked
+def export_results(file: Path | str, options: Options | None = None, *,
+                   since: str | _dt.date | None = None) -> int:
     """Write the runs (``since`` a date) to ``file``, a bundle to share (JSON lines; nothing personal);
     returns how many.
 
@@ -206,7 +205,7 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
     from zluda_runner.results.bundle import export_bundle
     from zluda_runner.results.userfiles import output_path
 
-    target = _file("export_results(file=...)", file)
+    target = Path(file)
     since = _since(since)
     with caller_errors():
         output_path(target, (), what="the bundle", option="{cmd:results export}")  # before the store opens
@@ -214,7 +213,9 @@ def export_results(file: Path | str, options: Options | None = None, *, since: s
         return export_bundle(store, target, since=since)
 
 
-def import_results(files: Sequence[Path | str], options: Options | None = None) -> tuple[int, int]:
+@checked
+def import_results(files: Path | str | Sequence[Path | str],
+                   options: Options | None = None) -> tuple[int, int]:
     """Merge bundles (what :func:`export_results` wrote) into the store: ``(imported, already stored)``.
     Every bundle is checked whole first: a bad one stores nothing of any of them (and makes no store).
 
@@ -223,42 +224,20 @@ def import_results(files: Sequence[Path | str], options: Options | None = None) 
     """
     from zluda_runner.results.bundle import checked_bundles, store_bundles
 
-    if isinstance(files, str | os.PathLike):  # one bundle: not its path's letters, each a file
-        files = [files]
-    if not isinstance(files, Sequence):
-        raise TypeError(f"import_results(files=...) must be a list of bundle files, not {shown(files)}")
-    paths = [_file("import_results(files=[...])", f) for f in files]
+    each = [files] if isinstance(files, str | os.PathLike) else files  # one bundle: not its path's letters
+    paths = [Path(f) for f in each]
     # every bundle checked before a store is opened (or made) for them
     with caller_errors(), checked_bundles(paths) as bundles, _store(options, reading=False) as store:
         return store_bundles(store, bundles)
 
 
-def _run_id(value: object, name: str = "run_id") -> None:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, at least 4 hex digits of a run's id "
-                        f"(list_results() gives them), not {shown(value)}")
-
-
-def _text_or_none(name: str, value: object) -> None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"list_results({name}=...) must be a str or None, not {shown(value)}")
-
-
 def _since(since: object) -> str | None:
     """``since`` as text: a ``datetime.date`` (or ``datetime``) as its day; TypeError for anything else."""
-    if since is None or isinstance(since, str):
-        return since
     if isinstance(since, _dt.date):
         return (since.date() if isinstance(since, _dt.datetime) else since).isoformat()
-    raise TypeError(f"since must be a date as text ('2026-12-01') or a datetime.date, not {shown(since)}")
+    return since  # type: ignore[return-value]
 
 
-def _file(what: str, value: object) -> Path:
-    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
-        raise TypeError(f"{what} must be a str or pathlib.Path, not {shown(value)}")
-    if not os.fspath(value).strip():
-        raise ResultsStoreError(f"{what} is empty: no file is named", "give the path of a file")
-    return Path(os.fspath(value))
 
 
 @contextmanager

@@ -10,17 +10,19 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.launching import prepare_launch
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
+from zluda_runner.core.argcheck import Count, Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
     from zluda_runner.launch.warmup import WarmupReport
 
 
+@checked
 def warmup(
     command: Sequence[str],
     options: Options | None = None,
     *,
-    heartbeat: float = 10.0,
+    heartbeat: Seconds = 10.0,
     as_is: bool = False,
     output_to_stderr: bool = False,
     on_heartbeat: Callable[[float, int, int], None] | None = None,
@@ -65,16 +67,17 @@ def warmup(
                               plan=plan, precompile=precompile, clear=clear_caches)
 
 
+@checked
 @recorded_call
 def run_ab(
     script: Sequence[str] = (),
     options: Options | None = None,
     *,
-    runs: int = 3,
+    runs: Count = 3,
     b_python: str | None = None,
     a_command: str | None = None,
     b_command: str | None = None,
-    timeout: float | None = None,
+    timeout: Seconds | None = None,
     rtol: float | None = None,
     atol: float | None = None,
     progress: Callable[[str], None] | None = None,

@@ -1,0 +1,229 @@
+"""One argument check at the API boundary, read from the public functions' own annotations.
+
+:func:`checked` wraps a public function: on its first call the annotations are read (names only a type
+checker imports are looked up in the module, then in the package's table of public names; one never
+found is not checked, and nothing inside ``Callable[...]`` is resolved: a callback only needs to be
+callable), and every call's arguments are held to them before the function runs. A bool is exactly a
+bool; an int is no bool; a float is any finite int or float; a ``Sequence[str]`` is a list of words,
+never one str; a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
+values and :class:`Range` bounds (``Seconds``, ``Count``) hold; what is not understood passes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+from zluda_runner.core.errors import ZludaRunnerError
+
+
+class ArgumentTypeError(ZludaRunnerError, TypeError):
+    """An argument of a public call of the wrong type (named, with what it must be)."""
+
+
+class ArgumentValueError(ZludaRunnerError, ValueError):
+    """An argument of a public call of the right type and a wrong value (out of range, blank)."""
+
+
+@dataclass(frozen=True)
+class Range:
+    """Bounds of a number, as ``Annotated[float, Range(gt=0)]``."""
+
+    gt: float | None = None
+    ge: float | None = None
+
+    def holds(self, value: float) -> bool:
+        return (self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+
+    def __str__(self) -> str:
+        return " and ".join(f"{op} {bound:g}" for op, bound in ((">", self.gt), (">=", self.ge))
+                            if bound is not None)
+
+
+Seconds = Annotated[float, Range(gt=0)]
+"""A time in seconds: more than 0."""
+Count = Annotated[int, Range(ge=1)]
+"""How many times: 1 or more."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+# value -> None when it fits, else "type" or "value" (which error)
+_Test = Callable[[object], str | None]
+
+
+def checked(function: Callable[P, R]) -> Callable[P, R]:
+    """``function`` with its arguments checked against its annotations before it runs."""
+    tests: dict[str, tuple[_Test, str]] | None = None
+    signature: Any = None
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        import inspect
+
+        nonlocal tests, signature
+        if tests is None:
+            tests, signature = _tests_of(inspect.unwrap(function)), inspect.signature(function)
+        try:
+            given = signature.bind(*args, **kwargs).arguments
+        except TypeError:  # a missing or unknown argument: Python's own error
+            return function(*args, **kwargs)
+        for name, value in given.items():
+            test, what = tests.get(name, (_anything, ""))
+            fault = test(value)
+            if fault is not None:
+                error = ArgumentTypeError if fault == "type" else ArgumentValueError
+                raise error(f"{function.__name__}({name}=...) must be {what}, not {_shown(value)}",
+                            f"see help(zluda_runner.{function.__name__})")
+        return function(*args, **kwargs)
+
+    call.__dict__["checked"] = True
+    return call
+
+
+def _shown(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _anything(value: object) -> None:
+    return None
+
+
+def _tests_of(function: Callable[..., object]) -> dict[str, tuple[_Test, str]]:
+    names = _Names(function.__globals__)
+    tests = {}
+    for name, text in function.__annotations__.items():
+        if name == "return":
+            continue
+        try:
+            hint = eval(_without_callable_args(text), function.__globals__, names)  # noqa: S307
+        except Exception:  # noqa: S112 - an annotation this check cannot read is not checked
+            continue
+        test = _test(hint)
+        if test is not None:
+            tests[name] = test
+    return tests
+
+
+def _without_callable_args(text: str) -> str:
+    """``Callable[[A, B], C]`` as plain ``Callable``: its argument types are never looked up."""
+    while (found := re.search(r"\bCallable\[", text)) is not None:
+        depth, end = 0, found.end() - 1
+        for end in range(found.end() - 1, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        text = text[:found.end() - 1] + text[end + 1:]
+    return text
+
+
+class _Names(dict[str, object]):
+    """Names for an annotation: the module's, then the package's public ones (imported on use)."""
+
+    def __init__(self, module: dict[str, Any]) -> None:
+        super().__init__()
+        self.module = module
+
+    def __missing__(self, name: str) -> object:
+        if name in self.module:
+            return self.module[name]
+        if name in ("Seconds", "Count"):
+            return globals()[name]
+        import importlib
+
+        public: dict[str, str] = importlib.import_module("zluda_runner")._PUBLIC
+        if name in public:
+            return getattr(importlib.import_module(public[name]), name)
+        raise KeyError(name)
+
+
+def _test(hint: object) -> tuple[_Test, str] | None:
+    """How a value is held to ``hint``, and what it must be; None: not checked."""
+    import collections.abc
+    import types
+    import typing
+    from pathlib import Path
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        base = _test(args[0])
+        ranges = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Range)]
+        if base is None or not ranges:
+            return base
+        inner, what = base
+        bound = ranges[0]
+
+        def ranged(value: object) -> str | None:
+            fault = inner(value)
+            return fault if fault is not None else None if bound.holds(value) else "value"  # type: ignore[arg-type]
+        return ranged, f"{what} {bound}"
+    if origin in (typing.Union, types.UnionType):
+        optional = type(None) in args
+        members = [a for a in args if a is not type(None)]
+        if Path in members:
+            members = [a for a in members if a not in (Path, str)]
+            members.insert(0, "path")
+        tests = [_path_test() if m == "path" else _test(m) for m in members]
+        if any(t is None for t in tests):
+            return None
+        known = [t for t in tests if t is not None]
+
+        def one_of(value: object) -> str | None:
+            if value is None and optional:
+                return None
+            faults = [test(value) for test, _ in known]
+            return None if None in faults else "value" if "value" in faults else "type"
+        return one_of, " or ".join(w for _, w in known) + (" (or None)" if optional else "")
+    if hint is bool:
+        return (lambda v: None if isinstance(v, bool) else "type"), "True or False"
+    if hint is int:
+        return (lambda v: None if isinstance(v, int) and not isinstance(v, bool) else "type"), "an int"
+    if hint is float:
+        return _number, "a number"
+    if hint is str:
+        return (lambda v: None if isinstance(v, str) else "type"), "a str"
+    if origin is typing.Literal:
+        return (lambda v: None if v in args else "value"), "one of " + ", ".join(map(repr, args))
+    if origin is collections.abc.Sequence and args and args[0] is str:
+        return _words, "a list of words (str), not one str"
+    if origin is collections.abc.Sequence and args and _test(args[0]) is not None:
+        item, what = _test(args[0])  # type: ignore[misc]
+
+        def each(value: object) -> str | None:
+            if isinstance(value, str | bytes) or not isinstance(value, collections.abc.Sequence):
+                return "type"
+            return next((f for f in map(item, value) if f is not None), None)
+        return each, f"a list, each {what}"
+    if hint is collections.abc.Callable or origin is collections.abc.Callable:
+        return (lambda v: None if callable(v) else "type"), "callable"
+    if isinstance(hint, type) and hint is not object and not getattr(hint, "_is_protocol", False):
+        shown = (f"zluda_runner.{hint.__name__}" if hint.__module__.startswith("zluda_runner")
+                 else hint.__qualname__)
+        return (lambda v: None if isinstance(v, hint) else "type"), f"a {shown}"
+    return None
+
+
+def _number(value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "type"
+    return None if math.isfinite(value) else "value"
+
+
+def _words(value: object) -> str | None:
+    from collections.abc import Sequence
+
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        return "type"
+    return None if all(isinstance(w, str | os.PathLike) for w in value) else "type"  # a Path: its text
+
+
+def _path_test() -> tuple[_Test, str]:
+    def path(value: object) -> str | None:
+        if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+            return "type"
+        return None if os.fspath(value).strip() else "value"
+    return path, "a str or pathlib.Path (not blank)"
