@@ -20,7 +20,8 @@ CASES: list[tuple[str, tuple[Any, ...], str]] = [
 
 
 @pytest.mark.parametrize(("name", "args", "argument"), CASES, ids=[c[0] for c in CASES])
-def test_a_wrong_argument_is_named_with_what_it_must_be(name: str, args: tuple[Any, ...], argument: str) -> None:
+def test_a_wrong_argument_is_named_with_what_it_must_be(name: str, args: tuple[Any, ...],
+                                                       argument: str) -> None:
     with pytest.raises(TypeError) as info:
         getattr(zr, name)(*args)
     assert isinstance(info.value, zr.ZludaRunnerError)
