@@ -90,7 +90,7 @@ def test_each_parameter_given_a_wrong_type_is_refused_by_name(nothing_runs: Path
     (lambda: zr.run(["python", "x.py"], timeout=0), "timeout", ValueError),
     (lambda: zr.run(["python", "x.py"], timeout=math.inf), "timeout", ValueError),
     (lambda: zr.run(["python", "x.py"], on_telemetry=42), "on_telemetry", TypeError),
-    (lambda: zr.run_ab(["x.py"], runs=0), "runs", ValueError),
+    (lambda: zr.warmup(["python", "x.py"], heartbeat=-1), "heartbeat", ValueError),
     (lambda: zr.read_trace(" "), "path", ValueError),
     (lambda: zr.list_results(limit=True), "limit", TypeError),
 ])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
-from zluda_runner.core.argcheck import Count, Seconds, checked
+from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 def run_poc(
     argv: Sequence[str],
     *,
-    runs: Count = 3,
+    runs: int = 3,
     reference: str = "cpu",
     native: bool = False,
     options: Options | None = None,
-    timeout: Seconds | None = None,
+    timeout: float | None = None,
     rtol: float | None = None,
     atol: float | None = None,
     min_speedup: float | None = None,
-    interval: Seconds | None = None,
+    interval: float | None = None,
     root: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.launching import prepare_launch
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
-from zluda_runner.core.argcheck import Count, Seconds, checked
+from zluda_runner.core.argcheck import Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
@@ -73,11 +73,11 @@ def run_ab(
     script: Sequence[str] = (),
     options: Options | None = None,
     *,
-    runs: Count = 3,
+    runs: int = 3,
     b_python: str | None = None,
     a_command: str | None = None,
     b_command: str | None = None,
-    timeout: Seconds | None = None,
+    timeout: float | None = None,
     rtol: float | None = None,
     atol: float | None = None,
     progress: Callable[[str], None] | None = None,

@@ -5,7 +5,7 @@ checker imports are looked up in the module, then in the package's table of publ
 found is not checked, and nothing inside ``Callable[...]`` is resolved: a callback only needs to be
 callable), and every call's arguments are held to them before the function runs. A bool is exactly a
 bool; an int is no bool; a float is any finite int or float; a ``Sequence[str]`` is a list of words,
-never one str; a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
+never one str (each word is the library's to check); a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
 values and :class:`Range` bounds (``Seconds``, ``Count``) hold; what is not understood passes.
 """
 
@@ -218,7 +218,7 @@ def _words(value: object) -> str | None:
 
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         return "type"
-    return None if all(isinstance(w, str | os.PathLike) for w in value) else "type"  # a Path: its text
+    return None  # each word: launch.process.command_words names the one that is not text
 
 
 def _path_test() -> tuple[_Test, str]:
