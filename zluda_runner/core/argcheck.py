@@ -5,7 +5,7 @@ checker imports are looked up in the module, then in the package's table of publ
 found is not checked, and nothing inside ``Callable[...]`` is resolved: a callback only needs to be
 callable), and every call's arguments are held to them before the function runs. A bool is exactly a
 bool; an int is no bool; a float is any finite int or float; a ``Sequence[str]`` is a list of words,
-never one str (each word is the library's to check); a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
+never one str; a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
 values and :class:`Range` bounds (``Seconds``, ``Count``) hold; what is not understood passes.
 """
 
@@ -73,11 +73,9 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
         except TypeError:  # a missing or unknown argument: Python's own error
             return function(*args, **kwargs)
         for name, value in given.items():
-            test, what = tests.get(name, (_anything, ""))
-            fault = test(value)
-            if fault is not None:
+            if name in tests and (fault := tests[name][0](value)) is not None:
                 error = ArgumentTypeError if fault == "type" else ArgumentValueError
-                raise error(f"{function.__name__}({name}=...) must be {what}, not {_shown(value)}",
+                raise error(f"{function.__name__}({name}=...) must be {tests[name][1]}, not {_shown(value)}",
                             f"see help(zluda_runner.{function.__name__})")
         return function(*args, **kwargs)
 
@@ -89,12 +87,8 @@ def _shown(value: object) -> str:
     return f"{type(value).__name__} {value!r}"[:80]
 
 
-def _anything(value: object) -> None:
-    return None
-
-
 def _tests_of(function: Callable[..., object]) -> dict[str, tuple[_Test, str]]:
-    names = _Names(function.__globals__)
+    names = _PublicNames()
     tests = {}
     for name, text in function.__annotations__.items():
         if name == "return":
@@ -121,18 +115,11 @@ def _without_callable_args(text: str) -> str:
     return text
 
 
-class _Names(dict[str, object]):
-    """Names for an annotation: the module's, then the package's public ones (imported on use)."""
-
-    def __init__(self, module: dict[str, Any]) -> None:
-        super().__init__()
-        self.module = module
+class _PublicNames(dict[str, object]):
+    """An annotation's names the module lacks (imported only for a type checker): the package's public
+    ones, imported on use (a KeyError sends Python on to the module's own names)."""
 
     def __missing__(self, name: str) -> object:
-        if name in self.module:
-            return self.module[name]
-        if name in ("Seconds", "Count"):
-            return globals()[name]
         import importlib
 
         public: dict[str, str] = importlib.import_module("zluda_runner")._PUBLIC
@@ -154,8 +141,7 @@ def _test(hint: object) -> tuple[_Test, str] | None:
         ranges = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Range)]
         if base is None or not ranges:
             return base
-        inner, what = base
-        bound = ranges[0]
+        (inner, what), bound = base, ranges[0]
 
         def ranged(value: object) -> str | None:
             fault = inner(value)
@@ -188,16 +174,14 @@ def _test(hint: object) -> tuple[_Test, str] | None:
         return (lambda v: None if isinstance(v, str) else "type"), "a str"
     if origin is typing.Literal:
         return (lambda v: None if v in args else "value"), "one of " + ", ".join(map(repr, args))
-    if origin is collections.abc.Sequence and args and args[0] is str:
-        return _words, "a list of words (str), not one str"
-    if origin is collections.abc.Sequence and args and _test(args[0]) is not None:
-        item, what = _test(args[0])  # type: ignore[misc]
+    if origin is collections.abc.Sequence and args:  # its shape; the words of a command are the library's
+        item = None if args[0] is str else _test(args[0])
 
         def each(value: object) -> str | None:
             if isinstance(value, str | bytes) or not isinstance(value, collections.abc.Sequence):
                 return "type"
-            return next((f for f in map(item, value) if f is not None), None)
-        return each, f"a list, each {what}"
+            return None if item is None else next((f for f in map(item[0], value) if f is not None), None)
+        return each, "a list of words (str), not one str" if item is None else f"a list, each {item[1]}"
     if hint is collections.abc.Callable or origin is collections.abc.Callable:
         return (lambda v: None if callable(v) else "type"), "callable"
     if isinstance(hint, type) and hint is not object and not getattr(hint, "_is_protocol", False):
@@ -211,14 +195,6 @@ def _number(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "type"
     return None if math.isfinite(value) else "value"
-
-
-def _words(value: object) -> str | None:
-    from collections.abc import Sequence
-
-    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
-        return "type"
-    return None  # each word: launch.process.command_words names the one that is not text
 
 
 def _path_test() -> tuple[_Test, str]:
