@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
+from zluda_runner.core.argcheck import shown
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
 from zluda_runner.core.wording import worded_for as worded_for  # re-exported: the front ends set it
@@ -86,10 +87,6 @@ class Options:
 
 _SWITCHES = frozenset({"trust_on_first_use", "force", "record", "defaults", "monitor"})
 _TEXTS = frozenset({"results_db", "python"})  # a path given as a Path is kept as text for these
-
-
-def shown(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"[:80]
 
 
 def to_settings(options: Options | None, *, verify_load: bool = False,

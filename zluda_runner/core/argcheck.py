@@ -75,7 +75,7 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
         for name, value in given.items():
             if name in tests and (fault := tests[name][0](value)) is not None:
                 error = ArgumentTypeError if fault == "type" else ArgumentValueError
-                raise error(f"{function.__name__}({name}=...) must be {tests[name][1]}, not {_shown(value)}",
+                raise error(f"{function.__name__}({name}=...) must be {tests[name][1]}, not {shown(value)}",
                             f"see help(zluda_runner.{function.__name__})")
         return function(*args, **kwargs)
 
@@ -83,7 +83,8 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
+    """A value as an error names it: its type and (the start of) its repr."""
     return f"{type(value).__name__} {value!r}"[:80]
 
 
