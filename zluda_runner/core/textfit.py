@@ -12,12 +12,13 @@ of its own, unbroken: that is the only line that may be wider than ``width``.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
+
+from zluda_runner.core.textio import visible
 
 GAP = 2  # spaces between columns
 
@@ -69,24 +70,6 @@ def wrap_words(text: str, width: int | None, first: str = "", rest: str | None =
     return lines or [first.rstrip()]
 
 
-def line_spans(text: str, width: int, lead: int, rest: int) -> list[tuple[int, int]]:
-    """Where to cut ``text`` (its words keep their own spacing) so that each line after its indent
-    (``lead`` columns for the first, ``rest`` after) fits ``width``: (start, end) of each; never in a word."""
-    spans: list[tuple[int, int]] = []
-    start = end = -1
-    indent = lead
-    for word in re.finditer(r"\S+", text):
-        if start < 0:
-            start, end = word.span()
-        elif indent + word.end() - start <= width:
-            end = word.end()
-        else:
-            spans.append((start, end))
-            start, end = word.span()
-            indent = rest
-    return [*spans, (start, end)] if start >= 0 else spans
-
-
 def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:
     """One line of prose wrapped at spaces; continuation lines indented ``hang`` more than it."""
     if width is None or len(line) <= width:
@@ -106,7 +89,9 @@ def _longest_word(text: str) -> int:
 
 def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int | None, *,
               rule: bool = True) -> list[str]:
-    """The rows as a table no wider than ``width`` (see the module doc), or as a list."""
+    """The rows as a table no wider than ``width`` (see the module doc), or as a list; cells are
+    measured as shown (:func:`~zluda_runner.core.textio.visible`)."""
+    rows = [[visible(cell) for cell in row] for row in rows]
     everything = list(range(len(cols)))
     natural = [max([len(c.label), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
     if width is None:
