@@ -3,8 +3,9 @@
 A cell or a line is only ever broken at a space, so a library, file or release name stays whole
 on one line. A table that does not fit drops its less important columns first, then wraps the
 cells that may wrap (at spaces), and below that switches to a list layout (one entry per row,
-``label: value`` under it). A single word wider than the whole width (a long URL) is put on a line
-of its own, unbroken: that is the only line that may be wider than ``width``.
+``label: value`` under it). Only a single word wider than the whole line (a long path, a citation
+``repo:path@sha``) is broken: after a ``/`` or ``:``, or before an ``@``, its pieces on lines of their
+own with the continuation indent, so that no line is wider than ``width`` (the full text is in --json).
 
 ``width=None`` means no limit (piped output without ``COLUMNS``): rows stay one line, for grep.
 """
@@ -62,12 +63,27 @@ def wrap_words(text: str, width: int | None, first: str = "", rest: str | None =
             lines.append(line.rstrip())
         if len(rest) + len(word) <= width:
             line, fresh = rest + word, False
-        else:  # wider than any line: alone and flush left, never broken
-            lines.append(word)
-            line, fresh = rest, True
+        else:  # wider than any line: broken at its separators, each piece on a line of its own
+            pad = rest if width - len(rest) >= 20 else ""
+            *done, last = break_word(word, width - len(pad))
+            lines += [pad + piece for piece in done]
+            line, fresh = pad + last, False
     if not fresh or line.strip():
         lines.append(line.rstrip())
     return lines or [first.rstrip()]
+
+
+def break_word(word: str, width: int) -> list[str]:
+    """``word`` in pieces of at most ``width``: each cut after the last ``/`` or ``:``, or before the
+    last ``@``, that fits; where none does, at ``width``."""
+    pieces: list[str] = []
+    while len(word) > width:
+        cuts = [i + 1 for i, ch in enumerate(word[:width]) if ch in "/:"]
+        cuts += [i for i, ch in enumerate(word[: width + 1]) if ch == "@" and i > 0]
+        cut = max(cuts, default=width)
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word]
 
 
 def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:
