@@ -49,7 +49,9 @@ def view_width(stream: TextIO | None = None) -> int | None:
 
 def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:
     """``text`` after ``first``, wrapped at spaces to ``width``; later lines start with ``rest``
-    (default: spaces as wide as ``first``). A word is never broken; one that fits no line goes alone."""
+    (default: spaces as wide as ``first``), measured as shown (:func:`visible`); only a word that fits
+    no line is broken (:func:`break_word`)."""
+    text = visible(text)
     if width is None:
         return [(first + text).rstrip()]
     rest = " " * len(first) if rest is None else rest
@@ -87,7 +89,9 @@ def break_word(word: str, width: int) -> list[str]:
 
 
 def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:
-    """One line of prose wrapped at spaces; continuation lines indented ``hang`` more than it."""
+    """One line of prose made :func:`visible` and wrapped at spaces; continuation lines indented ``hang``
+    more than it."""
+    line = visible(line)
     if width is None or len(line) <= width:
         return [line.rstrip()]  # kept as written (aligned spaces too)
     lead = len(line) - len(line.lstrip(" "))

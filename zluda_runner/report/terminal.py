@@ -12,18 +12,16 @@ from collections.abc import Sequence
 import click
 
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
-from zluda_runner.core.textio import visible
 from zluda_runner.report.table import Section, Table, cell_text
 
 DEFAULT_LIMIT = 20
 
 
 def say(lines: Sequence[str], *, err: bool = False, hang: int = 2, width: int | None = -1) -> None:
-    """``lines`` made :func:`visible` and wrapped to ``width`` (default: that of stdout, stderr with
-    ``err``), each echoed."""
+    """``lines`` wrapped to ``width`` (default: that of stdout, stderr with ``err``), each echoed."""
     width = view_width(sys.stderr if err else sys.stdout) if width == -1 else width
     for line in lines:
-        for part in wrap_line(visible(line), width, hang):
+        for part in wrap_line(line, width, hang):
             click.echo(part, err=err)
 
 
