@@ -23,7 +23,6 @@ from zluda_runner.core import exitcodes
 from zluda_runner.core.arch import require_x86_64
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
-from zluda_runner.core.textfit import view_width, wrap_text
 from zluda_runner.core.textio import make_standard_streams_safe
 from zluda_runner.core.version import JSON_SCHEMA_VERSION, __version__
 
@@ -165,8 +164,9 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code}
         click.echo(json.dumps(payload, indent=2))
         return
-    lines = [f"error: {message}", *([f"hint: {hint}"] if hint else [])]
-    click.echo(wrap_text("\n".join(lines), view_width(sys.stderr)), err=True)
+    from zluda_runner.report.terminal import say
+
+    say([f"error: {message}", *([f"hint: {hint}"] if hint else [])], err=True)
 
 
 def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

@@ -113,4 +113,4 @@ def render_plan(plan: ShimPlan) -> str:
 
 def print_plan(plan: ShimPlan) -> None:
     """The plan fitted to the terminal (``COLUMNS``): wrapped at spaces, continuation lines indented 6."""
-    say("\n".join(plan_lines(plan)).split("\n"), hang=6)
+    say(plan_lines(plan), hang=6)

@@ -20,7 +20,7 @@ DEFAULT_LIMIT = 20
 def say(lines: Sequence[str], *, err: bool = False, hang: int = 2, width: int | None = -1) -> None:
     """``lines`` wrapped to ``width`` (default: that of stdout, stderr with ``err``), each echoed."""
     width = view_width(sys.stderr if err else sys.stdout) if width == -1 else width
-    for line in lines:
+    for line in (row for text in lines for row in text.split("\n")):  # a newline keeps its line break
         for part in wrap_line(line, width, hang):
             click.echo(part, err=err)
 
