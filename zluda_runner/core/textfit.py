@@ -1,6 +1,6 @@
 """Text that fits a terminal's width without breaking a word: tables and wrapped lines.
 
-A cell or a line is only ever broken at a space, so a library, file or release name stays whole
+A cell or a line is broken at a space, so a library, file or release name stays whole
 on one line. A table that does not fit drops its less important columns first, then wraps the
 cells that may wrap (at spaces), and below that switches to a list layout (one entry per row,
 ``label: value`` under it). Only a single word wider than the whole line (a long path, a citation
