@@ -87,6 +87,7 @@ def test_every_help_and_view_fits_80_columns_and_shows_hostile_data_escaped(tmp_
         assert code == 0, (path, text)
         _shown_fits(text)
     cache = tmp_path / ("cache-" + HOSTILE.replace("\x00", "").replace("/", "") + "-a-long-folder-name")
+    cache.mkdir()
     rocm62_tree(tmp_path / "root", gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
     _write(tmp_path / "root", "sys/class/kfd/kfd/topology/nodes/1/name", HOSTILE + "\n")
     (tmp_path / "p_1").mkdir()
@@ -96,7 +97,7 @@ def test_every_help_and_view_fits_80_columns_and_shows_hostile_data_escaped(tmp_
     trace.write_text(text.replace("cuCtxSynchronize", json.dumps(HOSTILE)[1:-1] + "cuCtx" * 12))
     for argv in (["releases", "--all"], ["releases", "--os", "windows"], ["cache", "list"],
                  ["doctor", "--root", str(tmp_path / "root")], ["trace-report", str(trace)],
-                 ["--zluda-dir", str(cache), "plan", "--", "true"]):
+                 ["--zluda-dir", str(cache), "plan", "--", "true"], ["status", "--torch-lib", str(cache)]):
         code, text = _main(["--cache-dir", str(cache), *argv], env)
         assert code in (0, 1, 2, 3), (argv, text)
         _shown_fits(text)
