@@ -164,9 +164,9 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code}
         click.echo(json.dumps(payload, indent=2))
         return
-    click.echo(f"error: {message}", err=True)
-    if hint:
-        click.echo(f"hint: {hint}", err=True)
+    from zluda_runner.report.terminal import say
+
+    say([f"error: {message}", *([f"hint: {hint}"] if hint else [])], err=True)
 
 
 def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:

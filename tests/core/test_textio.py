@@ -95,3 +95,15 @@ def test_visible_keeps_ordinary_text_and_is_idempotent() -> None:
     assert visible(plain, newlines=True) == plain
     once = visible(HOSTILE + "\ta\nb")
     assert not RAW.search(once) and "\n" not in once and visible(once) == once
+
+
+def test_an_error_of_two_lines_keeps_its_break_and_escapes_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zluda_runner.cli as cli
+    from zluda_runner.core.errors import ZludaRunnerError
+
+    def boom(**_: object) -> None:
+        raise ZludaRunnerError("first line\nsecond \x1b]0;t\x07 line", hint="a hint")
+
+    monkeypatch.setattr(cli.main_group, "main", boom)
+    code, text = _main([], {"COLUMNS": "80"})
+    assert code != 0 and "error: first line\nsecond \\x1b]0;t\\x07 line\nhint: a hint" in text, text

@@ -214,11 +214,11 @@ def test_the_plan_view_says_which_start_up_code_runs_and_where_it_is_written() -
 
     site = "C:\\ComfyUI\\python_embeded\\Lib\\site-packages"
     pth = ShimPlan(os="windows", startup_hook=StartupHook("pth", site, [site + "\\torch\\lib\\nvcuda.dll"]))
-    text = "\n".join(line.plain for line in windows_setup_lines(pth))
+    text = "\n".join(line for line in windows_setup_lines(pth))
     assert f"{site}\\zluda_runner_startup.pth" in text and "restore` removes it" in text
     assert "loading nvcuda.dll by full path" in text
     regular = ShimPlan(os="windows", startup_hook=StartupHook("sitecustomize"))
-    text = "\n".join(line.plain for line in windows_setup_lines(regular))
+    text = "\n".join(line for line in windows_setup_lines(regular))
     assert "sitecustomize on a private PYTHONPATH" in text and "loading" not in text
 
 

@@ -16,6 +16,7 @@ from zluda_runner.api.terms import OSES
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import INTERRUPTED
 from zluda_runner.core.paths import MIRROR_ENV
+from zluda_runner.report.terminal import say
 
 
 @click.command("fetch")
@@ -98,7 +99,7 @@ def cache_clean(call: Invocation, version: str | None) -> None:
         emit_json({"release": cleaned.release, "removed": result.removed, "bytes_freed": result.bytes_freed,
                    "busy": result.busy})
         return
-    click.echo(render_clean(result, cleaned.release))
+    say([render_clean(result, cleaned.release)])
     if result.busy:
         click.echo(f"kept {', '.join(result.busy)}: another zluda-run is fetching it; run `zluda-run cache "
                    "clean` again when it is done", err=True)
@@ -113,10 +114,10 @@ def compile_cache_command(call: Invocation, clean: bool) -> None:
 
     if not clean:
         info = compile_cache()
-        emit_json(info) if call.json else click.echo(render_compile_cache(info))
+        emit_json(info) if call.json else say([render_compile_cache(info)])
         return
     result = clean_compile_cache()
-    emit_json(result) if call.json else click.echo(render_compile_clean(result))
+    emit_json(result) if call.json else say([render_compile_clean(result)])
     for failure in result.failed:
         click.echo(f"could not remove {failure}", err=True)
     sys.exit(result.exit_code)

@@ -12,6 +12,7 @@ from zluda_runner.api.terms import FAKE_ROOT_ENV
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import ab_view, doctor_view
+from zluda_runner.report.terminal import say
 
 _WORKLOAD = {"allow_interspersed_args": False}
 
@@ -30,7 +31,7 @@ def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
     """
     # a fake --root describes no real machine: run_doctor records nothing then
     report = run_doctor(call.options, strict=strict, root=root, on_warning=warn)
-    emit_json(report) if call.json else click.echo(doctor_view.render_text(report))
+    emit_json(report) if call.json else say([doctor_view.render_text(report)])
     sys.exit(report.exit_code)
 
 
@@ -59,7 +60,7 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
     report = warmup(command, call.options, heartbeat=heartbeat, as_is=as_is, output_to_stderr=call.json,
                     on_heartbeat=lambda *beat: click.echo(warmup_heartbeat(*beat), err=True), on_warning=warn,
                     precompile=not no_precompile, clear_caches=clear_caches)
-    emit_json(report) if call.json else click.echo(render_warmup(report, command[0]))
+    emit_json(report) if call.json else say([render_warmup(report, command[0])])
     sys.exit(report.exit_code)
 
 
@@ -92,7 +93,7 @@ def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | N
                     timeout=timeout, rtol=rtol, atol=atol, progress=lambda line: click.echo(line, err=True),
                     on_warning=warn)
     page_error = write_page(html, lambda: ab_view.render_html(report), keep)
-    emit_json(report) if call.json else click.echo(ab_view.render_text(report))
+    emit_json(report) if call.json else say([ab_view.render_text(report)])
     if page_error:
         warn(page_error)
     sys.exit(report.exit_code or (ERROR if page_error else OK))

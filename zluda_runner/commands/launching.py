@@ -12,6 +12,7 @@ from zluda_runner.api import plan_command as make_plan
 from zluda_runner.api import prepare_launch, start, trace_launch, verify_launch, verify_plan
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
+from zluda_runner.report.terminal import say
 
 if TYPE_CHECKING:
     from zluda_runner.api.evidence import Telemetry
@@ -50,7 +51,7 @@ def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[s
         from zluda_runner.report.verify_view import render_verification
 
         result = verify_launch(launch, call.options, on_warning=warn, on_telemetry=on_telemetry)
-        emit_json({"verify_load": result}) if call.json else click.echo(render_verification(result), err=True)
+        emit_json({"verify_load": result}) if call.json else say([render_verification(result)], err=True)
         _gpu_line(heard)
         sys.exit(result.command_exit_code())
     if on_telemetry is not None:
@@ -97,7 +98,7 @@ def plan_command(call: Invocation, no_cache: bool, torch_lib: str | None, comman
         if verification is not None:
             from zluda_runner.report.verify_view import render_verification
 
-            click.echo(render_verification(verification), err=True)
+            say([render_verification(verification)], err=True)
     if plan.fatal or (verification is not None and verification.failed):
         sys.exit(CHECK_FAILED)
 

@@ -16,6 +16,7 @@ from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core import exitcodes
 from zluda_runner.report.placement_view import render_placement, render_restore, render_status
 from zluda_runner.report.plan_view import print_plan
+from zluda_runner.report.terminal import say
 
 _torch_lib = click.option("--torch-lib", metavar="DIR",
                           help="The torch/lib folder (default: the target interpreter's).")
@@ -39,7 +40,7 @@ def place_command(call: Invocation, torch_lib: str, dry_run: bool, force_opt: bo
         return
     for line in done.warnings:
         click.echo(f"warning: {line}", err=True)
-    click.echo(render_placement(done.result, done.defaults_hook))
+    say([render_placement(done.result, done.defaults_hook)])
 
 
 @click.command("restore")
@@ -53,7 +54,7 @@ def restore_command(call: Invocation, torch_lib: str | None, force_opt: bool) ->
     (the journal and saved originals are kept: `restore --force` finishes)."""
     force = force_opt or call.options.force  # one --force: `zluda-run --force restore` forces too
     result = restore(torch_lib, call.options, force=force)
-    emit_json(result) if call.json else click.echo(render_restore(result))
+    emit_json(result) if call.json else say([render_restore(result)])
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 
 
@@ -64,7 +65,7 @@ def restore_command(call: Invocation, torch_lib: str | None, force_opt: bool) ->
 def status_command(call: Invocation, torch_lib: str | None, deep: bool) -> None:
     """Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? Exit 3 on drift."""
     st = placement_status(torch_lib, call.options, deep=deep)
-    emit_json(st) if call.json else click.echo(render_status(st))
+    emit_json(st) if call.json else say([render_status(st)])
     sys.exit(exitcodes.CHECK_FAILED if st.needs_replace and st.state != "none" else exitcodes.OK)
 
 

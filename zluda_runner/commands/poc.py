@@ -48,9 +48,15 @@ def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: floa
     right       its ab.record outputs match the reference's (within tolerances)
     on the GPU  telemetry shows the GPU busy or its VRAM held while it runs
     stable      no crash; VRAM back to its baseline after each run
-    speed       its ab.timer regions (after run 1, which compiles) against the reference
-    Each criterion passes or fails with its evidence; exit code 0 only when all pass, 3 otherwise.
-    Example: zluda-run poc --runs 3 --reference cpu -- python examples/llama_infer.py
+    speed       its ab.timer regions (after run 1, which compiles) against the
+                reference
+
+    Each criterion passes or fails with its evidence; exit code 0 only when all
+    pass, 3 otherwise.
+
+    \b
+    Example:
+      zluda-run poc --runs 3 --reference cpu -- python examples/llama_infer.py
     """
     keep = results_files(call.options) if html_path else ()
     html = output_path(html_path, keep) if html_path else None

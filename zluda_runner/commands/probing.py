@@ -76,9 +76,7 @@ def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -
     if call.json:
         emit_json(report)
     else:
-        from zluda_runner.report.terminal import make_console
-
-        print_trace_summary(report, saved_to=path if path.is_file() else None, console=make_console())
+        print_trace_summary(report, saved_to=path if path.is_file() else None, err=False)
 
 
 COMMANDS: list[click.Command] = [probe_command, trace_report_command]

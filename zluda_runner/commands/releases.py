@@ -8,6 +8,7 @@ from zluda_runner.api import list_releases, update_manifest
 from zluda_runner.api.terms import CHANNELS, OSES
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import CHECK_FAILED
+from zluda_runner.report.terminal import say
 
 
 @click.command("releases")
@@ -37,7 +38,7 @@ def releases_command(
     if call.json:
         emit_json(listing.report.to_json_dict() | {"recorded_on_this_gpu": known})
     else:
-        click.echo(render_releases(listing.report, [f"results store: {line}" for line in known]))
+        say([render_releases(listing.report, [f"results store: {line}" for line in known])])
     if listing.report.nothing_fits:
         raise click.exceptions.Exit(CHECK_FAILED)
 

@@ -22,6 +22,7 @@ from zluda_runner.api.terms import RESULT_KINDS
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
+from zluda_runner.report.terminal import say
 
 _since = click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
 
@@ -42,7 +43,7 @@ def list_command(call: Invocation, kind: str | None, gfx: str | None, since: str
     runs = list_results(call.options, kind=kind, gpu=gfx, since=since, limit=limit)
     location = results_location(call.options)
     (emit_json({"store": location, "runs": [r.to_dict() | {"items": None} for r in runs]})
-     if call.json else click.echo(render_runs(runs, location)))
+     if call.json else say([render_runs(runs, location)]))
 
 
 @results_group.command("show")
@@ -51,7 +52,7 @@ def list_command(call: Invocation, kind: str | None, gfx: str | None, since: str
 def show_command(call: Invocation, run_id: str) -> None:
     """One run with all its items (RUN_ID: at least 4 hex digits of its id)."""
     run = get_result(run_id, call.options)
-    emit_json({"run": run.to_dict()}) if call.json else click.echo(render_run(run))
+    emit_json({"run": run.to_dict()}) if call.json else say([render_run(run)])
 
 
 @results_group.command("delete")
@@ -72,7 +73,7 @@ def delete_command(call: Invocation, run_id: str) -> None:
 def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
     """What changed from RUN_A to RUN_B: newly failing items, fixed ones, speed changes."""
     found = diff_results(run_a, run_b, call.options)
-    emit_json(found.diff) if call.json else click.echo(render_diff(found.a, found.b, found.diff))
+    emit_json(found.diff) if call.json else say([render_diff(found.a, found.b, found.diff)])
 
 
 @results_group.command("matrix")
@@ -86,7 +87,7 @@ def matrix_command(call: Invocation, html_path: Path | None, since: str | None) 
     matrix = results_matrix(call.options, since=since)
     if html is not None:
         click.echo(f"HTML: {write_output(html, render_html(matrix), keep)}", err=True)
-    emit_json(matrix) if call.json else click.echo(render_matrix(matrix))
+    emit_json(matrix) if call.json else say([render_matrix(matrix)])
 
 
 @results_group.command("export")

@@ -1,10 +1,11 @@
 """Text that fits a terminal's width without breaking a word: tables and wrapped lines.
 
-A cell or a line is only ever broken at a space, so a library, file or release name stays whole
+A cell or a line is broken at a space, so a library, file or release name stays whole
 on one line. A table that does not fit drops its less important columns first, then wraps the
 cells that may wrap (at spaces), and below that switches to a list layout (one entry per row,
-``label: value`` under it). A single word wider than the whole width (a long URL) is put on a line
-of its own, unbroken: that is the only line that may be wider than ``width``.
+``label: value`` under it). Only a single word wider than the whole line (a long path, a citation
+``repo:path@sha``) is broken: after a ``/`` or ``:``, or before an ``@``, its pieces on lines of their
+own with the continuation indent, so that no line is wider than ``width`` (the full text is in --json).
 
 ``width=None`` means no limit (piped output without ``COLUMNS``): rows stay one line, for grep.
 """
@@ -12,12 +13,13 @@ of its own, unbroken: that is the only line that may be wider than ``width``.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
+
+from zluda_runner.core.textio import visible
 
 GAP = 2  # spaces between columns
 
@@ -47,7 +49,9 @@ def view_width(stream: TextIO | None = None) -> int | None:
 
 def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:
     """``text`` after ``first``, wrapped at spaces to ``width``; later lines start with ``rest``
-    (default: spaces as wide as ``first``). A word is never broken; one that fits no line goes alone."""
+    (default: spaces as wide as ``first``), measured as shown (:func:`visible`); only a word that fits
+    no line is broken (:func:`break_word`)."""
+    text = visible(text)
     if width is None:
         return [(first + text).rstrip()]
     rest = " " * len(first) if rest is None else rest
@@ -61,34 +65,33 @@ def wrap_words(text: str, width: int | None, first: str = "", rest: str | None =
             lines.append(line.rstrip())
         if len(rest) + len(word) <= width:
             line, fresh = rest + word, False
-        else:  # wider than any line: alone and flush left, never broken
-            lines.append(word)
-            line, fresh = rest, True
+        else:  # wider than any line: broken at its separators, each piece on a line of its own
+            pad = rest if width - len(rest) >= 20 else ""
+            *done, last = break_word(word, width - len(pad))
+            lines += [pad + piece for piece in done]
+            line, fresh = pad + last, False
     if not fresh or line.strip():
         lines.append(line.rstrip())
     return lines or [first.rstrip()]
 
 
-def line_spans(text: str, width: int, lead: int, rest: int) -> list[tuple[int, int]]:
-    """Where to cut ``text`` (its words keep their own spacing) so that each line after its indent
-    (``lead`` columns for the first, ``rest`` after) fits ``width``: (start, end) of each; never in a word."""
-    spans: list[tuple[int, int]] = []
-    start = end = -1
-    indent = lead
-    for word in re.finditer(r"\S+", text):
-        if start < 0:
-            start, end = word.span()
-        elif indent + word.end() - start <= width:
-            end = word.end()
-        else:
-            spans.append((start, end))
-            start, end = word.span()
-            indent = rest
-    return [*spans, (start, end)] if start >= 0 else spans
+def break_word(word: str, width: int) -> list[str]:
+    """``word`` in pieces of at most ``width``: each cut after the last ``/`` or ``:``, or before the
+    last ``@``, that fits; where none does, at ``width``."""
+    pieces: list[str] = []
+    while len(word) > width:
+        cuts = [i + 1 for i, ch in enumerate(word[:width]) if ch in "/:"]
+        cuts += [i for i, ch in enumerate(word[: width + 1]) if ch == "@" and i > 0]
+        cut = max(cuts, default=width)
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word]
 
 
 def wrap_line(line: str, width: int | None, hang: int = 2) -> list[str]:
-    """One line of prose wrapped at spaces; continuation lines indented ``hang`` more than it."""
+    """One line of prose made :func:`visible` and wrapped at spaces; continuation lines indented ``hang``
+    more than it."""
+    line = visible(line)
     if width is None or len(line) <= width:
         return [line.rstrip()]  # kept as written (aligned spaces too)
     lead = len(line) - len(line.lstrip(" "))
@@ -106,7 +109,9 @@ def _longest_word(text: str) -> int:
 
 def fit_table(cols: Sequence[Col], rows: Sequence[Sequence[str]], width: int | None, *,
               rule: bool = True) -> list[str]:
-    """The rows as a table no wider than ``width`` (see the module doc), or as a list."""
+    """The rows as a table no wider than ``width`` (see the module doc), or as a list; cells are
+    measured as shown (:func:`~zluda_runner.core.textio.visible`)."""
+    rows = [[visible(cell) for cell in row] for row in rows]
     everything = list(range(len(cols)))
     natural = [max([len(c.label), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
     if width is None:

@@ -39,7 +39,7 @@ def visible(text: str, *, newlines: bool = False) -> str:
 class Sink(io.TextIOBase):
     """A text stream whose every write is :func:`visible` (newlines kept): what the CLI's stdout and
     stderr are, so every view, message and warning passes one escape. ``raw`` is the stream beneath,
-    for what writes its own control sequences (the download progress bar, rich's colours)."""
+    for what writes its own control sequences (the download progress bar)."""
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__()

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from rich.text import Text
-
-from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
+from zluda_runner.core.textfit import Col, fit_table, view_width
 from zluda_runner.core.units import format_bytes
 from zluda_runner.release.cache import CacheEntry, CleanResult, PartialDownload
-from zluda_runner.report.terminal import make_console
+from zluda_runner.report.terminal import say
 
 #: release ids, asset names and paths are never broken; narrower, the dates and hash sources go first
 COLUMNS = [Col("release", wrap=False, head=True), Col("asset", wrap=False, head=True),
@@ -23,15 +21,12 @@ def partial_line(part: PartialDownload) -> str:
 def print_entries(entries: list[CacheEntry], cache_dir: object, partial: list[PartialDownload] | None = None,
                   width: int | None = -1) -> None:
     """The cached releases (a table fitted to ``width``, default the terminal's), then partial downloads."""
-    out = make_console()
     fit = view_width() if width == -1 else width
     lines = [f"no releases cached in {cache_dir}"] if not entries else fit_table(COLUMNS, [
         [e.release_id, e.asset, format_bytes(e.bytes_on_disk), e.hash_source, e.fetched_at, str(e.path)]
         for e in entries], fit)
     lines += [partial_line(p) for p in partial or []]
-    for line in lines:
-        for part in wrap_line(line, fit, hang=4):
-            out.print(Text(part), soft_wrap=True)  # already fitted: rich must not fold a path
+    say(lines, hang=4, width=fit)
 
 
 def render_clean(result: CleanResult, release_id: str | None) -> str:

@@ -7,7 +7,7 @@ and other control characters show as ``\\xNN`` instead of acting on the terminal
 
 from __future__ import annotations
 
-from zluda_runner.core.textfit import view_width, wrap_words
+from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_words
 from zluda_runner.core.textio import visible
 from zluda_runner.results.matrix import Matrix
 from zluda_runner.results.queries import RunDiff
@@ -72,28 +72,21 @@ def render_diff(a: RunRecord, b: RunRecord, diff: RunDiff) -> str:
     return _lines(lines)
 
 
+#: release, GPU target and torch build are names, never broken
+MATRIX_COLUMNS = [Col("release", wrap=False, head=True), Col("gfx", wrap=False, head=True),
+                  Col("torch", wrap=False, head=True), Col("probe"), Col("torch ops"), Col("A/B"),
+                  Col("runs", right=True)]
+
+
 def render_matrix(matrix: Matrix, width: int | None = None) -> str:
     """The terminal summary: one line per cell, then the first failing items, wrapped at whole names
     to ``width`` (default: COLUMNS or the terminal's; unwrapped when piped)."""
     width = width if width is not None else view_width()
     if not matrix.cells:
         return "no runs recorded yet (zluda-run probe / ab / doctor record them)"
-    head = ("release", "gfx", "torch", "probe", "torch ops", "A/B", "runs")
-    rows = [
-        tuple(visible(v) for v in (
-            c.release,
-            c.gfx,
-            c.torch,
-            c.probe.text() if c.probe else "-",
-            c.torch_ops.text() if c.torch_ops else "-",
-            c.ab or "-",
-            str(c.runs),
-        ))
-        for c in matrix.cells
-    ]
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    rows = [[c.release, c.gfx, c.torch, c.probe.text() if c.probe else "-",
+             c.torch_ops.text() if c.torch_ops else "-", c.ab or "-", str(c.runs)] for c in matrix.cells]
+    lines = fit_table(MATRIX_COLUMNS, rows, width)
     shown = [c for c in matrix.cells if c.failing]
     if shown:
         lines.append("")

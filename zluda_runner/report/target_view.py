@@ -6,12 +6,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from rich.console import Console
-from rich.text import Text
-
-from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
+from zluda_runner.core.textfit import Col, fit_table, view_width
 from zluda_runner.inspection.profile import LibraryNeed, TargetProfile
-from zluda_runner.report.terminal import make_console
+from zluda_runner.report.terminal import say as echo
 
 _OWN_RULES = ("rpath", "runpath", "ld_library_path", "dll-load-dir", "user-dir")
 #: names and paths are never broken; narrower than the table, syms, versions and family go first
@@ -85,43 +82,35 @@ def startup_lines(profile: TargetProfile) -> list[str]:
     return lines
 
 
-def print_profile(profile: TargetProfile, console: Console | None = None, width: int | None = -1) -> None:
+def print_profile(profile: TargetProfile, width: int | None = -1) -> None:
     """What the build needs, found where, and how each object reaches its libraries, fitted to
     ``width`` (default: the terminal's, :func:`~zluda_runner.core.textfit.view_width`) without
     breaking a name."""
-    out = console or make_console()
     fit = view_width() if width == -1 else width
-
-    def say(line: str, style: str = "") -> None:
-        for part in wrap_line(line, fit):
-            out.print(Text(part, style=style), soft_wrap=True)  # already fitted: rich must not fold it
-
+    lines: list[str] = []
+    say = lines.append
     base = _base_dir(profile)
     if profile.torch is not None:
         t = profile.torch
         build = f"CUDA {profile.cuda_version}" if profile.cuda_version else profile.build
-        say(f"torch {t.version} ({build}, {profile.os}) at {t.path}", "bold")
+        say(f"torch {t.version} ({build}, {profile.os}) at {t.path}")
     if profile.python:
         say(f"python {profile.python} ({profile.python_version})")
-    for line in startup_lines(profile):
-        say(line)
+    lines += startup_lines(profile)
     if base:
         say(f"<sp> = {base}")
     if profile.roots:
         say("loading simulated from: " + ", ".join(short_path(r, base) for r in profile.roots))
-    for line in fit_table(NEED_COLUMNS, [_need_row(lib, base) for lib in profile.libraries], fit):
-        say(line)
+    lines += fit_table(NEED_COLUMNS, [_need_row(lib, base) for lib in profile.libraries], fit)
     if profile.dlopened:
         rows = [[d.family, d.name, _requesters(d.opened_by, 3), d.resolved.rule if d.resolved else "?",
                  short_path(d.resolved.path if d.resolved else None, base)] for d in profile.dlopened]
-        say("opened at run time by name (" + ("LoadLibrary" if profile.os == "windows" else "dlopen") + ")",
-            "bold")
-        for line in fit_table(OPENED_COLUMNS, rows, fit):
-            say(line)
+        say("opened at run time by name (" + ("LoadLibrary" if profile.os == "windows" else "dlopen") + ")")
+        lines += fit_table(OPENED_COLUMNS, rows, fit)
     reach = reach_summary(profile)
     if reach:
-        say("how each object reaches its CUDA libraries on its own:", "bold")
+        say("how each object reaches its CUDA libraries on its own:")
         for line in reach:
             say("  " + line)
-    for warning in profile.warnings:
-        say(f"warning: {warning}", "yellow")
+    lines += [f"warning: {warning}" for warning in profile.warnings]
+    echo(lines, width=fit)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-from rich.text import Text
-
-from zluda_runner.report.terminal import make_console, print_sections
+from zluda_runner.report.terminal import print_sections, say
 from zluda_runner.report.trace_sections import trace_sections
 from zluda_runner.trace.model import TraceReport
 
@@ -20,14 +17,12 @@ def ended_line(ended_by: str, exit_code: int | None) -> str:
     return f"the command was killed by {ended_by}{shown}"
 
 
-def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None,
-                        console: Console | None = None) -> None:
-    """On stderr (the workload owns stdout): the sections, each table cut to its first rows."""
-    out = console or make_console(stderr=True)
+def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None, err: bool = True) -> None:
+    """On stderr (the workload owns stdout) unless not ``err``: the sections, each table cut to its
+    first rows."""
     more = f"the whole report: {saved_to}" if saved_to else "see --json or --html"
-    print_sections(trace_sections(report), limit=TERMINAL_ROWS, more=more, console=out)
-    if report.ended_by:
-        out.print(Text(ended_line(report.ended_by, report.exit_code), style="bold red"))
+    print_sections(trace_sections(report), limit=TERMINAL_ROWS, more=more, err=err)
+    lines = [ended_line(report.ended_by, report.exit_code)] if report.ended_by else []
     if saved_to is not None:
-        out.print(Text(f"trace report: {saved_to}", style="bold"))
-        out.print(f"HTML: zluda-run trace-report {saved_to} --html trace.html")
+        lines += [f"trace report: {saved_to}", f"HTML: zluda-run trace-report {saved_to} --html trace.html"]
+    say(lines, err=err)
