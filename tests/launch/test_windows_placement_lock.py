@@ -25,7 +25,7 @@ import pytest
 from tests.launch.test_windows_placement import dlls, placements, snapshot, torch_lib  # noqa: F401
 from zluda_runner.core.errors import PlacementError
 from zluda_runner.launch import windows
-from zluda_runner.launch.windows import restore as windows_restore
+from zluda_runner.launch.windows import restoring as windows_restore
 
 Outcome = dict[str, Any]
 
@@ -107,7 +107,7 @@ def test_a_restore_waiting_while_another_restore_finishes_says_it_was_restored_m
 KILLED_PLACE = """
 import os, sys
 from pathlib import Path
-from zluda_runner.launch.windows import place as windows_place
+from zluda_runner.launch.windows import placing as windows_place
 from zluda_runner.launch.windows import Placement, place
 lib, dll = Path(sys.argv[1]), Path(sys.argv[2])
 def die(*args):  # killed inside the lock, just before the journal would be written

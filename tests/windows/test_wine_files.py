@@ -249,7 +249,7 @@ def test_a_dll_loaded_after_the_check_stops_restore_with_the_journal_kept_and_th
                "from pathlib import Path\n"
                "from zluda_runner.core.errors import FileInUseError\n"
                "from zluda_runner.core.replace import no_locks\n"
-               "from zluda_runner.launch.windows.restore import restore\n"
+               "from zluda_runner.launch.windows.restoring import restore\n"
                "try:\n"
                "    restore(Path(sys.argv[1]), check=no_locks)\n"
                "except FileInUseError as exc:\n"

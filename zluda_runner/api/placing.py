@@ -14,8 +14,8 @@ from zluda_runner.api.options import Options, caller_errors, to_settings
 from zluda_runner.core.argcheck import checked
 
 if TYPE_CHECKING:
-    from zluda_runner.launch.windows.place import PlacementResult
-    from zluda_runner.launch.windows.restore import PlacementStatus, RestoreResult
+    from zluda_runner.launch.windows.placing import PlacementResult
+    from zluda_runner.launch.windows.restoring import PlacementStatus, RestoreResult
     from zluda_runner.plan.model import ShimPlan
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.launch.windows.place import PlacementResult
-from zluda_runner.launch.windows.restore import PlacementStatus, RestoreResult
+from zluda_runner.launch.windows.placing import PlacementResult
+from zluda_runner.launch.windows.restoring import PlacementStatus, RestoreResult
 
 
 def render_placement(result: PlacementResult | None, defaults_hook: Path | None = None) -> str:

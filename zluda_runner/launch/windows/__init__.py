@@ -2,8 +2,8 @@
 
 One import for callers; the work is in
 :mod:`~zluda_runner.launch.windows.journal` (the journal, read strictly),
-:mod:`~zluda_runner.launch.windows.restore` (restore, status: drift and quarantine),
-:mod:`~zluda_runner.launch.windows.place` (place, finish),
+:mod:`~zluda_runner.launch.windows.restoring` (restore, status: drift and quarantine),
+:mod:`~zluda_runner.launch.windows.placing` (place, finish),
 :mod:`~zluda_runner.launch.windows.preload` (the start-up code that loads ZLUDA first) and
 :mod:`~zluda_runner.launch.windows.hook` (the ``.pth`` hook of a portable Python, journaled).
 
@@ -38,18 +38,18 @@ from zluda_runner.launch.windows.journal import (
     journal_dir_for,
     read_journal,
 )
-from zluda_runner.launch.windows.place import (
+from zluda_runner.launch.windows.placing import (
     PlacementResult,
     place,
 )
 from zluda_runner.launch.windows.preload import PRELOAD_ENV
-from zluda_runner.launch.windows.restore import (
+from zluda_runner.launch.windows.restoring import (
     FileStatus,
     PlacementStatus,
     RestoreResult,
 )
-from zluda_runner.launch.windows.restore import restore as restore_placement
-from zluda_runner.launch.windows.restore import status as placement_status
+from zluda_runner.launch.windows.restoring import restore as restore_placement
+from zluda_runner.launch.windows.restoring import status as placement_status
 from zluda_runner.plan.model import ShimPlan
 
 __all__ = [
@@ -184,7 +184,7 @@ def _site_of(torch_lib: Path) -> Path:
 def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
             force: bool = False, check: InUseCheck | None = None) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement
-    (:func:`~zluda_runner.launch.windows.restore.restore`); then, once that is complete, remove
+    (:func:`~zluda_runner.launch.windows.restoring.restore`); then, once that is complete, remove
     zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
     in ``removed`` by its path; ``cache_dir`` holds the hook journal). With only a hook to remove,
     that is the restore."""
@@ -207,7 +207,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path
 
 def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequence[Placement] | None = None,
            *, deep: bool = False) -> PlacementStatus:
-    """Is the placement intact (:func:`~zluda_runner.launch.windows.restore.status`)? The advice also
+    """Is the placement intact (:func:`~zluda_runner.launch.windows.restoring.status`)? The advice also
     names zluda-run's ``.pth`` start-up hook in this torch's site-packages, when there is one."""
     from zluda_runner.launch.windows.hook import hook_note, our_hooks
 

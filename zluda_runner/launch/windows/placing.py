@@ -14,7 +14,7 @@ Protocol (each step survives a crash at any point):
    so later drift checks need not hash hundreds of MB.
 
 An earlier placement found by the next run is handled by the same rules ``status`` reports
-(:func:`~zluda_runner.launch.windows.restore.advise`): intact, it is kept; drifted, quarantined
+(:func:`~zluda_runner.launch.windows.restoring.advise`): intact, it is kept; drifted, quarantined
 or interrupted, what is ours is first put back from the saved originals (a file pip replaced
 meanwhile becomes the new original), then everything is placed again, with a warning.
 """
@@ -51,7 +51,7 @@ from zluda_runner.launch.windows.journal import (
     stat_key,
     write_journal,
 )
-from zluda_runner.launch.windows.restore import (
+from zluda_runner.launch.windows.restoring import (
     NEXT_NOTHING,
     ST_CHANGED,
     ST_ORIGINAL,

@@ -273,7 +273,7 @@ def to_put_back(torch_lib: Path, journal: Journal, ours: dict[str, str]) -> list
 
 def advise(status: PlacementStatus, jdir: Path, journal: Journal) -> None:
     """What the next run will do about this journal, in ``next_run`` and ``advice``: the same rules
-    :func:`zluda_runner.launch.windows.place.place` follows, so the advice holds."""
+    :func:`zluda_runner.launch.windows.placing.place` follows, so the advice holds."""
     if journal.state == PLACED and not status.drift:
         status.next_run, status.advice = NEXT_NOTHING, "intact: nothing to do"
         return
