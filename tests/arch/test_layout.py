@@ -191,3 +191,31 @@ def test_the_circle_check_finds_a_circle(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", pkg)
     with pytest.raises(AssertionError, match=r"zluda_runner\.core\.a <-> zluda_runner\.core\.b"):
         test_no_import_circle()
+
+
+PROCESS_STARTERS = {"subprocess": {"Popen", "run", "call", "check_call", "check_output", "getoutput",
+                                   "getstatusoutput"},
+                    "os": {"execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe",
+                           "posix_spawn", "posix_spawnp", "spawnv", "spawnve", "spawnl", "system", "popen",
+                           "startfile", "fork", "forkpty"}}
+CHILD_SEAM = {"zluda_runner.core.child", "zluda_runner.core.proctree", "zluda_runner.core.winproc"}
+
+
+def _process_starts(tree: ast.AST) -> list[int]:
+    """The lines that call a process-starting function (``subprocess.run(...)``, ``os.execve(...)``):
+    a call, not a mention (``subprocess.Popen[bytes]`` as a type is none)."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in PROCESS_STARTERS.get(node.func.value.id, ())]
+
+
+def test_processes_start_only_in_the_child_seam() -> None:
+    """Every child starts through core/ (child, proctree, winproc: one signal policy, the whole tree
+    ended with zluda-run); no other module starts a process of its own."""
+    outside = [f"{module}:{line}" for module, path in _modules().items() if module not in CHILD_SEAM
+               for line in _process_starts(ast.parse(path.read_text(encoding="utf-8")))]
+    assert not outside, "processes started outside the child seam: " + ", ".join(outside)
+    assert all(_process_starts(ast.parse(_modules()[m].read_text(encoding="utf-8"))) for m in CHILD_SEAM - {
+        "zluda_runner.core.winproc"}), "the seam itself starts the processes"
+    assert _process_starts(ast.parse("import subprocess\nsubprocess.run(['x'])\n")) == [2]
