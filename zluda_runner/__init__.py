@@ -43,7 +43,7 @@ _PUBLIC = {
     ), "zluda_runner.release.selection"),
     **dict.fromkeys((
         "Options",
-    ), "zluda_runner.api.options"),
+    ), "zluda_runner.core.settings"),
     **dict.fromkeys((
         "Placed", "place", "placed", "placement_status", "restore",
     ), "zluda_runner.api.placing"),
@@ -112,9 +112,6 @@ if TYPE_CHECKING:  # the same table, for type checkers (tests/api/test_public_ap
         run as run,
         start as start,
     )
-    from zluda_runner.api.options import (
-        Options as Options,
-    )
     from zluda_runner.api.placing import (
         Placed as Placed,
         place as place,
@@ -155,6 +152,9 @@ if TYPE_CHECKING:  # the same table, for type checkers (tests/api/test_public_ap
     from zluda_runner.api.workloads import (
         run_ab as run_ab,
         warmup as warmup,
+    )
+    from zluda_runner.core.settings import (
+        Options as Options,
     )
     from zluda_runner.core.errors import (
         ArchiveError as ArchiveError,

@@ -10,6 +10,7 @@ import click
 
 from zluda_runner.api.options import Options, to_settings
 from zluda_runner.cli import main_group
+from zluda_runner.core.settings import Settings
 
 _FLIPPED = {"record": "no_record", "defaults": "no_defaults"}  # --no-record is record=False
 
@@ -25,6 +26,13 @@ def test_every_field_reaches_the_settings() -> None:
     given = {f.name: _set(f.name, f.default) for f in fields(Options)}
     settings = to_settings(Options(**given))  # type: ignore[arg-type]
     assert {name: getattr(settings, name) for name in given} == given
+
+
+def test_the_settings_are_the_options_and_what_one_launch_asks() -> None:
+    """The stages' form is Options itself (declared once) with what one launch asks for, nothing else."""
+    assert issubclass(Settings, Options)
+    assert [f.name for f in fields(Settings)] == [*(f.name for f in fields(Options)), "verify_load",
+                                                  "trace_out"]
 
 
 def test_every_field_is_a_global_option_of_the_command_line() -> None:

@@ -33,10 +33,10 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.mark.parametrize(("keywords", "said"), [
-    ({"results_db": 5}, "Options(results_db=...) must be a str or pathlib.Path, not int 5"),
-    ({"results_db": b"x.db"}, "Options(results_db=...) must be a str or pathlib.Path, not bytes"),
-    ({"cache_dir": 5}, "Options(cache_dir=...) must be a str or pathlib.Path, not int 5"),
-    ({"zluda_dir": ["a"]}, "Options(zluda_dir=...) must be a str or pathlib.Path, not list"),
+    ({"results_db": 5}, "Options(results_db=...) must be a str (or None), not int 5"),
+    ({"results_db": b"x.db"}, "Options(results_db=...) must be a str (or None), not bytes"),
+    ({"cache_dir": 5}, "Options(cache_dir=...) must be a str or pathlib.Path (or None), not int 5"),
+    ({"zluda_dir": ["a"]}, "Options(zluda_dir=...) must be a str or pathlib.Path (or None), not list"),
     ({"release": 3.9}, "Options(release=...) must be a str"),
     ({"record": "no"}, "Options(record=...) must be True or False, not str 'no'"),
     ({"force": 1}, "Options(force=...) must be True or False, not int 1"),

@@ -1,4 +1,5 @@
-"""The one options record of the public API, and the one place it becomes the library's settings.
+"""The public API's options (:class:`Options`, declared with the library's settings in
+:mod:`zluda_runner.core.settings`), the one place they become the settings, and the caller's wording.
 
 Errors and warnings reach a Python caller worded for it: the library writes them neutral
 (:mod:`zluda_runner.core.wording`), a Python caller (the default) reads :class:`Options` fields and API
@@ -11,92 +12,21 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from zluda_runner.core.argcheck import shown
+from zluda_runner.core.settings import Options as Options  # the public name (zluda_runner.Options)
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
 from zluda_runner.core.wording import worded_for as worded_for  # re-exported: the front ends set it
 
 
-@dataclass(frozen=True)
-class Options:
-    """Everything a caller may set, once, for every call of the API (all keywords, all optional).
-
-    Attributes:
-        cache_dir: where releases, plans and the results store live (default: ``$ZLUDA_RUNNER_CACHE``,
-            else the platform's user cache folder).
-        zluda_dir: a ZLUDA folder to use as is (one you unpacked or built) instead of a release from
-            the manifest.
-        release: the manifest release to use (id, version or tag) instead of the one selected.
-        manifest: a release manifest file to read instead of the packaged (or updated) one.
-        python: the interpreter whose torch is the target (default: the one the command runs,
-            else this one).
-        trust_on_first_use: accept, and record, a release whose SHA-256 the manifest does not know.
-        archive: a hand-downloaded release archive to install instead of downloading it.
-        force: go on when the plan predicts the launch will fail (a fatal verdict).
-        results_db: the results store: a SQLite file or a ``postgresql://`` URL (default: ``results.db``
-            in the cache folder).
-        record: keep probe and doctor results in the results store.
-        defaults: apply the settings a ZLUDA launch needs (fused attention off where the release cannot
-            run it, cuDNN off without a stand-in, ...), each listed with its reason in the plan.
-        monitor: the command line's ``--monitor`` (sample the GPU while the workload runs); from
-            Python, pass ``on_telemetry=`` to :func:`run`, :func:`start`, :func:`verify_launch` or
-            :func:`trace_launch` to hear the GPU trace.
-    """
-
-    cache_dir: Path | None = None
-    zluda_dir: Path | None = None
-    release: str | None = None
-    manifest: Path | None = None
-    python: str | None = None
-    trust_on_first_use: bool = False
-    archive: Path | None = None
-    force: bool = False
-    results_db: str | None = None
-    record: bool = True
-    defaults: bool = True
-    monitor: bool = False
-
-    def __post_init__(self) -> None:
-        """Each field checked (TypeError naming it, as for an unknown keyword), before any call reads it: a
-        path as ``str`` or ``Path`` (kept as a ``Path``; ``results_db`` and ``python`` as text), a switch as
-        ``True``/``False`` (``record="no"`` would record); an empty path is unset, as on the command line
-        (``cache_dir=""`` put the cache in the current folder)."""
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if value is None and field.name not in _SWITCHES:
-                continue
-            if field.name in _SWITCHES:
-                if not isinstance(value, bool):
-                    raise TypeError(f"Options({field.name}=...) must be True or False, not {shown(value)}")
-            elif field.name == "release":
-                if not isinstance(value, str):
-                    raise TypeError(f"Options(release=...) must be a str (an id, version or tag), "
-                                    f"not {shown(value)}")
-            elif not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
-                raise TypeError(f"Options({field.name}=...) must be a str or pathlib.Path, "
-                                f"not {shown(value)}")
-            else:  # "" is no path: unset, as on the command line (Path("") would be the current folder)
-                text = os.fspath(value)
-                kept = text if field.name in _TEXTS else Path(text)
-                object.__setattr__(self, field.name, kept if text.strip() else None)
-
-
-_SWITCHES = frozenset({"trust_on_first_use", "force", "record", "defaults", "monitor"})
-_TEXTS = frozenset({"results_db", "python"})  # a path given as a Path is kept as text for these
-
-
 def to_settings(options: Options | None, *, verify_load: bool = False,
                 trace_out: Path | None = None) -> Settings:
-    """The library's settings for ``options`` (the only conversion: the CLI builds :class:`Options`
-    too). ``verify_load`` and ``trace_out`` are what one call asks for, not options of every call.
-    (A public call's ``options`` is checked by its annotation: :mod:`zluda_runner.core.argcheck`.)"""
+    """The library's settings for ``options``: its fields as they are (one record: :class:`Settings` is
+    :class:`Options` with what one call asks for, ``verify_load`` and ``trace_out``)."""
     given = {f.name: getattr(options, f.name) for f in fields(Options)} if options is not None else {}
-    if given.get("cache_dir") is None:  # unset: the settings' default (the environment, the user cache)
-        given.pop("cache_dir", None)
     return Settings(**given, verify_load=verify_load, trace_out=trace_out)
 
 

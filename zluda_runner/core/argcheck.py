@@ -74,13 +74,40 @@ def checked(function: Callable[P, R]) -> Callable[P, R]:
             return function(*args, **kwargs)
         for name, value in given.items():
             if name in tests and (fault := tests[name][0](value)) is not None:
-                error = ArgumentTypeError if fault == "type" else ArgumentValueError
-                raise error(f"{function.__name__}({name}=...) must be {tests[name][1]}, not {shown(value)}",
-                            f"see help(zluda_runner.{function.__name__})")
+                raise _refusal(function.__name__, name, fault, tests[name][1], value)
         return function(*args, **kwargs)
 
     call.__dict__["checked"] = True
     return call
+
+
+def check_fields(record: object) -> None:
+    """Each field of the frozen dataclass ``record`` held to its annotation, as :func:`checked` holds a
+    call's arguments (``Options(force=...) must be True or False``), for its ``__post_init__``. As on the
+    command line, a blank text or path of an optional field is unset (None); a path field given text
+    keeps a ``Path``, a text field given a path keeps its text."""
+    import typing
+    from pathlib import Path
+
+    kind = type(record)
+    for name, hint, test in _field_tests(kind.__init__):  # the dataclass's own __init__: every field
+        value, members = getattr(record, name), typing.get_args(hint) or (hint,)
+        made = Path if Path in members else str if str in members else None
+        if made and isinstance(value, str | os.PathLike) and isinstance(text := os.fspath(value), str):
+            value = None if not text.strip() and type(None) in members else made(text)
+            object.__setattr__(record, name, value)  # frozen: set once, while it is made
+        if test is not None and (fault := test[0](value)) is not None:
+            raise _refusal(kind.__name__, name, fault, test[1].replace(" (not blank)", ""), value)
+
+
+@functools.cache
+def _field_tests(init: Callable[..., object]) -> list[tuple[str, object, tuple[_Test, str] | None]]:
+    return [(name, hint, _test(hint)) for name, hint in _hints(init).items()]
+
+
+def _refusal(owner: str, name: str, fault: str, what: str, value: object) -> ZludaRunnerError:
+    error = ArgumentTypeError if fault == "type" else ArgumentValueError
+    return error(f"{owner}({name}=...) must be {what}, not {shown(value)}", f"see help(zluda_runner.{owner})")
 
 
 def shown(value: object) -> str:
@@ -89,19 +116,20 @@ def shown(value: object) -> str:
 
 
 def _tests_of(function: Callable[..., object]) -> dict[str, tuple[_Test, str]]:
+    return {name: test for name, hint in _hints(function).items() if (test := _test(hint)) is not None}
+
+
+def _hints(function: Callable[..., object]) -> dict[str, object]:
+    """``function``'s parameters' annotations, read (one this check cannot read is left out)."""
     names = _PublicNames()
-    tests = {}
+    hints = {}
     for name, text in function.__annotations__.items():
-        if name == "return":
-            continue
         try:
-            hint = eval(_without_callable_args(text), function.__globals__, names)  # noqa: S307
+            if name != "return":
+                hints[name] = eval(_without_callable_args(text), function.__globals__, names)  # noqa: S307
         except Exception:  # noqa: S112 - an annotation this check cannot read is not checked
             continue
-        test = _test(hint)
-        if test is not None:
-            tests[name] = test
-    return tests
+    return hints
 
 
 def _without_callable_args(text: str) -> str:
