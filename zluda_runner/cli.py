@@ -15,8 +15,7 @@ from typing import Any
 
 import click
 
-from zluda_runner.api import Options
-from zluda_runner.api.options import worded_for
+from zluda_runner.api.options import Options, worded_for
 from zluda_runner.commands import COMMAND_MODULES, load_command
 from zluda_runner.commands.common import Invocation
 from zluda_runner.core import exitcodes
@@ -237,7 +236,7 @@ def main_group(ctx: click.Context, /, **given: Any) -> None:
     asked = {name: given.pop(name) for name in ("as_json", "trace", "trace_out", "verify_load")}
     options = Options(record=not given.pop("no_record"), defaults=not given.pop("no_defaults"), **given)
     if asked["trace"]:  # refused where it cannot work (Windows) before anything is planned or fetched
-        from zluda_runner.api import check_trace_supported
+        from zluda_runner.api.evidence import check_trace_supported
 
         check_trace_supported()
     ctx.obj = Invocation(options, json=asked["as_json"], trace=asked["trace"], trace_out=asked["trace_out"],

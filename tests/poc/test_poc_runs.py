@@ -11,7 +11,7 @@ import pytest
 
 from tests.poc.conftest import WORKLOAD
 from tests.telemetry.fake_sysfs import GIB, FakeCard, card_device
-from zluda_runner.api import Options, get_result, list_results
+from zluda_runner import Options, get_result, list_results
 from zluda_runner.api.poc import run_poc
 from zluda_runner.core.errors import HostError
 from zluda_runner.poc.model import PocReport

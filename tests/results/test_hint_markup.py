@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner import api
+import zluda_runner as zr
 from zluda_runner.results.schema import ResultsStoreError
 
 
 def test_a_missing_bundle_names_export_results_to_an_api_caller(tmp_path: Path) -> None:
     with pytest.raises(ResultsStoreError) as caught:
-        api.import_results([tmp_path / "none.jsonl"], api.Options(results_db=str(tmp_path / "r.db")))
+        zr.import_results([tmp_path / "none.jsonl"], zr.Options(results_db=str(tmp_path / "r.db")))
     assert "export_results()" in caught.value.hint and "`" not in caught.value.hint, caught.value.hint

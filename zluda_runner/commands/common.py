@@ -12,8 +12,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 import click
 
-from zluda_runner.api import Options
-from zluda_runner.api.options import asked_for
+from zluda_runner.api.options import Options, asked_for
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
 from zluda_runner.core.version import JSON_SCHEMA_VERSION

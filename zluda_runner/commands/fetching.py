@@ -10,8 +10,9 @@ import sys
 
 import click
 
-from zluda_runner.api import cache_path as find_cache_path
-from zluda_runner.api import clean_cache, clean_compile_cache, compile_cache, fetch, list_cache
+from zluda_runner.api.cache import cache_path as find_cache_path
+from zluda_runner.api.cache import clean_cache, clean_compile_cache, compile_cache, list_cache
+from zluda_runner.api.releases import fetch
 from zluda_runner.api.terms import OSES
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import INTERRUPTED

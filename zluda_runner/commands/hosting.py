@@ -6,9 +6,10 @@ import sys
 
 import click
 
-from zluda_runner.api import results_files, run_ab, run_doctor, warmup
-from zluda_runner.api.store import output_path
+from zluda_runner.api.checking import run_doctor
+from zluda_runner.api.store import output_path, results_files
 from zluda_runner.api.terms import FAKE_ROOT_ENV
+from zluda_runner.api.workloads import run_ab, warmup
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import ab_view, doctor_view

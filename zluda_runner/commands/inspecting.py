@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api import inspect
+from zluda_runner.api.launching import inspect
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.report.target_view import print_profile
 

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from zluda_runner.api import plan_command as make_plan
-from zluda_runner.api import prepare_launch, start, trace_launch, verify_launch, verify_plan
+from zluda_runner.api.evidence import trace_launch, verify_launch, verify_plan
+from zluda_runner.api.launching import plan_command as make_plan
+from zluda_runner.api.launching import prepare_launch, start
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.report.terminal import say

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from zluda_runner.api import place, placement_status, restore
+from zluda_runner.api.placing import place, placement_status, restore
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core import exitcodes
 from zluda_runner.report.placement_view import render_placement, render_restore, render_status

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api import results_files
 from zluda_runner.api.options import worded_for
 from zluda_runner.api.poc import run_poc
-from zluda_runner.api.store import output_path
+from zluda_runner.api.store import output_path, results_files
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import poc_html, poc_view

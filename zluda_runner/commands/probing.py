@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api import read_trace, results_files, run_probe
-from zluda_runner.api.store import output_path, write_output
+from zluda_runner.api.checking import run_probe
+from zluda_runner.api.evidence import read_trace
+from zluda_runner.api.store import output_path, results_files, write_output
 from zluda_runner.api.terms import TORCH_DTYPES
 from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn, write_page
 from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from zluda_runner.api import list_releases, update_manifest
+from zluda_runner.api.releases import list_releases, update_manifest
 from zluda_runner.api.terms import CHANNELS, OSES
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import CHECK_FAILED

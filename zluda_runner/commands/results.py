@@ -6,18 +6,19 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api import (
+from zluda_runner.api.store import (
     delete_result,
     diff_results,
     export_results,
     get_result,
     import_results,
     list_results,
+    output_path,
     results_files,
     results_location,
     results_matrix,
+    write_output,
 )
-from zluda_runner.api.store import output_path, write_output
 from zluda_runner.api.terms import RESULT_KINDS
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.report.matrix_html import render_html
