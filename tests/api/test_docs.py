@@ -10,11 +10,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import zluda_runner as zr
 from tests.conftest import require
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _words(text: str) -> str:
@@ -60,9 +63,29 @@ def test_the_reference_is_only_the_public_surface(reference: str) -> None:
     assert 'id="to_settings"' not in reference and "zluda_runner.launch.prepare.html" not in reference
 
 
-def test_the_stable_api_section_lists_every_public_name() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
-    listed = set(re.findall(r"^\| `([A-Za-z_]+)`", text, flags=re.MULTILINE))
-    assert listed == set(zr.__all__), {"not in docs/api.md": set(zr.__all__) - listed,
-                                       "not public": listed - set(zr.__all__)}
+def _names_tool() -> Any:
+    spec = importlib.util.spec_from_file_location("api_names", REPO / "tools" / "api_names.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tables_of_names_are_written_from_the_one_table() -> None:
+    """docs/api.md's tables are tools/api_names.py's from ``zluda_runner._PUBLIC`` and the docstrings:
+    a name added, moved or redescribed there and not here fails this (run ``python tools/api_names.py``)."""
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    assert _names_tool().render(text) == text, "docs/api.md is stale: run python tools/api_names.py"
+    listed = re.findall(r"^\| `([A-Za-z_]+)`", text, flags=re.MULTILINE)
+    assert sorted(listed) == zr.__all__, "each public name once"
     assert zr.__version__ in text
+
+
+def test_a_stale_table_of_names_is_found() -> None:
+    """The check above can fail: a row missing, or a table missing, is not what the tool writes."""
+    tool = _names_tool()
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    stale = re.sub(r"^\| `run` \|.*\n", "", text, flags=re.MULTILINE)
+    assert stale != text and tool.render(stale) == text
+    with pytest.raises(ValueError, match="name tables"):
+        tool.render(text.replace("<!-- names: errors -->", ""))

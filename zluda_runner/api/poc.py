@@ -34,8 +34,8 @@ def run_poc(
     command: Sequence[str] | None = None,
 ) -> PocReport:
     """Run ``argv`` (``["python", "infer.py"]``) ``runs`` times through ZLUDA with GPU telemetry, once as
-    a reference, and judge five criteria, each pass or fail with its evidence (``report.criteria``):
-    *ran* (every run exited 0), *right* (what it recorded with ``zluda_runner.ab.record`` matches the
+    a reference, and judge five criteria, each pass or fail with its evidence (``report.criteria``).
+    They are *ran* (every run exited 0), *right* (what it recorded with ``zluda_runner.ab.record`` matches the
     reference), *on the GPU* (telemetry saw the GPU busy or its VRAM held), *stable* (no crash; VRAM
     back to baseline after each run), *speed* (its ``ab.timer`` regions, after run 1 which compiles,
     against the reference's). ``report.exit_code`` is 0 only when all pass, else 3. A failing run is

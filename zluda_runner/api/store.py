@@ -78,6 +78,9 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
                  since: str | _dt.date | None = None, limit: int | None = 50) -> list[RunRecord]:
     """The recorded runs, oldest first (without their items: :func:`get_result` has them).
 
+    Readers never make a store: a named ``results_db`` that is not there raises ResultsStoreError (nothing
+    is created); the default store before the first recorded run reads as empty.
+
     Args:
         kind: only runs of this kind. gpu: only runs on this GPU target (``"gfx1100"``).
         since: only runs started on or after this date (``YYYY-MM-DD``). limit: the latest N runs.

@@ -193,4 +193,4 @@ class CommandNotExecutableError(LaunchError):
 
 
 class HostError(ZludaRunnerError):
-    """The doctor / warmup / ab commands were given something they cannot use (bad --root, bad command)."""
+    """The doctor, a warmup or an A/B run was given something it cannot use (a bad root, a bad command)."""

@@ -46,7 +46,7 @@ class ResultRows:
 
 @runtime_checkable
 class Recordable(Protocol):
-    """A report the results store can keep."""
+    """A report the results store can keep: any object whose ``result_rows()`` gives its ResultRows."""
 
     def result_rows(self) -> ResultRows:
         """The rows and summary this report records."""
