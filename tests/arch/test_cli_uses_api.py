@@ -20,6 +20,7 @@ ALLOWED_MODULES = {
     "zluda_runner.core.textio": "the CLI's own stdout/stderr made safe (a cp1252 pipe on Windows)",
     "zluda_runner.core.serial": "--json: records to plain JSON values",
     "zluda_runner.core.arch": "refusing a non-x86-64 machine before a workload's words are parsed",
+    "zluda_runner.core.argcheck": "the API's bounds of a number (Seconds), held by the options' click types",
 }
 
 

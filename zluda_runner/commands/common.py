@@ -8,11 +8,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
 from zluda_runner.api.options import Options, asked_for
+from zluda_runner.core.argcheck import Range, Seconds
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
@@ -115,7 +116,42 @@ def warn(text: str) -> None:
     click.echo(f"warning: {text}", err=True)
 
 
-html_option = click.option("--html", "html_file", type=click.Path(path_type=Path),
+class Number(click.FloatRange):
+    """A number option held where the API holds it (finite, within ``bounds``: an annotation of
+    :mod:`zluda_runner.core.argcheck` such as ``Seconds``, or a Range), so that click refuses it in its
+    own words ("Invalid value for '--timeout'") before the API is called."""
+
+    name = "number"
+
+    def __init__(self, bounds: object = None) -> None:
+        bound = bounds if isinstance(bounds, Range) else next(
+            (m for m in getattr(bounds, "__metadata__", ()) if isinstance(m, Range)), Range())
+        super().__init__(min=bound.ge if bound.gt is None else bound.gt, min_open=bound.gt is not None)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = float(super().convert(value, param, ctx))
+        if not math.isfinite(number):  # a range lets NaN through
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+SECONDS = Number(Seconds)
+
+
+class GivenPath(click.Path):
+    """A path that must name something: an empty word (an unset shell variable) is click's usage error,
+    not the current folder (``Path("")`` is ``.``) nor the API's TypeError."""
+
+    def __init__(self, *, dir_okay: bool = True) -> None:
+        super().__init__(dir_okay=dir_okay, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("an empty path names no file or folder.", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+html_option = click.option("--html", "html_file", type=GivenPath(),
                            help="Also write a self-contained HTML page to FILE.")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -10,7 +11,16 @@ from zluda_runner.api.checking import run_doctor
 from zluda_runner.api.store import output_path, results_files
 from zluda_runner.api.terms import FAKE_ROOT_ENV
 from zluda_runner.api.workloads import run_ab, warmup
-from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
+from zluda_runner.commands.common import (
+    SECONDS,
+    GivenPath,
+    Invocation,
+    Number,
+    emit_json,
+    pass_invocation,
+    warn,
+    write_page,
+)
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import ab_view, doctor_view
 from zluda_runner.report.terminal import say
@@ -37,7 +47,7 @@ def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
 
 
 @click.command("warmup", context_settings=_WORKLOAD)
-@click.option("--heartbeat", type=float, default=10.0, show_default=True, metavar="SECONDS",
+@click.option("--heartbeat", type=SECONDS, default=10.0, show_default=True, metavar="SECONDS",
               help="How often to say it is still running.")
 @click.option("--as-is", is_flag=True, help="Run COMMAND unchanged (it already runs under ZLUDA).")
 @click.option("--no-precompile", is_flag=True,
@@ -71,15 +81,16 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
 @click.option("--b-python", metavar="PY", help="Interpreter for side B (a native ROCm torch).")
 @click.option("--a-cmd", metavar="CMD", help="Side A command (split like a shell would, never run by one).")
 @click.option("--b-cmd", metavar="CMD", help="Side B command.")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=float, help="Relative tolerance (default: by dtype).")
-@click.option("--atol", type=float, help="Absolute tolerance (default: by dtype).")
-@click.option("--html", "html_path", metavar="FILE", help="Also write an HTML report to FILE.")
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
+@click.option("--rtol", type=Number(), help="Relative tolerance (default: by dtype).")
+@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype).")
+@click.option("--html", "html_path", type=GivenPath(), metavar="FILE",
+              help="Also write an HTML report to FILE.")
 @click.argument("script", nargs=-1, type=click.UNPROCESSED)
 @pass_invocation
 def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | None, b_cmd: str | None,
                timeout: float | None, rtol: float | None, atol: float | None,
-               html_path: str | None, script: tuple[str, ...]) -> None:
+               html_path: Path | None, script: tuple[str, ...]) -> None:
     """Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands.
 
     \b

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from zluda_runner.api.launching import inspect
-from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
+from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
 from zluda_runner.report.target_view import print_profile
 
 
 @click.command("inspect")
-@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.argument("path", required=False, type=GivenPath())
 @pass_invocation
 def inspect_command(call: Invocation, path: Path | None) -> None:
     """What does this CUDA build need, under which names, and where would the loader find it?

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -11,7 +12,7 @@ import click
 from zluda_runner.api.evidence import trace_launch, verify_launch, verify_plan
 from zluda_runner.api.launching import plan_command as make_plan
 from zluda_runner.api.launching import prepare_launch, start
-from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn
+from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.report.terminal import say
 
@@ -79,10 +80,11 @@ def _gpu_line(heard: list[str]) -> None:
 
 @click.command("plan", context_settings=_PASSTHROUGH)
 @click.option("--no-cache", is_flag=True, help="Recompute the plan even if a cached one is valid.")
-@click.option("--torch-lib", metavar="DIR", help="Plan for this (Windows) torch/lib folder, from any host.")
+@click.option("--torch-lib", type=GivenPath(), metavar="DIR",
+              help="Plan for this (Windows) torch/lib folder, from any host.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @pass_invocation
-def plan_command(call: Invocation, no_cache: bool, torch_lib: str | None, command: tuple[str, ...]) -> None:
+def plan_command(call: Invocation, no_cache: bool, torch_lib: Path | None, command: tuple[str, ...]) -> None:
     """Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no download).
 
     With --verify-load, also run `python -c "import torch"` under the plan and report

@@ -11,7 +11,17 @@ import click
 from zluda_runner.api.options import worded_for
 from zluda_runner.api.poc import run_poc
 from zluda_runner.api.store import output_path, results_files
-from zluda_runner.commands.common import Invocation, emit_json, pass_invocation, warn, write_page
+from zluda_runner.commands.common import (
+    SECONDS,
+    GivenPath,
+    Invocation,
+    Number,
+    emit_json,
+    pass_invocation,
+    warn,
+    write_page,
+)
+from zluda_runner.core.argcheck import Range
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import poc_html, poc_view
 
@@ -25,21 +35,21 @@ from zluda_runner.report import poc_html, poc_view
               "never run by one).")
 @click.option("--native", is_flag=True, help="No ZLUDA: run the command as it is (an NVIDIA or native "
               "ROCm baseline; telemetry through NVML where present).")
-@click.option("--timeout", type=float, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=float, help="Relative tolerance of the outputs (default: by dtype).")
-@click.option("--atol", type=float, help="Absolute tolerance (default: by dtype; float16: at least 1% of "
+@click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
+@click.option("--rtol", type=Number(), help="Relative tolerance of the outputs (default: by dtype).")
+@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype; float16: at least 1% of "
               "the values' size).")
-@click.option("--min-speedup", type=float, metavar="X",
+@click.option("--min-speedup", type=Number(), metavar="X",
               help="Reference time / ours that 'speed' needs (default: 1 against cpu, 0.5 against CMD).")
-@click.option("--interval", type=click.FloatRange(min=0.01), metavar="SECONDS",
+@click.option("--interval", type=Number(Range(ge=0.01)), metavar="SECONDS",
               help="Seconds between GPU telemetry samples (default 0.2).")
-@click.option("--html", "html_path", metavar="FILE",
+@click.option("--html", "html_path", type=GivenPath(), metavar="FILE",
               help="Also write an HTML report with plots of utilisation and VRAM per run to FILE.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_invocation
 def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: float | None,
         rtol: float | None, atol: float | None, min_speedup: float | None, interval: float | None,
-        html_path: str | None, command: tuple[str, ...]) -> None:
+        html_path: Path | None, command: tuple[str, ...]) -> None:
     """Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it.
 
     \b

@@ -11,7 +11,16 @@ from zluda_runner.api.checking import run_probe
 from zluda_runner.api.evidence import read_trace
 from zluda_runner.api.store import output_path, results_files, write_output
 from zluda_runner.api.terms import TORCH_DTYPES
-from zluda_runner.commands.common import Invocation, emit_json, html_option, pass_invocation, warn, write_page
+from zluda_runner.commands.common import (
+    SECONDS,
+    GivenPath,
+    Invocation,
+    emit_json,
+    html_option,
+    pass_invocation,
+    warn,
+    write_page,
+)
 from zluda_runner.core.exitcodes import CHECK_FAILED, ERROR, OK
 
 
@@ -21,16 +30,16 @@ def _csv(text: str) -> list[str]:
 
 
 @click.command("probe")
-@click.option("--libcuda", type=click.Path(path_type=Path), help="The libcuda to probe (default: ZLUDA's).")
+@click.option("--libcuda", type=GivenPath(), help="The libcuda to probe (default: ZLUDA's).")
 @click.option("--torch", "torch_level", is_flag=True, help="Probe torch ops in the target interpreter.")
 @html_option
-@click.option("--timeout", type=float, help="Seconds per case (torch: per op; --quick: whole run).")
+@click.option("--timeout", type=SECONDS, help="Seconds per case (torch: per op; --quick: whole run).")
 @click.option("--case", "case_ids", multiple=True, help="Run only this case (repeatable).")
 @click.option("--device", default="cuda", help="torch device; cpu compares CPU results with float64.")
 @click.option("--quick", is_flag=True, help="--torch: the 12 hand-written smoke ops instead of OpInfo.")
 @click.option("--ops", default="", help="--torch: op ids to run, comma-separated globs.")
 @click.option("--dtypes", default=",".join(TORCH_DTYPES), show_default=True, help="--torch: dtypes.")
-@click.option("--budget", type=float, help="--torch: stop after S seconds.")
+@click.option("--budget", type=SECONDS, help="--torch: stop after S seconds.")
 @click.option("--samples", type=click.IntRange(1), default=1, show_default=True, help="--torch: per op.")
 @click.option("--native", is_flag=True, help="--torch without ZLUDA: a baseline on NVIDIA or native ROCm.")
 @pass_invocation
@@ -61,7 +70,7 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
 
 
 @click.command("trace-report")
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=GivenPath())
 @html_option
 @pass_invocation
 def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -> None:

@@ -20,7 +20,7 @@ from zluda_runner.api.store import (
     write_output,
 )
 from zluda_runner.api.terms import RESULT_KINDS
-from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
+from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
 from zluda_runner.report.terminal import say
@@ -78,7 +78,7 @@ def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
 
 
 @results_group.command("matrix")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write HTML.")
+@click.option("--html", "html_path", type=GivenPath(dir_okay=False), help="Write HTML.")
 @_since
 @pass_invocation
 def matrix_command(call: Invocation, html_path: Path | None, since: str | None) -> None:
@@ -92,7 +92,7 @@ def matrix_command(call: Invocation, html_path: Path | None, since: str | None) 
 
 
 @results_group.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=GivenPath(dir_okay=False))
 @_since
 @pass_invocation
 def export_command(call: Invocation, file: Path, since: str | None) -> None:
@@ -103,7 +103,7 @@ def export_command(call: Invocation, file: Path, since: str | None) -> None:
 
 
 @results_group.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=GivenPath(dir_okay=False))
 @pass_invocation
 def import_command(call: Invocation, files: tuple[Path, ...]) -> None:
     """Merge bundles into the store; a run already stored is skipped."""
