@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Write the tables of public names in docs/api.md from the package's one table of them
-(``zluda_runner._PUBLIC``, in its order) and each name's docstring (its first sentence), so that a
-name is written where it is defined and in that table, never again by hand.
+"""Write what lists the public names from the package's one table of them (``zluda_runner._PUBLIC``,
+in its order), so that a name is written where it is defined and in that table, never again by hand:
+the tables of docs/api.md (each name with the first sentence of its docstring) and the imports for
+type checkers in zluda_runner/__init__.py (``if TYPE_CHECKING:``).
 
-    python tools/api_names.py          # rewrite docs/api.md
-    python tools/api_names.py --check  # exit 1 when docs/api.md is stale (tests/api/test_docs.py)
+    python tools/api_names.py          # rewrite both
+    python tools/api_names.py --check  # exit 1 when one is stale (tests/api/test_docs.py)
 
 Each table stands between ``<!-- names: KIND -->`` and ``<!-- end names -->``, KIND one of
 :data:`HEADS`: the stable functions (``calls``) and records, the provisional names (in
@@ -21,9 +22,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "api.md"
+INIT = ROOT / "zluda_runner" / "__init__.py"
 HEADS = {"calls": "what it does", "records": "what it holds", "provisional": "what it is",
          "errors": "raised when", "version": "what it is"}
 _TABLE = re.compile(r"(<!-- names: (\w+) -->\n).*?(?=<!-- end names -->)", re.DOTALL)
+_FOR_TYPES = re.compile(r"^(if TYPE_CHECKING:.*\n)(?:    .*\n)*", re.MULTILINE)
 
 
 def _kind(name: str, value: object, provisional: set[str]) -> str:
@@ -68,15 +71,33 @@ def render(text: str) -> str:
     return _TABLE.sub(lambda m: m.group(1) + made[m.group(2)], text)
 
 
+def render_init(text: str) -> str:
+    """``text`` (zluda_runner/__init__.py) with its imports for type checkers written anew."""
+    sys.path.insert(0, str(ROOT))
+    import zluda_runner as zr
+
+    by_module: dict[str, list[str]] = {}
+    for name, module in zr._PUBLIC.items():
+        if name != "__version__":  # declared there, with its docstring
+            by_module.setdefault(module, []).append(name)
+    imports = "".join(f"    from {module} import (\n"
+                      + "".join(f"        {n} as {n},\n" for n in sorted(names))
+                      + "    )\n" for module, names in sorted(by_module.items()))
+    return _FOR_TYPES.sub(lambda m: m.group(1) + imports, text, count=1)
+
+
 def main(argv: list[str]) -> int:
-    text = DOC.read_text(encoding="utf-8")
-    fresh = render(text)
-    if "--check" in argv:
+    stale = []
+    for path, write in ((DOC, render), (INIT, render_init)):
+        text = path.read_text(encoding="utf-8")
+        fresh = write(text)
         if fresh != text:
-            print("docs/api.md is stale: run python tools/api_names.py", file=sys.stderr)
-        return int(fresh != text)
-    DOC.write_text(fresh, encoding="utf-8")
-    return 0
+            stale.append(path.relative_to(ROOT))
+            if "--check" not in argv:
+                path.write_text(fresh, encoding="utf-8")
+    if "--check" in argv and stale:
+        print(f"stale: {', '.join(map(str, stale))}: run python tools/api_names.py", file=sys.stderr)
+    return int("--check" in argv and bool(stale))
 
 
 if __name__ == "__main__":

@@ -72,10 +72,13 @@ def _names_tool() -> Any:
 
 
 def test_the_tables_of_names_are_written_from_the_one_table() -> None:
-    """docs/api.md's tables are tools/api_names.py's from ``zluda_runner._PUBLIC`` and the docstrings:
-    a name added, moved or redescribed there and not here fails this (run ``python tools/api_names.py``)."""
-    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
-    assert _names_tool().render(text) == text, "docs/api.md is stale: run python tools/api_names.py"
+    """docs/api.md's tables (and the package's imports for type checkers) are what tools/api_names.py
+    writes from ``zluda_runner._PUBLIC`` and the docstrings: a name added, moved or redescribed there
+    and not here fails this (run ``python tools/api_names.py``)."""
+    tool, text = _names_tool(), (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    assert tool.render(text) == text, "docs/api.md is stale: run python tools/api_names.py"
+    init = (REPO / "zluda_runner" / "__init__.py").read_text(encoding="utf-8")
+    assert tool.render_init(init) == init, "zluda_runner/__init__.py is stale: run python tools/api_names.py"
     listed = re.findall(r"^\| `([A-Za-z_]+)`", text, flags=re.MULTILINE)
     assert sorted(listed) == zr.__all__, "each public name once"
     assert zr.__version__ in text
@@ -89,3 +92,5 @@ def test_a_stale_table_of_names_is_found() -> None:
     assert stale != text and tool.render(stale) == text
     with pytest.raises(ValueError, match="name tables"):
         tool.render(text.replace("<!-- names: errors -->", ""))
+    init = (REPO / "zluda_runner" / "__init__.py").read_text(encoding="utf-8")
+    assert tool.render_init(init.replace("        run as run,\n", "")) == init
