@@ -280,6 +280,7 @@ def test_clean_with_an_empty_version_removes_nothing(setup, version):
     assert [e["release_id"] for e in json.loads(run("cache", "list", "--json").stdout)["releases"]] == [
         "upstream-v6"]
     assert run("cache", "path", version).exit_code == 1
+    assert run("fetch", version, "--os", "linux").exit_code == 1  # on d5e4bba: fetched the selected release
 
 
 @pytest.mark.parametrize("version", ["", 0])

@@ -146,13 +146,14 @@ def fetch(
         KeyboardInterrupt (Ctrl-C): what was downloaded is kept, and the next fetch resumes it.
     """
     from zluda_runner.conduct.resolve import resolve_release
-    from zluda_runner.release.cache import check_cache_folder
+    from zluda_runner.release.cache import check_cache_folder, named_release
     from zluda_runner.release.obtain import fetch as fetch_release
 
     settings = to_settings(options)
     with caller_errors():
         check_cache_folder(settings.cache_dir)  # before the manifest update the cache may hold is looked for
-        asked = version or settings.release  # a release named is fetched as named; else what run takes
+        # a release named is fetched as named (an empty name is none: CacheError); else what run takes
+        asked = settings.release if version is None else named_release(version)
         python = None if asked else settings.python or sys.executable
         choice = resolve_release(settings, os_name=os, hip=hip, cuda=cuda, torch_python=python, release=asked,
                                  read_host=not asked).require()
