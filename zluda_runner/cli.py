@@ -6,14 +6,16 @@ word that is not one of our commands (or anything after ``--``) is the workload.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from zluda_runner.commands import COMMAND_TABLE, load_command, summary
+from zluda_runner.commands import COMMAND_TABLE, load_command
 from zluda_runner.core import exitcodes
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
@@ -77,8 +79,6 @@ class FallthroughGroup(click.Group):
         raise click.NoSuchOption(arg.split("=", 1)[0], possibilities=close, ctx=ctx)
 
     def _refuse_typo(self, ctx: click.Context, word: str) -> None:
-        import shutil
-
         if os.sep in word or shutil.which(word):
             return
         import difflib  # only on this path: a cached launch must start fast
@@ -130,10 +130,11 @@ class FallthroughGroup(click.Group):
         return sorted(COMMAND_TABLE)  # get_command adds only the table's commands
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # click's listing, each line from the command table: `zluda-run --help` imports no command
+        # click's listing from the command table (`zluda-run --help` imports no command): a command of
+        # the table's help line is shortened to the width exactly as the real one
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(map(len, names))
-        rows = [(name, summary(name, limit)) for name in names]
+        rows = [(n, click.Command(n, help=COMMAND_TABLE[n][1]).get_short_help_str(limit)) for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -169,8 +170,6 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     the command line: its flags and commands)."""
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
-        import json
-
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code}
         click.echo(json.dumps(payload, indent=2))
         return
@@ -274,8 +273,6 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, click.exceptions.Abort):
         if as_json:  # --json is the machine's reading of every outcome, Ctrl-C's too
-            import json
-
             click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": "interrupted", "hint": None,
                                    "exit_code": exitcodes.INTERRUPTED}, indent=2))
         else:

@@ -14,45 +14,34 @@ import click
 # what click makes of the command's help (its first sentence): `zluda-run --help` lists the commands
 # from here, importing none of them.
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
-    "releases": ("releases",
-        "Pick the release for this host's HIP and this (--python) torch as run does; exit 3 if "
-        "nothing fits."),
-    "manifest": ("releases",
-        "The release manifest: keep it current without a new package."),
-    "fetch": ("fetching",
-        "Download, verify and unpack a ZLUDA release into the cache; print its folder."),
-    "cache": ("fetching",
-        "Inspect or clean the cache of downloaded and unpacked releases."),
-    "inspect": ("inspecting",
-        "What does this CUDA build need, under which names, and where would the loader find it?"),
-    "run": ("launching",
-        "Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same)."),
-    "plan": ("launching",
-        "Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no "
-        "download)."),
-    "place": ("placing",
-        "Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; `restore` "
-        "undoes)."),
-    "restore": ("placing",
-        "Put back exactly the DLLs that were in torch/lib before zluda-run placed ZLUDA's."),
-    "status": ("placing",
-        "Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? Exit 3 on "
-        "drift."),
-    "probe": ("probing",
-        "Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case."),
-    "trace-report": ("probing",
-        "Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."),
-    "doctor": ("hosting",
-        "Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, caches."),
-    "warmup": ("hosting",
-        "Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for minutes)."),
-    "ab": ("hosting",
-        "Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands."),
-    "poc": ("poc",
-        "Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it."),
-    "results": ("results",
-        "Recorded runs: list, compare, matrix, share (--results-db, ZLUDA_RUNNER_RESULTS_DB, or the "
-        "cache)."),
+    "releases": ("releases", "Pick the release for this host's HIP and this (--python) torch as run does; "
+                             "exit 3 if nothing fits."),
+    "manifest": ("releases", "The release manifest: keep it current without a new package."),
+    "fetch": ("fetching", "Download, verify and unpack a ZLUDA release into the cache; print its folder."),
+    "cache": ("fetching", "Inspect or clean the cache of downloaded and unpacked releases."),
+    "inspect": ("inspecting", "What does this CUDA build need, under which names, and where would the loader "
+                              "find it?"),
+    "run": ("launching", "Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same)."),
+    "plan": ("launching", "Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no "
+                          "download)."),
+    "place": ("placing", "Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; "
+                         "`restore` undoes)."),
+    "restore": ("placing", "Put back exactly the DLLs that were in torch/lib before zluda-run placed "
+                           "ZLUDA's."),
+    "status": ("placing", "Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? "
+                          "Exit 3 on drift."),
+    "probe": ("probing", "Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per "
+                         "case."),
+    "trace-report": ("probing", "Show a saved trace (JSON from --trace-out, or a folder of raw trace "
+                                "files)."),
+    "doctor": ("hosting", "Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, "
+                          "caches."),
+    "warmup": ("hosting", "Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for "
+                          "minutes)."),
+    "ab": ("hosting", "Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands."),
+    "poc": ("poc", "Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it."),
+    "results": ("results", "Recorded runs: list, compare, matrix, share (--results-db, "
+                           "ZLUDA_RUNNER_RESULTS_DB, or the cache)."),
 }
 
 
@@ -67,8 +56,3 @@ def load_command(name: str) -> click.Command | None:
         return None
     return next((c for c in load_module(entry[0]).COMMANDS if c.name == name), None)
 
-
-def summary(name: str, limit: int) -> str:
-    """The one-line help of the command ``name``, shortened to ``limit`` as click shortens it, without
-    importing the command: a command of that help gives exactly the line of the real one."""
-    return click.Command(name, help=COMMAND_TABLE[name][1]).get_short_help_str(limit)
