@@ -1,9 +1,12 @@
 """How fast is a full inspection of a CUDA torch install? Prints figures; asserts nothing.
 
     python benchmarks/inspect_speed.py PYTHON | SITE_PACKAGES
+    python benchmarks/inspect_speed.py --smoke [PYTHON | SITE_PACKAGES]
 
 PYTHON is an interpreter with a CUDA build of torch (e.g. a venv with torch==2.14.1), or give its
-site-packages folder.
+site-packages folder. ``--smoke`` (seconds: CI checks that it runs) reads a small tree instead: the
+files under 2 MB of that torch/lib (default: this interpreter's torch, a CPU build will do) in a
+temporary site-packages whose torch says it is a CUDA build.
 
 Files: every .so in torch/lib plus every library under site-packages/nvidia that the loader model
 binds them to. Each figure is one fresh process (cold interpreter) with a warm page cache (a warm-up
@@ -11,7 +14,7 @@ pass runs first); "wall" includes interpreter start and imports, "work" only the
 
 1. ours: zluda_runner.binfmt.elf.read_elf on every file (dynamic section, versions, all dynamic symbols)
 2. pyelftools, lddtree-style: dynamic tags plus every .dynsym symbol with its version name
-3. readelf -dV --dyn-syms -W on each file (output discarded)
+3. the floor: readelf -dV --dyn-syms -W on each file (output discarded)
 4. zluda_runner.inspection.inspect.inspect_path (if present): no cache, then a warm per-file cache
 """
 
@@ -96,6 +99,20 @@ def site_packages_of(arg: str) -> Path:
     return site
 
 
+def smoke_site(site: Path, folder: Path) -> Path:
+    """A site-packages in ``folder`` with the files under 2 MB of ``site``'s torch/lib and its _C extension
+    (links) and a torch that says it is a CUDA 13.0 build; ``site``'s nvidia folder linked beside it."""
+    lib = folder / "torch" / "lib"
+    lib.mkdir(parents=True)
+    for p in sorted([*(site / "torch").glob("_C*.so"), *(site / "torch" / "lib").glob("*.so*")]):
+        if p.is_file() and p.stat().st_size < 2 * 2**20:
+            (lib.parent / p.relative_to(site / "torch")).symlink_to(p.resolve())
+    (folder / "torch" / "version.py").write_text("__version__ = '2.14.1+cu130'\ncuda = '13.0'\nhip = None\n")
+    if (site / "nvidia").is_dir():
+        (folder / "nvidia").symlink_to((site / "nvidia").resolve())
+    return folder
+
+
 def files_to_read(site: Path) -> list[str]:
     from zluda_runner.loader.glibc import LoaderEnv, LoaderModel
 
@@ -120,14 +137,18 @@ def timed(argv: list[str]) -> tuple[float, dict]:
 
 
 def main() -> None:
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+    args = sys.argv[1:]
+    smoke = "--smoke" in args
+    args = [a for a in args if a != "--smoke"] or ([sys.executable] if smoke else [])
+    if len(args) != 1 or args[0] in ("-h", "--help"):
         raise SystemExit(__doc__)
-    arg = sys.argv[1]
-    site = site_packages_of(arg)
-    files = files_to_read(site)
-    total = sum(Path(f).stat().st_size for f in files)
-    print(f"{len(files)} files, {total / 2**30:.2f} GiB, under {site}")
     with tempfile.TemporaryDirectory() as tmp:
+        site = site_packages_of(args[0])
+        if smoke:
+            site = smoke_site(site, Path(tmp) / "site-packages")
+        files = files_to_read(site)
+        total = sum(Path(f).stat().st_size for f in files)
+        print(f"{len(files)} files, {total / 2**30:.2f} GiB, under {site}")
         listing = Path(tmp) / "files.json"
         listing.write_text(json.dumps(files))
         py = sys.executable
@@ -141,7 +162,7 @@ def main() -> None:
         for f in files:
             subprocess.run(["readelf", "-dV", "--dyn-syms", "-W", f], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, check=False)
-        results.append(("readelf -dV --dyn-syms per file", time.perf_counter() - t0, {}))
+        results.append(("floor: readelf -dV --dyn-syms per file", time.perf_counter() - t0, {}))
         try:
             import zluda_runner.inspection.inspect as target
 
@@ -157,7 +178,7 @@ def main() -> None:
             results.append(("inspect_path, warm file cache", wall, data))
     for label, wall, data in results:
         work = f"work {data['work']:.3f} s" if "work" in data else ""
-        print(f"{label:38s} wall {wall:7.3f} s  {work}")
+        print(f"{label:40s} wall {wall:7.3f} s  {work}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Launch overhead: median wall time of a trivial command through ``zluda-run`` vs run directly.
 
-    python benchmarks/launch_overhead.py [--runs N] [--command CMD] [--zluda-dir DIR] [--python PY]
+    python benchmarks/launch_overhead.py [--runs N] [--command CMD] [--zluda-dir DIR] [--python PY] [--smoke]
     python benchmarks/launch_overhead.py [--runs N] -- LAUNCHER...
 
 Default: builds a stand-in ZLUDA release (zluda_runner.devtools.standin: a stub
@@ -13,7 +13,8 @@ explicit ``-- LAUNCHER`` prefix, that prefix is timed as given. The floor (a
 bare Python that imports ``zluda_runner.launch.process`` and runs the command)
 is printed too. ``zluda-run`` is the console script next to this interpreter
 (not a pyenv/PATH shim, whose own start-up is not ours). Goal: at most 150 ms
-added. Prints figures, asserts nothing.
+added. Prints figures, asserts nothing. ``--smoke``: 3 runs after 1 warm-up (seconds: CI checks that
+it runs).
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ def main() -> None:
     parser.add_argument("--command", default="true", help="the trivial command (default: true)")
     parser.add_argument("--zluda-dir", help="release folder (default: a stand-in built here)")
     parser.add_argument("--python", help="plan for this interpreter's torch (default: the command)")
+    parser.add_argument("--smoke", action="store_true", help="a tiny size, seconds: check that it runs")
     parser.add_argument("launcher", nargs=argparse.REMAINDER, help="-- LAUNCHER prefix")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.warmup = 3, 1
     trivial = shlex.split(args.command)
     work = Path(tempfile.mkdtemp(prefix="zluda-runner-bench-"))
     try:

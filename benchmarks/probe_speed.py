@@ -4,8 +4,11 @@ planted hang) and the OpInfo torch-op probe's ops per second on the CPU. Prints,
 
 The stand-in with planted gaps costs one worker restart after the planted crash and one timeout
 (``--timeout``, default 2 s) for the planted hang; the gap-free build shows the catalogue alone.
+The floors beside them: a Python that loads the stand-in and calls cuInit (what the probe's worker
+process pays before its first case), and a Python that imports torch (the op probe's worker).
+``--smoke``: a 0.5 s timeout and one op in float32 (seconds: CI checks that it runs).
 
-    python benchmarks/probe_speed.py [--timeout 2] [--no-torch] [--ops PATTERN] [--dtypes float32]
+    python benchmarks/probe_speed.py [--timeout 2] [--no-torch] [--ops PATTERN] [--dtypes float32] [--smoke]
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +27,13 @@ from zluda_runner.probe import run_probe
 from zluda_runner.probe.cases import CATALOGUE
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "probe"
+
+
+def floor_s(code: str, *args: str) -> float:
+    """Wall seconds of a fresh Python running ``code``."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code, *args], check=True)
+    return time.perf_counter() - started
 
 
 def driver_catalogue(timeout: float) -> None:
@@ -44,6 +55,8 @@ def driver_catalogue(timeout: float) -> None:
                 f"{took - hangs * timeout:.2f} s"
             )
             print("  summary:", ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+        took = floor_s("import ctypes, sys; ctypes.CDLL(sys.argv[1]).cuInit(0)", str(lib))
+        print(f"floor, one Python that loads the stand-in and calls cuInit: {took:.2f} s")
 
 
 def torch_ops(ops: str, dtypes: str) -> None:
@@ -65,9 +78,10 @@ def torch_ops(ops: str, dtypes: str) -> None:
     ran = [c for c in report.cases if c.status not in ("skipped", "unsupported")]
     print(
         f"torch-op probe (OpInfo, cpu vs float64, {dtypes}): {len(report.cases)} op x dtype cases, "
-        f"{len(ran)} compared, {took:.1f} s wall incl. interpreter start: {len(ran) / took:.0f} compared/s"
+        f"{len(ran)} compared, {took:.1f} s wall incl. interpreter start: {len(ran) / took:.1f} compared/s"
     )
     print("  summary:", ", ".join(f"{n} {s}" for s, n in report.summary.items()))
+    print(f"floor, one Python that imports torch: {floor_s('import torch'):.1f} s")
 
 
 def main() -> None:
@@ -76,7 +90,10 @@ def main() -> None:
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--ops", default="")
     parser.add_argument("--dtypes", default="float32,float16,bfloat16")
+    parser.add_argument("--smoke", action="store_true", help="a tiny size, seconds: check that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.timeout, args.ops, args.dtypes = 0.5, "add", "float32"
     driver_catalogue(args.timeout)
     if not args.no_torch:
         torch_ops(args.ops, args.dtypes)

@@ -1,6 +1,6 @@
 """How fast is the results store? Prints figures; asserts nothing.
 
-    python benchmarks/results_store.py [--db URL] [--runs 1000] [--ops 500] [--repeat 5]
+    python benchmarks/results_store.py [--db URL] [--runs 1000] [--ops 500] [--repeat 5] [--smoke]
 
 Default store: a fresh SQLite file in a temporary folder (``--db postgresql://...`` measures a
 server; give an empty database).
@@ -9,12 +9,16 @@ server; give an empty database).
    errors, 3 % mismatching), opening the store each time as a command does; median of ``--repeat``.
 2. matrix: ``build_matrix`` over 1,000 stored runs (a mix of torch-op, probe and A/B runs across
    6 releases x 4 GPU targets x 3 torch builds), plus rendering it as text and as HTML.
-Goal: under 1 s each.
+Goal: under 1 s each. The floor beside them: SQLite alone (Python's sqlite3) storing the same runs and
+items in one transaction and counting them per release x GPU x torch build. ``--smoke``: 40 runs of
+20 ops, once (seconds; CI runs it so that the benchmark keeps working).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -28,6 +32,7 @@ from zluda_runner.report.results_view import render_matrix as render_text
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.matrix import build_matrix
 from zluda_runner.results.recording import build_run, record_report
+from zluda_runner.results.schema import RunRecord
 
 RELEASES = ["fork-3.9.4", "fork-3.9.5", "fork-3.9.6", "upstream-v4", "upstream-v5", "upstream-v6"]
 GFX = ["gfx1030", "gfx1100", "gfx1101", "gfx1201"]
@@ -48,9 +53,7 @@ def torch_report(ops: int, seed: int) -> ProbeReport:
         )
         for i in range(ops)
     ]
-    report = ProbeReport(kind=KIND_TORCH, target="python", cases=cases)
-    report.summarise()
-    return report
+    return ProbeReport(kind=KIND_TORCH, target="python", cases=tuple(cases))
 
 
 def ab_report(seed: int) -> AbReport:
@@ -65,7 +68,7 @@ def ab_report(seed: int) -> AbReport:
     )
 
 
-def fill(url: str, runs: int, ops: int) -> float:
+def fill(url: str, runs: int, ops: int) -> tuple[float, list[RunRecord]]:
     started = time.perf_counter()
     records = []
     for n in range(runs):
@@ -86,7 +89,30 @@ def fill(url: str, runs: int, ops: int) -> float:
     with make_store(url).open() as store:
         for start in range(0, len(records), 100):
             store.insert_runs(records[start : start + 100])
-    return time.perf_counter() - started
+    return time.perf_counter() - started, records
+
+
+def floor(path: Path, records: list[RunRecord]) -> tuple[float, float, int]:
+    """(seconds to store, seconds to count, items) for SQLite alone: each run and each of its items one
+    row of JSON text (made before the clock starts), in one transaction; then the runs and their failed
+    counts per release x GPU x torch build."""
+    runs = [(n, r.release_id, r.gfx, r.torch_build, r.count("failed"), json.dumps(r.content()))
+            for n, r in enumerate(records)]
+    items = [(n, i.item, i.ok, json.dumps(i.to_dict())) for n, r in enumerate(records) for i in r.items]
+    t0 = time.perf_counter()
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE runs (id INTEGER PRIMARY KEY, release TEXT, gfx TEXT, torch TEXT, "
+                     "failed INTEGER, doc TEXT);"
+                     "CREATE TABLE items (run INTEGER, item TEXT, ok INTEGER, doc TEXT);")
+    with db:
+        db.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)", runs)
+        db.executemany("INSERT INTO items VALUES (?, ?, ?, ?)", items)
+    t1 = time.perf_counter()
+    db.execute("SELECT release, gfx, torch, count(*), sum(failed) FROM runs "
+               "GROUP BY release, gfx, torch").fetchall()
+    t2 = time.perf_counter()
+    db.close()
+    return t1 - t0, t2 - t1, len(items)
 
 
 def main() -> None:
@@ -95,7 +121,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--ops", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="a tiny size, seconds: check that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.ops, args.repeat = 40, 20, 1
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(cache_dir=Path(tmp))
         record_url = args.db or str(Path(tmp) / "record.db")
@@ -122,8 +151,11 @@ def main() -> None:
             f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}; {args.repeat} runs; goal < 1000 ms)"
         )
 
-        fill_s = fill(matrix_url, args.runs, args.ops)
+        fill_s, records = fill(matrix_url, args.runs, args.ops)
         print(f"store {args.runs} runs (batches of 100): {fill_s:.2f} s")
+        store_s, count_s, items = floor(Path(tmp) / "floor.db", records)
+        print(f"floor, SQLite alone: store the {args.runs} runs and {items} items in one transaction "
+              f"{store_s:.2f} s; count them per release x GPU x torch build {count_s * 1000:.1f} ms")
         with make_store(matrix_url).open() as store:
             timings = []
             for _ in range(args.repeat):

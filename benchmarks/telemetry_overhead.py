@@ -2,11 +2,11 @@
 
 For each source (a fake amdgpu sysfs tree in a temporary folder; the real /sys where it has an
 amdgpu card; NVML where pynvml and an NVIDIA driver answer), the process's CPU time over
-``--seconds`` of wall time with ``Sampling`` running, beside the same span idle; the difference is
-the sampler's, printed as % of one core.  Also the cost of one reading (a tight loop).  Prints,
-never asserts.
+``--seconds`` of wall time with ``Sampling`` running, beside the same span idle (the floor); the
+difference is the sampler's, printed as % of one core.  Also the cost of one reading (a tight loop).
+Prints, never asserts. ``--smoke``: half a second per span (CI checks that it runs).
 
-    python benchmarks/telemetry_overhead.py [--seconds 10] [--interval 0.2]
+    python benchmarks/telemetry_overhead.py [--seconds 10] [--interval 0.2] [--smoke]
 """
 
 from __future__ import annotations
@@ -71,14 +71,18 @@ def measure(label: str, source: TelemetrySource, seconds: float, interval: float
     print(f"  one reading: {per_read_us(source):.0f} µs")
     share = extra / wall * 100
     print(f"  sampling every {interval:g} s for {wall:.1f} s: {samples} samples, "
-          f"{extra * 1000:.1f} ms CPU (idle {idle_cpu * 1000:.1f} ms) = {share:.3f} % of one core")
+          f"{extra * 1000:.1f} ms CPU over the floor (the same span idle: {idle_cpu * 1000:.1f} ms) "
+          f"= {share:.3f} % of one core")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--interval", type=float, default=DEFAULT_INTERVAL_S)
+    parser.add_argument("--smoke", action="store_true", help="a tiny size, seconds: check that it runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds = 0.5
     print(f"cpu count {os.cpu_count()}, load average {os.getloadavg() if hasattr(os, 'getloadavg') else '-'}")
     with tempfile.TemporaryDirectory() as tmp:
         fake = open_source(root=fake_tree(Path(tmp)), env={}, platform="linux")

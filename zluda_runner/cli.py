@@ -15,11 +15,8 @@ from typing import Any
 
 import click
 
-from zluda_runner.api.options import Options, worded_for
-from zluda_runner.commands import COMMAND_MODULES, load_command
-from zluda_runner.commands.common import Invocation
+from zluda_runner.commands import COMMAND_TABLE, load_command
 from zluda_runner.core import exitcodes
-from zluda_runner.core.arch import require_x86_64
 from zluda_runner.core.errors import UsageFault, ZludaRunnerError
 from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
 from zluda_runner.core.textio import make_standard_streams_safe
@@ -57,12 +54,12 @@ class FallthroughGroup(click.Group):
         ctx.meta["zluda_command"] = RUN_COMMAND if word == "--" else word
         if word == "--":
             return [*args[:i], RUN_COMMAND, *own, "--", *args[i + 1 :]]
-        if word not in self.commands and word not in COMMAND_MODULES:
+        if word not in self.commands and word not in COMMAND_TABLE:
             self._refuse_typo(ctx, word)
             ctx.meta["zluda_command"] = RUN_COMMAND
             return [*args[:i], RUN_COMMAND, *own, "--", *args[i:]]
         command = self.get_command(ctx, word)
-        if command is None:  # pragma: no cover - COMMAND_MODULES names only real commands
+        if command is None:  # pragma: no cover - COMMAND_TABLE names only real commands
             return args
         hoisted, rest = self._hoist_globals(ctx, command, args[i + 1 :])
         return [*args[:i], *hoisted, word, *own, *rest]
@@ -130,12 +127,25 @@ class FallthroughGroup(click.Group):
         return self.commands.get(cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(self.commands) | set(COMMAND_MODULES))
+        return sorted(COMMAND_TABLE)  # get_command adds only the table's commands
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # click's listing from the command table (`zluda-run --help` imports no command): a command of
+        # the table's help line is shortened to the width exactly as the real one
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = [(n, click.Command(n, help=COMMAND_TABLE[n][1]).get_short_help_str(limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def _option_for(self, ctx: click.Context, arg: str) -> click.Option | None:
         return _option_named(self.get_params(ctx), arg)
 
     def invoke(self, ctx: click.Context) -> Any:
+        # what running a command needs is imported here: `zluda-run --help` starts without it
+        from zluda_runner.api.options import worded_for
+        from zluda_runner.core.arch import require_x86_64
+
         if ctx.meta.get("zluda_command") in X86_COMMANDS:
             require_x86_64()
         try:
@@ -232,6 +242,9 @@ def main_group(ctx: click.Context, /, **given: Any) -> None:
       zluda-run plan -- python infer.py    what would be done, and will it bind?
       zluda-run releases --os windows      which ZLUDA release fits?
     """
+    from zluda_runner.api.options import Options
+    from zluda_runner.commands.common import Invocation
+
     # every other global option is the Options field of its name (the one options record)
     asked = {name: given.pop(name) for name in ("as_json", "trace", "trace_out", "verify_load")}
     options = Options(record=not given.pop("no_record"), defaults=not given.pop("no_defaults"), **given)

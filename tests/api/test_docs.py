@@ -78,7 +78,7 @@ def test_the_tables_of_names_are_written_from_the_one_table() -> None:
     tool, text = _names_tool(), (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     assert tool.render(text) == text, "docs/api.md is stale: run python scripts/api_names.py"
     init = (REPO / "zluda_runner" / "__init__.py").read_text(encoding="utf-8")
-    assert tool.render_init(init) == init, "zluda_runner/__init__.py is stale: run python scripts/api_names.py"
+    assert tool.render_init(init) == init, "__init__.py is stale: run python scripts/api_names.py"
     listed = re.findall(r"^\| `([A-Za-z_]+)`", text, flags=re.MULTILINE)
     assert sorted(listed) == zr.__all__, "each public name once"
     assert zr.__version__ in text

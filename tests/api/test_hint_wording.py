@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import zluda_runner as zr
 from zluda_runner.cli import main_group
-from zluda_runner.commands import COMMAND_MODULES, load_command
+from zluda_runner.commands import COMMAND_TABLE, load_command
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.wording import COMMANDS, MARKUP, OPTIONS, command_key, option_key, render, worded_for
 
@@ -135,7 +135,7 @@ def _cli_params() -> dict[str, set[str]]:
     """Each command's words -> the flags it takes (the group's own under "")."""
     found: dict[str, set[str]] = {"": {o for p in main_group.params
                                        for o in (*p.opts, *p.secondary_opts)}}
-    for name in COMMAND_MODULES:
+    for name in COMMAND_TABLE:
         command = load_command(name)
         assert command is not None, name
         subs = command.commands.items() if isinstance(command, click.Group) else [("", command)]

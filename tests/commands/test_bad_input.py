@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.commands import COMMAND_MODULES
+from zluda_runner.commands import COMMAND_TABLE
 from zluda_runner.core import exitcodes
 
 HUNG = -999
@@ -44,7 +44,7 @@ def _bad_cases(tmp_path: Path) -> list[list[str]]:
     nested.write_text("[" * 100_000 + "]" * 100_000)
     garbage = tmp_path / "garbage.bin"
     garbage.write_bytes(os.urandom(4096))
-    cases = [[name, "--no-such-option"] for name in sorted(COMMAND_MODULES)]
+    cases = [[name, "--no-such-option"] for name in sorted(COMMAND_TABLE)]
     cases += [
         ["relases"],
         ["inspect", missing],

@@ -242,12 +242,12 @@ def test_help_texts_show_no_rst_markup() -> None:
     import click
 
     from zluda_runner.cli import main_group
-    from zluda_runner.commands import COMMAND_MODULES
+    from zluda_runner.commands import COMMAND_TABLE
 
     ctx = click.Context(main_group)
     assert "``" not in main_group.get_help(ctx)
     for name in ("run", "plan", "releases", "fetch", "doctor", "warmup", "ab", "probe", "manifest"):
-        assert name in COMMAND_MODULES
+        assert name in COMMAND_TABLE
         cmd = main_group.get_command(ctx, name)
         assert cmd is not None
         assert "``" not in cmd.get_help(click.Context(cmd, info_name=name)), name

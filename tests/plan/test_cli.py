@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import zluda_runner.conduct.plan as prepare
 from zluda_runner.cli import main_group
-from zluda_runner.commands import COMMAND_MODULES, load_module
+from zluda_runner.commands import COMMAND_TABLE, load_module
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.settings import Settings
 from zluda_runner.inspection.profile import TargetProfile
@@ -199,8 +199,9 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
 
 
 def test_command_table_matches_the_modules() -> None:
-    """Commands load lazily from COMMAND_MODULES: every click command defined in any module of
-    zluda_runner.commands is listed there under its own module, and every listed name answers --help."""
+    """Commands load lazily from COMMAND_TABLE: every click command defined in any module of
+    zluda_runner.commands is listed there under its own module with the one-line help click makes of
+    the command's own help, and every listed name answers --help."""
     import pkgutil
 
     import click
@@ -213,10 +214,10 @@ def test_command_table_matches_the_modules() -> None:
         for obj in vars(module).values():
             exported = obj in getattr(module, "COMMANDS", [])
             if isinstance(obj, click.Command) and obj.name and exported:
-                defined[obj.name] = info.name
-    assert defined == COMMAND_MODULES
+                defined[obj.name] = (info.name, obj.get_short_help_str(10**6))
+    assert defined == COMMAND_TABLE
     runner = CliRunner()
-    for name in COMMAND_MODULES:
+    for name in COMMAND_TABLE:
         result = runner.invoke(main_group, [name, "--help"])
         assert result.exit_code == 0, (name, result.output)
         assert f" {name} [OPTIONS]" in result.output, (name, result.output)

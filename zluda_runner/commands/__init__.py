@@ -1,6 +1,7 @@
 """CLI commands, one module per area, each exporting ``COMMANDS``; imported on first use (a cached
 ``zluda-run python infer.py`` must not pay for requests, pyelftools or the probe suite), so
-``COMMAND_MODULES`` is the authority on which first word is a command (tests/plan/test_cli.py)."""
+``COMMAND_TABLE`` is the authority on which first word is a command and on the line ``zluda-run
+--help`` shows for it (tests/plan/test_cli.py holds both to the modules)."""
 
 from __future__ import annotations
 
@@ -9,25 +10,38 @@ from types import ModuleType
 
 import click
 
-# command name -> module in this package that defines it.
-COMMAND_MODULES: dict[str, str] = {
-    "releases": "releases",
-    "manifest": "releases",
-    "fetch": "fetching",
-    "cache": "fetching",
-    "inspect": "inspecting",
-    "run": "launching",
-    "plan": "launching",
-    "place": "placing",
-    "restore": "placing",
-    "status": "placing",
-    "probe": "probing",
-    "trace-report": "probing",
-    "doctor": "hosting",
-    "warmup": "hosting",
-    "ab": "hosting",
-    "poc": "poc",
-    "results": "results",
+# command name -> (module in this package that defines it, the command's one-line help). The line is
+# what click makes of the command's help (its first sentence): `zluda-run --help` lists the commands
+# from here, importing none of them.
+COMMAND_TABLE: dict[str, tuple[str, str]] = {
+    "releases": ("releases", "Pick the release for this host's HIP and this (--python) torch as run does; "
+                             "exit 3 if nothing fits."),
+    "manifest": ("releases", "The release manifest: keep it current without a new package."),
+    "fetch": ("fetching", "Download, verify and unpack a ZLUDA release into the cache; print its folder."),
+    "cache": ("fetching", "Inspect or clean the cache of downloaded and unpacked releases."),
+    "inspect": ("inspecting", "What does this CUDA build need, under which names, and where would the loader "
+                              "find it?"),
+    "run": ("launching", "Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same)."),
+    "plan": ("launching", "Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no "
+                          "download)."),
+    "place": ("placing", "Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; "
+                         "`restore` undoes)."),
+    "restore": ("placing", "Put back exactly the DLLs that were in torch/lib before zluda-run placed "
+                           "ZLUDA's."),
+    "status": ("placing", "Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? "
+                          "Exit 3 on drift."),
+    "probe": ("probing", "Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per "
+                         "case."),
+    "trace-report": ("probing", "Show a saved trace (JSON from --trace-out, or a folder of raw trace "
+                                "files)."),
+    "doctor": ("hosting", "Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, "
+                          "caches."),
+    "warmup": ("hosting", "Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for "
+                          "minutes)."),
+    "ab": ("hosting", "Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands."),
+    "poc": ("poc", "Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it."),
+    "results": ("results", "Recorded runs: list, compare, matrix, share (--results-db, "
+                           "ZLUDA_RUNNER_RESULTS_DB, or the cache)."),
 }
 
 
@@ -37,7 +51,8 @@ def load_module(name: str) -> ModuleType:
 
 def load_command(name: str) -> click.Command | None:
     """The command called ``name``, importing only the module that defines it."""
-    module_name = COMMAND_MODULES.get(name)
-    if module_name is None:
+    entry = COMMAND_TABLE.get(name)
+    if entry is None:
         return None
-    return next((c for c in load_module(module_name).COMMANDS if c.name == name), None)
+    return next((c for c in load_module(entry[0]).COMMANDS if c.name == name), None)
+

@@ -1,0 +1,31 @@
+"""The benchmarks cannot rot: each one runs with ``--smoke`` (a tiny size, seconds) and prints its figures
+and the floor they are measured against; a benchmark that breaks fails the suite (issue 28)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = sorted(REPO.glob("benchmarks/*.py"))
+FIGURE = re.compile(r"\d+(\.\d+)? ?(s|ms|µs|ns/call|MB/s|%)\b")
+
+
+def test_there_are_benchmarks() -> None:
+    assert len(BENCHMARKS) >= 7, BENCHMARKS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", BENCHMARKS, ids=lambda p: p.name)
+def test_benchmark_runs_with_smoke(path: Path, tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(path), "--smoke"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    floors = [line for line in proc.stdout.splitlines() if "floor" in line.lower()]
+    assert any(FIGURE.search(line) for line in floors), f"no floor with its figure:\n{proc.stdout}"
+    figures = [line for line in proc.stdout.splitlines() if FIGURE.search(line) and line not in floors]
+    assert figures, f"no figure beside the floor:\n{proc.stdout}"
