@@ -168,30 +168,6 @@ def record_report(
         return RecordOutcome(False, warning=warning, location=location)
 
 
-def record_for(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
-               release: Mapping[str, object] | None = None,
-               target: Mapping[str, object] | None = None) -> str | None:
-    """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint;
-    ``command``: what the user asked (default: :func:`asked`). Returns the warning to show when the
-    store could not take it; never raises."""
-    if not settings.record:
-        return None
-    from zluda_runner.host.quick import quick_facts
-
-    outcome = record_report(kind, report, settings=settings, command=command,
-                            release=release or asked_release(settings), target=target,
-                            host=quick_facts().fingerprint())
-    return outcome.warning
-
-
-def asked_release(settings: Settings) -> dict[str, object] | None:
-    """The release a run without a plan of its own was asked to use: ``--zluda-dir`` (named as a plan
-    names it, ``zluda-dir``) or ``--release``; None when the manifest's pick was left to the run."""
-    if settings.zluda_dir is not None:
-        return {"id": "zluda-dir", "asset": None}
-    return {"id": settings.release} if settings.release else None
-
-
 def known_on_this_gpu(settings: Settings, gfx: str | None, release_id: str | None = None) -> list[str]:
     """What the store knows for this host's GPU target (``releases``, the run path); never raises."""
     if not gfx or not settings.record:

@@ -1,0 +1,52 @@
+"""The release and the torch a recorded run names, one answer for every kind of run (:func:`run_refs`):
+``results matrix`` files each run under the release x torch it ran with."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
+
+
+def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | None = None,
+             planned: bool = True) -> tuple[dict[str, object] | None, dict[str, object] | None]:
+    """``plan``'s release and target (the plan the run carried out); else (``planned``: the run went
+    through ZLUDA) those of the plan ``zluda-run`` makes for ``argv`` (default: the target interpreter),
+    from the plan cache or made without downloading; else (a run without a plan: native, a driver given
+    by path, a command of the user's), and where no plan can be made, the release asked for
+    (``--zluda-dir``, ``--release``) and the target's torch as installed. Never raises."""
+    command = list(argv) or [settings.python or sys.executable]
+    if plan is None and planned:
+        from zluda_runner.conduct.plan import prepare_plan
+
+        with contextlib.suppress(Exception):  # recording never fails the run it records
+            plan = prepare_plan(command, settings, download=False)
+    if plan is not None:
+        return plan.refs()
+    asked = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
+    if settings.zluda_dir is not None:
+        asked = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
+    try:
+        return recorded_refs(asked, _installed_target(command, settings), command)
+    except Exception:  # an interpreter that does not run, a torch without a version.py
+        return recorded_refs(asked, PlanTarget())[0], None
+
+
+def _installed_target(command: Sequence[str], settings: Settings) -> PlanTarget:
+    """The run's target as ``zluda-run`` chooses it, read without inspecting it (a CPU torch is named too)."""
+    from zluda_runner.conduct.resolve import choose_target
+    from zluda_runner.inspection.interpreter import probe_interpreter, torch_info
+
+    choice = choose_target(command, settings)
+    if choice.python is None:
+        return PlanTarget(binary=choice.binary)
+    facts = probe_interpreter(choice.python, env=os.environ)
+    if facts.torch_path is None:
+        return PlanTarget(python=facts.executable)
+    info = torch_info(Path(facts.torch_path), facts.torch_version_py)
+    return PlanTarget(python=facts.executable, torch=info.version, cuda=info.cuda)
