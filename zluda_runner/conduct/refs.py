@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
+from zluda_runner.conduct.resolve import choose_target, installed_torch
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
 
@@ -31,22 +30,12 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
     asked = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
     if settings.zluda_dir is not None:
         asked = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
-    try:
-        return recorded_refs(asked, _installed_target(command, settings), command)
+    try:  # the target as zluda-run chooses it, its torch as installed (a CPU build is named too)
+        choice = choose_target(command, settings)
+        target = PlanTarget(binary=choice.binary)
+        if choice.python is not None:
+            python, info = installed_torch(choice.python)
+            target = PlanTarget(python) if info is None else PlanTarget(python, info.version, info.cuda)
+        return recorded_refs(asked, target, command)
     except Exception:  # an interpreter that does not run, a torch without a version.py
         return recorded_refs(asked, PlanTarget())[0], None
-
-
-def _installed_target(command: Sequence[str], settings: Settings) -> PlanTarget:
-    """The run's target as ``zluda-run`` chooses it, read without inspecting it (a CPU torch is named too)."""
-    from zluda_runner.conduct.resolve import choose_target
-    from zluda_runner.inspection.interpreter import probe_interpreter, torch_info
-
-    choice = choose_target(command, settings)
-    if choice.python is None:
-        return PlanTarget(binary=choice.binary)
-    facts = probe_interpreter(choice.python, env=os.environ)
-    if facts.torch_path is None:
-        return PlanTarget(python=facts.executable)
-    info = torch_info(Path(facts.torch_path), facts.torch_version_py)
-    return PlanTarget(python=facts.executable, torch=info.version, cuda=info.cuda)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, number
+from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, number, ok_value
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -68,7 +68,7 @@ def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[Item
             f"a {kind} run with {len(rows.rows)} items is more than the store keeps ({MAX_ITEMS_PER_RUN})",
             "record a smaller run",
         )
-    items = [ItemRecord(scrubber.text(_str(r.item), MAX_NAME), _str(r.status)[:MAX_NAME], _ok(r.ok),
+    items = [ItemRecord(scrubber.text(_str(r.item), MAX_NAME), _str(r.status)[:MAX_NAME], ok_value(r.ok),
                         scrubber.text(_str(r.detail)), _numbers(r.numbers)) for r in rows.rows]
     return items, _summary(rows.summary)
 
@@ -81,12 +81,6 @@ _MAX_EXIT = 1 << 32
 
 def _str(value: object) -> str:
     return "" if value is None else value if isinstance(value, str) else str(value)
-
-
-def _ok(value: object) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    return bool(value) if isinstance(value, int) and value in (0, 1) else None
 
 
 def _numbers(numbers: object) -> dict[str, float | None]:

@@ -62,3 +62,11 @@ def number(value: object) -> float | None:
     except OverflowError:  # an int past float's range
         return None
     return as_float if math.isfinite(as_float) else None
+
+
+def ok_value(value: object) -> bool | None:
+    """A row's ``ok``: True or False (1 or 0, as the store keeps it); anything else (another program's
+    value in the store) is neither passing nor failing."""
+    if value is None or isinstance(value, bool):
+        return value
+    return bool(value) if isinstance(value, int) and value in (0, 1) else None

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from zluda_runner.results.recordable import number
+from zluda_runner.results.recordable import number, ok_value
 from zluda_runner.results.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -433,7 +433,7 @@ def _item_from_row(row: Row) -> ItemRecord:
     return ItemRecord(
         item=_text(row[0]),
         status=_text(row[1]),
-        ok=_ok(row[2]),
+        ok=ok_value(row[2]),
         detail=_text(row[3]),
         numbers=_finite(_loads(row[4], "item")),
     )
@@ -447,14 +447,6 @@ def _text(value: object) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return clean_text(bytes(value).decode("utf-8", "replace"))
     return "" if value is None else str(value)
-
-
-def _ok(value: object) -> bool | None:
-    """An item's ok column: 1 or 0 as zluda-runner writes it; anything else another program left counts
-    as neither passing nor failing."""
-    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
-        return bool(value)
-    return None
 
 
 def _finite(numbers: Any) -> dict[str, float | None]:
