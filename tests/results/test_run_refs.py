@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import require
 from tests.inspection.conftest import FakeTorch, elf_stand_ins, fake_torch  # noqa: F401 -- fixtures
 from zluda_runner.cli import main_group
 from zluda_runner.devtools.standin import build_release, libs_from_spec
@@ -112,3 +113,31 @@ def test_the_matrix_files_each_run_under_its_release_and_torch(zluda_run: ZludaR
         cells = build_matrix(store).cells
     assert [(c.release, c.torch, c.probe is not None, c.torch_ops is not None) for c in cells] == [
         ("zluda-dir", TORCH, True, True)]  # 7859508: under ("none", "-"), with the doctor's runs
+
+
+def test_a_run_whose_target_cannot_be_planned_records_the_resolvers_release(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CPU torch (this environment's) has no plan: the doctor's run names the release the one resolver
+    picks for the host's HIP (a fake tree with HIP 6.2) and that torch as installed."""
+    import importlib.metadata
+    import importlib.util
+
+    import zluda_runner.doctor
+    from tests.results import reports
+    from zluda_runner import Options, list_results, run_doctor
+    from zluda_runner.conduct.resolve import resolve_release
+    from zluda_runner.core.settings import Settings
+
+    require(importlib.util.find_spec("torch") is not None, "torch not installed (pip install torch==2.13.0)")
+    torch = importlib.metadata.version("torch")  # the test environment's torch==2.13.0 (a CPU build)
+    lib = tmp_path / "root/usr/lib/x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / "libamdhip64.so.6.2.41133").write_bytes(b"\x7fELF")  # as ROCm 6.2's package names it
+    monkeypatch.setenv("ZLUDA_RUNNER_ROOT", str(tmp_path / "root"))
+    monkeypatch.setattr(zluda_runner.doctor, "run_doctor", lambda options: reports.doctor_report())
+    options = Options(cache_dir=tmp_path / "cache", results_db=str(tmp_path / "results.db"))
+    run_doctor(options)
+    chosen = resolve_release(Settings(cache_dir=tmp_path / "cache")).require()
+    [run] = list_results(options)
+    assert (run.release_id, run.release and run.release["asset"]) == (chosen.release.id, chosen.asset.name)
+    assert run.target == {"torch_version": torch, "cuda_major": None}  # 7859508: no release, no target

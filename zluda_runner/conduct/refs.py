@@ -7,7 +7,7 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from zluda_runner.conduct.resolve import choose_target, installed_torch
+from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_release
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
 
@@ -18,7 +18,8 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
     through ZLUDA) those of the plan ``zluda-run`` makes for ``argv`` (default: the target interpreter),
     from the plan cache or made without downloading; else (a run without a plan: native, a driver given
     by path, a command of the user's), and where no plan can be made, the release asked for
-    (``--zluda-dir``, ``--release``) and the target's torch as installed. Never raises."""
+    (``--zluda-dir``, ``--release``; with ``planned``, else the resolver's pick) and the target's torch as
+    installed. Never raises."""
     command = list(argv) or [settings.python or sys.executable]
     if plan is None and planned:
         from zluda_runner.conduct.plan import prepare_plan
@@ -27,15 +28,20 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
             plan = prepare_plan(command, settings, download=False)
     if plan is not None:
         return plan.refs()
-    asked = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
-    if settings.zluda_dir is not None:
-        asked = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
-    try:  # the target as zluda-run chooses it, its torch as installed (a CPU build is named too)
+    target = PlanTarget()
+    with contextlib.suppress(Exception):  # the target as zluda-run chooses it, its torch as installed
         choice = choose_target(command, settings)
         target = PlanTarget(binary=choice.binary)
         if choice.python is not None:
             python, info = installed_torch(choice.python)
             target = PlanTarget(python) if info is None else PlanTarget(python, info.version, info.cuda)
-        return recorded_refs(asked, target, command)
-    except Exception:  # an interpreter that does not run, a torch without a version.py
-        return recorded_refs(asked, PlanTarget())[0], None
+    release = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
+    if settings.zluda_dir is not None:
+        release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
+    elif planned:  # no plan (a CPU torch, an uninspectable target): the release the resolver gives it
+        with contextlib.suppress(Exception):
+            major = (target.cuda or "").split(".")[0]
+            chosen = resolve_release(settings, cuda=int(major) if major.isdigit() else None).require()
+            release = ReleaseRef(chosen.release.id, None, None, chosen.asset.name, "")
+    named, kept = recorded_refs(release, target, command)
+    return named, kept if target != PlanTarget() else None
