@@ -10,16 +10,17 @@ from collections.abc import Sequence
 from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_release
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
+from zluda_runner.release.selection import parse_cuda
 
 
 def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | None = None,
              planned: bool = True) -> tuple[dict[str, object] | None, dict[str, object] | None]:
     """``plan``'s release and target (the plan the run carried out); else (``planned``: the run went
     through ZLUDA) those of the plan ``zluda-run`` makes for ``argv`` (default: the target interpreter),
-    from the plan cache or made without downloading; else (a run without a plan: native, a driver given
-    by path, a command of the user's), and where no plan can be made, the release asked for
-    (``--zluda-dir``, ``--release``; with ``planned``, else the resolver's pick) and the target's torch as
-    installed. Never raises."""
+    from the plan cache or made without downloading. A run without a plan (native, a driver given by
+    path, a command of the user's), or where none can be made, names the target's torch as installed and
+    ``--zluda-dir``, else (``planned``) the resolver's pick for that torch, else ``--release`` as given.
+    Never raises."""
     command = list(argv) or [settings.python or sys.executable]
     if plan is None and planned:
         from zluda_runner.conduct.plan import prepare_plan
@@ -40,8 +41,7 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
         release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
     elif planned:  # no plan (a CPU torch, an uninspectable target): the release the resolver gives it
         with contextlib.suppress(Exception):
-            major = (target.cuda or "").split(".")[0]
-            chosen = resolve_release(settings, cuda=int(major) if major.isdigit() else None).require()
+            chosen = resolve_release(settings, cuda=parse_cuda(target.cuda)).require()
             release = ReleaseRef(chosen.release.id, None, None, chosen.asset.name, "")
     named, kept = recorded_refs(release, target, command)
     return named, kept if target != PlanTarget() else None
