@@ -58,11 +58,6 @@ def asked(words: Sequence[str]) -> Iterator[None]:
         _ASKED.reset(token)
 
 
-def asked_words(kind: str) -> list[str]:
-    """What the user asked (:func:`asked`), else the kind of run alone."""
-    return list(_ASKED.get() or (kind,))
-
-
 @dataclass(frozen=True)
 class RecordOutcome:
     recorded: bool
@@ -150,10 +145,9 @@ def record_report(
     try:
         url = db_url or store_url(settings)
         location = redact_url(url)
-        run = build_run(
-            kind, report, command=asked_words(kind) if command is None else list(command), release=release,
-            target=target, host=host, started_at=started_at
-        )
+        asked = list(_ASKED.get() or (kind,)) if command is None else list(command)
+        run = build_run(kind, report, command=asked, release=release, target=target, host=host,
+                        started_at=started_at)
         if store is not None:
             added = store.insert_run(run)
         else:
