@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.windows.winpy import WinPython, winpath
+from zluda_runner.results.backends import SQLiteStore
 
 pytestmark = pytest.mark.slow
 
@@ -72,8 +73,10 @@ def test_poc_through_a_standin_windows_release(new_cuda11_winpy, fork: Path,  # 
                                                tmp_path: Path) -> None:
     py: WinPython = new_cuda11_winpy(portable=False)
     env = {"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache")}
-    proc = py.zluda_run("--no-record", "--zluda-dir", winpath(fork), "--json", "poc", "--runs", "2",
-                        "--min-speedup", "0", "--", winpath(py.exe), winpath(WORKLOAD), "--driver", env=env)
+    db = tmp_path / "results.db"
+    proc = py.zluda_run("--results-db", winpath(db), "--zluda-dir", winpath(fork), "--json", "poc",
+                        "--runs", "2", "--min-speedup", "0", "--", winpath(py.exe), winpath(WORKLOAD),
+                        "--driver", env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 3, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)
@@ -86,3 +89,9 @@ def test_poc_through_a_standin_windows_release(new_cuda11_winpy, fork: Path,  # 
     status = {c["name"]: c["status"] for c in report["criteria"]}
     assert status == {"ran": "pass", "right": "pass", "on the GPU": "fail", "stable": "pass", "speed": "pass"}
     assert report["reference_runs"][0]["argv"] == [winpath(py.exe), winpath(WORKLOAD), "--driver"]
+    # recorded under the release and the torch the plan took (7859508: "none" and "-"), with its options
+    with SQLiteStore(db).open() as store:
+        [run] = store.list_runs()
+    assert (run.kind, run.release_id, run.target) == ("poc", "zluda-dir", {"torch_version": "2.13.0+cpu",
+                                                                            "cuda_major": 11})
+    assert run.command[run.command.index("poc"):][:5] == ["poc", "--runs", "2", "--min-speedup", "0.0"]

@@ -67,7 +67,8 @@ def run_probe(
                            samples=samples, timeout=timeout, case_ids=list(cases))
     with caller_errors():
         report = run_requested_probe(request, settings, progress=progress)
-    keep("torch-ops" if torch else "probe", report, settings, command, on_warning=on_warning)
+    keep("torch-ops" if torch else "probe", report, settings, command, on_warning=on_warning,
+         planned=request.planned)
     return report
 
 

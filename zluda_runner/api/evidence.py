@@ -48,9 +48,8 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
 
     with caller_errors():
         result, gpu = _watched(verify, launch, on_telemetry)
-    release, target = launch.plan.refs()
-    keep("verify-load", _with_gpu(result, gpu), to_settings(options),
-         command, on_warning=on_warning, release=release, target=target)
+    keep("verify-load", _with_gpu(result, gpu), to_settings(options), command, on_warning=on_warning,
+         plan=launch.plan)
     _tell(on_telemetry, gpu)
     return result
 
@@ -70,9 +69,7 @@ def verify_plan(plan: ShimPlan, options: Options | None = None, *,
     settings = to_settings(options)
     with caller_errors():
         result = verify_torch_import(plan, settings.cache_dir)
-    release, target = plan.refs()
-    keep("verify-load", result, settings, on_warning=on_warning,
-         release=release, target=target)
+    keep("verify-load", result, settings, on_warning=on_warning, plan=plan)
     return result
 
 
@@ -111,9 +108,7 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
     with caller_errors():
         traced, gpu = _watched(lambda: trace_workload(launch.plan, list(launch.argv), settings), launch,
                                on_telemetry)
-    release, target = launch.plan.refs()
-    keep("trace", _with_gpu(traced.report, gpu), settings, on_warning=on_warning,
-         release=release, target=target)
+    keep("trace", _with_gpu(traced.report, gpu), settings, on_warning=on_warning, plan=launch.plan)
     _tell(on_telemetry, gpu)
     return traced
 

@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from zluda_runner.core.settings import Options as Options  # the public name (zluda_runner.Options)
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
 from zluda_runner.core.wording import worded_for as worded_for  # re-exported: the front ends set it
+
+if TYPE_CHECKING:
+    from zluda_runner.plan.model import ShimPlan
 
 
 def to_settings(options: Options | None, *, verify_load: bool = False,
@@ -31,16 +34,23 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
 
 
 def keep(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
-         on_warning: Callable[[str], None] | None = None, release: Mapping[str, object] | None = None,
-         target: Mapping[str, object] | None = None) -> None:
+         on_warning: Callable[[str], None] | None = None, plan: ShimPlan | None = None,
+         argv: Sequence[str] = (), planned: bool = True) -> None:
     """Record ``report`` in the results store unless ``Options(record=False)``; a store problem goes to
     ``on_warning`` (worded for the audience), never raises. ``command``: the caller's own (default: what
-    was asked, :func:`recorded`)."""
-    from zluda_runner.results.recording import record_for
+    was asked, :func:`recorded`). The release and torch recorded, for every kind, are the run's plan's
+    (``plan``; else the plan for ``argv``, ``planned=False``: a run without one):
+    :func:`zluda_runner.conduct.refs.run_refs`."""
+    if not settings.record:
+        return
+    from zluda_runner.conduct.refs import run_refs
+    from zluda_runner.host.quick import quick_facts
+    from zluda_runner.results.recording import record_report
 
-    warning = record_for(kind, report, settings, None if command is None else [str(w) for w in command],
-                         release=None if release is None else dict(release),
-                         target=None if target is None else dict(target))
+    release, target = run_refs(settings, argv, plan=plan, planned=planned)
+    warning = record_report(kind, report, settings=settings, release=release, target=target,
+                            command=None if command is None else [str(w) for w in command],
+                            host=quick_facts().fingerprint()).warning
     if warning and on_warning is not None:
         on_warning(worded(warning))
 

@@ -75,5 +75,5 @@ def run_poc(
             interval_s=DEFAULT_INTERVAL_S if interval is None else interval, timeout=timeout,
         )
         report = run_verdict(request, settings, progress=progress, on_warning=hear)
-    keep("poc", report, settings, command, on_warning=on_warning)
+    keep("poc", report, settings, command, on_warning=on_warning, argv=request.command, planned=not native)
     return report

@@ -113,5 +113,6 @@ def run_ab(
                                   settings=settings)
         report = run_sides(a_argv, b_argv, runs=runs, timeout=timeout, rtol=rtol, atol=atol,
                            progress=progress)
-    keep("ab", report, settings, command, on_warning=on_warning)
+    keep("ab", report, settings, command, on_warning=on_warning, argv=a_argv if a_command else (),
+         planned=not a_command)  # side A: the script under ZLUDA, else a command of the user's
     return report

@@ -81,7 +81,7 @@ def command_line(ctx: click.Context) -> tuple[str, ...]:
 
 
 def _option_words(option: click.Option, value: object) -> list[str]:
-    if not option.expose_value or value is None or value == option.default or value in ((), False):
+    if not option.expose_value or value is None or value is False or value == () or value == option.default:
         return []
     name = max(option.opts, key=len)
     if option.is_flag:

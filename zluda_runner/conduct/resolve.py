@@ -18,7 +18,7 @@ from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
 
 if TYPE_CHECKING:
-    from zluda_runner.inspection.profile import TargetProfile
+    from zluda_runner.inspection.profile import TargetProfile, TorchInfo
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import ReleaseLayout
     from zluda_runner.release.model import Manifest
@@ -262,19 +262,27 @@ def assumed_target(argv: Sequence[str], layout: ReleaseLayout) -> TargetProfile:
 
 
 
+def installed_torch(python: str) -> tuple[str, TorchInfo | None]:
+    """``python``'s executable and its torch as installed (None: no torch), read without inspecting it
+    (a CPU or ROCm build too); :class:`~zluda_runner.core.errors.TargetError` when it does not run."""
+    from zluda_runner.inspection.interpreter import probe_interpreter, torch_info
+
+    facts = probe_interpreter(python)
+    torch = torch_info(Path(facts.torch_path), facts.torch_version_py) if facts.torch_path else None
+    return facts.executable, torch
+
+
 def target_cuda(python: str | None) -> tuple[str | None, str | None]:
     """The CUDA of ``python``'s torch (default: this interpreter), read as ``plan`` reads it, or None
     and a note that says why not (the release is then selected for any CUDA)."""
     from zluda_runner.core.errors import TargetError
-    from zluda_runner.inspection.interpreter import check_cuda_build, probe_interpreter, torch_info
+    from zluda_runner.inspection.interpreter import check_cuda_build
 
     try:
-        facts = probe_interpreter(python or sys.executable)
-        if facts.torch_path is None:
-            return None, (f"no torch in {facts.executable}: CUDA not checked "
-                          "({opt:python PY} or {opt:cuda N})")
-        info = torch_info(Path(facts.torch_path), facts.torch_version_py)
-        check_cuda_build(info, facts.executable)
+        executable, info = installed_torch(python or sys.executable)
+        if info is None:
+            return None, f"no torch in {executable}: CUDA not checked ({{opt:python PY}} or {{opt:cuda N}})"
+        check_cuda_build(info, executable)
     except TargetError as exc:
         return None, f"{exc.message}: CUDA not checked ({{opt:python PY}} or {{opt:cuda N}})"
     return info.cuda, None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
@@ -155,6 +155,19 @@ class PlanTarget(JsonMixin):
     binary: str | None = None
 
 
+def recorded_refs(release: ReleaseRef | None, target: PlanTarget,
+                  argv: Sequence[str] = ()) -> tuple[dict[str, object] | None, dict[str, object]]:
+    """A run's release (a ``--zluda-dir`` has no id: ``zluda-dir``) and target (its torch's version and CUDA
+    major, else the binary), as the results store records them."""
+    named: dict[str, object] | None = None
+    if release is not None:
+        named = {"id": release.id or "zluda-dir", "asset": release.asset}
+    major = (target.cuda or "").split(".")[0]
+    if target.torch:
+        return named, {"torch_version": target.torch, "cuda_major": int(major) if major.isdigit() else None}
+    return named, {"binary": target.binary or (argv[0] if argv else None)}
+
+
 @dataclass(frozen=True)
 class ShimPlan(JsonMixin):
     """Everything ``zluda-run`` will do, and why, before it does it. Frozen: a variant (a traced launch,
@@ -185,14 +198,8 @@ class ShimPlan(JsonMixin):
         return worst([b.verdict for b in self.bindings])
 
     def refs(self) -> tuple[dict[str, object] | None, dict[str, object]]:
-        """The release and the target, as the results store records them."""
-        rel = self.release
-        release: dict[str, object] | None = {"id": rel.id or "zluda-dir", "asset": rel.asset} if rel else None
-        major = (self.target.cuda or "").split(".")[0]
-        if self.target.torch:
-            return release, {"torch_version": self.target.torch,
-                             "cuda_major": int(major) if major.isdigit() else None}
-        return release, {"binary": self.target.binary or (self.argv[0] if self.argv else None)}
+        """The release and the target, as the results store records them (:func:`recorded_refs`)."""
+        return recorded_refs(self.release, self.target, self.argv)
 
     @property
     def fatal(self) -> list[Binding]:

@@ -41,6 +41,12 @@ class ProbeRequest:
     timeout: float | None = None
     case_ids: Sequence[str] = ()
 
+    @property
+    def planned(self) -> bool:
+        """The probe runs under the release ``zluda-run`` plans: not a driver given by path, not torch as it
+        is (``native``, on the CPU)."""
+        return self.libcuda is None if not self.torch else not (self.native or self.device == "cpu")
+
 
 def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) -> Path:
     """ZLUDA's driver: from ``--zluda-dir`` (its ``trace/`` copy's parent), else the fitting release."""
@@ -82,8 +88,7 @@ def run_requested_probe(request: ProbeRequest, settings: Settings,
         return run_probe(libcuda.absolute(), timeout=request.timeout or DEFAULT_TIMEOUT,
                          case_ids=request.case_ids or None, progress=progress)
     python = settings.python or sys.executable
-    native = request.native or request.device == "cpu"
-    env = dict(os.environ) if native else zluda_env_for(python, settings)
+    env = zluda_env_for(python, settings) if request.planned else dict(os.environ)
     if request.quick:
         return run_torch_probe(python, env, device=request.device,
                                timeout=request.timeout or DEFAULT_TORCH_TIMEOUT)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from zluda_runner.core.fsutil import NotRegularFileError, open_regular
+from zluda_runner.results.recordable import number
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -184,16 +185,6 @@ def _summary(value: object) -> dict[str, Any]:
     return summary
 
 
-def _finite(value: object) -> bool:
-    """A JSON number that is a finite float (json reads Infinity, NaN and 1e999 as non-finite)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:  # an int past float's range
-        return False
-
-
 def _item(data: object) -> ItemRecord:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
@@ -211,7 +202,7 @@ def _item(data: object) -> ItemRecord:
             _text(key, f"a number's name in item {item[:40]!r}", MAX_KEY)
     if ok is not None and not isinstance(ok, bool):
         raise ValueError("an item's ok must be true, false or null")
-    if not isinstance(numbers, dict) or not all(v is None or _finite(v) for v in numbers.values()):
+    if not isinstance(numbers, dict) or not all(v is None or number(v) is not None for v in numbers.values()):
         raise ValueError("an item's numbers must be finite numbers or null")
     return ItemRecord(
         item, status, ok, detail, {str(k): None if v is None else float(v) for k, v in numbers.items()}

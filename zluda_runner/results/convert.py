@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, number
+from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, numbers_of, ok_value, text_of
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -68,8 +68,9 @@ def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[Item
             f"a {kind} run with {len(rows.rows)} items is more than the store keeps ({MAX_ITEMS_PER_RUN})",
             "record a smaller run",
         )
-    items = [ItemRecord(scrubber.text(_str(r.item), MAX_NAME), _str(r.status)[:MAX_NAME], _ok(r.ok),
-                        scrubber.text(_str(r.detail)), _numbers(r.numbers)) for r in rows.rows]
+    items = [ItemRecord(scrubber.text(text_of(r.item), MAX_NAME), text_of(r.status)[:MAX_NAME],
+                        ok_value(r.ok), scrubber.text(text_of(r.detail)), numbers_of(r.numbers))
+             for r in rows.rows]
     return items, _summary(rows.summary)
 
 
@@ -77,22 +78,6 @@ def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[Item
 # value of another type is brought to that type here, or left out, so that every run stored can be
 # exported and imported again (one value that import refuses would make the whole bundle refused).
 _MAX_EXIT = 1 << 32
-
-
-def _str(value: object) -> str:
-    return "" if value is None else value if isinstance(value, str) else str(value)
-
-
-def _ok(value: object) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    return bool(value) if isinstance(value, int) and value in (0, 1) else None
-
-
-def _numbers(numbers: object) -> dict[str, float | None]:
-    if not isinstance(numbers, Mapping):
-        return {}
-    return {_str(k)[:MAX_KEY]: number(v) for k, v in list(numbers.items())[:MAX_KEYS]}
 
 
 def _summary(summary: Mapping[str, object]) -> dict[str, Any]:
@@ -104,14 +89,14 @@ def _summary(summary: Mapping[str, object]) -> dict[str, Any]:
             break
         kept = _summary_value(str(key), value)
         if kept is not None and key not in COUNT_KEYS:
-            out[_str(key)[:MAX_KEY]] = kept
+            out[text_of(key)[:MAX_KEY]] = kept
     return out
 
 
 def _summary_value(key: str, value: object) -> str | int | float | bool | None:
     """``value`` as a run's summary keeps it under ``key``; None: not kept."""
     if key in SUMMARY_TEXT_KEYS:
-        return None if value is None else _str(value)
+        return None if value is None else text_of(value)
     if key == "agree":
         return value if isinstance(value, bool) else None
     if key == "exit_code":
@@ -119,4 +104,4 @@ def _summary_value(key: str, value: object) -> str | int | float | bool | None:
         return value if ok and isinstance(value, int) else None
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    return value if value is None or isinstance(value, str | int | bool) else _str(value)
+    return value if value is None or isinstance(value, str | int | bool) else text_of(value)

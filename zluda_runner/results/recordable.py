@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from zluda_runner.results.schema import MAX_KEY, MAX_KEYS, clean_text
+
 if TYPE_CHECKING:
     from zluda_runner.host.model import HostFacts
 
@@ -62,3 +64,29 @@ def number(value: object) -> float | None:
     except OverflowError:  # an int past float's range
         return None
     return as_float if math.isfinite(as_float) else None
+
+
+def ok_value(value: object) -> bool | None:
+    """A row's ``ok``: True or False (1 or 0, as the store keeps it); anything else (another program's
+    value in the store) is neither passing nor failing."""
+    if value is None or isinstance(value, bool):
+        return value
+    return bool(value) if isinstance(value, int) and value in (0, 1) else None
+
+
+def text_of(value: object) -> str:
+    """A row's text as text: a store's column as another program may have left it (a BLOB decoded, invalid
+    UTF-8 as U+FFFD), None as nothing, anything else as ``str`` gives it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return clean_text(bytes(value).decode("utf-8", "replace"))
+    return "" if value is None else str(value)
+
+
+def numbers_of(value: object) -> dict[str, float | None]:
+    """An item's numbers as a run keeps them (as many keys as a run keeps), anything not a finite number
+    (Infinity, NaN, text, an int past float's range) as None; no mapping: none."""
+    if not isinstance(value, Mapping):
+        return {}
+    return {text_of(k)[:MAX_KEY]: number(v) for k, v in list(value.items())[:MAX_KEYS]}

@@ -58,11 +58,6 @@ def asked(words: Sequence[str]) -> Iterator[None]:
         _ASKED.reset(token)
 
 
-def asked_words(kind: str) -> list[str]:
-    """What the user asked (:func:`asked`), else the kind of run alone."""
-    return list(_ASKED.get() or (kind,))
-
-
 @dataclass(frozen=True)
 class RecordOutcome:
     recorded: bool
@@ -150,10 +145,9 @@ def record_report(
     try:
         url = db_url or store_url(settings)
         location = redact_url(url)
-        run = build_run(
-            kind, report, command=asked_words(kind) if command is None else list(command), release=release,
-            target=target, host=host, started_at=started_at
-        )
+        asked = list(_ASKED.get() or (kind,)) if command is None else list(command)
+        run = build_run(kind, report, command=asked, release=release, target=target, host=host,
+                        started_at=started_at)
         if store is not None:
             added = store.insert_run(run)
         else:
@@ -166,30 +160,6 @@ def record_report(
         hint = known.hint if known else None
         warning = f"results not recorded: {message}" + (f" (hint: {hint})" if hint else "")
         return RecordOutcome(False, warning=warning, location=location)
-
-
-def record_for(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
-               release: Mapping[str, object] | None = None,
-               target: Mapping[str, object] | None = None) -> str | None:
-    """What the commands call: keep a run (unless ``--no-record``), with this host's fingerprint;
-    ``command``: what the user asked (default: :func:`asked`). Returns the warning to show when the
-    store could not take it; never raises."""
-    if not settings.record:
-        return None
-    from zluda_runner.host.quick import quick_facts
-
-    outcome = record_report(kind, report, settings=settings, command=command,
-                            release=release or asked_release(settings), target=target,
-                            host=quick_facts().fingerprint())
-    return outcome.warning
-
-
-def asked_release(settings: Settings) -> dict[str, object] | None:
-    """The release a run without a plan of its own was asked to use: ``--zluda-dir`` (named as a plan
-    names it, ``zluda-dir``) or ``--release``; None when the manifest's pick was left to the run."""
-    if settings.zluda_dir is not None:
-        return {"id": "zluda-dir", "asset": None}
-    return {"id": settings.release} if settings.release else None
 
 
 def known_on_this_gpu(settings: Settings, gfx: str | None, release_id: str | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Protocol
 
-from zluda_runner.results.recordable import number
+from zluda_runner.results.recordable import numbers_of, ok_value, text_of
 from zluda_runner.results.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -25,7 +25,6 @@ from zluda_runner.results.schema import (
     ItemRecord,
     ResultsStoreError,
     RunRecord,
-    clean_text,
 )
 
 RUN_COLUMNS = (
@@ -305,9 +304,9 @@ class ResultsStore(abc.ABC):
     # --- reading --------------------------------------------------------------------------
     def _run_from_row(self, row: Row) -> RunRecord:
         return RunRecord(
-            run_id=_text(row[0]),
-            kind=_text(row[1]),
-            started_at=_text(row[2]),
+            run_id=text_of(row[0]),
+            kind=text_of(row[1]),
+            started_at=text_of(row[2]),
             host=_object(_loads(row[3], "host")) or {},
             release=_object(_loads(row[4], "release")),
             target=_object(_loads(row[5], "target")),
@@ -386,7 +385,7 @@ class ResultsStore(abc.ABC):
                     f" WHERE run_id IN ({marks}) ORDER BY run_id, seq"
                 )
                 for row in self._exec(cur, sql, chunk).fetchall():
-                    if (owner := found.get(_text(row[0]))) is not None:
+                    if (owner := found.get(text_of(row[0]))) is not None:
                         owner.items.append(_item_from_row(row[1:]))
         return [found[i] for i in run_ids if i in found]
 
@@ -404,7 +403,7 @@ class ResultsStore(abc.ABC):
                     f" WHERE ok = 0 AND run_id IN ({marks}) ORDER BY run_id, seq"
                 )
                 for row in self._exec(cur, sql, chunk).fetchall():
-                    bucket = out.setdefault(_text(row[0]), [])
+                    bucket = out.setdefault(text_of(row[0]), [])
                     if len(bucket) < per_run:
                         bucket.append(_item_from_row(row[1:]))
         return out
@@ -431,38 +430,12 @@ def _object(value: Any) -> dict[str, Any] | None:
 
 def _item_from_row(row: Row) -> ItemRecord:
     return ItemRecord(
-        item=_text(row[0]),
-        status=_text(row[1]),
-        ok=_ok(row[2]),
-        detail=_text(row[3]),
-        numbers=_finite(_loads(row[4], "item")),
+        item=text_of(row[0]),
+        status=text_of(row[1]),
+        ok=ok_value(row[2]),
+        detail=text_of(row[3]),
+        numbers=numbers_of(_loads(row[4], "item")),
     )
-
-
-def _text(value: object) -> str:
-    """A text column as text: SQLite keeps what another program wrote in it as it came, a BLOB too
-    (shown with its bytes decoded, invalid UTF-8 as U+FFFD), a NULL as nothing."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):
-        return clean_text(bytes(value).decode("utf-8", "replace"))
-    return "" if value is None else str(value)
-
-
-def _ok(value: object) -> bool | None:
-    """An item's ok column: 1 or 0 as zluda-runner writes it; anything else another program left counts
-    as neither passing nor failing."""
-    if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
-        return bool(value)
-    return None
-
-
-def _finite(numbers: Any) -> dict[str, float | None]:
-    """An item's numbers as stored, with anything not a finite number (Infinity, NaN, text, an int past
-    float's range) as None."""
-    if not isinstance(numbers, dict):
-        return {}
-    return {str(k): number(v) for k, v in numbers.items()}
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
