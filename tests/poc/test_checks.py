@@ -58,13 +58,13 @@ def test_ab_refuses_before_running(tmp_path: Path, kwargs: dict[str, float]) -> 
 def test_the_json_error_is_strict_json() -> None:
     done = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", "poc", "--native", "--rtol", "nan",
                            "--", "true"], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "Traceback" not in done.stderr  # click's usage error: --rtol's type
 
     def strict(word: str) -> None:
         raise ValueError(f"not JSON: {word}")
 
     error = json.loads(done.stdout, parse_constant=strict)
-    assert "(rtol=...) must be a number" in error["error"] and "nan" in error["error"]  # core/argcheck
+    assert error["exit_code"] == 2 and "--rtol" in error["error"] and "nan" in error["error"]
 
 
 def test_a_reference_that_does_not_exist_is_refused_before_any_run(tmp_path: Path) -> None:

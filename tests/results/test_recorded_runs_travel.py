@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+import zluda_runner as api
 from tests.results import reports
-from zluda_runner import ResultRow, ResultRows, api
+from zluda_runner import ResultRow, ResultRows
 from zluda_runner.core.settings import Settings
 from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
