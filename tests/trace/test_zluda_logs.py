@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from zluda_runner.report.trace_sections import trace_html, trace_markdown
+from zluda_runner.report.trace_sections import trace_html, trace_sections
 from zluda_runner.trace import read_trace_dir
 from zluda_runner.trace.zluda_log import canonical_guid, parse_log_text, read_log_dir
 
@@ -64,8 +64,11 @@ def test_merged_report_and_views() -> None:
     assert len(report.processes) == 3 and report.source == "zluda-log"
     init = report.call("cuInit")
     assert init is not None and init.count == 3
-    md = trace_markdown(report, limit=500)
-    assert "| python3.11_2 |" in md and "cuCtxGetDevice_v2 | 1 | 0 | missing" in md
+    tables = {t.title: t.rows for t in trace_sections(report)[0].tables}
+    assert "python3.11_2" in {row["process"] for row in tables["processes"]}
+    calls = {row["function"]: row for row in tables["calls"]}
+    assert (calls["cuCtxGetDevice_v2"]["count"], calls["cuCtxGetDevice_v2"]["failed"]) == (1, 0)
+    assert calls["cuCtxGetDevice_v2"]["status"] == "missing"
     assert "tracer notes and unrecognised lines" in trace_html(report)
 
 

@@ -1,7 +1,6 @@
-"""Report views: a generic table model rendered as Markdown or self-contained HTML."""
+"""Report views: a generic table model, rendered on the terminal (report.terminal) or as HTML."""
 
 from zluda_runner.report.html import render_html, table_html
-from zluda_runner.report.markdown import render_markdown, table_markdown
 from zluda_runner.report.table import STATUS_CLASSES, Column, Section, Table
 
 __all__ = [
@@ -10,7 +9,5 @@ __all__ = [
     "Section",
     "Table",
     "render_html",
-    "render_markdown",
     "table_html",
-    "table_markdown",
 ]
