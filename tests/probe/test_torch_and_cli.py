@@ -133,7 +133,7 @@ def test_trace_report_command(tmp_path: Path) -> None:
 FAKE_TORCH = """\
 import json, os, signal, sys, time
 M = "ZLUDA_RUNNER_TORCH_PROBE "
-skip = sys.argv[sys.argv.index("--skip") + 1].split(",") if "--skip" in sys.argv else []
+skip = open(sys.argv[sys.argv.index("--done-file") + 1]).read().split()
 hang = "--hang" in open(os.environ["FAKE_TORCH_MODE"]).read()
 def emit(**e):
     print(M + json.dumps(e), flush=True)
