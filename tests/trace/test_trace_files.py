@@ -6,7 +6,7 @@ from pathlib import Path
 
 from zluda_runner.trace import find_zluda_tracer, read_trace_dir
 from zluda_runner.trace.counts import NO_COUNTS_WARNING, parse_count_text, read_count_dir
-from zluda_runner.trace.zluda_log import parse_log_text, read_log_dir
+from zluda_runner.trace.zluda_log import parse_log_lines, read_log_dir
 
 CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"
 LOG = f"""\
@@ -24,7 +24,7 @@ cuMemAlloc_v2(dptr: 0x7f48, bytesize: 1099511627776) -> CUDA_ERROR_OUT_OF_MEMORY
 
 
 def test_zluda_log_format() -> None:
-    proc = parse_log_text(LOG)
+    proc = parse_log_lines(LOG.splitlines())
     calls = {c.function: c for c in proc.calls}
     assert calls["cuMemAlloc_v2"].count == 2
     assert calls["cuMemAlloc_v2"].results == {"CUDA_SUCCESS": 1, "CUDA_ERROR_OUT_OF_MEMORY": 1}

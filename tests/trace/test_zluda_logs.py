@@ -12,7 +12,7 @@ from pathlib import Path
 
 from zluda_runner.report.trace_sections import trace_html, trace_sections
 from zluda_runner.trace import read_trace_dir
-from zluda_runner.trace.zluda_log import canonical_guid, parse_log_text, read_log_dir
+from zluda_runner.trace.zluda_log import canonical_guid, parse_log_lines, read_log_dir
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "probe" / "zluda_logs"
 CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"
@@ -119,7 +119,7 @@ def test_unknown_lines_are_counted_and_listed(tmp_path: Path) -> None:
 def test_stderr_copy_with_prefixes_reads_the_same() -> None:
     text = (LOGS / "zluda_trace" / "python3.11_2" / "log.txt").read_text()
     prefixed = "".join(f"[ZLUDA_TRACE] {line}\n" for line in text.splitlines())
-    a, b = parse_log_text(text), parse_log_text(prefixed)
+    a, b = parse_log_lines(text.splitlines()), parse_log_lines(prefixed.splitlines())
     assert [(c.function, c.count, c.nested) for c in a.calls] == [
         (c.function, c.count, c.nested) for c in b.calls
     ]
@@ -127,6 +127,6 @@ def test_stderr_copy_with_prefixes_reads_the_same() -> None:
 
 
 def test_a_table_name_we_do_not_know_is_kept_whole() -> None:
-    proc = parse_log_text("{SOME_TABLE}::fn(version: 1) -> CUDA_SUCCESS\n")
+    proc = parse_log_lines(["{SOME_TABLE}::fn(version: 1) -> CUDA_SUCCESS"])
     assert [c.function for c in proc.calls] == ["{SOME_TABLE}::fn"]
     assert [t.guid for t in proc.export_tables] == ["{SOME_TABLE}"]
