@@ -21,14 +21,9 @@ from zluda_runner.abtest.model import (
     TimingComparison,
     TimingStats,
 )
-from zluda_runner.probe.output_compare import compare_values, tolerance
+from zluda_runner.probe.output_compare import compare_values
 
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
-
-
-def tolerance_for(dtype: str) -> tuple[float, float]:
-    """(rtol, atol) :func:`compare_output` uses for ``dtype`` (the comparator's, across backends)."""
-    return tolerance(dtype)
 
 
 def compare_output(

@@ -16,10 +16,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from zluda_runner.abtest.compare import compare_output, tolerance_for
+from zluda_runner.abtest.compare import compare_output
 from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
 from zluda_runner.abtest.run import record_space, run_recorded
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
+from zluda_runner.probe.output_compare import tolerance
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, Sampling, TelemetrySource
 
@@ -144,5 +145,5 @@ def _atol(a: Output, b: Output, thresholds: Thresholds) -> float | None:
     if a.dtype not in _REDUCED and b.dtype not in _REDUCED:
         return None  # the comparator's own, by dtype
     finite = [abs(v) for v in b.values if math.isfinite(v)]
-    base = max(tolerance_for(a.dtype)[1], tolerance_for(b.dtype)[1])
+    base = max(tolerance(a.dtype)[1], tolerance(b.dtype)[1])
     return max(base, SCALE_ATOL * max(finite, default=0.0))
