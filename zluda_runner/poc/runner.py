@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from zluda_runner.abtest.compare import compare_output
-from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
+from zluda_runner.abtest.compare import compare_outputs
+from zluda_runner.abtest.model import Output
 from zluda_runner.abtest.run import record_space, run_recorded
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
 from zluda_runner.probe.output_compare import tolerance
@@ -74,7 +74,8 @@ def run_sides(
         for i in range(1, runs + 1):
             sampled = None if isinstance(source, NoTelemetry) else source
             got = _run_once(workload, i, tmp / f"run-{i}", import_dir, sampled, interval_s, timeout)
-            compared = compare_outputs(got.outputs, ref.outputs, thresholds) if got.outputs else ()
+            compared = compare_outputs(got.outputs, ref.outputs, thresholds.rtol,
+                                       lambda a, b: _atol(a, b, thresholds)) if got.outputs else ()
             run = replace(got.run, comparisons=compared)
             ours.append(run)
             _say(progress, run, runs)
@@ -122,21 +123,6 @@ def _run_once(
         gpu=trace.summary() if trace is not None else None,
     )
     return Recorded(run, done.outputs)
-
-
-def compare_outputs(
-    ours: Mapping[str, Output], reference: Mapping[str, Output], thresholds: Thresholds
-) -> tuple[OutputComparison, ...]:
-    """Each output against the reference's (the project's comparator, :func:`compare_output`)."""
-    compared: list[OutputComparison] = []
-    for name in sorted(set(ours) | set(reference), key=lambda n: (n not in ours, n)):
-        a, b = ours.get(name), reference.get(name)
-        if a is None or b is None:
-            status: ComparisonStatus = "missing_in_a" if a is None else "missing_in_b"
-            compared.append(OutputComparison(name=name, status=status))
-            continue
-        compared.append(compare_output(a, b, thresholds.rtol, _atol(a, b, thresholds)))
-    return tuple(compared)
 
 
 def _atol(a: Output, b: Output, thresholds: Thresholds) -> float | None:
