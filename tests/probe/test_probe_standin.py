@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.core.errors import ProbeError
-from zluda_runner.probe import ProbeReport, run_probe
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE
+from zluda_runner.probe.model import ProbeReport
+from zluda_runner.probe.runner import run_probe
 from zluda_runner.report.probe_sections import _count_rows, probe_html, probe_sections
 
 EXPECTED = {
@@ -126,7 +127,8 @@ def test_report_round_trips_and_renders(report: ProbeReport) -> None:
 
 
 def test_html_escapes_text_from_the_library() -> None:
-    from zluda_runner.report import Column, Table, table_html
+    from zluda_runner.report.html import table_html
+    from zluda_runner.report.table import Column, Table
 
     row = {"detail": "<img src=x onerror=1>", "status": "fail"}
     page = table_html(Table("t", [Column("detail", "detail")], [row]))

@@ -13,8 +13,9 @@ import pytest
 
 from tests.probe.test_probe_hostile import _hostile, _kill_left, _killed
 from tests.probe.test_probe_standin import EXPECTED
-from zluda_runner.probe import channel, run_probe
+from zluda_runner.probe import channel
 from zluda_runner.probe.channel import ProbeChild
+from zluda_runner.probe.runner import run_probe
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tests.conftest import require
 from zluda_runner.cli import main_group
-from zluda_runner.probe import run_torch_probe
+from zluda_runner.probe.torch_probe import run_torch_probe
 
 
 def _has_torch() -> bool:

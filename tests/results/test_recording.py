@@ -14,9 +14,9 @@ import pytest
 from tests.conftest import require
 from tests.results import reports
 from zluda_runner.core.settings import Settings
-from zluda_runner.probe import run_torch_probe
 from zluda_runner.probe.model import ProbeReport
 from zluda_runner.probe.runner import run_probe
+from zluda_runner.probe.torch_probe import run_torch_probe
 from zluda_runner.results import record_report
 from zluda_runner.results.backends import SQLiteStore, make_store
 from zluda_runner.results.queries import diff_runs

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.trace import find_zluda_tracer, read_trace_dir
 from zluda_runner.trace.counts import NO_COUNTS_WARNING, parse_count_text, read_count_dir
+from zluda_runner.trace.run import find_zluda_tracer, read_trace_dir
 from zluda_runner.trace.zluda_log import parse_log_lines, read_log_dir
 
 CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from zluda_runner.report.trace_sections import trace_html, trace_sections
-from zluda_runner.trace import read_trace_dir
+from zluda_runner.trace.run import read_trace_dir
 from zluda_runner.trace.zluda_log import canonical_guid, parse_log_lines, read_log_dir
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "probe" / "zluda_logs"
