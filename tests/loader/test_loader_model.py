@@ -13,10 +13,9 @@ from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.loader.glibc import (
     LoaderEnv,
     LoaderModel,
-    parse_ld_so_help,
-    read_ld_so_cache,
     split_search_path,
 )
+from zluda_runner.loader.hostinfo import parse_ld_so_help, read_ld_so_cache
 from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 from .conftest import assert_model_matches_real, model_load, run_real

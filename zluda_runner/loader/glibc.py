@@ -34,12 +34,7 @@ from pathlib import Path
 from zluda_runner.binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.loader.hostinfo import (  # noqa: F401 - re-exported
-    LD_SO_CACHE,
-    interpreter_search_info,
-    parse_ld_so_help,
-    read_ld_so_cache,
-)
+from zluda_runner.loader.hostinfo import interpreter_search_info, read_ld_so_cache
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
 DEBIAN_DEFAULT_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
