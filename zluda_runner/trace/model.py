@@ -129,7 +129,7 @@ class TraceReport(JsonMixin):
 
 
 def _call_row(call: TraceCall) -> ResultRow:
-    failures = sum(n for name, n in call.results.items() if name != "CUDA_SUCCESS")
+    failures = call.failures
     first = call.first_failure
     detail = f"first failure {first.result} at call {first.call_number}" if first is not None else ""
     if call.missing_in_driver:
