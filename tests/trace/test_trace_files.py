@@ -115,3 +115,15 @@ def test_find_zluda_tracer(tmp_path: Path) -> None:
     (tmp_path / "trace").mkdir()
     (tmp_path / "trace" / "libcuda.so").write_bytes(b"")
     assert find_zluda_tracer(tmp_path) == tmp_path / "trace" / "libcuda.so"
+
+
+def test_a_recorded_call_fails_as_the_view_says() -> None:
+    """A library's own success status, a pointer result or no status is no failure in the record
+    either (it counted every result but CUDA_SUCCESS as one)."""
+    from zluda_runner.trace.model import TraceCall, TraceReport
+
+    calls = (TraceCall("cublasCreate_v2", 2, {"CUBLAS_STATUS_SUCCESS": 2}),
+             TraceCall("cuGetProcAddress", 2, {"0x7f00": 1, "UNKNOWN": 1}),
+             TraceCall("cuInit", 2, {"CUDA_SUCCESS": 1, "CUDA_ERROR_NO_DEVICE": 1}))
+    rows = {r.item: (r.ok, r.numbers["failures"]) for r in TraceReport(calls=calls).result_rows().rows}
+    assert rows == {"cublasCreate_v2": (True, 0.0), "cuGetProcAddress": (True, 0.0), "cuInit": (False, 1.0)}
