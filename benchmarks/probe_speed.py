@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from zluda_runner.core.native import compile_c
-from zluda_runner.probe import run_probe
 from zluda_runner.probe.cases import CATALOGUE
+from zluda_runner.probe.runner import run_probe
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "probe"
 

@@ -85,7 +85,8 @@ _DRIVER = textwrap.dedent("""
         from zluda_runner.probe import channel
         with channel.reaping():
             child = channel.ProbeChild(workload, None, prefix=b'@@')
-            child.run_to_end(time.monotonic() + 600, lambda event: False)
+            while child.event(time.monotonic() + 600) not in (None, {'event': 'eof'}):
+                pass
     else:
         from zluda_runner.core.child import run_child
         run_child(workload, timeout=600)

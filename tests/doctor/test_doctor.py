@@ -312,9 +312,10 @@ def test_visible_gpus_follow_rocr_then_hip_selection() -> None:
 
 def test_windows_hip_sdk_too_old_for_the_fork_names_the_version_it_wants(tmp_path: Path) -> None:
     _write(tmp_path, "Program Files/AMD/ROCm/5.5/bin/amdhip64.dll")
-    fake_python = _write(
-        tmp_path, "fake-python", '#!/bin/sh\necho \'{"torch": "2.3.1+cu118", "cuda": "11.8", "hip": null}\'\n'
-    )
+    version_py = '__version__ = "2.3.1+cu118"\ncuda = "11.8"\nhip = None\n'  # what inspection reads
+    facts = json.dumps({"torch": {"path": "/venv/torch", "version_py": version_py}})
+    fake_python = _write(tmp_path, "fake-python",
+                         f"#!/bin/sh\nprintf '%s\\n' 'ZLUDA_RUNNER_TARGET={facts}'\n")
     fake_python.chmod(0o755)
     report = run_doctor(
         DoctorOptions(

@@ -15,7 +15,7 @@ from zluda_runner.core.errors import TargetError
 from zluda_runner.inspection.inspect import inspect_path, inspect_python
 from zluda_runner.inspection.interpreter import interpreter_for_command, parse_torch_version
 from zluda_runner.inspection.profile import TargetProfile
-from zluda_runner.loader.glibc import parse_ld_debug_libs
+from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 from .conftest import write_version_py
 
@@ -77,7 +77,7 @@ def test_profile_matches_the_real_loader(fake_torch, elf_stand_ins) -> None:
     ext = next(fake_torch.torch_dir.glob("_C.*.so"))
     proc = subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(ext)!r})"],
                           env={**env, "LD_DEBUG": "libs"}, capture_output=True, text=True, check=True)
-    bound = parse_ld_debug_libs(proc.stderr)
+    bound = bound_files(parse_ld_debug(proc.stderr))
     for lib in profile.libraries:
         assert os.path.realpath(bound[lib.name]) == os.path.realpath(lib.resolved.path), lib.name
     assert _lib(profile, "libcublas.so.13").resolved.via == "rpath"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.loader.windows import DllSearchModel, resolve_dll
+from zluda_runner.loader.windows import DllSearchModel
 
 
 def _touch(path: Path) -> Path:
@@ -32,7 +32,7 @@ def test_search_order(tmp_path: Path, monkeypatch) -> None:
     res = model.resolve("cudnn64_9.dll", requester)
     assert res.via == "user-dir" and res.path == str(other / "cudnn64_9.dll")
 
-    res = resolve_dll("cufft64_11.dll", requester, model)
+    res = model.resolve("cufft64_11.dll", requester)
     assert res.via == "not-found" and res.path is None  # PATH is not searched in this mode
     assert str(torch_dir / "lib" / "cufft64_11.dll") in res.tried
 
@@ -41,7 +41,7 @@ def test_search_order(tmp_path: Path, monkeypatch) -> None:
     assert model.resolve("version.dll", requester).via == "system32"
     assert model.resolve("nvcuda.dll", requester).via == "not-found"
 
-    model.mark_loaded("nvcuda.dll", r"C:\zluda\nvcuda.dll")
+    model.loaded["nvcuda.dll"] = r"C:\zluda\nvcuda.dll"
     res = model.resolve("NVCUDA.dll", requester)
     assert (res.via, res.path) == ("already-loaded", r"C:\zluda\nvcuda.dll")
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.loader.glibc import LoaderEnv, LoaderModel, LoadResult, parse_ld_debug_libs
+from zluda_runner.loader.glibc import LoaderEnv, LoaderModel, LoadResult
+from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 
 @dataclass
@@ -33,7 +34,7 @@ def run_real(exe: Path, extra_env: Mapping[str, str] | None = None) -> RealRun:
     env = _base_env(extra_env or {})
     env["LD_DEBUG"] = "libs"
     proc = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=30, check=False)
-    return RealRun(proc.returncode, proc.stdout, proc.stderr, parse_ld_debug_libs(proc.stderr))
+    return RealRun(proc.returncode, proc.stdout, proc.stderr, bound_files(parse_ld_debug(proc.stderr)))
 
 
 def model_load(exe: Path, extra_env: Mapping[str, str] | None = None) -> LoadResult:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.launch.verify import evidence_for, read_ld_debug_logs
-from zluda_runner.loader.glibc import parse_ld_debug_libs
 from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 NAME = "libfoo.so.1"
@@ -58,8 +57,8 @@ def test_a_forked_child_is_read_as_its_own_process(foo: Path, tmp_path: Path, mo
     assert binding.taken, binding.loader_lines
     assert binding.pids == [child]
     child_text = "".join(p.read_text() for p in logs.iterdir())
-    assert parse_ld_debug_libs(child_text, pid=child)[NAME] == str(foo.parent / NAME)
-    assert NAME not in parse_ld_debug_libs(child_text, pid=parent)
+    assert bound_files(parse_ld_debug(child_text, pid=child))[NAME] == str(foo.parent / NAME)
+    assert NAME not in bound_files(parse_ld_debug(child_text, pid=parent))
 
 
 REUSE_CLIENT = (
@@ -105,7 +104,8 @@ def test_interleaved_processes_do_not_mix_their_searches() -> None:
         300: [("liba.so.1", "/opt/a/liba.so.1", 300)],
         301: [("libb.so.2", "/opt/b/libb.so.2", 301)],
     }
-    assert parse_ld_debug_libs(text) == {"liba.so.1": "/opt/a/liba.so.1", "libb.so.2": "/opt/b/libb.so.2"}
+    assert bound_files(parse_ld_debug(text)) == {"liba.so.1": "/opt/a/liba.so.1",
+                                                 "libb.so.2": "/opt/b/libb.so.2"}
     assert [log.pid for log in parse_ld_debug(text, pid=301)] == [301]
 
 
@@ -122,7 +122,7 @@ def test_a_process_that_died_before_any_init_keeps_the_files_it_found(foo: Path)
         "      400:\t\n"
         "./app: error while loading shared libraries: libgone.so.7: cannot open shared object file\n"
     )
-    assert parse_ld_debug_libs(text) == {NAME: str(foo)}
+    assert bound_files(parse_ld_debug(text)) == {NAME: str(foo)}
     [log] = parse_ld_debug(text)
     [found, gone] = evidence_for([log], {NAME: foo, "libgone.so.7": Path("/nowhere/libgone.so.7")})
     assert found.taken and found.pids == [400]
@@ -137,4 +137,4 @@ def test_init_lines_name_objects_not_otherwise_seen() -> None:
     )
     [log] = parse_ld_debug(text)
     assert [(e.request, e.how) for e in log.events] == [("/lib64/ld-linux-x86-64.so.2", "init")]
-    assert parse_ld_debug_libs(text) == {"/lib64/ld-linux-x86-64.so.2": "/lib64/ld-linux-x86-64.so.2"}
+    assert bound_files(parse_ld_debug(text)) == {"/lib64/ld-linux-x86-64.so.2": "/lib64/ld-linux-x86-64.so.2"}

@@ -13,11 +13,10 @@ from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.loader.glibc import (
     LoaderEnv,
     LoaderModel,
-    parse_ld_debug_libs,
-    parse_ld_so_help,
-    read_ld_so_cache,
     split_search_path,
 )
+from zluda_runner.loader.hostinfo import parse_ld_so_help, read_ld_so_cache
+from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
 
 from .conftest import assert_model_matches_real, model_load, run_real
 
@@ -116,7 +115,7 @@ def test_versioned_import_and_replacements(cc_build, place, tmp_path: Path) -> N
     place(foo, "lib/")
     info = read_elf(exe)
     assert sorted(info.version_needs["libfoo.so.1"]) == ["FOO_1.0", "FOO_2.0"]
-    assert {(s.name, s.version, s.file) for s in info.imports_from("libfoo.so.1")} == {
+    assert {(s.name, s.version, s.file) for s in info.imports if s.file == "libfoo.so.1"} == {
         ("foo_old", "FOO_1.0", "libfoo.so.1"), ("foo_new", "FOO_2.0", "libfoo.so.1")}
     model, real = assert_model_matches_real(exe)
     assert real.stdout.strip() == "foo=3" and model.ok
@@ -246,7 +245,7 @@ def test_hwcap_subdir_order_matches_the_real_loader(cc_build, place, tmp_path: P
     assert f"/l/{sub}/libwhich.so" in (model.binding("libwhich.so") or "")
 
 
-def test_parse_ld_debug_libs_failed_search_and_pids() -> None:
+def test_ld_debug_failed_search_and_pids() -> None:
     text = (
         "      101:\tfind library=libx.so.1 [0]; searching\n"
         "      101:\t search path=/nowhere\t\t(LD_LIBRARY_PATH)\n"
@@ -258,6 +257,6 @@ def test_parse_ld_debug_libs_failed_search_and_pids() -> None:
         "      202:\t\n"
         "      202:\tcalling init: /lib/x86_64-linux-gnu/libc.so.6\n"
     )
-    assert parse_ld_debug_libs(text, pid=101) == {}
-    assert parse_ld_debug_libs(text, pid=202) == {"libc.so.6": "/lib/x86_64-linux-gnu/libc.so.6"}
-    assert "libx.so.1" not in parse_ld_debug_libs(text)
+    assert bound_files(parse_ld_debug(text, pid=101)) == {}
+    assert bound_files(parse_ld_debug(text, pid=202)) == {"libc.so.6": "/lib/x86_64-linux-gnu/libc.so.6"}
+    assert "libx.so.1" not in bound_files(parse_ld_debug(text))

@@ -31,7 +31,7 @@ from zluda_runner.plan.defaults import (
 )
 from zluda_runner.plan.defaults_facts import gather_facts, host_gpus
 from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
-from zluda_runner.report.plan_view import render_plan
+from zluda_runner.report.plan_view import plan_lines
 
 APU = HostGpu(0, "AMD Radeon 780M", "gfx1103", True, "KFD node 1: cpu_cores_count 16")
 DGPU = HostGpu(1, "AMD Radeon RX 7900 XTX", "gfx1100", False, "KFD node 2: 24 GiB of VRAM")
@@ -166,12 +166,12 @@ def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
     again = plan_with_defaults(done, compute_defaults(replace(facts, enabled=False)))
     assert "HIP_VISIBLE_DEVICES" not in again.env and "DISABLE_ADDMM_CUDA_LT" not in again.env
     assert "HIP_VISIBLE_DEVICES" not in again.inherited and again.env["ZLUDA_NVRTC_LIB"] == "/x"
-    text = render_plan(done)
+    text = "\n".join(plan_lines(done))
     assert "applied for you" in text and "HIP_VISIBLE_DEVICES=1" in text and "vosen/ZLUDA#626" in text
     assert "compute capability 8.8" in text
     with worded_for("command line"):
-        assert "not applied (--no-defaults)" in render_plan(again)
-    assert "not applied (Options(defaults=False))" in render_plan(again)  # a Python caller's words
+        assert "not applied (--no-defaults)" in "\n".join(plan_lines(again))
+    assert "not applied (Options(defaults=False))" in "\n".join(plan_lines(again))  # a Python caller's words
     off = {d["name"]: d for d in json.loads(json.dumps(again.to_dict()))["defaults"]}
     assert off[DEDICATED_GPU]["why_not"] == "defaults off"  # --json: the record's word
     data = json.loads(json.dumps(done.to_dict()))

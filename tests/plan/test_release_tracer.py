@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.trace import read_trace_dir
+from zluda_runner.trace.run import read_trace_dir
 
 CUDART_TABLE_GUID = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"  # ZLUDA calls it CUDART_INTERFACE
 

@@ -12,7 +12,7 @@ from zluda_runner.conduct.resolve import assumed_target, choose_target, inspect_
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.build import make_plan
 from zluda_runner.release.layout import scan_release_dir
-from zluda_runner.report.plan_view import render_plan
+from zluda_runner.report.plan_view import plan_lines
 
 LINUX_WORDS = ("LD_AUDIT", "LD_PRELOAD", "LD_LIBRARY_PATH", "dlopen", "ELF", "SONAME", "ld.so")
 
@@ -41,7 +41,7 @@ def test_a_plain_exe_is_the_target_and_is_inspected(mingw_build, tmp_path: Path)
     plan = make_plan(profile, scan_release_dir(_fork_release(mingw_build, tmp_path / "zluda")))
     driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
     assert driver.mechanism == "injector" and driver.requested_by == ("cudart64_12.dll (LoadLibrary)",)
-    text = render_plan(plan)
+    text = "\n".join(plan_lines(plan))
     assert "started through the release's injector (zluda.exe), which loads: nvcuda.dll" in text
     for word in LINUX_WORDS:
         assert word not in text and word not in json.dumps(plan.to_dict()), word

@@ -9,7 +9,7 @@ from zluda_runner.abtest.model import OutputComparison
 from zluda_runner.poc.model import PocRun, Thresholds, Timing
 from zluda_runner.poc.session import PocRequest, judge
 from zluda_runner.report.poc_html import plots, render_poc_html
-from zluda_runner.report.poc_view import render_text
+from zluda_runner.report.poc_view import render_lines
 from zluda_runner.telemetry.model import GpuSample, GpuTrace
 
 GIB = 1024**3
@@ -87,7 +87,7 @@ def test_views_show_every_criterion_and_plot_each_run() -> None:
     runs = [_run(1, 9.0, _trace(GIB, GIB)), _run(2, 0.5, _trace(GIB, GIB))]
     request = PocRequest(command=("python", "x.py"), runs=2)
     report = judge(request, runs, REFERENCE, telemetry="amdgpu-sysfs, card1", telemetry_available=True)
-    text = render_text(report)
+    text = "\n".join(render_lines(report))
     assert "[PASS] on the GPU" in text and "verdict: PASS" in text and "busy mean" in text
     busy, vram, power = plots(report)
     assert [s.label for s in busy.series] == ["run 1 (compiles)", "run 2"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.probe import run_probe
+from zluda_runner.probe.runner import run_probe
 from zluda_runner.probe.session import ProbeRequest, run_requested_probe
 
 SOURCES = ["probe/hostile_cuda.c"]
@@ -98,7 +98,7 @@ def vm_kib():
     for line in open("/proc/self/status"):
         if line.startswith("VmSize:"):
             return int(line.split()[1])
-from zluda_runner.probe import run_probe
+from zluda_runner.probe.runner import run_probe
 import zluda_runner.probe.worker, cffi  # the worker's own imports: not what is measured
 limit = vm_kib() * 1024 + (int(sys.argv[2]) << 20)
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -250,7 +250,7 @@ def test_interrupted_probe_leaves_nothing_running(cc_build, tmp_path: Path, monk
 _TERMINATED_PROBE = r"""
 import signal, sys
 from pathlib import Path
-from zluda_runner.probe import run_probe
+from zluda_runner.probe.runner import run_probe
 
 def terminated(_result):
     signal.raise_signal(signal.SIGTERM)  # `kill`, a CI job's timeout: while the worker runs

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.core.errors import ProbeError
-from zluda_runner.probe import ProbeReport, run_probe
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.cases import CATALOGUE
-from zluda_runner.report.probe_sections import _count_rows, probe_html, probe_markdown
+from zluda_runner.probe.model import ProbeReport
+from zluda_runner.probe.runner import run_probe
+from zluda_runner.report.probe_sections import _count_rows, probe_html, probe_sections
 
 EXPECTED = {
     "fail": {"device.uuid", "occupancy.active_blocks", "graph.capture_launch"},
@@ -106,9 +107,11 @@ def test_symbol_coverage_counts_exports(report: ProbeReport, standin: Path) -> N
 def test_report_round_trips_and_renders(report: ProbeReport) -> None:
     again = ProbeReport.from_json(report.to_json())
     assert again.summary == report.summary and again.cases[0].calls == report.cases[0].calls
-    md = probe_markdown(report)
-    assert "| event.elapsed_time | event | crashed | cuEventElapsedTime_v2 -> crashed |" in md
-    assert "| device.uuid | device | fail | cuDeviceGetUuid_v2 -> CUDA_ERROR_INVALID_DEVICE |" in md
+    problems = {row["id"]: row for row in probe_sections(report)[0].tables[1].rows}
+    assert [problems["event.elapsed_time"][k] for k in ("area", "status", "failing_call")] == [
+        "event", "crashed", "cuEventElapsedTime_v2 -> crashed"]
+    assert [problems["device.uuid"][k] for k in ("area", "status", "failing_call")] == [
+        "device", "fail", "cuDeviceGetUuid_v2 -> CUDA_ERROR_INVALID_DEVICE"]
     page = probe_html(report)
     assert page.startswith("<!DOCTYPE html>") and "<script>" in page and "<style>" in page
     # coloured by status, one filter box per status, nothing fetched from elsewhere
@@ -124,7 +127,8 @@ def test_report_round_trips_and_renders(report: ProbeReport) -> None:
 
 
 def test_html_escapes_text_from_the_library() -> None:
-    from zluda_runner.report import Column, Table, table_html
+    from zluda_runner.report.html import table_html
+    from zluda_runner.report.table import Column, Table
 
     row = {"detail": "<img src=x onerror=1>", "status": "fail"}
     page = table_html(Table("t", [Column("detail", "detail")], [row]))

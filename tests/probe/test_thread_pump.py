@@ -13,8 +13,9 @@ import pytest
 
 from tests.probe.test_probe_hostile import _hostile, _kill_left, _killed
 from tests.probe.test_probe_standin import EXPECTED
-from zluda_runner.probe import channel, run_probe
+from zluda_runner.probe import channel
 from zluda_runner.probe.channel import ProbeChild
+from zluda_runner.probe.runner import run_probe
 
 
 @pytest.fixture(autouse=True)
@@ -53,8 +54,8 @@ def test_a_flood_is_read_to_its_end_and_only_a_tail_kept() -> None:
              "print('\\nMARK {\"event\": \"done\"}', flush=True)\n")
     child = ProbeChild([sys.executable, "-c", flood], None, prefix=b"MARK ")
     try:
-        events, exited = child.run_to_end(time.monotonic() + 600, lambda e: True)  # a bound, not a timing
-        assert exited and events == [{"event": "done"}]
+        deadline = time.monotonic() + 600  # a bound, not a timing
+        assert [child.event(deadline), child.event(deadline)] == [{"event": "done"}, {"event": "eof"}]
         assert isinstance(child.pump, channel._ThreadPump)
         assert child.pump.chunks.maxsize == channel.QUEUED_CHUNKS
         assert len(child.err_tail.data) == channel.TAIL_BYTES

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from tests.conftest import require
 from zluda_runner.cli import main_group
-from zluda_runner.probe import run_torch_probe
+from zluda_runner.probe.torch_probe import run_torch_probe
 
 
 def _has_torch() -> bool:
@@ -133,7 +133,7 @@ def test_trace_report_command(tmp_path: Path) -> None:
 FAKE_TORCH = """\
 import json, os, signal, sys, time
 M = "ZLUDA_RUNNER_TORCH_PROBE "
-skip = sys.argv[sys.argv.index("--skip") + 1].split(",") if "--skip" in sys.argv else []
+skip = open(sys.argv[sys.argv.index("--done-file") + 1]).read().split()
 hang = "--hang" in open(os.environ["FAKE_TORCH_MODE"]).read()
 def emit(**e):
     print(M + json.dumps(e), flush=True)

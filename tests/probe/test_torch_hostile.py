@@ -19,8 +19,6 @@ FAKE = r"""#!{python}
 import json, os, signal, sys
 args = sys.argv[2:]
 done = set()
-if "--skip" in args:
-    done = set(args[args.index("--skip") + 1].split(","))
 if "--done-file" in args:
     done = set(open(args[args.index("--done-file") + 1]).read().split())
 out = sys.stdout.buffer

@@ -46,7 +46,7 @@ def test_an_export_onto_the_store_is_refused_and_the_store_kept(tmp_path: Path, 
     assert "a file of the results store, which it would replace; nothing was written" in error["error"]
     assert store.read_bytes() == before
     with make_store(str(store)).open() as opened:
-        assert opened.count_runs() == 1
+        assert len(opened.list_runs()) == 1
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no temporary file left
 
 

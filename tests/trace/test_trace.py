@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.core.errors import CommandNotFoundError, TraceError
-from zluda_runner.trace import TraceReport, run_traced
 from zluda_runner.trace.interposer import build_interposer, export_names
+from zluda_runner.trace.model import TraceReport
+from zluda_runner.trace.run import run_traced
 
 
 def test_interposer_exports_every_reference_symbol(trace_cache: Path) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.trace import find_zluda_tracer, read_trace_dir
 from zluda_runner.trace.counts import NO_COUNTS_WARNING, parse_count_text, read_count_dir
-from zluda_runner.trace.zluda_log import parse_log_text, read_log_dir
+from zluda_runner.trace.run import find_zluda_tracer, read_trace_dir
+from zluda_runner.trace.zluda_log import parse_log_lines, read_log_dir
 
 CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"
 LOG = f"""\
@@ -24,7 +24,7 @@ cuMemAlloc_v2(dptr: 0x7f48, bytesize: 1099511627776) -> CUDA_ERROR_OUT_OF_MEMORY
 
 
 def test_zluda_log_format() -> None:
-    proc = parse_log_text(LOG)
+    proc = parse_log_lines(LOG.splitlines())
     calls = {c.function: c for c in proc.calls}
     assert calls["cuMemAlloc_v2"].count == 2
     assert calls["cuMemAlloc_v2"].results == {"CUDA_SUCCESS": 1, "CUDA_ERROR_OUT_OF_MEMORY": 1}
@@ -115,3 +115,15 @@ def test_find_zluda_tracer(tmp_path: Path) -> None:
     (tmp_path / "trace").mkdir()
     (tmp_path / "trace" / "libcuda.so").write_bytes(b"")
     assert find_zluda_tracer(tmp_path) == tmp_path / "trace" / "libcuda.so"
+
+
+def test_a_recorded_call_fails_as_the_view_says() -> None:
+    """A library's own success status, a pointer result or no status is no failure in the record
+    either (it counted every result but CUDA_SUCCESS as one)."""
+    from zluda_runner.trace.model import TraceCall, TraceReport
+
+    calls = (TraceCall("cublasCreate_v2", 2, {"CUBLAS_STATUS_SUCCESS": 2}),
+             TraceCall("cuGetProcAddress", 2, {"0x7f00": 1, "UNKNOWN": 1}),
+             TraceCall("cuInit", 2, {"CUDA_SUCCESS": 1, "CUDA_ERROR_NO_DEVICE": 1}))
+    rows = {r.item: (r.ok, r.numbers["failures"]) for r in TraceReport(calls=calls).result_rows().rows}
+    assert rows == {"cublasCreate_v2": (True, 0.0), "cuGetProcAddress": (True, 0.0), "cuInit": (False, 1.0)}

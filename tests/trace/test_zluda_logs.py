@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from zluda_runner.report.trace_sections import trace_html, trace_markdown
-from zluda_runner.trace import read_trace_dir
-from zluda_runner.trace.zluda_log import canonical_guid, parse_log_text, read_log_dir
+from zluda_runner.report.trace_sections import trace_html, trace_sections
+from zluda_runner.trace.run import read_trace_dir
+from zluda_runner.trace.zluda_log import canonical_guid, parse_log_lines, read_log_dir
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "probe" / "zluda_logs"
 CUDART = "{6BD5FB6C-5BF4-E74A-8987-D93912FD9DF9}"
@@ -64,8 +64,11 @@ def test_merged_report_and_views() -> None:
     assert len(report.processes) == 3 and report.source == "zluda-log"
     init = report.call("cuInit")
     assert init is not None and init.count == 3
-    md = trace_markdown(report, limit=500)
-    assert "| python3.11_2 |" in md and "cuCtxGetDevice_v2 | 1 | 0 | missing" in md
+    tables = {t.title: t.rows for t in trace_sections(report)[0].tables}
+    assert "python3.11_2" in {row["process"] for row in tables["processes"]}
+    calls = {row["function"]: row for row in tables["calls"]}
+    assert (calls["cuCtxGetDevice_v2"]["count"], calls["cuCtxGetDevice_v2"]["failed"]) == (1, 0)
+    assert calls["cuCtxGetDevice_v2"]["status"] == "missing"
     assert "tracer notes and unrecognised lines" in trace_html(report)
 
 
@@ -116,7 +119,7 @@ def test_unknown_lines_are_counted_and_listed(tmp_path: Path) -> None:
 def test_stderr_copy_with_prefixes_reads_the_same() -> None:
     text = (LOGS / "zluda_trace" / "python3.11_2" / "log.txt").read_text()
     prefixed = "".join(f"[ZLUDA_TRACE] {line}\n" for line in text.splitlines())
-    a, b = parse_log_text(text), parse_log_text(prefixed)
+    a, b = parse_log_lines(text.splitlines()), parse_log_lines(prefixed.splitlines())
     assert [(c.function, c.count, c.nested) for c in a.calls] == [
         (c.function, c.count, c.nested) for c in b.calls
     ]
@@ -124,6 +127,6 @@ def test_stderr_copy_with_prefixes_reads_the_same() -> None:
 
 
 def test_a_table_name_we_do_not_know_is_kept_whole() -> None:
-    proc = parse_log_text("{SOME_TABLE}::fn(version: 1) -> CUDA_SUCCESS\n")
+    proc = parse_log_lines(["{SOME_TABLE}::fn(version: 1) -> CUDA_SUCCESS"])
     assert [c.function for c in proc.calls] == ["{SOME_TABLE}::fn"]
     assert [t.guid for t in proc.export_tables] == ["{SOME_TABLE}"]

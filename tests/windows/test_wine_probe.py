@@ -178,7 +178,7 @@ def test_ctrl_c_during_the_probe_leaves_no_worker_running(winpy: WinPython, stan
     in its own console group and job, is killed with its tree: the driver's job ends up alone."""
     source = OUTER_JOB + r'''
 from pathlib import Path
-from zluda_runner.probe import run_probe
+from zluda_runner.probe.runner import run_probe
 k32 = ctypes.WinDLL("kernel32", use_last_error=True)
 k32.FreeConsole()
 assert k32.AllocConsole(), "no console to send Ctrl-C in"

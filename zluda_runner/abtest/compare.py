@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from zluda_runner.abtest.model import (
     AbReport,
@@ -21,14 +21,9 @@ from zluda_runner.abtest.model import (
     TimingComparison,
     TimingStats,
 )
-from zluda_runner.probe.output_compare import compare_values, tolerance
+from zluda_runner.probe.output_compare import compare_values
 
 TIE_MARGIN = 0.03  # medians within 3% are "about the same"
-
-
-def tolerance_for(dtype: str) -> tuple[float, float]:
-    """(rtol, atol) :func:`compare_output` uses for ``dtype`` (the comparator's, across backends)."""
-    return tolerance(dtype)
 
 
 def compare_output(
@@ -90,7 +85,7 @@ def summarise(
     side's first run that recorded them) and the pooled timings compared, the problems and the verdict."""
     problems: list[str] = []
     a, b = (_side(summary, report.runs, problems) for summary in (report.a, report.b))
-    outputs = _compare_outputs(first["A"], first["B"], rtol, atol)
+    outputs = compare_outputs(first["A"], first["B"], rtol, atol)
     pooled: dict[str, dict[str, list[float]]] = {"A": {}, "B": {}}
     for run in report.runs:
         for name, samples in run.timings.items():
@@ -147,8 +142,11 @@ def _side(summary: SideSummary, runs: Sequence[RunResult], problems: list[str]) 
     return counted
 
 
-def _compare_outputs(names_a: Mapping[str, Output], names_b: Mapping[str, Output], rtol: float | None,
-                     atol: float | None) -> tuple[OutputComparison, ...]:
+def compare_outputs(names_a: Mapping[str, Output], names_b: Mapping[str, Output], rtol: float | None,
+                    atol: float | Callable[[Output, Output], float | None] | None
+                    ) -> tuple[OutputComparison, ...]:
+    """Each output of A against B's of the same name (B the reference); ``atol``: a figure, or one per
+    pair (poc's, scaled to the reference's values)."""
     compared: list[OutputComparison] = []
     for name in sorted(set(names_a) | set(names_b), key=lambda n: (n not in names_a, n)):
         if name not in names_b:
@@ -164,7 +162,8 @@ def _compare_outputs(names_a: Mapping[str, Output], names_b: Mapping[str, Output
                 )
             )
         else:
-            compared.append(compare_output(names_a[name], names_b[name], rtol, atol))
+            a, b = names_a[name], names_b[name]
+            compared.append(compare_output(a, b, rtol, atol(a, b) if callable(atol) else atol))
     return tuple(compared)
 
 

@@ -135,10 +135,6 @@ class ElfInfo(JsonMixin):
     def is_x86_64(self) -> bool:
         return self.elf_class == 64 and self.machine == "x86_64"
 
-    def imports_from(self, needed_file: str) -> list[ElfSymbol]:
-        """Imports whose version belongs to ``needed_file`` (versioned imports only)."""
-        return [s for s in self.imports if s.file == needed_file]
-
 
 def _sym_to_list(s: ElfSymbol) -> list[Any]:
     return [s.name, s.version, s.file, s.weak, s.hidden]

@@ -1,61 +1,27 @@
-"""The target interpreter's torch: which version, built for CUDA, ROCm or the CPU.
-
-torch is imported only in a child (the target interpreter), never in this process.
-"""
+"""The target interpreter's torch: which version, built for CUDA, ROCm or the CPU (found as
+:mod:`zluda_runner.inspection` finds it: never imported)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from zluda_runner.core.child import json_line, run_child
+from zluda_runner.core.errors import TargetError
 from zluda_runner.doctor.model import Check, ResolvedOptions, Status
-from zluda_runner.inspection.inspect import inspect_python
-
-PROBE_TIMEOUT_S = 120.0
-_TORCH_PROBE = (
-    "import json\n"
-    "try:\n"
-    "    import torch\n"
-    "except Exception as e:\n"
-    "    print(json.dumps({'torch': None, 'error': repr(e)}))\n"
-    "else:\n"
-    "    v = torch.version\n"
-    "    print(json.dumps({'torch': torch.__version__, 'cuda': getattr(v, 'cuda', None),"
-    " 'hip': getattr(v, 'hip', None)}))\n"
-)
-
-
-def probe_torch(python: str, timeout: float = PROBE_TIMEOUT_S) -> dict[str, Any]:
-    """torch version / CUDA / HIP of ``python`` (a child process; torch is never imported here)."""
-    result = run_child([python, "-c", _TORCH_PROBE], timeout=timeout)
-    if result.start_error is not None or result.timed_out:
-        return {"torch": None, "error": f"could not run {python}: {result.describe()}"}
-    answer = json_line(result.stdout)
-    if not isinstance(answer, dict):
-        why = result.stderr.strip()[-300:]
-        return {"torch": None, "error": f"{python} exited {result.returncode}: {why}"}
-    return answer
+from zluda_runner.inspection.interpreter import probe_interpreter, torch_info
 
 
 def check_torch(opts: ResolvedOptions) -> Check:
-    """The target's torch: from ``target.inspect_python`` when that works, else a tiny probe."""
+    """The target's torch as inspection finds it (``torch/version.py``, read, never imported)."""
     python = opts.python
     try:
-        profile = inspect_python(python)
-    except Exception as exc:  # TargetError for CPU/ROCm builds or no torch: ask the probe why
-        info = probe_torch(python)
-        info["inspect_error"] = getattr(exc, "message", str(exc))
-        return torch_verdict(python, info)
-    torch = profile.torch
-    return torch_verdict(
-        python,
-        {
-            "torch": torch.version if torch else None,
-            "cuda": profile.cuda_version or (torch.cuda if torch else None),
-            "hip": torch.hip if torch else None,
-            "build": profile.build,
-        },
-    )
+        facts = probe_interpreter(python)
+        if facts.torch_path is None:
+            return torch_verdict(python, {"torch": None, "error": "not installed"})
+        torch = torch_info(Path(facts.torch_path), facts.torch_version_py)
+    except TargetError as exc:
+        return torch_verdict(python, {"torch": None, "error": exc.message})
+    return torch_verdict(python, {"torch": torch.version, "cuda": torch.cuda, "hip": torch.hip})
 
 
 def torch_verdict(python: str, info: dict[str, Any]) -> Check:

@@ -76,11 +76,7 @@ class Readers:
         known = self._memo.get(key)
         if isinstance(known, cls):
             return known
-        if self.cache_dir is None:
-            value = reader(Path(path))
-        else:
-            value = cached_read(Path(path), kind, reader, self.cache_dir, cls)
-        self._memo[key] = value
+        value = self._memo[key] = cached_read(Path(path), kind, reader, self.cache_dir, cls)  # None: no cache
         return value
 
     def elf(self, path: Path | str) -> ElfInfo:

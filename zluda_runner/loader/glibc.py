@@ -18,7 +18,7 @@ file that is not ELF at all is a fatal error, as in glibc. Objects load
 breadth-first from the executable and its preloads, and each object's version
 needs are checked against the object that satisfied them.
 
-``parse_ld_debug_libs`` reads the real loader's ``LD_DEBUG=libs`` output, the
+``zluda_runner.loader.ldlog`` reads the real loader's ``LD_DEBUG=libs`` output, the
 ground truth the model is tested against.
 """
 
@@ -34,13 +34,7 @@ from pathlib import Path
 from zluda_runner.binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.loader.hostinfo import (  # noqa: F401 - re-exported
-    LD_SO_CACHE,
-    interpreter_search_info,
-    parse_ld_so_help,
-    read_ld_so_cache,
-)
-from zluda_runner.loader.ldlog import bound_files, parse_ld_debug
+from zluda_runner.loader.hostinfo import interpreter_search_info, read_ld_so_cache
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
 DEBIAN_DEFAULT_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"]
@@ -568,18 +562,3 @@ class LoaderModel:
         if version in defined:
             return "ok"
         return "weak-missing" if version in weak else "missing"
-
-
-# --------------------------------------------------------------------------- LD_DEBUG=libs
-
-
-def parse_ld_debug_libs(text: str, *, pid: int | None = None) -> dict[str, str]:
-    """What the real loader bound, from ``LD_DEBUG=libs`` output: searched name -> file taken.
-
-    A search's file is the last ``trying file=`` of its ``find library=`` block; when the process
-    has ``calling init:`` lines, a file that never got initialised (the search failed) is dropped;
-    without any (the load failed), a last-tried file that does not exist is dropped.
-    Objects loaded by an explicit path (no search) appear keyed by that path. ``pid``: keep one
-    process's lines only (LD_DEBUG prefixes each line with the pid). See ``zluda_runner.loader.ldlog``.
-    """
-    return bound_files(parse_ld_debug(text, pid=pid))

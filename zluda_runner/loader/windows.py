@@ -101,9 +101,6 @@ def is_api_set(name: str) -> bool:
     return lowered.startswith(("api-ms-win-", "ext-ms-"))
 
 
-_is_api_set = is_api_set
-
-
 @dataclass
 class DllSearchModel:
     """The folders and modules a torch process on Windows resolves DLL names against.
@@ -150,9 +147,6 @@ class DllSearchModel:
         found = listing.get(name.lower())
         return str(folder / found) if found else None
 
-    def mark_loaded(self, name: str, path: str) -> None:
-        self.loaded.setdefault(name.lower(), path)
-
     def resolve(self, name: str, requester: Path | str | None) -> Resolution:
         """Where ``name``, imported by ``requester`` (a DLL path), is taken from."""
         tried: list[str] = []
@@ -160,7 +154,7 @@ class DllSearchModel:
         if lowered in self.loaded:
             return Resolution(name=name, path=self.loaded[lowered], via=VIA_LOADED,
                               via_object=None, tried=tried)
-        if _is_api_set(lowered):
+        if is_api_set(lowered):
             return Resolution(name=name, path=None, via=VIA_API_SET, via_object=None, tried=tried)
         if lowered in KNOWN_DLLS:
             return Resolution(name=name, path=self._system_path(name), via=VIA_KNOWN,
@@ -209,8 +203,3 @@ class DllSearchModel:
         if self.system32 is not None:
             return str(self.system32 / name)
         return str(PureWindowsPath(r"C:\Windows\System32") / name)
-
-
-def resolve_dll(name: str, requester: Path | str | None, model: DllSearchModel) -> Resolution:
-    """Functional spelling of :meth:`DllSearchModel.resolve`."""
-    return model.resolve(name, requester)

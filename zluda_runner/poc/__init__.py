@@ -6,11 +6,3 @@ ran, right (its ``ab.record`` outputs match the reference's), on the GPU (teleme
 stable (no crash; VRAM back to baseline after each run), speed (its ``ab.timer`` regions against
 the reference's).  Exit 0 only when all pass.
 """
-
-from __future__ import annotations
-
-from zluda_runner.poc.model import CRITERIA, Criterion, PocReport, PocRun, Thresholds, Timing
-from zluda_runner.poc.session import PocRequest, judge, run_poc
-
-__all__ = ["CRITERIA", "Criterion", "PocReport", "PocRequest", "PocRun", "Thresholds", "Timing", "judge",
-           "run_poc"]

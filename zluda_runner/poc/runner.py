@@ -16,10 +16,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from zluda_runner.abtest.compare import compare_output, tolerance_for
-from zluda_runner.abtest.model import ComparisonStatus, Output, OutputComparison
+from zluda_runner.abtest.compare import compare_outputs
+from zluda_runner.abtest.model import Output
 from zluda_runner.abtest.run import record_space, run_recorded
 from zluda_runner.poc.model import PocRun, Side, Thresholds, Timing
+from zluda_runner.probe.output_compare import tolerance
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, Sampling, TelemetrySource
 
@@ -73,7 +74,8 @@ def run_sides(
         for i in range(1, runs + 1):
             sampled = None if isinstance(source, NoTelemetry) else source
             got = _run_once(workload, i, tmp / f"run-{i}", import_dir, sampled, interval_s, timeout)
-            compared = compare_outputs(got.outputs, ref.outputs, thresholds) if got.outputs else ()
+            compared = compare_outputs(got.outputs, ref.outputs, thresholds.rtol,
+                                       lambda a, b: _atol(a, b, thresholds)) if got.outputs else ()
             run = replace(got.run, comparisons=compared)
             ours.append(run)
             _say(progress, run, runs)
@@ -123,26 +125,11 @@ def _run_once(
     return Recorded(run, done.outputs)
 
 
-def compare_outputs(
-    ours: Mapping[str, Output], reference: Mapping[str, Output], thresholds: Thresholds
-) -> tuple[OutputComparison, ...]:
-    """Each output against the reference's (the project's comparator, :func:`compare_output`)."""
-    compared: list[OutputComparison] = []
-    for name in sorted(set(ours) | set(reference), key=lambda n: (n not in ours, n)):
-        a, b = ours.get(name), reference.get(name)
-        if a is None or b is None:
-            status: ComparisonStatus = "missing_in_a" if a is None else "missing_in_b"
-            compared.append(OutputComparison(name=name, status=status))
-            continue
-        compared.append(compare_output(a, b, thresholds.rtol, _atol(a, b, thresholds)))
-    return tuple(compared)
-
-
 def _atol(a: Output, b: Output, thresholds: Thresholds) -> float | None:
     if thresholds.atol is not None:
         return thresholds.atol
     if a.dtype not in _REDUCED and b.dtype not in _REDUCED:
         return None  # the comparator's own, by dtype
     finite = [abs(v) for v in b.values if math.isfinite(v)]
-    base = max(tolerance_for(a.dtype)[1], tolerance_for(b.dtype)[1])
+    base = max(tolerance(a.dtype)[1], tolerance(b.dtype)[1])
     return max(base, SCALE_ATOL * max(finite, default=0.0))

@@ -404,19 +404,6 @@ class ProbeChild:
             if self.pump.step(left):
                 self._on_exit()
 
-    def run_to_end(self, deadline: float, keep: Callable[[dict[str, Any]], bool]
-                   ) -> tuple[list[dict[str, Any]], bool]:
-        """The events ``keep`` accepts until the child exits (True) or ``deadline`` (False)."""
-        events: list[dict[str, Any]] = []
-        while True:
-            event = self.event(deadline)
-            if event is None:
-                return events, False
-            if event["event"] == "eof":
-                return events, True
-            if keep(event):
-                events.append(event)
-
     def tail(self, limit: int = 600) -> str:
         """What the child printed last: stderr, else stdout."""
         return self.err_tail.text(limit) or self.out_tail.text(limit)

@@ -58,18 +58,19 @@ class _Malformed(Exception):
     """A frame that carried the token but not a usable event: this case's result is unreadable."""
 
 
-class _Worker:
+class _Worker(ProbeChild):
+    """The worker process, and the calls of the case it runs as it reports them."""
+
     def __init__(self, libcuda: Path, env: dict[str, str] | None) -> None:
         token = secrets.token_hex(16)
-        self.child = ProbeChild([*WORKER, str(libcuda)], env, prefix=token.encode() + b" ",
-                                channel=True, stdin=True)
-        self.child.send(token)
+        super().__init__([*WORKER, str(libcuda)], env, prefix=token.encode() + b" ", channel=True, stdin=True)
+        self.send(token)
         self.last_call: str | None = None
         self.done_calls: list[CallRecord] = []
 
     def read_event(self, deadline: float) -> dict[str, Any] | None:
         """The next event; ``{"event": "eof"}`` when the worker is gone, None at the deadline."""
-        event = self.child.event(deadline)
+        event = self.event(deadline)
         if event is None:
             return None
         if event["event"] == "calling":
@@ -81,15 +82,6 @@ class _Worker:
                 if len(self.done_calls) < MAX_CALLS:
                     self.done_calls.append(CallRecord.from_dict(event["call"]))
         return event
-
-    def send(self, case_id: str) -> bool:
-        return self.child.send(case_id)
-
-    def output_tail(self, limit: int = 400) -> str:
-        return self.child.output_tail(limit)
-
-    def finish(self, kill: bool = False) -> int | None:
-        return self.child.finish(kill=kill)
 
 
 def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_Worker | None, LoadResult]:
@@ -111,7 +103,7 @@ def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_
         worker.finish(kill=True)
         return None, LoadResult(FAIL, f"the worker's report on loading {libcuda} was unreadable: "
                                       f"{event.get('detail', '')}")
-    tail = worker.output_tail()
+    tail = worker.output_tail(400)
     rc = worker.finish()
     sig = ended_by(rc)
     what = f"killed by {sig}" if sig else f"exited with {rc}"
@@ -232,7 +224,7 @@ def run_probe(
             worker.finish(kill=True)
             status, detail, sig = TIMEOUT, f"no answer within {timeout:g} s", None
         else:
-            tail = worker.output_tail()
+            tail = worker.output_tail(400)
             rc = worker.finish()
             sig = ended_by(rc)
             status = CRASHED

@@ -4,7 +4,7 @@ event lines the runners read and the device set-up.
 Standard library only: each script loads it (and output_compare.py) by path from beside itself
 (``_beside`` there, a few lines each: a script must load something before it can use it), never
 through an installed ``zluda_runner``, which may be missing there or another version. The runners
-(torch_probe.py, opinfo_probe.py) import :data:`MARKER` from here.
+(torch_probe.py) import :data:`MARKER` from here.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ def emit_no_torch(device: str, exc: BaseException) -> None:
     emit("info", torch=None, device=device, available=False, reason=f"cannot import torch: {exc}", ops=[])
 
 
+def done_ids(path: str) -> set[str]:
+    """The ids the runner has already (``--done-file``: one a line): not run again."""
+    if not path:
+        return set()
+    with open(path, encoding="utf-8") as fh:
+        return {line.strip() for line in fh if line.strip()}
+
+
 def open_device(torch: ModuleType, device: str) -> dict[str, object]:
     """The ``info`` fields for ``device`` (``available`` False with torch's reason when it is not).
 
@@ -41,9 +49,9 @@ def open_device(torch: ModuleType, device: str) -> dict[str, object]:
         try:
             torch.cuda.init()
         except Exception as exc:  # the reason CUDA is unavailable, as torch tells it
-            info["reason"] = f"{type(exc).__name__}: {exc}"
+            info["reason"] = f"CUDA is not available: {type(exc).__name__}: {exc}"
         else:
-            info["reason"] = "torch.cuda.is_available() is False"
+            info["reason"] = "CUDA is not available: torch.cuda.is_available() is False"
         return info
     info["device_name"] = torch.cuda.get_device_name(0)
     torch.backends.cuda.matmul.allow_tf32 = False

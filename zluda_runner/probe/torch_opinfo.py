@@ -232,14 +232,10 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--done-file", default="", help="ids already reported, one per line")
     args = parser.parse_args(argv)
-    done = set()
-    if args.done_file:
-        with open(args.done_file, encoding="utf-8") as fh:
-            done = {line.strip() for line in fh if line.strip()}
     patterns = [p.strip() for p in args.ops.split(",") if p.strip()]
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     try:
-        run(args.device, dtypes, patterns, max(args.samples, 1), done)
+        run(args.device, dtypes, patterns, max(args.samples, 1), side.done_ids(args.done_file))
     except ImportError as exc:
         side.emit_no_torch(args.device, exc)
     _emit("end")

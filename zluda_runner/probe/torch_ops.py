@@ -1,4 +1,5 @@
-"""Torch-level probe, run INSIDE the target interpreter: ``python torch_ops.py [--device DEV] [--skip IDS]``.
+"""Torch-level probe, run INSIDE the target interpreter: ``python torch_ops.py [--device DEV]
+[--done-file PATH]``.
 
 Depends on nothing but torch and the standard library (it is executed by the workload's own
 Python, not imported by zluda-runner). Each op runs on the device and on the CPU reference
@@ -8,7 +9,7 @@ means float32 (torch lets cuDNN convolutions use TF32 by default).
 Prints events as JSON on lines starting with MARKER, flushed at once, so that the caller knows
 which op was running if the process dies: ``{"event": "info", "torch": ..., "available": bool,
 "ops": [ids]}``, per op ``{"event": "begin", "id": ...}`` then ``{"event": "op", ...}``, and
-``{"event": "end"}``. ``--skip`` leaves out ops already done (the caller restarts after a crash).
+``{"event": "end"}``. Ids listed in ``--done-file`` are not run again (the caller restarts after a crash).
 ``--device cpu`` (hidden, for tests) compares CPU results with the float64 CPU reference.
 """
 
@@ -170,10 +171,10 @@ def run(device, skip=()):
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--skip", default="", help="comma-separated op ids not to run")
+    parser.add_argument("--done-file", default="", help="ids already reported, one per line")
     args = parser.parse_args(argv)
     try:
-        run(args.device, skip=set(filter(None, args.skip.split(","))))
+        run(args.device, skip=side.done_ids(args.done_file))
     except ImportError as exc:
         side.emit_no_torch(args.device, exc)
     _emit("end")

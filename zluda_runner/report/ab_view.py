@@ -6,8 +6,8 @@ import math
 import shlex
 
 from zluda_runner.abtest.model import AbReport, TimingStats
-from zluda_runner.report import Column, Section, Table
-from zluda_runner.report import render_html as report_html
+from zluda_runner.report.html import render_html as report_html
+from zluda_runner.report.table import Column, Section, Table
 
 
 def render_text(report: AbReport) -> str:

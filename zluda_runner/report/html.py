@@ -1,4 +1,5 @@
-"""A self-contained HTML page: tables sortable by any column, filterable by text and status.
+"""A self-contained HTML page: tables sortable by any column, filterable by text (also from the
+link: ``page.html#filter=TEXT``) and status.
 
 No external assets: the CSS and the small script are inline, so the file can be mailed.
 """
@@ -43,6 +44,8 @@ document.querySelectorAll('table.report').forEach(function(t){
       var show=(!s||on[s]!==false)&&r.textContent.toLowerCase().indexOf(q)>=0&&(!g||r.dataset.group===g);
       r.style.display=show?'':'none'});}
   box.querySelectorAll('input,select').forEach(function(i){i.addEventListener('input',apply)});
+  var m=/[#&]filter=([^&]*)/.exec(location.hash);  // a link can carry its filter: page.html#filter=gfx1100
+  if(m){box.querySelector('input').value=decodeURIComponent(m[1]);apply();}
 });
 """
 

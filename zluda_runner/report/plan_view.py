@@ -106,11 +106,6 @@ def windows_setup_lines(plan: ShimPlan) -> list[str]:
     return lines
 
 
-def render_plan(plan: ShimPlan) -> str:
-    """The plan as plain text."""
-    return "\n".join(plan_lines(plan))
-
-
 def print_plan(plan: ShimPlan) -> None:
     """The plan fitted to the terminal (``COLUMNS``): wrapped at spaces, continuation lines indented 6."""
     say(plan_lines(plan), hang=6)

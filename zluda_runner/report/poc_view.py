@@ -31,7 +31,3 @@ def render_lines(report: PocReport) -> list[str]:
 def print_poc(report: PocReport, *, html: Path | None = None) -> None:
     say([*render_lines(report), f"HTML report with plots written to {html}" if html else
          "plots of utilisation and VRAM per run: --html FILE"])
-
-
-def render_text(report: PocReport) -> str:
-    return "\n".join(render_lines(report))

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from zluda_runner.probe.bindings import CallRecord
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.report.html import render_html
-from zluda_runner.report.markdown import render_markdown
 from zluda_runner.report.table import Column, Section, Table
 
 
@@ -129,10 +128,6 @@ def probe_sections(report: ProbeReport) -> list[Section]:
     title = "Torch-level probe" if report.kind == KIND_TORCH else "Driver API probe"
     return [Section(title, lines, tables)]
 
-
-
-def probe_markdown(report: ProbeReport) -> str:
-    return render_markdown(probe_sections(report), limit=60)
 
 
 def probe_html(report: ProbeReport) -> str:

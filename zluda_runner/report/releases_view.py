@@ -33,7 +33,6 @@ def _asset_row(release: Release, asset: Asset) -> list[str]:
     ]
 
 
-HEADER = ["ID", "DATE", "OS", "HIP", "HIP SOURCE", "CUDA", "SHA-256", "ASSET"]
 #: narrower than the table: HIP SOURCE goes first, then SHA-256, then DATE; then a list per asset
 COLUMNS = [Col("ID", wrap=False, head=True), Col("DATE", drop=3), Col("OS", wrap=False, head=True),
            Col("HIP"), Col("HIP SOURCE", drop=5), Col("CUDA", wrap=False), Col("SHA-256", drop=4),
@@ -50,14 +49,8 @@ def _manifest_line(report: ReleasesReport) -> str:
 
 
 def _provenance_lines(release: Release, asset: Asset) -> list[str]:
-    out = []
     facts = {**asset.provenance, **{f"release {k}": v for k, v in release.provenance.items()}}
-    for name, fact in facts.items():
-        text = fact.cite()
-        if fact.note:
-            text += f" ({fact.note})"
-        out.append(f"  source: {name}: {text}")
-    return out
+    return [f"  source: {name}: {_cite(fact)}" for name, fact in facts.items()]
 
 
 def render_listing(report: ReleasesReport, width: int | None = None) -> str:

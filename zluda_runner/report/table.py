@@ -1,4 +1,4 @@
-"""A plain table (columns + rows of cells) that every report view renders: Markdown or HTML."""
+"""A plain table (columns + rows of cells) that every report view renders: on the terminal or as HTML."""
 
 from __future__ import annotations
 

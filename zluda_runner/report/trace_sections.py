@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from zluda_runner.report.html import render_html
-from zluda_runner.report.markdown import render_markdown
 from zluda_runner.report.table import Column, Section, Table
 from zluda_runner.trace.model import TraceReport
 
@@ -121,10 +120,6 @@ def trace_sections(report: TraceReport) -> list[Section]:
             )
         )
     return [Section("Driver call trace", lines, tables)]
-
-def trace_markdown(report: TraceReport, *, limit: int = 40) -> str:
-    return render_markdown(trace_sections(report), limit=limit)
-
 
 def trace_html(report: TraceReport) -> str:
     return render_html("zluda-runner trace", trace_sections(report))

@@ -53,7 +53,6 @@ from zluda_runner.results.schema import NoResultsStoreError, ResultsStoreError
 from zluda_runner.results.store import Connection, Cursor, ResultsStore
 
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
-SQLITE_NAME = "results.db"
 BUSY_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10  # PostgreSQL: the connection and its start-up (psycopg's own bound)
 LOCK_TIMEOUT_MS = 5_000  # PostgreSQL: a row or the migration lock held by another session

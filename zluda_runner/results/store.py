@@ -408,11 +408,6 @@ class ResultsStore(abc.ABC):
                         bucket.append(_item_from_row(row[1:]))
         return out
 
-    def count_runs(self) -> int:
-        with self._tx(write=False) as cur:
-            row = self._exec(cur, "SELECT COUNT(*) FROM runs").fetchone()
-            return int(row[0]) if row else 0
-
     def delete_run(self, run_id: str) -> str:
         """Remove one run and its items (the full id, from :meth:`resolve_id`); returns the id."""
         with self._tx(write=True) as cur:

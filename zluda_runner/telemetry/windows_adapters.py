@@ -1,6 +1,7 @@
 """Which Windows display adapter is the workload's: DXGI lists them (LUID, vendor, name, VRAM),
 and ``HIP_VISIBLE_DEVICES`` picks among the AMD ones in DXGI's order (the order HIP's Windows
-runtime numbers them, assumed, and said so when there is more than one).
+runtime numbers them, assumed, and said so when there is more than one), read as ROCm reads it
+(:func:`zluda_runner.host.visibility.workload_target`).
 
 DXGI through ctypes COM (dxgi.h, Windows SDK): ``CreateDXGIFactory1``, ``IDXGIFactory1::EnumAdapters1``
 (vtable slot 12), ``IDXGIAdapter1::GetDesc1`` (slot 10), ``IUnknown::Release`` (slot 2).
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zluda_runner.host.visibility import workload_target
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.windows_counters import luid_key
 
@@ -41,11 +43,10 @@ def choose_adapter(adapters: Sequence[Adapter], listed: Sequence[str],
     selection = env.get("HIP_VISIBLE_DEVICES") or env.get("CUDA_VISIBLE_DEVICES")
     setting = f"HIP_VISIBLE_DEVICES={selection}" if selection else "HIP_VISIBLE_DEVICES unset"
     if amd:
-        first = selection.split(",")[0].strip() if selection else "0"
-        if not first.isdigit() or int(first) >= len(amd):
+        a = workload_target(amd, env)[0]  # the user's choice read as ROCm reads it
+        if a is None:
             return NoTelemetry(f"{setting} names none of the {len(amd)} AMD adapter(s)")
-        a = amd[int(first)]
-        how = f": AMD adapter {first} of {len(amd)} in DXGI's order ({setting})" if len(amd) > 1 else ""
+        how = f": AMD adapter {amd.index(a)} of {len(amd)} in DXGI's order ({setting})" * (len(amd) > 1)
         return a.luid, a.description + how, a.dedicated_memory or None
     if hardware:
         a = hardware[0]

@@ -5,8 +5,10 @@ Both sources (ZLUDA's own tracer logs and our interposer's count files) produce 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.results.recordable import ResultRow, ResultRows, number
@@ -127,7 +129,7 @@ class TraceReport(JsonMixin):
 
 
 def _call_row(call: TraceCall) -> ResultRow:
-    failures = sum(n for name, n in call.results.items() if name != "CUDA_SUCCESS")
+    failures = call.failures
     first = call.first_failure
     detail = f"first failure {first.result} at call {first.call_number}" if first is not None else ""
     if call.missing_in_driver:
@@ -161,27 +163,15 @@ def merge_calls(groups: Iterable[Iterable[TraceCall]]) -> list[TraceCall]:
     return sorted(merged.values(), key=lambda c: (-c.count, c.function))
 
 
-def merge_lookups(groups: Iterable[Iterable[ProcAddressLookup]]) -> list[ProcAddressLookup]:
-    merged: dict[tuple[str, int | None, int | None, bool | None], ProcAddressLookup] = {}
-    for group in groups:
-        for item in group:
-            key = (item.symbol, item.version, item.flags, item.found)
-            if key in merged:
-                merged[key] = replace(merged[key], count=merged[key].count + item.count)
-            else:
-                merged[key] = ProcAddressLookup(*key, count=item.count)
-    return list(merged.values())
+Counted = TypeVar("Counted", ProcAddressLookup, ExportTableRequest)
 
 
-def merge_export_tables(groups: Iterable[Iterable[ExportTableRequest]]) -> list[ExportTableRequest]:
-    merged: dict[tuple[str, bool | None], ExportTableRequest] = {}
-    for group in groups:
-        for item in group:
-            key = (item.guid, item.found)
-            if key in merged:
-                merged[key] = replace(merged[key], count=merged[key].count + item.count)
-            else:
-                merged[key] = ExportTableRequest(item.guid, item.found, item.count)
+def merge_counted(groups: Iterable[Iterable[Counted]]) -> list[Counted]:
+    """Items equal but for their count once, in the order first seen, their counts summed."""
+    merged: dict[Counted, Counted] = {}
+    for item in itertools.chain.from_iterable(groups):
+        key = replace(item, count=0)
+        merged[key] = replace(merged[key], count=merged[key].count + item.count) if key in merged else item
     return list(merged.values())
 
 
@@ -204,8 +194,8 @@ def merge_processes(
         exit_code=exit_code,
         processes=tuple(processes),
         calls=tuple(merge_calls(p.calls for p in processes)),
-        proc_address_lookups=tuple(merge_lookups(p.proc_address_lookups for p in processes)),
-        export_tables=tuple(merge_export_tables(p.export_tables for p in processes)),
+        proc_address_lookups=tuple(merge_counted(p.proc_address_lookups for p in processes)),
+        export_tables=tuple(merge_counted(p.export_tables for p in processes)),
         warnings=tuple(all_warnings),
         ended_by=ended_by,
     )

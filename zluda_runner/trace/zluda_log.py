@@ -234,12 +234,6 @@ def parse_log_lines(
     return parser.finish()
 
 
-def parse_log_text(text: str, *, file: str = "", pid: int | None = None, name: str = "") -> TraceProcess:
-    proc = parse_log_lines(text.splitlines(), file=file, name=name)
-    proc.pid = pid
-    return proc
-
-
 def process_identity(folder: str, siblings: set[str]) -> tuple[str, int]:
     """``python3.11_2`` beside ``python3.11`` -> (``python3.11``, 2); ``python3.11`` -> (..., 0).
 
