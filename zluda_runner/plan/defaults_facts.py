@@ -1,9 +1,9 @@
 """The facts the applied defaults follow (:mod:`zluda_runner.plan.defaults`), read for one plan: what the
-release serves, its device identity (the manifest's ``compute_capability``), the host's AMD GPUs (the
-KFD topology, Linux) and MIOpen (the ROCm / HIP SDK install), the user's environment.
+release serves, its device identity (the manifest's ``compute_capability``), the host's AMD GPUs and HIP
+(:func:`read_host`, once per run), MIOpen (the ROCm / HIP SDK install), the user's environment.
 
-Only small files are read (sysfs properties, a folder listing, the manifest), so a cached launch
-stays fast; under ``ZLUDA_RUNNER_ROOT`` the host is a fake tree, as for every host reader.
+Only small files are read (sysfs properties, a folder listing), so a cached launch stays fast; under
+``ZLUDA_RUNNER_ROOT`` the host is a fake tree, as for every host reader.
 """
 
 from __future__ import annotations
