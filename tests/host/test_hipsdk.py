@@ -268,6 +268,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
                                                                tmp_path: Path) -> None:
     """A Windows program planned here (its PE read as the plan reads it) against a fake Windows host:
     the plan names each conflict with its fix; a cached plan reads the host again."""
+    from zluda_runner.conduct.context import run_context
     from zluda_runner.conduct.plan import prepare_plan
 
     cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
@@ -284,7 +285,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
     _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
-    plan = prepare_plan([str(exe)], settings, env=env)
+    plan = prepare_plan(run_context([str(exe)], settings, env))
     assert plan.os == "windows"
     conflicts = [w for w in plan.warnings if "(fix: " in w and "HIP" in w]
     assert len(conflicts) == 2, plan.warnings
@@ -296,7 +297,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     kept = list((tmp_path / "cache" / "binfmt" / "hip-imports").rglob("*.json"))
     assert len(kept) == 3  # rocblas.dll, nvcuda.dll, cublas64_12.dll: not read again by the next launch
     shutil.rmtree(root / ROCM / "6.2")  # uninstalled, the variable left behind: the cached plan sees it
-    again = prepare_plan([str(exe)], settings, env=env)
+    again = prepare_plan(run_context([str(exe)], settings, env))
     fresh = [w for w in again.warnings if "(fix: " in w and "HIP" in w]
     assert [w.split(" ")[0] for w in fresh] == ["HIP_PATH_62", "the"], again.warnings
     assert fresh[0].startswith(f"HIP_PATH_62 names {WIN_ROCM}\\6.2, which does not exist")

@@ -10,13 +10,12 @@ from pathlib import Path
 from tests.conftest import put_elf
 from tests.doctor.test_doctor import _write
 from tests.plan.test_defaults import _plan
-from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.libraries import LOADER_HOWS, NOT_FOUND, ROCM_FOLDER, find_library, kernel_folder
 from zluda_runner.loader.glibc import DEFAULT_INTERPRETER
 from zluda_runner.plan.defaults import CUDNN_OFF, compute_defaults
-from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.defaults_facts import gather_facts, read_host
 from zluda_runner.plan.shimdeps import resolve_shim_deps
 
 MIOPEN = "libMIOpen.so.1"
@@ -32,7 +31,7 @@ def _host(root: Path) -> Path:
 
 def _answers(root: Path, env: dict[str, str], shim: Path, tmp_path: Path) -> tuple[object, ...]:
     deps = resolve_shim_deps([str(shim)], env)
-    facts = gather_facts(_plan(), Settings(cache_dir=tmp_path / "cache"), env, platform="linux")
+    facts = gather_facts(_plan(), read_host(env, "linux"), env, enabled=True, manifest=None)
     cudnn = next((d for d in compute_defaults(facts) if d.name == CUDNN_OFF), None)
     given = {k: v for k, v in env.items() if k != "ZLUDA_RUNNER_ROOT"}
     doctor = run_doctor(DoctorOptions(root=root, env=given, platform="linux", machine="x86_64",

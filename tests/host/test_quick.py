@@ -14,7 +14,7 @@ def test_a_rocm_host_with_a_gpu_has_no_problems_and_a_fingerprint(tmp_path: Path
     (tmp_path / "dev" / "kfd").touch()
     facts = quick_facts(env={}, root=tmp_path, platform="linux")
     assert facts.problems == []
-    assert facts.gfx == "gfx1100" and facts.hip_version == "6.2" and facts.hip_kind == "rocm"
+    assert facts.gfx == "gfx1100" and (facts.hip.version, facts.hip.origin) == ("6.2", "rocm")
     assert facts.fingerprint()["gfx"] == "gfx1100"
 
 
@@ -22,7 +22,7 @@ def test_nothing_installed_names_both_problems_gpu_first(tmp_path: Path) -> None
     facts = quick_facts(env={}, root=tmp_path, platform="linux")
     assert facts.problems[0] == "no AMD GPU driver (/dev/kfd is missing)"
     assert facts.problems[1].startswith("no HIP/ROCm runtime found")
-    assert facts.gfx is None and facts.hip_version is None
+    assert facts.gfx is None and facts.hip.version is None
 
 
 def test_a_distribution_hip_package_is_found(tmp_path: Path) -> None:
@@ -31,4 +31,4 @@ def test_a_distribution_hip_package_is_found(tmp_path: Path) -> None:
     (lib / "libamdhip64.so.5.2.21153").touch()
     (lib / "libamdhip64.so.5").symlink_to("libamdhip64.so.5.2.21153")
     facts = quick_facts(env={}, root=tmp_path, platform="linux")
-    assert facts.hip_version == "5.2" and facts.hip_kind == "distribution"
+    assert facts.hip is not None and (facts.hip.version, facts.hip.origin) == ("5.2", "distribution")

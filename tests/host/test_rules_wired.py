@@ -17,9 +17,11 @@ import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.conduct import resolve
+from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
-from zluda_runner.host.quick import hip_found, target_gfx
+from zluda_runner.host.quick import hip_found
+from zluda_runner.plan.defaults_facts import read_host
 from zluda_runner.release.manifest import default_manifest_path
 from zluda_runner.release.selection import NothingFitsError
 
@@ -71,13 +73,16 @@ def test_the_run_path_knows_where_its_hip_comes_from(tmp_path: Path) -> None:
 
 def test_the_gpu_the_run_uses_follows_hip_visible_devices(tmp_path: Path) -> None:
     _gpus(tmp_path, GFX1100, GFX1201)
-    assert target_gfx({}, tmp_path, "linux") == "gfx1100"
-    assert target_gfx({"HIP_VISIBLE_DEVICES": "1"}, tmp_path, "linux") == "gfx1201"
-    assert target_gfx({"ROCR_VISIBLE_DEVICES": "1"}, tmp_path, "linux") == "gfx1201"
-    assert target_gfx({"HIP_VISIBLE_DEVICES": "5"}, tmp_path, "linux") is None  # every GPU hidden
-    assert target_gfx({"HSA_OVERRIDE_GFX_VERSION": "11.0.0", "HIP_VISIBLE_DEVICES": "1"}, tmp_path,
-                      "linux") == "gfx1100"  # as the doctor judges it
-    assert target_gfx({}, tmp_path, "win32") is None  # no gfx without asking HIP there
+
+    def target_gfx(env: dict[str, str], platform: str = "linux") -> str | None:
+        return read_host({**env, "ZLUDA_RUNNER_ROOT": str(tmp_path)}, platform).gfx
+
+    assert target_gfx({}) == "gfx1100"
+    assert target_gfx({"HIP_VISIBLE_DEVICES": "1"}) == "gfx1201"
+    assert target_gfx({"ROCR_VISIBLE_DEVICES": "1"}) == "gfx1201"
+    assert target_gfx({"HIP_VISIBLE_DEVICES": "5"}) is None  # every GPU hidden
+    assert target_gfx({"HSA_OVERRIDE_GFX_VERSION": "11.0.0", "HIP_VISIBLE_DEVICES": "1"}) == "gfx1100"
+    assert target_gfx({}, "win32") is None  # no gfx without asking HIP there
 
 
 def test_the_run_is_refused_for_the_gpu_it_uses_with_the_rules_words(host: Path,
@@ -85,21 +90,21 @@ def test_the_run_is_refused_for_the_gpu_it_uses_with_the_rules_words(host: Path,
     _gpus(host, GFX1100, GFX1201)
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache")
-    resolve.host_release_check(settings)  # device 0 is an RDNA3 GPU: no rule for it
+    resolve.host_release_check(run_context((), settings))  # device 0 is an RDNA3 GPU: no rule for it
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")  # the RDNA4 one
     with pytest.raises(NothingFitsError) as err:
-        resolve.host_release_check(settings)
+        resolve.host_release_check(run_context((), settings))
     assert f"gfx1201 with HIP 6.4: {DEBIAN_RULE}" in err.value.message
     assert "install AMD's ROCm" in (err.value.hint or "")
     with pytest.raises(NothingFitsError):  # release_for (what run/plan select) judges the same GPU
-        resolve.release_for(settings, os_name="linux", cuda_major=13, download=False)
+        resolve.release_for(run_context((), settings), os_name="linux", cuda_major=13, download=False)
 
 
 def test_amds_rocm_64_on_the_same_gpu_is_not_refused(host: Path) -> None:
     _gpus(host, GFX1201)
     _amd_rocm(host, "6.4.1")
-    source = resolve.release_for(Settings(cache_dir=host.parent / "cache"), os_name="linux", cuda_major=13,
-                                 download=False)
+    source = resolve.release_for(run_context((), Settings(cache_dir=host.parent / "cache")), os_name="linux",
+                                 cuda_major=13, download=False)
     assert source.ref.id == "upstream-v6"
 
 
@@ -123,7 +128,8 @@ def test_a_broken_rule_changes_what_the_run_selects(host: Path) -> None:
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache", manifest=_manifest_with(host.parent, driver_v3=True))
     def chosen() -> str | None:
-        return resolve.release_for(settings, os_name="linux", cuda_major=None, download=False).ref.id
+        return resolve.release_for(run_context((), settings), os_name="linux", cuda_major=None,
+                                   download=False).ref.id
 
     assert chosen() == "upstream-v3"
     (host / "sys/class/kfd/kfd/topology/nodes/1/properties").write_text(

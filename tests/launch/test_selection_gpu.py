@@ -22,9 +22,10 @@ import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.conduct import resolve
+from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults import SWITCH_OFF_ENV
-from zluda_runner.plan.defaults_facts import workload_gpu_env
+from zluda_runner.plan.defaults_facts import read_host
 from zluda_runner.release.selection import NothingFitsError
 
 RULE = "gfx1150 with HIP 6.4: Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels"
@@ -52,20 +53,22 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _select(settings: Settings) -> str | None:
-    resolve.host_release_check(settings)
-    return resolve.release_for(settings, os_name="linux", cuda_major=13, download=False).ref.id
+    ctx = run_context((), settings)
+    resolve.host_release_check(ctx)
+    return resolve.release_for(ctx, os_name="linux", cuda_major=13, download=False).ref.id
 
 
 def test_the_gpu_choice_is_the_plans_default(host: Path) -> None:
     env = {"ZLUDA_RUNNER_ROOT": str(host)}
+    host_read = read_host(env, "linux")
+    assert (host_read.default_gfx, host_read.gfx) == ("gfx1100", "gfx1150")  # the dedicated GPU, device 0
+    users = read_host({**env, "HIP_VISIBLE_DEVICES": "0"}, "linux")
+    assert users.default_gfx == users.gfx == "gfx1150"  # the user's own wins
     settings = Settings(cache_dir=host.parent / "cache")
-    assert workload_gpu_env(settings, env, "linux")["HIP_VISIBLE_DEVICES"] == "1"
-    assert "HIP_VISIBLE_DEVICES" not in workload_gpu_env(Settings(defaults=False), env, "linux")
-    users = {**env, "HIP_VISIBLE_DEVICES": "0"}
-    assert workload_gpu_env(settings, users, "linux")["HIP_VISIBLE_DEVICES"] == "0"  # the user's own wins
-    assert resolve.host_gfx(settings, env) == "gfx1100"
-    assert resolve.host_gfx(Settings(defaults=False), env) == "gfx1150"
-    assert workload_gpu_env(settings, env, "win32") == env  # no KFD topology there: HIP's own order
+    assert run_context((), settings, env).gfx == "gfx1100"
+    assert run_context((), Settings(cache_dir=host.parent / "cache", defaults=False), env).gfx == "gfx1150"
+    on_windows = read_host(env, "win32")  # no KFD topology there: HIP's own order, no gfx without HIP
+    assert on_windows.gpus == () and on_windows.default_gfx is None
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the KFD topology is Linux's")
@@ -73,12 +76,12 @@ def test_a_rule_only_the_integrated_gpu_breaks_refuses_only_when_it_is_the_workl
         host: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = host.parent / "cache"
     assert _select(Settings(cache_dir=cache)) == "upstream-v6"  # the dedicated gfx1100: no rule for it
+    no_defaults = run_context((), Settings(cache_dir=cache, defaults=False))
     with pytest.raises(NothingFitsError) as err:
-        resolve.host_release_check(Settings(cache_dir=cache, defaults=False))  # HIP's device 0: the APU
+        resolve.host_release_check(no_defaults)  # HIP's device 0: the APU
     assert RULE in err.value.message
     with pytest.raises(NothingFitsError):
-        resolve.release_for(Settings(cache_dir=cache, defaults=False), os_name="linux", cuda_major=13,
-                            download=False)
+        resolve.release_for(no_defaults, os_name="linux", cuda_major=13, download=False)
     monkeypatch.setenv(SWITCH_OFF_ENV, "dedicated-gpu")
     with pytest.raises(NothingFitsError):
         _select(Settings(cache_dir=cache))
@@ -117,16 +120,16 @@ def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
     and the run's warnings say why, naming the variable and its value; the user's value still wins."""
     cache = host.parent / "cache"
     env = {"ZLUDA_RUNNER_ROOT": str(host), "HIP_VISIBLE_DEVICES": value}
-    judged = workload_gpu_env(Settings(cache_dir=cache), env, "linux")
-    assert resolve.host_gfx(Settings(cache_dir=cache), env) is None  # not the APU's gfx1150: no GPU
-    assert judged["HIP_VISIBLE_DEVICES"] == "2"  # restated for judging: past the last of 2 GPUs
+    assert run_context((), Settings(cache_dir=cache), env).gfx is None  # not the APU's gfx1150: no GPU
+    assert read_host(env, "linux").gfx is None  # restated for judging: past the last of 2 GPUs
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", value)
     assert _select(Settings(cache_dir=cache, defaults=False)) == "upstream-v6"  # no GPU rule refuses
     from zluda_runner.plan.defaults_facts import visibility_warnings
 
-    (warning,) = visibility_warnings("linux", env, "linux")
+    here = read_host(env, "linux")
+    (warning,) = visibility_warnings("linux", here, env)
     assert f"HIP_VISIBLE_DEVICES={value!r}" in warning and "the workload sees no GPU" in warning
-    assert visibility_warnings("windows", env, "linux") == ()  # another OS's workload does not run here
+    assert visibility_warnings("windows", here, env) == ()  # another OS's workload does not run here
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the KFD topology is Linux's")

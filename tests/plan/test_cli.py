@@ -14,6 +14,7 @@ from click.testing import CliRunner
 import zluda_runner.conduct.plan as prepare
 from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_TABLE, load_module
+from zluda_runner.conduct.context import run_context
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.settings import Settings
 from zluda_runner.inspection.profile import TargetProfile
@@ -95,14 +96,14 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
 
     monkeypatch.setattr(prepare, "inspect_target", counting)
     argv = [str(apps["rpath"])]
-    first = prepare.prepare_plan(argv, settings)
+    first = prepare.prepare_plan(run_context(argv, settings))
     assert len(calls) == 1
 
     def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
         raise AssertionError("inspected again although the plan is cached")
 
     monkeypatch.setattr(prepare, "inspect_target", refuse)
-    second = prepare.prepare_plan([*argv, "other", "args"], settings)
+    second = prepare.prepare_plan(run_context([*argv, "other", "args"], settings))
     assert second.to_dict() | {"argv": None} == first.to_dict() | {"argv": None}
     assert second.argv == (*argv, "other", "args")
 
@@ -111,7 +112,7 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
     shim = release / CUBLAS
     shim.write_bytes(shim.read_bytes())
     os.utime(shim, ns=(shim.stat().st_atime_ns, shim.stat().st_mtime_ns + 5_000_000_000))
-    prepare.prepare_plan(argv, settings)
+    prepare.prepare_plan(run_context(argv, settings))
     assert len(calls) == 2
 
 

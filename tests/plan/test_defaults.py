@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
-from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import worded_for
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.libraries import find_library
@@ -29,8 +28,9 @@ from zluda_runner.plan.defaults import (
     defaults_env,
     plan_with_defaults,
 )
-from zluda_runner.plan.defaults_facts import gather_facts, host_gpus
+from zluda_runner.plan.defaults_facts import gather_facts, read_host
 from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
+from zluda_runner.release.manifest import load_manifest
 from zluda_runner.report.plan_view import plan_lines
 
 APU = HostGpu(0, "AMD Radeon 780M", "gfx1103", True, "KFD node 1: cpu_cores_count 16")
@@ -134,7 +134,7 @@ def _two_gpu_host(root: Path, *, miopen: bool) -> Path:
 
 def test_facts_from_a_fake_host(tmp_path: Path) -> None:
     root = _two_gpu_host(tmp_path / "host", miopen=False)
-    gpus = host_gpus(HostFs(root))
+    gpus = read_host({"ZLUDA_RUNNER_ROOT": str(root)}, "linux").gpus
     assert [(g.index, g.integrated) for g in gpus] == [(0, True), (1, False)]
     assert "cpu_cores_count 16" in gpus[0].why and "VRAM" in gpus[1].why
     assert find_library("libMIOpen.so.1", {}, "linux", fs=HostFs(root)).path is None
@@ -157,7 +157,7 @@ def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
     root = _two_gpu_host(tmp_path / "host", miopen=True)
     env = {"ZLUDA_RUNNER_ROOT": str(root)}
     plan = _plan()
-    facts = gather_facts(plan, Settings(cache_dir=tmp_path / "cache"), env, platform="linux")
+    facts = gather_facts(plan, read_host(env, "linux"), env, enabled=True, manifest=load_manifest())
     assert facts.served == ("driver",) and facts.miopen == "/opt/rocm/lib/libMIOpen.so.1"
     assert facts.identity is not None and facts.identity.text == "8.8"  # the manifest's upstream-v6
     done = plan_with_defaults(plan, compute_defaults(facts))

@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.plan.test_defaults import _plan
-from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults import (
     SDPA_OFF,
     SWITCH_OFF_ENV,
@@ -19,7 +18,7 @@ from zluda_runner.plan.defaults import (
     compute_defaults,
     switch_off_warning,
 )
-from zluda_runner.plan.defaults_facts import with_defaults
+from zluda_runner.plan.defaults_facts import read_host, with_defaults
 
 
 def test_a_misspelt_name_is_named_with_the_names_it_takes() -> None:
@@ -35,11 +34,12 @@ def test_a_misspelt_name_is_named_with_the_names_it_takes() -> None:
 def test_the_plan_warns_once(tmp_path: Path) -> None:
     (tmp_path / "bare").mkdir()
     env = {"ZLUDA_RUNNER_ROOT": str(tmp_path / "bare"), SWITCH_OFF_ENV: "sdpa-off"}
-    settings = Settings(cache_dir=tmp_path / "cache")
-    plan = with_defaults(_plan(), settings, env)
-    again = with_defaults(plan, settings, env)  # the defaults are applied again to a cached plan
+    host = read_host(env)
+    plan = with_defaults(_plan(), host, env, enabled=True, manifest=None)
+    again = with_defaults(plan, host, env, enabled=True, manifest=None)  # applied again to a cached plan
     assert [w for w in again.warnings if SWITCH_OFF_ENV in w] == [switch_off_warning(env)]
-    clean = with_defaults(replace(_plan(), warnings=()), settings, {**env, SWITCH_OFF_ENV: "sdpa-fused-off"})
+    clean = with_defaults(replace(_plan(), warnings=()), host, {**env, SWITCH_OFF_ENV: "sdpa-fused-off"},
+                          enabled=True, manifest=None)
     assert not [w for w in clean.warnings if SWITCH_OFF_ENV in w]
 
 

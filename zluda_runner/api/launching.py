@@ -95,16 +95,16 @@ def plan_command(
         TargetError, PlanError, LaunchError (the command does not exist: ``CommandNotFoundError``).
     """
     from zluda_runner.conduct.plan import prepare_plan
-    from zluda_runner.conduct.run import plan_argv
+    from zluda_runner.conduct.run import plan_context
 
     settings = to_settings(options)
     with caller_errors():
-        argv = plan_argv(command_words(command), settings, check_host=torch_lib is None)
+        ctx = plan_context(command_words(command), settings, check_host=torch_lib is None)
         if torch_lib is not None:
             from zluda_runner.conduct.plan import plan_for_torch_lib
 
-            return plan_for_torch_lib(Path(torch_lib), settings, argv=argv)
-        return prepare_plan(argv, settings, use_cache=use_cache, download=False)
+            return plan_for_torch_lib(Path(torch_lib), settings, argv=ctx.argv)
+        return prepare_plan(ctx, use_cache=use_cache, download=False)
 
 
 @checked

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.conduct.resolve import (
     ASSUMED_PREFIX,
     ReleaseSource,
@@ -22,7 +23,6 @@ from zluda_runner.conduct.resolve import (
     _command_path,
     assumed_target,
     choose_target,
-    host_gfx,
     inspect_target,
     release_for,
 )
@@ -70,17 +70,18 @@ def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]
     return {"command": real, "command_stat": _stat_id(real)}
 
 
-def _cache_key(argv: Sequence[str], settings: Settings, env: Mapping[str, str]) -> str:
+def _cache_key(ctx: RunContext) -> str:
+    settings, env = ctx.settings, ctx.env
     ident: dict[str, Any] = {
         "version": __version__,
         "format": PLAN_CACHE_FORMAT,
-        **_command_identity(argv, settings),
+        **_command_identity(ctx.argv, settings),
         "zluda_dir": str(settings.zluda_dir) if settings.zluda_dir else None,
         "release": settings.release,
         "manifest": str(settings.manifest) if settings.manifest else None,
         "env": {k: env.get(k) for k in _ENV_KEYS},
         "hip_env": sorted((k.upper(), v) for k, v in env.items() if k.upper().startswith("HIP_PATH")),
-        "gfx": host_gfx(settings, env),  # GPU x HIP rules: another GPU (HIP_VISIBLE_DEVICES) may pick another
+        "gfx": ctx.gfx,  # GPU x HIP rules: another GPU (HIP_VISIBLE_DEVICES) may pick another
     }
     if ident["manifest"]:
         ident["manifest_stat"] = _stat_id(ident["manifest"])
@@ -151,23 +152,16 @@ def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, object]) -> Non
                       compact=True)
 
 
-def prepare_plan(
-    argv: Sequence[str],
-    settings: Settings,
-    *,
-    env: Mapping[str, str] | None = None,
-    use_cache: bool = True,
-    trust_on_first_use: bool = False,
-    download: bool = True,
-) -> ShimPlan:
-    """Inspect the target the command runs, pick the release, and plan (cached). ``download=False``
+def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: bool = False,
+                 download: bool = True) -> ShimPlan:
+    """Inspect the target the run's command runs, pick the release, and plan (cached). ``download=False``
     (``zluda-run plan``) never downloads: an uncached release is planned from the manifest."""
-    run_env = dict(os.environ if env is None else env)
-    cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(argv, settings, run_env)}.json"
+    settings, argv, run_env = ctx.settings, ctx.argv, ctx.env
+    cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(ctx)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:
-            return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), run_env, settings)
+            return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), ctx)
     from zluda_runner.plan.build import make_plan
 
     choice = choose_target(argv, settings)
@@ -175,14 +169,14 @@ def prepare_plan(
     if target is None:
         from zluda_runner.release.selection import host_os
 
-        source = release_for(settings, os_name=host_os() or "linux", cuda_major=None,
-                             trust_on_first_use=trust_on_first_use, download=download, env=run_env)
+        source = release_for(ctx, os_name=host_os() or "linux", cuda_major=None,
+                             trust_on_first_use=trust_on_first_use, download=download)
         target = assumed_target(argv, source.layout)
     else:
-        source = release_for(settings, os_name=target.os, cuda_major=target.cuda_major,
-                             trust_on_first_use=trust_on_first_use, download=download, env=run_env)
+        source = release_for(ctx, os_name=target.os, cuda_major=target.cuda_major,
+                             trust_on_first_use=trust_on_first_use, download=download)
     if source.not_downloaded is not None:
-        return _with_host_facts(_provisional_plan(target, source, argv, run_env), run_env, settings)
+        return _with_host_facts(_provisional_plan(target, source, argv, run_env), ctx)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
@@ -196,57 +190,44 @@ def prepare_plan(
 
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
-    # the defaults and the host's conflicts are never cached: the host's facts are read each time
-    return _with_host_facts(plan, run_env, settings)
+    # the defaults and the host's conflicts are never cached: the host's facts are the run's own
+    return _with_host_facts(plan, ctx)
 
 
-def _with_host_facts(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
-    """What a plan says of the host, read fresh each time (never cached): the defaults, then the HIP SDK
+def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
+    """What a plan says of the host, from the run's context (never cached): the defaults, then the HIP SDK
     conflicts and the GPU x HIP rules the host breaks."""
     from zluda_runner.plan.defaults_facts import with_defaults
 
-    plan = with_defaults(plan, settings, env)
-    return _with_rule_warnings(_with_host_conflicts(plan, env, settings), env, settings)
+    plan = with_defaults(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest)
+    return _with_rule_warnings(_with_host_conflicts(plan, ctx), ctx)
 
 
-def _with_rule_warnings(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
+def _with_rule_warnings(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
     """The manifest's GPU x HIP rules the GPU the workload uses (after the plan's own ``HIP_VISIBLE_DEVICES``
-    default) breaks with the host's HIP, each a warning in the rule's words, with its fix and source
-    (:func:`zluda_runner.release.gpurules.rule_warnings`: what selection and ``doctor`` say)."""
-    from zluda_runner.release.selection import host_os
-
-    gfx = host_gfx(settings, {**env, **plan.env}) if plan.os == host_os() else None
-    if gfx is None:
+    default: :attr:`RunContext.gfx`) breaks with the host's HIP, each a warning in the rule's words, with
+    its fix and source (:func:`zluda_runner.release.gpurules.rule_warnings`: what selection and ``doctor``
+    say)."""
+    found = ctx.host.quick.hip  # no manifest: a --zluda-dir run whose manifest could not be read
+    if ctx.gfx is None or found.version is None or not ctx.host.same_os(plan.os) or ctx.manifest is None:
         return plan
-    from zluda_runner.host.quick import hip_found
-
-    found = hip_found(env)
-    if found.version is None:
-        return plan
-    from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.release.gpurules import rule_warnings
-    from zluda_runner.release.manifest import load_current_manifest
 
-    try:
-        manifest = load_current_manifest(settings.manifest, settings.cache_dir)
-    except ZludaRunnerError:  # the release check says what is wrong with the manifest
-        return plan
-    found_rules = rule_warnings(manifest.gpu_hip_rules, gfx, found.version, plan.os, found.origin)
+    found_rules = rule_warnings(ctx.manifest.gpu_hip_rules, ctx.gfx, found.version, plan.os, found.origin)
     new = [w for w in found_rules if w not in plan.warnings]
     return dataclasses.replace(plan, warnings=(*plan.warnings, *new)) if new else plan
 
 
-def _with_host_conflicts(plan: ShimPlan, env: Mapping[str, str], settings: Settings) -> ShimPlan:
+def _with_host_conflicts(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
     """A Windows launch's HIP SDK conflicts (several SDKs, a HIP runtime mix between the release's DLLs and
     the SDK's math libraries: :mod:`zluda_runner.host.hipsdk`), each a warning with its fix; read fresh
     each time (never cached), under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree."""
     if plan.os != "windows":
         return plan
-    from zluda_runner.host.fs import ROOT_ENV, root_from_env
     from zluda_runner.host.hipsdk import plan_warnings, release_dlls
 
     dlls = release_dlls(Path(plan.release.root)) if plan.release is not None else []
-    found = plan_warnings(root_from_env(env.get(ROOT_ENV) or ""), env, dlls, cache_dir=settings.cache_dir)
+    found = plan_warnings(ctx.host.fs.root, ctx.env, dlls, cache_dir=ctx.settings.cache_dir)
     return dataclasses.replace(plan, warnings=(*plan.warnings, *found)) if found else plan
 
 
@@ -271,13 +252,8 @@ def _assumed(target: TargetProfile) -> list[str]:
     return [w for w in target.warnings if w.startswith(ASSUMED_PREFIX)]
 
 
-def plan_for_torch_lib(
-    torch_lib: Path,
-    settings: Settings,
-    *,
-    argv: Sequence[str] = (),
-    trust_on_first_use: bool = False,
-) -> ShimPlan:
+def plan_for_torch_lib(torch_lib: Path, settings: Settings, *, argv: Sequence[str] = (),
+                       trust_on_first_use: bool = False) -> ShimPlan:
     """The plan for a Windows ``torch/lib`` folder, from any host: its torch folder is inspected (PE
     files, ``version.py``, ``__init__.py``'s DLL loop), the release is ``--zluda-dir`` or the
     manifest's Windows pick for its CUDA major."""
@@ -293,10 +269,12 @@ def plan_for_torch_lib(
     if profile.os != "windows":
         raise TargetError(f"{lib} holds no Windows DLLs",
                           hint="{opt:torch_lib} is for a Windows torch/lib folder")
-    source = release_for(settings, os_name="windows", cuda_major=profile.cuda_major,
+    ctx = run_context(argv, settings)
+    source = release_for(ctx, os_name="windows", cuda_major=profile.cuda_major,
                          trust_on_first_use=trust_on_first_use)
     # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
-    plan = make_plan(profile, source.layout, release=source.ref, argv=argv, base_env=dict(os.environ))
+    plan = make_plan(profile, source.layout, release=source.ref, argv=ctx.argv, base_env=dict(ctx.env))
     from zluda_runner.plan.defaults_facts import with_defaults
 
-    return with_defaults(plan, settings, os.environ)  # what place records for runs outside zluda-run
+    # what place records for runs outside zluda-run
+    return with_defaults(plan, ctx.host, ctx.env, enabled=settings.defaults, manifest=ctx.manifest)

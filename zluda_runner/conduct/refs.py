@@ -23,10 +23,11 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
     Never raises."""
     command = list(argv) or [settings.python or sys.executable]
     if plan is None and planned:
+        from zluda_runner.conduct.context import run_context
         from zluda_runner.conduct.plan import prepare_plan
 
         with contextlib.suppress(Exception):  # recording never fails the run it records
-            plan = prepare_plan(command, settings, download=False)
+            plan = prepare_plan(run_context(command, settings), download=False)
     if plan is not None:
         return plan.refs()
     target = PlanTarget()

@@ -1,7 +1,9 @@
-"""The run's target (:func:`choose_target`) and the one release resolver (:func:`resolve_release`) that
-``run``, ``plan``, ``fetch``, ``releases``, ``doctor``, ``poc`` and ``warmup`` share: the constraints read
-as the run reads them (host HIP, GPU, the target torch's CUDA, ``--release``/``--archive``), judged by
-:func:`zluda_runner.release.selection.resolve`; a caller that knows one already gives it."""
+"""The run's target (:func:`choose_target`) and the one release resolver that ``run``, ``plan``, ``fetch``,
+``releases``, ``doctor``, ``poc`` and ``warmup`` share: the constraints as the run has them (host HIP, GPU,
+the target torch's CUDA, ``--release``/``--archive``) judged by
+:func:`zluda_runner.release.selection.resolve`; a run judges its context's (:func:`resolve_run`), a command
+outside one reads the host
+(:func:`resolve_release`; a caller that knows a constraint already gives it)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zluda_runner.conduct.context import RunContext
 from zluda_runner.core.hipfound import HipFound
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.settings import Settings
@@ -30,17 +33,6 @@ class ReleaseSource:
     layout: ReleaseLayout
     ref: ReleaseRef
     not_downloaded: str | None = None  # the note a plan from the manifest alone carries
-
-
-def host_gfx(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
-    """The gfx of the GPU the workload gets: the user's ``HIP_VISIBLE_DEVICES`` where set, else the
-    dedicated one where the plan's ``dedicated-gpu`` default chooses it, else HIP's device 0
-    (:func:`zluda_runner.plan.defaults_facts.workload_gpu_env`; the KFD topology, read under
-    ``ZLUDA_RUNNER_ROOT`` when that names a fake tree): what the manifest's GPU x HIP rules judge."""
-    from zluda_runner.host.quick import target_gfx
-    from zluda_runner.plan.defaults_facts import workload_gpu_env
-
-    return target_gfx(workload_gpu_env(settings, os.environ if env is None else env))
 
 
 def archive_release(manifest: Manifest, archive: Path | None, os_name: str) -> str | None:
@@ -78,80 +70,89 @@ def resolve_release(
     release: str | None = None,
     env: Mapping[str, str] | None = None,
     read_host: bool = True,
+    manifest: Manifest | None = None,
 ) -> Resolution:
-    """The release the run takes (``.require()`` raises "nothing fits"). For this host's OS, what is not
-    given is read from the host in ``env``: the HIP (``found``; ``hip``: a version given instead), the GPU,
-    and with ``torch_python`` its torch's CUDA; ``read_host=False``: none. ``release`` (default
-    ``--release``, else the ``--archive`` file's) restricts the choice."""
+    """The release a run would take (``.require()`` raises "nothing fits"). For this host's OS, what is not
+    given is read from the host in ``env`` (:func:`~zluda_runner.plan.defaults_facts.read_host`): the HIP
+    (``found``; ``hip``: a version given instead), the GPU, and with ``torch_python`` its torch's CUDA;
+    ``read_host=False``: neither HIP nor GPU. ``release`` (default ``--release``, else the ``--archive``
+    file's) restricts the choice; ``manifest``: the one in use where loaded already."""
     from zluda_runner.release.manifest import load_current_manifest
-    from zluda_runner.release.selection import host_os, resolve
+    from zluda_runner.release.selection import host_os, parse_cuda, resolve
 
-    here = read_host and (os_name or host_os()) == host_os()
+    here = (os_name or host_os()) == host_os()
     if hip is not None:
         found = HipFound(hip, f"HIP {hip}")
-    elif found is None and here:
-        from zluda_runner.host.quick import hip_found
+    if read_host and here and (found is None or gfx is None):
+        from zluda_runner.plan.defaults_facts import read_host as read_host_facts
 
-        found = hip_found(env)
-    if gfx is None and here:
-        gfx = host_gfx(settings, env)
+        host = read_host_facts(os.environ if env is None else env)
+        found, gfx = found or host.quick.hip, gfx or host.workload_gfx(settings.defaults)
     note = None
     if cuda is None and torch_python is not None and here:
-        from zluda_runner.release.selection import parse_cuda
-
         text, note = target_cuda(torch_python)
         cuda = parse_cuda(text)
-    manifest = load_current_manifest(settings.manifest, settings.cache_dir)
+    manifest = manifest or load_current_manifest(settings.manifest, settings.cache_dir)
     wanted = release or settings.release or archive_release(manifest, settings.archive,
                                                             os_name or host_os() or "linux")
     return resolve(manifest, found, os=os_name, cuda=cuda, release=wanted, channel=channel, gfx=gfx,
                    cuda_note=note)
 
 
-def host_release_check(settings: Settings, argv: Sequence[str] = (), found: HipFound | None = None,
-                       gfx: str | None = None) -> None:
+def resolve_run(ctx: RunContext, *, os_name: str | None = None, cuda: int | None = None,
+                torch_python: str | None = None) -> Resolution:
+    """The release the run of ``ctx`` takes (:func:`resolve_release` on the run's context): its host's HIP
+    and GPU where the target is of this host's OS (``os_name``, default this host's), the target's CUDA
+    (``cuda``, or read from ``torch_python``'s torch), the manifest in use; nothing read again."""
+    from zluda_runner.release.selection import host_os
+
+    here = (os_name or host_os()) == host_os()
+    return resolve_release(ctx.settings, os_name=os_name, found=ctx.host.quick.hip if here else None,
+                           gfx=ctx.gfx if here else None, cuda=cuda, torch_python=torch_python,
+                           read_host=False, manifest=ctx.manifest)
+
+
+def host_release_check(ctx: RunContext) -> None:
     """Before the target is inspected: a host whose HIP no release for this OS takes, or whose GPU with
     that HIP breaks one of the manifest's GPU x HIP rules, is refused here (:class:`NothingFitsError`,
     exit 3). The refusal is judged with the target torch's CUDA too (read only then), so the ways it
-    offers to another HIP name only what would be selected for this torch."""
-    if settings.zluda_dir is not None:
-        return
+    offers to another HIP name only what would be selected for this torch. A ``--zluda-dir`` run
+    resolves nothing."""
     from zluda_runner.release.selection import host_os
 
-    if host_os() is None:
+    if ctx.settings.zluda_dir is not None or host_os() is None:
         return
-    resolution = resolve_release(settings, found=found, gfx=gfx)
+    resolution = resolve_run(ctx)
     if resolution.chosen is not None:
         return
-    python = choose_target(argv, settings).python
+    python = choose_target(ctx.argv, ctx.settings).python
     if python is not None:
-        resolution = resolve_release(settings, found=resolution.found, gfx=resolution.constraints.gfx,
-                                     torch_python=python)
+        resolution = resolve_run(ctx, torch_python=python)
     resolution.require()
 
 
 def release_for(
-    settings: Settings,
+    ctx: RunContext,
     *,
     os_name: str,
     cuda_major: int | None,
     trust_on_first_use: bool = False,
     download: bool = True,
-    env: Mapping[str, str] | None = None,
 ) -> ReleaseSource:
-    """The release folder: ``--zluda-dir`` as is, else the resolver's pick for this host and CUDA major
-    (:func:`resolve_release`), fetched into the cache. ``download=False`` (``plan``): a release not in the
+    """The release folder: ``--zluda-dir`` as is, else the resolver's pick for this run and CUDA major
+    (:func:`resolve_run`), fetched into the cache. ``download=False`` (``plan``): a release not in the
     cache is described by the manifest alone, and nothing is downloaded."""
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
 
+    settings = ctx.settings
     if settings.zluda_dir is not None:
         layout = scan_release_dir(settings.zluda_dir)
         return ReleaseSource(layout, ReleaseRef(None, None, None, None, layout.root))
     from zluda_runner.release.cache import cached_release_dir, ensure_release
     from zluda_runner.release.manifest import resolve_release_root
 
-    choice = resolve_release(settings, os_name=os_name, cuda=cuda_major, env=env).require()
+    choice = resolve_run(ctx, os_name=os_name, cuda=cuda_major).require()
     release, asset = choice.release, choice.asset
     if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
         from zluda_runner.release.provisional import download_note, provisional_layout
@@ -169,7 +170,7 @@ def release_for(
 # --------------------------------------------------------------------------- target
 
 
-@dataclass
+@dataclass(frozen=True)
 class TargetChoice:
     """How the target is found: an interpreter, or a binary."""
 
@@ -182,13 +183,15 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
     if settings.python:
         return TargetChoice(settings.python, None)
     if argv:
+        from zluda_runner.binfmt.elf import peek_elf_header
+        from zluda_runner.binfmt.pe import is_pe
         from zluda_runner.inspection.interpreter import interpreter_for_command
 
         python = interpreter_for_command(argv)
         if python:
             return TargetChoice(python, None)
         exe = _command_path(argv[0])
-        if exe and Path(exe).is_file() and _is_program(Path(exe)):
+        if exe and Path(exe).is_file() and (peek_elf_header(exe) is not None or is_pe(exe)):  # ELF or PE
             return TargetChoice(None, str(Path(exe).resolve()))
         return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
     return TargetChoice(sys.executable, None)
@@ -202,33 +205,12 @@ def _command_path(word: str) -> str | None:
     return shutil.which(word)
 
 
-def _is_elf(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == b"\x7fELF"
-    except OSError:
-        return False
-
-
-def _is_program(path: Path) -> bool:
-    """An ELF or PE (``.exe``) file: one inspection can read."""
-    if _is_elf(path):
-        return True
-    from zluda_runner.binfmt.pe import is_pe
-
-    return is_pe(path)
-
-
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:
     from zluda_runner.inspection.inspect import inspect_path, inspect_python
 
-    cache = settings.cache_dir
-    if choice.python is None and choice.binary is None:
-        return None
     if choice.binary:
-        return inspect_path(Path(choice.binary), cache_dir=cache, env=env)
-    assert choice.python is not None
-    return inspect_python(choice.python, cache_dir=cache, env=env)
+        return inspect_path(Path(choice.binary), cache_dir=settings.cache_dir, env=env)
+    return inspect_python(choice.python, cache_dir=settings.cache_dir, env=env) if choice.python else None
 
 
 ASSUMED_PREFIX = "could not inspect the target"

@@ -1,6 +1,7 @@
 """The conductor: what ``zluda-run CMD`` does before the workload starts (:func:`prepare_run`: the command
 exists, the host and its release are judged, the plan made or read from its cache and carried out), and
-the same path for ``plan`` (:func:`plan_argv`)."""
+the same path for ``plan`` (:func:`plan_context`); both on one run context
+(:mod:`zluda_runner.conduct.context`)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,22 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.conduct.plan import prepare_plan
 from zluda_runner.conduct.resolve import host_release_check
-from zluda_runner.core.errors import CheckFailedError
+from zluda_runner.core.errors import CheckFailedError, LaunchError
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch.prepare import check_argv, launch_env, refuse_if_fatal
+from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 from zluda_runner.launch.process import command_words, resolve_command
 from zluda_runner.launch.run import PreparedRun
+from zluda_runner.plan.defaults_facts import HostRead, read_host
 
 
-def check_host(settings: Settings, argv: Sequence[str], *, strict: bool,
-               on_warning: Callable[[str], None] | None = None) -> tuple[list[str], str | None]:
+def host_warnings(host: HostRead, *, strict: bool,
+                  on_warning: Callable[[str], None] | None = None) -> list[str]:
     """The doctor's quick checks before anything is downloaded or inspected: warnings (given to
-    ``on_warning`` at once, when set), or (``strict``) a refusal; then the release check of the
-    host's HIP (no release takes it: exit 3 here); and the GPU target found (gfx)."""
-    from zluda_runner.host.quick import quick_facts
-
-    facts = quick_facts()
-    problems = facts.problems
+    ``on_warning`` at once, when set), or (``strict``) a refusal."""
+    problems = host.quick.problems
     if problems and strict:
         raise CheckFailedError(
             "this host cannot run the workload on an AMD GPU: " + "; ".join(problems),
@@ -38,8 +37,7 @@ def check_host(settings: Settings, argv: Sequence[str], *, strict: bool,
         for warning in warnings:
             on_warning(warning)
         warnings = []
-    host_release_check(settings, argv, facts.hip)
-    return warnings, facts.gfx
+    return warnings
 
 
 def prepare_run(
@@ -51,27 +49,32 @@ def prepare_run(
     strict: bool = False,
     on_warning: Callable[[str], None] | None = None,
 ) -> PreparedRun:
-    """Everything before the workload starts (module doc). ``on_warning`` hears the host's warnings
-    first, before anything can fail on a release or a plan."""
+    """Everything before the workload starts (module doc), on the run's one context (:func:`run_context`).
+    ``on_warning`` hears the host's warnings first, before anything can fail on a release or a plan; then
+    the host's HIP is judged (no release takes it: exit 3 here)."""
     args = command_words(argv)  # text words without NUL (a Path, an int written as text)
-    check_argv(args)
+    if not args:
+        raise LaunchError("no command to run", hint="{usage}")
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
-    warnings, gfx = check_host(settings, args, strict=strict, on_warning=on_warning)
-    plan = prepare_plan(args, settings, trust_on_first_use=trust_on_first_use)
+    host = read_host(os.environ)
+    warnings = host_warnings(host, strict=strict, on_warning=on_warning)
+    ctx = run_context(args, settings, host=host)
+    host_release_check(ctx)
+    plan = prepare_plan(ctx, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
     from zluda_runner.plan.defaults_facts import visibility_warnings
 
-    switch_off = switch_off_warning(os.environ)  # the plan says it too; a run shows the plan's nothing else
+    switch_off = switch_off_warning(ctx.env)  # the plan says it too; a run shows the plan's nothing else
     if switch_off is not None:
         warnings.append(switch_off)
-    warnings += visibility_warnings(plan.os, os.environ)  # the user's GPU choice as ROCm reads it
+    warnings += visibility_warnings(plan.os, host, ctx.env)  # the user's GPU choice as ROCm reads it
     notes: list[str] = []
-    if gfx is not None:
+    if host.quick.gfx is not None:
         from zluda_runner.results.recording import known_on_this_gpu
 
         release_id = plan.refs()[0]
-        notes = known_on_this_gpu(settings, gfx, str(release_id["id"]) if release_id else None)
+        notes = known_on_this_gpu(settings, host.quick.gfx, str(release_id["id"]) if release_id else None)
     env = launch_env(plan, settings.cache_dir)
     if plan.os == "windows":
         from zluda_runner.launch.windows import prepare_windows_launch
@@ -88,14 +91,15 @@ def prepare_run(
     return PreparedRun(plan, args, env, warnings, notes)
 
 
-def plan_argv(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> list[str]:
-    """The command a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
+def plan_context(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> RunContext:
+    """The context of the run a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
 
     A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too;
     then (``check_host``) the host's HIP is judged, as ``run`` does, before anything is inspected."""
     argv = [a for a in command_words(command) if a != "--"]
     if argv:
         resolve_command(argv[0], os.environ)
+    ctx = run_context(argv or [settings.python or sys.executable], settings)
     if check_host:
-        host_release_check(settings, argv)
-    return argv or [settings.python or sys.executable]
+        host_release_check(ctx)
+    return ctx

@@ -52,19 +52,27 @@ def _properties(text: str) -> dict[str, int]:
     return props
 
 
-def gpus_from_kfd(fs: HostFs) -> list[GpuAgent]:
-    """GPU agents of the KFD topology, in node order (the order ROCr enumerates them)."""
-    nodes = [p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()]
-    agents: list[GpuAgent] = []
-    for node in sorted(nodes, key=lambda p: int(p.name)):
+def kfd_gpu_nodes(fs: HostFs) -> list[tuple[Path, dict[str, int]]]:
+    """(folder, properties) of the KFD topology's GPU nodes (a CPU node has no SIMD), in node order (the
+    order ROCr enumerates them)."""
+    nodes = sorted((p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()), key=lambda p: int(p.name))
+    found = []
+    for node in nodes:
         try:
             props = _properties((node / "properties").read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-        simd = props.get("simd_count", 0)
-        gfx = gfx_from_target_version(props.get("gfx_target_version", 0))
-        if simd <= 0 or gfx is None:
-            continue  # a CPU node
+        if props.get("simd_count", 0) > 0 and gfx_from_target_version(props.get("gfx_target_version", 0)):
+            found.append((node, props))
+    return found
+
+
+def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = None) -> list[GpuAgent]:
+    """GPU agents of the KFD topology (``nodes``: its GPU nodes where read already), in node order."""
+    agents: list[GpuAgent] = []
+    for node, props in kfd_gpu_nodes(fs) if nodes is None else nodes:
+        simd = props["simd_count"]
+        gfx = gfx_from_target_version(props["gfx_target_version"])
         try:
             name = (node / "name").read_text(encoding="utf-8", errors="replace").strip()
         except OSError:

@@ -17,6 +17,7 @@ from zluda_runner.core.hipfound import HipFound, HipRoute
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import effective_gfx, gpus_from_kfd, target_gpu
 from zluda_runner.host.hipversion import HostHip, find_host_hip
+from zluda_runner.host.model import GpuAgent
 
 AMD_ROCM_LINUX = "https://rocm.docs.amd.com/projects/install-on-linux/"
 AMD_HIP_SDK = "https://www.amd.com/en/developer/resources/rocm-hub/hip-sdk.html"
@@ -32,29 +33,28 @@ _AMD_WINDOWS = HipRoute(f"AMD's HIP SDK 5.7, 6.2, 6.4 or 7.1 ({AMD_HIP_SDK})", (
 class QuickFacts:
     """What a run can say about the host without asking the GPU."""
 
+    hip: HipFound  # the HIP found, in words, and the ways to another one
     gpu_name: str | None = None
     gfx: str | None = None
-    hip_version: str | None = None
-    hip_kind: str | None = None
     driver_version: str | None = None
     problems: list[str] = field(default_factory=list)  # what stands in the way, in plain words
-    hip: HipFound | None = None  # the HIP found, in words, and the ways to another one
 
     def fingerprint(self) -> dict[str, str | None]:
         """The flat keys the results store takes as ``host=``."""
-        return {"gpu_name": self.gpu_name, "gfx": self.gfx, "hip_version": self.hip_version,
+        return {"gpu_name": self.gpu_name, "gfx": self.gfx, "hip_version": self.hip.version,
                 "driver_version": self.driver_version}
 
 
 def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
-                platform: str | None = None) -> QuickFacts:
+                platform: str | None = None, agents: list[GpuAgent] | None = None) -> QuickFacts:
+    """The host in a few facts; ``agents``: the KFD topology's GPUs where read already."""
     environ = os.environ if env is None else env
     plat = platform or sys.platform
     root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
     fs = HostFs(root)
-    facts = QuickFacts()
+    facts = QuickFacts(hip_found(environ, root, plat))
     if plat.startswith("linux"):
-        gpus = gpus_from_kfd(fs)
+        gpus = gpus_from_kfd(fs) if agents is None else agents
         gpu = target_gpu(gpus, environ) if gpus else None
         if gpu is not None:
             facts.gpu_name, facts.gfx = gpu.name, gpu.gfx
@@ -65,11 +65,7 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
         version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
         if gpu is not None:
             facts.driver_version = f"amdgpu {version or '(in-tree)'}"
-    hip = find_host_hip(root, _set_only(environ), plat)
-    facts.hip = describe_hip(hip, HostFs(root), plat)
-    if hip is not None:
-        facts.hip_version, facts.hip_kind = hip.major_minor, hip.kind
-    else:
+    if facts.hip.origin is None:
         facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
                               "library folders)" if plat != "win32" else "no AMD HIP SDK found")
     return facts
@@ -120,20 +116,15 @@ def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
     return describe_hip(find_host_hip(root, _set_only(environ), plat), HostFs(root), plat)
 
 
-def target_gfx(env: Mapping[str, str] | None = None, root: Path | None = None,
-               platform: str | None = None) -> str | None:
-    """The gfx of the GPU the run uses, as the doctor's ``gpu_hip`` check judges it: the first GPU of the
-    KFD topology that ``HIP_VISIBLE_DEVICES`` / ``ROCR_VISIBLE_DEVICES`` leave visible, as
+def judged_gfx(agents: list[GpuAgent], env: Mapping[str, str], platform: str) -> str | None:
+    """The gfx of the GPU the run uses, as the doctor's ``gpu_hip`` check judges it: the first of ``agents``
+    (the KFD topology's GPUs) that ``HIP_VISIBLE_DEVICES`` / ``ROCR_VISIBLE_DEVICES`` leave visible, as
     ``HSA_OVERRIDE_GFX_VERSION`` presents it; None where that is not known without asking HIP (Windows,
-    no GPU, every GPU hidden). Read under ``ZLUDA_RUNNER_ROOT`` when that names a fake tree."""
-    environ = os.environ if env is None else env
-    plat = platform or sys.platform
-    if not plat.startswith("linux"):
+    no GPU, every GPU hidden)."""
+    if not platform.startswith("linux"):
         return None
-    root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
-    gpus = gpus_from_kfd(HostFs(root))
-    gpu = target_gpu(gpus, environ) if gpus else None
-    return effective_gfx(gpu, environ, plat) if gpu is not None else None
+    gpu = target_gpu(agents, env) if agents else None
+    return effective_gfx(gpu, env, platform) if gpu is not None else None
 
 
 def _set_only(env: Mapping[str, str]) -> dict[str, str]:

@@ -5,11 +5,11 @@ the refusal of a fatal plan, and what ``--verify-load`` expects. Making the plan
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.core.errors import FatalPlanError, LaunchError
+from zluda_runner.core.errors import FatalPlanError
 
 if TYPE_CHECKING:
     from zluda_runner.launch.linux import LinuxLaunch
@@ -92,12 +92,4 @@ def expected_bindings(plan: ShimPlan) -> dict[str, Path]:
         for b in plan.bindings
         if b.action == "replace" and b.shim and plan.os == "linux"
     }
-
-
-def check_argv(argv: Sequence[str]) -> None:
-    """A command there is to run, in words the system can pass (text, no NUL): else LaunchError."""
-    from zluda_runner.launch.process import command_words
-
-    if not command_words(argv):
-        raise LaunchError("no command to run", hint="{usage}")
 

@@ -55,10 +55,11 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
         for name in LIBCUDA_NAMES:
             if (parent / name).is_file():
                 return parent / name
+    from zluda_runner.conduct.context import run_context
     from zluda_runner.conduct.resolve import release_for
     from zluda_runner.release.selection import host_os
 
-    source = release_for(settings, os_name=host_os() or sys.platform, cuda_major=None,
+    source = release_for(run_context((), settings), os_name=host_os() or sys.platform, cuda_major=None,
                          trust_on_first_use=trust_on_first_use)
     windows = sys.platform == "win32"
     drivers = [s for s in source.layout.for_family("driver") if s.path.lower().endswith(".dll") == windows]
@@ -73,10 +74,11 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
 
 def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
     """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
+    from zluda_runner.conduct.context import run_context
     from zluda_runner.conduct.plan import prepare_plan
     from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 
-    plan = prepare_plan([python], settings, trust_on_first_use=trust_on_first_use)
+    plan = prepare_plan(run_context([python], settings), trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     return launch_env(plan, settings.cache_dir)
 

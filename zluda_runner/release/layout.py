@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Literal
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.families import parse_library_name
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.forknames import FORK_FILES, FORK_LAUNCHERS
 
-if TYPE_CHECKING:  # the manifest is read only for a folder that may be a manifest asset
-    from zluda_runner.release.model import Asset, Manifest, ReleaseFile
+if TYPE_CHECKING:
+    from zluda_runner.release.model import Asset, ReleaseFile
 
 # Sub-folders that hold tracers or dumps, not shims to bind; "32": the 32-bit builds a Windows release
 # ships since v7 (32/nvcuda.dll, 32/nvapi.dll for 32-bit PhysX; vosen/ZLUDA docs/src/physx32.md): a 64-bit
@@ -77,7 +78,8 @@ def cuda_major_of(family: str, file_major: int | None) -> int | None:
     return _CUDA_MAJOR_BY_FILE_MAJOR.get(family, {}).get(file_major)
 
 
-# How a shim was recognised: listed in the manifest, by its file name, or by the symbols it exports.
+# How a shim was recognised: listed in the manifest (or the fork's names it lists: release/forknames), by its
+# file name, or by the symbols it exports.
 Recognition = Literal["manifest", "name", "symbols"]
 
 
@@ -104,7 +106,6 @@ class ReleaseLayout(JsonMixin):
     shims: tuple[ShimFile, ...] = ()
     launchers: Mapping[str, str] = field(default_factory=dict)  # kind -> path
     tracer_dir: str | None = None
-    renames_from: str | None = None  # a --zluda-dir folder read with this manifest asset's file list
 
     def for_family(self, family: str) -> list[ShimFile]:
         return [s for s in self.shims if s.family == family]
@@ -146,25 +147,16 @@ def _release_folder(root: Path) -> Path:
     return holders[0] if holders else root
 
 
-def _family_by_symbols(path: Path) -> str | None:
+def _family_by_exports(path: Path, is_dll: bool) -> str | None:
+    """The family a symbol ``path`` exports tells (a PE DLL's or an ELF's), for a name that does not."""
     from zluda_runner.binfmt.elf import read_elf
-
-    try:
-        info = read_elf(path)
-    except Exception:  # not an ELF we can read: not a shim
-        return None
-    exported = {s.name for s in info.exports}
-    return next((fam for marker, fam in _FAMILY_MARKERS if marker in exported), None)
-
-
-def _family_by_pe_exports(path: Path) -> str | None:
     from zluda_runner.binfmt.pe import read_pe
 
     try:
-        info = read_pe(path)
-    except Exception:
+        exported = ({e for e in read_pe(path).exports if isinstance(e, str)} if is_dll
+                    else {s.name for s in read_elf(path).exports})
+    except Exception:  # not a file we can read: not a shim
         return None
-    exported = {e for e in info.exports if isinstance(e, str)}
     return next((fam for marker, fam in _FAMILY_MARKERS if marker in exported), None)
 
 
@@ -200,7 +192,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
             continue
         if family is None or (is_so and parsed is not None and parsed.major is None and family != "driver"):
             # libnvcuda.so, libzluda_*.so, an unversioned lib*.so: ask the exports.
-            by_symbols = _family_by_pe_exports(path) if is_dll else _family_by_symbols(path)
+            by_symbols = _family_by_exports(path, is_dll)
             if by_symbols is None:
                 continue
             family, how = by_symbols, "symbols"
@@ -222,14 +214,12 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
     return list(by_path.values()), host_os
 
 
-def scan_release_dir(root: Path, *, manifest: Manifest | None = None) -> ReleaseLayout:
+def scan_release_dir(root: Path) -> ReleaseLayout:
     """Recognise the shims in a folder of unknown provenance (``--zluda-dir``).
 
-    A folder holding every file of a manifest asset that ships un-renamed files (the fork's
-    ``cublas.dll``, placed as ``cublas64_11.dll``) is read with that asset's file list, through
-    :func:`shims_of_files` as a release from the manifest is: the same names, CUDA majors, saved
-    originals and environment. ``manifest``: a loaded :class:`~zluda_runner.release.model.Manifest`
-    (default: the packaged one)."""
+    A folder holding the fork's Windows zip, which ships un-renamed files (``cublas.dll``, placed as
+    ``cublas64_11.dll``), is read with the fork's file names (:mod:`zluda_runner.release.forknames`): the
+    names, CUDA majors, saved originals and environment its manifest assets give; the manifest is not read."""
     root = Path(root)
     if not root.is_dir():
         raise PlanError(
@@ -245,54 +235,24 @@ def scan_release_dir(root: Path, *, manifest: Manifest | None = None) -> Release
             hint="point {opt:zluda_dir} at the folder that holds ZLUDA's libcuda.so.1 (Linux) or nvcuda.dll "
             "(Windows), or drop {opt:zluda_dir} to use a release from the manifest",
         )
-    matched = matching_asset(folder, _manifest_or_packaged(manifest))
-    if matched is not None:
-        release_id, asset = matched
-        return replace(_layout_of_asset(folder, asset), renames_from=f"{release_id}/{asset.name}")
+    fork = _fork_shims(folder)
+    if fork is not None:
+        return _with_recognised(folder, "windows", fork, _launchers(folder))
     return ReleaseLayout(
         root=str(folder), os=host_os, shims=tuple(shims), launchers=_launchers(folder),
         tracer_dir=_tracer_dir(folder),
     )
 
 
-def _manifest_or_packaged(manifest: Manifest | None) -> Manifest | None:
-    if manifest is not None:
-        return manifest
-    from zluda_runner.core.errors import ZludaRunnerError
-    from zluda_runner.release.manifest import load_manifest
-
-    try:
-        return load_manifest()
-    except ZludaRunnerError:  # a broken packaged manifest only costs the rename map
+def _fork_shims(folder: Path) -> list[ShimFile] | None:
+    """The shims of a folder holding the fork's Windows zip (its launchers, every file it always ships), read
+    with the fork's file names (:mod:`zluda_runner.release.forknames`); None for any other folder."""
+    present = {name: f for name, f in FORK_FILES.items() if (folder / name).is_file()}
+    if not all((folder / name).exists() for name in FORK_LAUNCHERS) or any(
+            not f.optional and name not in present for name, f in FORK_FILES.items()):
         return None
-
-
-def _renames(asset: Asset) -> bool:
-    """Does the asset ship a file under a name other than the one it is loaded under?"""
-    return any(Path(f.path).name.lower() not in {n.lower() for n in f.load_names}
-               for f in asset.files if f.load_names)
-
-
-def matching_asset(folder: Path, manifest: Manifest | None) -> tuple[str, Asset] | None:
-    """The manifest asset whose file list ``folder`` holds in full (every file not marked optional,
-    every launcher), among those that rename files; the one with the most files present wins, the
-    first in the manifest on a tie. None when none does (a self-built or unknown release)."""
-    best: tuple[int, str, Asset] | None = None
-    for release in manifest.releases if manifest is not None else []:
-        for asset in release.assets:
-            files = asset.files
-            if not files or not _renames(asset):
-                continue
-            present = [f for f in files if (folder / f.path).is_file()]
-            if any(not f.optional and not any(p is f for p in present) for f in files):
-                continue
-            launchers = asset.launchers
-            if not all((folder / launcher.path).exists() for launcher in launchers):
-                continue
-            score = len(present) + len(launchers)
-            if best is None or score > best[0]:
-                best = (score, release.id, asset)
-    return (best[1], best[2]) if best is not None else None
+    return [ShimFile(str(folder / name), f.family, f.cuda_major, (f.load_name,), "manifest",
+                     dict(f.needs_env), f.original_saved_as, f.stub) for name, f in present.items()]
 
 
 def shim_of_file(path: Path, f: ReleaseFile) -> ShimFile:
@@ -330,24 +290,18 @@ def layout_from_manifest(root: Path, asset: Asset) -> ReleaseLayout:
     if missing or not shims:
         # The manifest's file list is not verified for every asset: fall back to recognition.
         return replace(scan_release_dir(root), os=asset.os)
-    return _layout_of_asset(root, asset)
+    return _with_recognised(root, asset.os, shims, {x.kind: str(root / x.path) for x in asset.launchers})
 
 
-def _layout_of_asset(root: Path, asset: Asset) -> ReleaseLayout:
-    shims, _ = shims_of_files(root, asset.files)
-    # The archive may hold more than the manifest lists (a newer cuBLASLt, say): recognise the rest.
+def _with_recognised(root: Path, os_name: str, shims: list[ShimFile],
+                     launchers: Mapping[str, str]) -> ReleaseLayout:
+    """The layout of ``shims`` as a file list names them; the archive may hold more than it lists (a newer
+    cuBLASLt, say): the rest is recognised."""
     listed = {str(Path(s.path).resolve()) for s in shims}
     extra, _ = _recognise(root)
     shims.extend(s for s in extra if str(Path(s.path).resolve()) not in listed)
-    launchers = {launcher.kind: str(root / launcher.path) for launcher in asset.launchers}
-    launchers = {k: v for k, v in launchers.items() if Path(v).exists()}
-    return ReleaseLayout(
-        root=str(root),
-        os=asset.os,
-        shims=tuple(shims),
-        launchers=launchers,
-        tracer_dir=_tracer_dir(root),
-    )
+    return ReleaseLayout(root=str(root), os=os_name, shims=tuple(shims), tracer_dir=_tracer_dir(root),
+                         launchers={k: v for k, v in launchers.items() if Path(v).exists()})
 
 
 def stub_text(f: ReleaseFile) -> str | None:

@@ -1,0 +1,54 @@
+"""One run's context (:class:`RunContext`): what the run was asked (the settings, the command, its
+environment) and what the host and the manifest say, read once per run (:func:`run_context`) and carried
+as one frozen record to the host check, the release resolution, the plan, the launch and the record: no
+stage reads the host or the manifest again."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.plan.defaults_facts import HostRead, read_host
+
+if TYPE_CHECKING:
+    from zluda_runner.release.model import Manifest
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """One run: its settings, command and environment, the host (:class:`HostRead`) and the manifest in use
+    (with ``--zluda-dir`` only for the GPU x HIP rules: that folder is the release, none is resolved)."""
+
+    settings: Settings
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    host: HostRead
+    manifest: Manifest | None
+
+    @property
+    def gfx(self) -> str | None:
+        """The gfx of the GPU the workload gets: what the manifest's GPU x HIP rules judge."""
+        return self.host.workload_gfx(self.settings.defaults)
+
+
+def run_context(argv: Sequence[str], settings: Settings, env: Mapping[str, str] | None = None, *,
+                host: HostRead | None = None) -> RunContext:
+    """The context of a run of ``argv`` in ``env`` (default: this process's); ``host``: the host's facts
+    where read already (a run says their warnings before the manifest can fail). A ``--zluda-dir`` run
+    reads the manifest only for the GPU x HIP rules (GPU and HIP known), and goes on without a broken one."""
+    run_env = dict(os.environ if env is None else env)
+    host = host or read_host(run_env)
+    manifest = None
+    if settings.zluda_dir is None or (host.workload_gfx(settings.defaults) and host.quick.hip.version):
+        from zluda_runner.core.errors import ZludaRunnerError
+        from zluda_runner.release.manifest import load_current_manifest
+
+        try:
+            manifest = load_current_manifest(settings.manifest, settings.cache_dir)
+        except ZludaRunnerError:
+            if settings.zluda_dir is None:
+                raise
+    return RunContext(settings, tuple(argv), run_env, host, manifest)
