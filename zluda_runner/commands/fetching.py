@@ -44,7 +44,8 @@ def fetch_command(call: Invocation, ctx: click.Context, version: str | None, os_
                        progress=True)
     except KeyboardInterrupt as exc:  # its text says what was kept for the next fetch to resume
         if call.json:
-            emit_json({"error": str(exc) or "interrupted", "hint": None, "exit_code": INTERRUPTED})
+            emit_json({"error": str(exc) or "interrupted", "hint": None, "exit_code": INTERRUPTED,
+                       "kind": "interrupted"})
         else:
             click.echo(str(exc) or "interrupted", err=True)
         ctx.exit(INTERRUPTED)
