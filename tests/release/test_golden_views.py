@@ -31,7 +31,7 @@ def test_release_views(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: st
     assert_golden(name, out.output, tmp=tmp_path)
 
 
-def test_cache_list_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kit) -> None:  # type: ignore[no-untyped-def]
+def test_cache_list_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kit) -> None:
     monkeypatch.chdir(tmp_path)
     one_asset_manifest(tmp_path, kit.tar_gz(kit.ZLUDA_LIKE), "zluda-linux-golden.tar.gz", "linux",
                        mirror=tmp_path / "mirror")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zluda_runner.core.textfit import view_width, wrap_line, wrap_words
+from zluda_runner.core.textfit import view_width, wrap_line
 from zluda_runner.doctor.model import DoctorReport, Status
 
 _MARK = {Status.OK: "ok  ", Status.WARN: "WARN", Status.FAIL: "FAIL", Status.NOT_APPLICABLE: "n/a "}
@@ -29,11 +29,4 @@ def render_text(report: DoctorReport, width: int | None = -1) -> str:
         + f"; exit code {report.exit_code}"
     )
     fit = view_width() if width == -1 else width
-    return "\n".join(part for line in lines for part in _wrapped(line, fit))
-
-
-def _wrapped(line: str, fit: int | None) -> list[str]:
-    """``line`` wrapped at spaces; a check's mark (``[ok  ]``) kept as written, its spaces too."""
-    if line.startswith("[") and fit is not None and len(line) > fit:
-        return wrap_words(line[7:], fit, line[:7], " " * 7)
-    return wrap_line(line, fit, hang=7)
+    return "\n".join(part for line in lines for part in wrap_line(line, fit, hang=7))
