@@ -260,12 +260,13 @@ def main(argv: list[str] | None = None) -> None:
     except ZludaRunnerError as exc:  # raised outside a command's invoke
         report_error(exc, as_json=as_json)
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        said = str(exc.__cause__ or exc) or "interrupted"  # an interrupted fetch says what it kept
         if as_json:  # --json is the machine's reading of every outcome, Ctrl-C's too
-            click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": "interrupted", "hint": None,
+            click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": said, "hint": None,
                                    "exit_code": exitcodes.INTERRUPTED, "kind": "interrupted"}, indent=2))
         else:
-            click.echo("interrupted", err=True)
+            click.echo(said, err=True)
         sys.exit(exitcodes.INTERRUPTED)
     except click.ClickException as exc:
         if as_json:
