@@ -170,7 +170,8 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     the command line: its flags and commands)."""
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
-        payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code}
+        payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code,
+                   "kind": exc.kind}
         click.echo(json.dumps(payload, indent=2))
         return
     from zluda_runner.report.terminal import say
@@ -271,12 +272,13 @@ def main(argv: list[str] | None = None) -> None:
     except ZludaRunnerError as exc:  # raised outside a command's invoke
         report_error(exc, as_json=as_json)
         sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort):
+    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        said = str(exc.__cause__ or exc) or "interrupted"  # an interrupted fetch says what it kept
         if as_json:  # --json is the machine's reading of every outcome, Ctrl-C's too
-            click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": "interrupted", "hint": None,
-                                   "exit_code": exitcodes.INTERRUPTED}, indent=2))
+            click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": said, "hint": None,
+                                   "exit_code": exitcodes.INTERRUPTED, "kind": "interrupted"}, indent=2))
         else:
-            click.echo("interrupted", err=True)
+            click.echo(said, err=True)
         sys.exit(exitcodes.INTERRUPTED)
     except click.ClickException as exc:
         if as_json:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden import assert_golden
+
 DEBIAN_12_OS_RELEASE = (
     'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
     'VERSION="12 (bookworm)"\nVERSION_CODENAME=bookworm\nID=debian\n'
@@ -97,16 +99,9 @@ def test_hip52_host_gets_the_host_check_first_and_a_short_message(host: dict[str
     assert proc.returncode == 3, proc.stderr
     assert "never" not in proc.stdout
     lines = proc.stderr.splitlines()
-    assert lines[0].startswith("warning: no AMD GPU driver (/dev/kfd is missing)")  # the host check first
-    assert lines[1] == ("error: no ZLUDA release fits this host (linux, HIP 5.2 from Debian's libamdhip64-5 "
-                        "package (/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153)):")
-    assert "  needs ROCm/HIP 6 to 7.x: upstream-v6" in lines  # what each release for this OS needs
-    assert "  needs ROCm/HIP 5.7: fork-rel.11cc584" in lines
-    hint = proc.stderr.split("hint: ", 1)[1]
-    assert "ROCm 6 or 7 from AMD's repository" in hint and "fits upstream-v6" in hint
-    assert "Debian trixie's packaged ROCm (HIP 5.7): fits upstream-v3\n" in hint  # what is selected, only
-    assert "Debian sid's packaged ROCm (HIP 6.4): fits upstream-v6" in hint
-    assert "--zluda-dir DIR with a ZLUDA you built yourself" in hint and "`zluda-run doctor`" in hint
+    # the host check first; the HIP found and where; what each release for this OS needs; in the hint the
+    # ways to a HIP that fits (each "fits X" what the resolver selects there), --zluda-dir, the doctor
+    assert_golden("first-contact-hip52", proc.stderr)
     assert max(len(line) for line in lines) < 200 and len(proc.stderr) < 1400  # not one 1,419-char line
     assert "[publisher" not in proc.stderr  # the long list with its sources stays behind `releases`
 
@@ -114,21 +109,22 @@ def test_hip52_host_gets_the_host_check_first_and_a_short_message(host: dict[str
 def test_a_requested_release_that_does_not_fit_says_how_to_get_there(host: dict[str, str]) -> None:
     proc = zr(host, "--release", "upstream-v6", "plan", "--", "sh", "-c", "true")
     assert proc.returncode == 3, proc.stderr
-    assert "error: release upstream-v6 does not fit this host (linux, HIP 5.2 from Debian's" in proc.stderr
-    assert "needs ROCm/HIP 6 to 7.x: upstream-v6" in proc.stderr
     hint = proc.stderr.split("hint: ", 1)[1]
     assert "drop --release" not in hint  # no circle: the way out is a HIP that fits
-    assert "Debian sid's packaged ROCm (HIP 6.4): fits upstream-v6" in hint
-    assert "trixie's packaged ROCm (HIP 5.7): fits none of these" in hint
+    assert_golden("first-contact-release-does-not-fit", proc.stderr)
+    as_json = json.loads(zr(host, "--json", "--release", "upstream-v6", "plan", "--", "true").stdout)
+    assert (as_json["kind"], as_json["exit_code"]) == ("nothing-fits", 3)
 
 
 def test_archive_is_looked_at_before_the_release_check(host: dict[str, str], tmp_path: Path) -> None:
     missing = tmp_path / "zluda-linux-3fe12063.tar.gz"
-    proc = zr(host, "--archive", str(missing), "sh", "-c", "true")
-    assert proc.returncode == 1 and f"the archive {missing} given with --archive is not a file" in proc.stderr
+    proc = zr(host, "--json", "--archive", str(missing), "sh", "-c", "true")
+    error = json.loads(proc.stdout)
+    assert (proc.returncode, error["kind"]) == (1, "fetch") and str(missing) in error["error"]
     missing.write_bytes(b"not really")  # named as upstream v6's asset: that release is the one judged
-    proc = zr(host, "--archive", str(missing), "sh", "-c", "true")
-    assert proc.returncode == 3 and "error: release upstream-v6 does not fit this host" in proc.stderr
+    proc = zr(host, "--json", "--archive", str(missing), "sh", "-c", "true")
+    error = json.loads(proc.stdout)
+    assert (proc.returncode, error["kind"]) == (3, "nothing-fits") and "upstream-v6" in error["error"]
 
 
 def test_readme_troubleshooting_has_the_row_for_this_message() -> None:
@@ -169,8 +165,10 @@ def test_bare_releases_selects_for_this_host_and_its_torch(host: dict[str, str])
     proc = zr(host, "releases", "--python", sys.executable)
     assert proc.returncode == 3, proc.stdout[-500:]
     assert proc.stdout.startswith("wanted: os=linux arch=x86_64 hip=5.2")
-    assert "selected: nothing fits" in proc.stdout
-    assert "CUDA not checked (--python PY or --cuda N)" in proc.stdout  # a CPU build of torch: said so
+    data = json.loads(zr(host, "--json", "releases", "--python", sys.executable).stdout)
+    assert data["selected"] is None
+    [cpu_build] = data["warnings"]  # a CPU build of torch: said so, and how to name a CUDA
+    assert sys.executable in cpu_build and "--cuda N" in cpu_build
     full = zr(host, "releases", "--all")
     assert full.returncode == 0 and "releases, " in full.stdout and "assets" in full.stdout
 
@@ -208,9 +206,10 @@ def test_strict_is_a_global_option(host: dict[str, str], tmp_path: Path) -> None
     release.mkdir()
     touch = ["sh", "-c", f"touch {marker}"]
     for args in (["--strict", *touch], ["--strict", "--", *touch], ["run", "--strict", "--", *touch]):
-        proc = zr(host, "--zluda-dir", str(release), *args)
+        proc = zr(host, "--json", "--zluda-dir", str(release), *args)
         assert proc.returncode == 3, (args, proc.stderr)
-        assert "error: this host cannot run the workload on an AMD GPU" in proc.stderr
+        error = json.loads(proc.stdout)
+        assert error["kind"] == "check-failed" and "/dev/kfd" in error["error"]  # the host check's finding
         assert not marker.exists()
 
 
@@ -257,8 +256,10 @@ def test_ab_with_a_b_python_that_does_not_exist_runs_nothing(host: dict[str, str
     script = tmp_path / "s.py"
     marker = tmp_path / "ran"
     script.write_text(f"open({str(marker)!r}, 'a').write('x')\n")
-    proc = zr(host, "ab", "--b-python", str(tmp_path / "no-such-python"), "--", str(script))
-    assert proc.returncode == 1 and "does not exist" in proc.stderr, proc.stderr
+    missing = tmp_path / "no-such-python"
+    proc = zr(host, "--json", "ab", "--b-python", str(missing), "--", str(script))
+    error = json.loads(proc.stdout)
+    assert (proc.returncode, error["kind"]) == (1, "host") and str(missing) in error["error"]
     assert not marker.exists()
 
 

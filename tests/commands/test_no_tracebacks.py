@@ -89,6 +89,7 @@ def test_ctrl_c_is_exit_130_and_with_json_a_json_answer(
     assert caught.value.code == 130
     out = capsys.readouterr()
     if as_json:
-        assert json.loads(out.out) == {"schema": 1, "error": "interrupted", "hint": None, "exit_code": 130}
+        assert json.loads(out.out) == {"schema": 1, "error": "interrupted", "hint": None, "exit_code": 130,
+                                       "kind": "interrupted"}
     else:
         assert out.out == "" and out.err.strip() == "interrupted"

@@ -81,11 +81,10 @@ def test_several_sdks_say_which_one_the_launch_uses_and_which_disagree(tmp_path:
     assert hipsdk.used_sdk(sdks).version == "6.4"  # HIP_PATH wins, as for every command
     [several] = [c for c in hipsdk.sdk_conflicts(sdks, env) if c.kind == "several-sdks"]
     assert several.severity == "warn"
-    assert "3 HIP SDKs of different versions" in several.message
-    assert f"the launch uses HIP SDK 6.4 at {WIN_ROCM}\\6.4 (HIP_PATH, HIP_PATH_64)" in several.message
-    assert f"HIP SDK 6.2 at {WIN_ROCM}\\6.2 (HIP_PATH_62)" in several.message
-    assert f"HIP SDK 7.0 at {WIN_ROCM}\\7.0 (HIP_PATH_70)" in several.message
-    assert several.fix.startswith("Keep HIP SDK 6.4: uninstall HIP SDK 7.0, HIP SDK 6.2")
+    for sdk in sdks:  # each one by its folder and the variables naming it; the one the launch uses first
+        assert sdk.path in several.message and all(v in several.message for v in sdk.variables)
+    assert several.message.index("6.4") < several.message.index("6.2")
+    assert several.fix.index("6.4") < several.fix.index("7.0") < several.fix.index("6.2")  # keep the used one
 
 
 def test_a_variable_naming_another_version_or_a_missing_folder(tmp_path: Path) -> None:
@@ -93,11 +92,11 @@ def test_a_variable_naming_another_version_or_a_missing_folder(tmp_path: Path) -
            "HIP_PATH_57": f"{WIN_ROCM}\\5.7\\"}
     conflicts = {c.kind: c for c in hipsdk.sdk_conflicts(hipsdk.find_sdks(tmp_path, env), env)}
     assert set(conflicts) == {"variable-mismatch", "missing-folder"}
-    mismatch = conflicts["variable-mismatch"].message
-    assert "HIP_PATH_62 says HIP SDK 6.2 but names the HIP SDK 6.4 folder" in mismatch
-    assert "Point HIP_PATH_62 at the HIP SDK 6.2 folder" in conflicts["variable-mismatch"].fix
-    assert f"HIP_PATH_57 names {WIN_ROCM}\\5.7, which does not exist" in conflicts["missing-folder"].message
-    assert conflicts["missing-folder"].fix.startswith("Delete HIP_PATH_57")
+    mismatch, missing = conflicts["variable-mismatch"], conflicts["missing-folder"]
+    assert all(d in mismatch.message for d in ("HIP_PATH_62", "6.2", "6.4"))  # the variable, both versions
+    assert all(d in mismatch.fix for d in ("HIP_PATH_62", "6.2"))
+    assert all(d in missing.message for d in ("HIP_PATH_57", f"{WIN_ROCM}\\5.7"))
+    assert "HIP_PATH_57" in missing.fix
 
 
 def test_version_from_hip_version_h_when_the_folder_name_has_none(tmp_path: Path) -> None:
@@ -107,7 +106,7 @@ def test_version_from_hip_version_h_when_the_folder_name_has_none(tmp_path: Path
     [sdk] = hipsdk.find_sdks(tmp_path, env)
     assert (sdk.version, sdk.version_source) == ("6.4", "include\\hip\\hip_version.h")
     [mismatch] = hipsdk.sdk_conflicts([sdk], env)
-    assert mismatch.kind == "variable-mismatch" and "HIP_PATH_62 says HIP SDK 6.2" in mismatch.message
+    assert mismatch.kind == "variable-mismatch" and "HIP_PATH_62" in mismatch.message
 
 
 def test_path_taking_hip_from_another_sdk(tmp_path: Path) -> None:
@@ -119,7 +118,7 @@ def test_path_taking_hip_from_another_sdk(tmp_path: Path) -> None:
 
     [first] = order()
     old, new = f"{WIN_ROCM}\\6.2\\bin", f"{WIN_ROCM}\\6.4\\bin"
-    assert f"PATH lists {old} (HIP SDK 6.2) before {new}" in first.message
+    assert first.message.index(old) < first.message.index(new)  # PATH's order, as PATH has it
     assert first.fix == f"Put {new} before {old} on PATH (or take {old} off it)."
     env["PATH"] = f"{WIN_ROCM}\\6.4\\bin;{WIN_ROCM}\\6.2\\bin"
     assert order() == []
@@ -140,15 +139,15 @@ def test_release_for_amdhip64_7_on_a_hip_6_4_sdk_is_a_crash(tmp_path: Path, pe: 
     assert release == ("amdhip64_7.dll",)
     # no amdhip64_7.dll anywhere: only a release that falls back to HIP 6 (v6 does) runs
     soft = hipsdk.runtime_mix(tmp_path, env, sdk, release)
-    assert soft is not None and soft.severity == "warn" and "no amdhip64_7.dll was found" in soft.message
+    assert soft is not None and (soft.kind, soft.severity) == ("hip-runtime-mix", "warn")
+    assert "amdhip64_7.dll" in soft.message
     _put(pe["hip7"], tmp_path, "Windows/System32/amdhip64_7.dll")  # the driver's HIP 7 runtime
     mix = hipsdk.runtime_mix(tmp_path, env, sdk, release)
     assert mix is not None and mix.kind == "hip-runtime-mix" and mix.severity == "fail"
-    assert "built for amdhip64_7.dll, but HIP SDK 6.4" in mix.message
+    assert all(d in mix.message for d in ("amdhip64_7.dll", "6.4"))  # the release's runtime, the SDK's
     assert "MIOpen.dll (amdhip64_6.dll), rocblas.dll (amdhip64_6.dll)" in mix.message
     assert "C:\\Windows\\System32\\amdhip64_7.dll" in mix.message and "vosen/ZLUDA#579" in mix.message
-    assert mix.fix.startswith("Install HIP SDK 7.x (its rocBLAS/hipBLASLt/MIOpen load amdhip64_7.dll)")
-    assert "a ZLUDA release built for amdhip64_6.dll" in mix.fix
+    assert all(d in mix.fix for d in ("7.x", "amdhip64_6.dll"))  # either way out: HIP SDK 7, a HIP 6 release
     # a release built for HIP 6 on the same SDK: one runtime
     assert hipsdk.runtime_mix(tmp_path, env, sdk, hipsdk.release_hip_dlls([pe["zluda6"]])) is None
 
@@ -174,12 +173,13 @@ def test_rocblas_kernels_for_this_gpu(tmp_path: Path) -> None:
     assert hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1100"), "gfx1100") is None
     missing = hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1201"), "gfx1201")
     assert missing is not None and missing.severity == "fail"
-    assert f"has no rocBLAS kernels for gfx1201 in {WIN_ROCM}\\6.4\\bin\\rocblas\\library" in missing.message
-    assert missing.fix.startswith("Put rocBLAS kernels built for gfx1201 into")
+    assert (missing.kind, missing.severity) == ("rocblas-kernels", "fail")
+    assert all(d in missing.message for d in ("gfx1201", f"{WIN_ROCM}\\6.4\\bin\\rocblas\\library"))
+    assert "gfx1201" in missing.fix
     # gfx1030 must not match gfx10300-style names; another SDK with the kernels is named in the fix
     _write(tmp_path, f"{ROCM}/6.2/bin/rocblas/library/TensileLibrary_lazy_gfx1201.dat")
     other = hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1201"), "gfx1201")
-    assert other is not None and f"set HIP_PATH to {WIN_ROCM}\\6.2" in other.fix
+    assert other is not None and f"HIP_PATH to {WIN_ROCM}\\6.2" in other.fix  # the SDK that has them
 
 
 def test_plan_warnings_name_each_conflict_with_its_fix(tmp_path: Path, pe: dict[str, Path]) -> None:
@@ -188,11 +188,10 @@ def test_plan_warnings_name_each_conflict_with_its_fix(tmp_path: Path, pe: dict[
     _put(pe["hip7"], tmp_path, "Windows/System32/amdhip64_7.dll")
     warnings = hipsdk.plan_warnings(tmp_path, env, [pe["zluda7"]], gfx="gfx1201")
     assert len(warnings) == 3 and all("(fix: " in w for w in warnings)
-    assert warnings[0].startswith("2 HIP SDKs of different versions")
-    assert "built for amdhip64_7.dll" in warnings[1] and "no rocBLAS kernels for gfx1201" in warnings[2]
+    assert "6.2" in warnings[0] and "amdhip64_7.dll" in warnings[1] and "gfx1201" in warnings[2]
     # 6.2 is still installed (Program Files\AMD\ROCm lists it) though no variable names it
     one = {"HIP_PATH": env["HIP_PATH"]}
-    assert hipsdk.plan_warnings(tmp_path, one, [pe["zluda6"]])[0].startswith("2 HIP")
+    assert "6.2" in hipsdk.plan_warnings(tmp_path, one, [pe["zluda6"]])[0]
     shutil.rmtree(tmp_path / ROCM / "6.2")
     assert hipsdk.plan_warnings(tmp_path, one, [pe["zluda6"]]) == []
 
@@ -219,23 +218,22 @@ def test_doctor_names_each_conflict_and_strict_exits_3(tmp_path: Path, pe: dict[
     settings = Settings(zluda_dir=_release(tmp_path, pe["zluda6"]), cache_dir=tmp_path / "cache")
     clean = _windows_doctor(root, env, strict=True, settings=settings)
     assert [clean.check(c).status for c in ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")] == [Status.OK] * 3
-    assert "loads amdhip64_6.dll" in clean.check("hip_runtime_mix").message
+    assert "amdhip64_6.dll" in clean.check("hip_runtime_mix").message
 
     env["HIP_PATH_62"] = _sdk(root, "6.2")
     _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
     settings = Settings(zluda_dir=_release(tmp_path / "v7", pe["zluda7"]), cache_dir=tmp_path / "cache")
     report = _windows_doctor(root, env, settings=settings)
     sdks, mix = report.check("hip_sdks"), report.check("hip_runtime_mix")
-    assert sdks.status is Status.WARN and "the launch uses HIP SDK 6.4" in sdks.message
-    assert "HIP SDK 6.2 at" in sdks.message and "uninstall HIP SDK 6.2" in sdks.fix
-    assert mix.status is Status.FAIL and "built for amdhip64_7.dll" in mix.message
-    assert "Install HIP SDK 7.x" in mix.fix
+    assert sdks.status is Status.WARN and all(d in sdks.message for d in ("6.4", "6.2"))
+    assert "6.2" in sdks.fix
+    assert mix.status is Status.FAIL and "amdhip64_7.dll" in mix.message and "7.x" in mix.fix
     assert report.exit_code == CHECK_FAILED
     assert _windows_doctor(root, env, strict=True, settings=settings).exit_code == CHECK_FAILED
 
     shutil.rmtree(root / ROCM / "6.4" / "bin" / "rocblas")
     kernels = _windows_doctor(root, env, settings=settings).check("sdk_rocblas")
-    assert kernels.status is Status.FAIL and "no rocBLAS kernels for gfx1201" in kernels.message
+    assert kernels.status is Status.FAIL and "gfx1201" in kernels.message
 
 
 def test_doctor_warning_alone_exits_3_only_under_strict(tmp_path: Path) -> None:
@@ -247,7 +245,7 @@ def test_doctor_warning_alone_exits_3_only_under_strict(tmp_path: Path) -> None:
     loose = _windows_doctor(tmp_path, env, settings=settings)
     not_ok = [(c.id, c.status) for c in loose.checks if c.status is not Status.OK]
     assert not_ok == [("hip_sdks", Status.WARN)]
-    assert "HIP_PATH_62 says HIP SDK 6.2" in loose.check("hip_sdks").message
+    assert "HIP_PATH_62" in loose.check("hip_sdks").message
     assert loose.exit_code == OK
     assert _windows_doctor(tmp_path, env, strict=True, settings=settings).exit_code == CHECK_FAILED
 
@@ -257,7 +255,7 @@ def test_doctor_on_linux_says_not_applicable(tmp_path: Path) -> None:
                                       machine="x86_64", home=Path("/home/u")))
     ids = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
     assert [report.check(c).status for c in ids] == [Status.NOT_APPLICABLE] * 3
-    assert all("not applicable on linux" in report.check(c).message for c in ids)
+    assert all("linux" in report.check(c).message for c in ids)
     assert not [s for s in report.skipped if s.startswith(ids)]  # a status of its own, not a skip
 
 
@@ -289,18 +287,15 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     assert plan.os == "windows"
     conflicts = [w for w in plan.warnings if "(fix: " in w and "HIP" in w]
     assert len(conflicts) == 2, plan.warnings
-    assert conflicts[0].startswith(
-        "2 HIP SDKs of different versions are installed: the launch uses HIP SDK 6.4")
-    assert "built for amdhip64_7.dll, but HIP SDK 6.4" in conflicts[1] and "rocblas.dll (amdhip64_6.dll)" in (
-        conflicts[1])
-    assert "(fix: Install HIP SDK 7.x" in conflicts[1]
+    assert all(d in conflicts[0] for d in ("6.4", "6.2"))  # the SDKs, then the runtime mix
+    assert all(d in conflicts[1] for d in ("amdhip64_7.dll", "rocblas.dll (amdhip64_6.dll)", "(fix: "))
     kept = list((tmp_path / "cache" / "binfmt" / "hip-imports").rglob("*.json"))
     assert len(kept) == 3  # rocblas.dll, nvcuda.dll, cublas64_12.dll: not read again by the next launch
     shutil.rmtree(root / ROCM / "6.2")  # uninstalled, the variable left behind: the cached plan sees it
     again = prepare_plan(run_context([str(exe)], settings, env))
     fresh = [w for w in again.warnings if "(fix: " in w and "HIP" in w]
     assert [w.split(" ")[0] for w in fresh] == ["HIP_PATH_62", "the"], again.warnings
-    assert fresh[0].startswith(f"HIP_PATH_62 names {WIN_ROCM}\\6.2, which does not exist")
+    assert f"{WIN_ROCM}\\6.2" in fresh[0]
 
 
 def test_doctor_judges_a_release_not_downloaded_by_its_manifest_bounds(tmp_path: Path,
@@ -312,10 +307,9 @@ def test_doctor_judges_a_release_not_downloaded_by_its_manifest_bounds(tmp_path:
     _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
     settings = Settings(cache_dir=tmp_path / "cache")  # nothing downloaded
     soft = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
-    assert soft.status is Status.WARN and "no amdhip64_7.dll was found" in soft.message
+    assert soft.status is Status.WARN and "amdhip64_7.dll" in soft.message
     source = soft.details["release_source"]
-    assert source.startswith("the manifest's HIP bounds of upstream-v6 / ")
-    assert source.endswith("(not downloaded)")
+    assert "upstream-v6" in source and "not downloaded" in source  # judged by the manifest
     _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
     mix = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
-    assert mix.status is Status.FAIL and "two HIP runtimes load into one process" in mix.message
+    assert mix.status is Status.FAIL and "amdhip64_7.dll" in mix.message

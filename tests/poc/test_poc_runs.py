@@ -41,7 +41,7 @@ def test_every_criterion_passes_when_the_gpu_is_used_and_released(
         assert run.gpu is not None and run.gpu.busy_peak == 60.0 and run.gpu.vram_peak == GIB + 512 * MIB
         assert run.trace is not None and run.trace.vram_after == GIB
     gpu = report.criterion("on the GPU")
-    assert any("busy mean" in e and "peak 60%" in e for e in gpu.evidence)
+    assert any("60%" in e for e in gpu.evidence)  # the busy peak the card showed
     speed = report.criterion("speed")
     assert "runs [2, 3]" in speed.evidence[0] and "run 1 (compiles)" in speed.evidence[1]
     # the JSON round-trips to the same report
@@ -63,9 +63,9 @@ def test_vram_growing_run_after_run_fails_stable(
     report = _poc(["--gpu", str(device), "--leak", str(300 * MIB)], root, monkeypatch, tmp_path, runs=3,
                   min_speedup=0.0)
     stable = report.criterion("stable")
-    assert stable.status == "fail" and "grows run after run" in stable.summary
+    assert stable.status == "fail"
     assert [r.trace.vram_after for r in report.runs if r.trace] == [GIB + 300 * MIB * i for i in (1, 2, 3)]
-    assert "after run 3: 1.9 GiB (+900.0 MiB held)" in stable.evidence
+    assert any("1.9 GiB" in e and "900.0 MiB" in e for e in stable.evidence)  # after run 3, and what is held
     assert report.criterion("on the GPU").passed and report.criterion("ran").passed
     assert report.verdict == "fail" and report.exit_code == 3
 
@@ -79,9 +79,9 @@ def test_a_planted_wrong_output_fails_right(
     report = run_poc([sys.executable, str(WORKLOAD)], runs=2, native=True, options=options, root=root,
                      min_speedup=0.0)
     right = report.criterion("right")
-    assert right.status == "fail" and "2 of 2 runs" in right.summary
-    assert any(e.startswith("run 1: values differ: max abs error 0.25, 1/6 outside") for e in right.evidence)
-    assert any(e.startswith("run 2: values differ") for e in right.evidence)
+    assert right.status == "fail" and "2 of 2" in right.summary
+    assert any(e.startswith("run 1: values") and "0.25" in e and "1/6" in e for e in right.evidence)
+    assert any(e.startswith("run 2: values") for e in right.evidence)
     statuses = {c.name: c.status for c in report.runs[0].comparisons}
     assert statuses == {"values": "differ", "count": "agree", "total": "agree"}
     assert report.criterion("ran").passed and report.exit_code == 3
@@ -93,8 +93,7 @@ def test_no_telemetry_fails_on_the_gpu_with_the_reason(monkeypatch: pytest.Monke
     empty.mkdir()
     report = _poc([], empty, monkeypatch, tmp_path, runs=1, min_speedup=0.0)
     gpu = report.criterion("on the GPU")
-    assert gpu.status == "fail" and "no GPU telemetry" in gpu.summary
-    assert any("no amdgpu card" in e for e in gpu.evidence) and "no amdgpu card" in report.telemetry
+    assert gpu.status == "fail" and any("amdgpu" in e for e in gpu.evidence) and "amdgpu" in report.telemetry
     stable = report.criterion("stable")
     assert stable.passed and "VRAM not checked" in " ".join(stable.evidence)
     assert all(r.trace is None for r in report.runs)
@@ -110,11 +109,12 @@ def test_a_failing_run_fails_ran_and_stable(monkeypatch: pytest.MonkeyPatch, tmp
 
 
 def test_bad_requests_raise_before_anything_runs(tmp_path: Path) -> None:
-    with pytest.raises(HostError, match="must be 1 to 1000"):
+    with pytest.raises(HostError, match=r"1 to 1000 \(got 0\)"):  # the range, the value
         run_poc(["true"], runs=0, native=True)
-    with pytest.raises(HostError, match="nothing to run"):
+    with pytest.raises(HostError) as empty:
         run_poc([], native=True)
-    with pytest.raises(HostError, match="cannot split"):
+    assert "poc -- python" in (empty.value.hint_for("command line") or "")  # what to give
+    with pytest.raises(HostError, match="'python \"unclosed'"):  # the text that would not split
         run_poc(["true"], reference='python "unclosed', native=True)
 
 

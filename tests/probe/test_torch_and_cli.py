@@ -65,11 +65,12 @@ def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
     assert "<table" in page.read_text()
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    bad = CliRunner().invoke(
-        main_group,
-        ["probe", "--libcuda", str(standin), "--case", "init.cuInit", "--html", str(blocked / "x.html")],
-    )
-    assert bad.exit_code == 1 and "cannot write the HTML report" in bad.output and "hint:" in bad.output
+    argv = ["--json", "probe", "--libcuda", str(standin), "--case", "init.cuInit",
+            "--html", str(blocked / "x.html")]
+    bad = CliRunner().invoke(main_group, argv)
+    error = json.loads(bad.stdout)
+    assert (bad.exit_code, error["kind"]) == (1, "output-file") and str(blocked) in error["error"]
+    assert error["hint"]
 
 
 def test_probe_json_lists_150_functions_and_exits_3(standin: Path) -> None:
@@ -97,9 +98,9 @@ def test_torch_op_probe_command_on_cpu() -> None:
 
 def test_probe_command_without_libcuda(tmp_path: Path, monkeypatch) -> None:
     # No --libcuda: the driver comes from --zluda-dir, which here holds no ZLUDA at all.
-    result = CliRunner().invoke(main_group, ["--zluda-dir", str(tmp_path), "probe"])
-    assert result.exit_code == 1 and "does not look like a ZLUDA release" in result.output
-    assert "hint:" in result.output
+    result = CliRunner().invoke(main_group, ["--json", "--zluda-dir", str(tmp_path), "probe"])
+    error = json.loads(result.stdout)
+    assert result.exit_code == 1 and str(tmp_path) in error["error"] and error["hint"], error
     # Nor --zluda-dir: the manifest's release for this host is fetched; a mirror without it fails
     # with the URL named, and nothing is left in the cache.
     mirror = tmp_path / "mirror"
@@ -124,8 +125,10 @@ def test_trace_report_command(tmp_path: Path) -> None:
     saved.write_text(result.stdout)
     md = CliRunner().invoke(main_group, ["trace-report", str(saved), "--html", str(tmp_path / "t.html")])
     assert md.exit_code == 0 and "cuCtxSynchronize" in md.stdout
-    bad = CliRunner().invoke(main_group, ["trace-report", str(tmp_path / "p_1" / "log.txt")])
-    assert bad.exit_code == 1 and "not a trace report" in bad.output
+    log = tmp_path / "p_1" / "log.txt"
+    bad = CliRunner().invoke(main_group, ["--json", "trace-report", str(log)])
+    error = json.loads(bad.stdout)
+    assert (bad.exit_code, error["kind"]) == (1, "trace") and str(log) in error["error"]
 
 
 # A stand-in "interpreter": speaks torch_ops.py's event protocol without torch. Ops a, b, c, d:

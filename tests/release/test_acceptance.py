@@ -25,7 +25,7 @@ def test_windows_hip64_cu118_selects_395_rocm6_and_names_134_137() -> None:
     assert res.exit_code == 0, res.output
     assert "selected: fork-3.9.5" in res.output and "asset:  ZLUDA-windows-rocm6-amd64.zip" in res.output
     line = next(x for x in res.output.splitlines() if x.startswith("  fork-3.9.6/ZLUDA-windows-amd64.zip"))
-    assert "needs HIP SDK 7.1 to 7.x, you have 6.4" in line
+    assert "7.1 to 7.x" in line and "6.4" in line  # what it needs, what there is
     assert "lshqqytiger/ZLUDA/issues/134" in line and "lshqqytiger/ZLUDA/issues/137" in line
     assert "source: hip: publisher" in res.output  # the chosen asset's provenance is shown
 
@@ -75,7 +75,7 @@ def test_requested_release_that_does_not_fit_says_why_first() -> None:
     lines = res.output.splitlines()
     assert lines[1] == "requested release fork-3.9.6 does not fit:"
     assert "issues/134" in lines[2]
-    assert "without --release: fork-3.9.5/ZLUDA-windows-rocm6-amd64.zip fits" in res.output
+    assert any("--release" in x and "fork-3.9.5/ZLUDA-windows-rocm6-amd64.zip" in x for x in lines)
     sel = select_asset(load_manifest(), os="windows", hip="6.4", cuda=11, release="fork-3.9.6")
     with pytest.raises(SelectionError) as err:
         Resolution(load_manifest(), sel).require()
@@ -83,8 +83,8 @@ def test_requested_release_that_does_not_fit_says_why_first() -> None:
 
 
 def test_nothing_fits_exits_3() -> None:
-    res = _run("releases", "--os", "linux", "--hip", "5.2", "--cuda", "12")
-    assert res.exit_code == 3 and "selected: nothing fits" in res.output
+    res = _run("--json", "releases", "--os", "linux", "--hip", "5.2", "--cuda", "12")
+    assert res.exit_code == 3 and json.loads(res.stdout)["selected"] is None
 
 
 def test_gpu_rules_reject_and_warn() -> None:
@@ -115,7 +115,7 @@ def test_distribution_hip_52_is_found_and_nothing_claims_v6(tmp_path: Path) -> N
     sel = select_asset(load_manifest(), os="linux", hip=found.major_minor)
     assert sel.chosen is None
     v6 = next(r for r in sel.rejected if r.asset_name == "zluda-linux-3fe12063.tar.gz")
-    assert "needs ROCm/HIP 6 to 7.x, you have 5.2" in v6.reasons[0]
+    assert "6 to 7.x" in v6.reasons[0] and "5.2" in v6.reasons[0]
 
 
 def test_releases_and_run_use_the_same_host_hip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

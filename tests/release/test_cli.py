@@ -80,7 +80,7 @@ def test_unknown_hash_needs_trust_on_first_use(setup, kit):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert (data["hash_source"], data["sha256"]) == ("trust-on-first-use", kit.sha256(payload))
-    assert any("was trusted and recorded" in n and kit.sha256(payload) in n for n in data["notes"])
+    assert any(kit.sha256(payload) in n for n in data["notes"])  # the hash seen, said
     trust = json.loads(run("cache", "list", "--json").stdout)["trusted"]
     assert trust[f"{BASE}/v7/zluda-linux-test.tar.gz"]["sha256"] == kit.sha256(payload)
 
@@ -97,11 +97,12 @@ def test_hand_downloaded_archive_found_by_name(setup, monkeypatch):
     bad.parent.mkdir()
     bad.write_bytes(payload[:-10])
     # cached already: the same file is said to be so, another one is not silently ignored
-    res = run("fetch", "v6", "--archive", str(hand))
-    assert res.exit_code == 0 and "already installed from an identical archive" in res.stderr
-    res = run("fetch", "v6", "--archive", str(bad), "--trust-on-first-use")
-    assert res.exit_code == 1 and "already installed" in res.stderr and str(bad) in res.stderr
-    assert "--reinstall" in res.stderr
+    res = run("fetch", "v6", "--archive", str(hand), "--json")
+    assert res.exit_code == 0 and json.loads(res.stdout)["action"] == "cached"
+    res = run("--json", "fetch", "v6", "--archive", str(bad), "--trust-on-first-use")
+    error = json.loads(res.stdout)
+    assert (res.exit_code, error["kind"]) == (1, "checksum") and str(bad) in error["error"]
+    assert "--reinstall" in error["hint"]
     res = run("fetch", "v6", "--archive", str(hand), "--reinstall", "--json")
     assert res.exit_code == 0 and json.loads(res.stdout)["action"] == "installed-from-archive"
     run("cache", "clean")
@@ -167,8 +168,9 @@ def test_fetch_reports_a_tampered_cache_and_reinstall_repairs_it(setup):
     with lib.open("r+b") as fh:  # same size, same inode: only a full check sees it
         fh.write(b"EVIL")
     res = run("fetch", "v6", "--os", "linux")
-    assert res.exit_code == 1 and "changed after it was installed" in res.stderr
+    assert res.exit_code == 1 and "libcuda.so.1" in res.stderr  # the file that changed
     assert "zluda-run fetch upstream-v6 --reinstall" in res.stderr and "Traceback" not in res.stderr
+    assert json.loads(run("--json", "fetch", "v6", "--os", "linux").stdout)["kind"] == "cache"
     res = run("--json", "fetch", "v6", "--os", "linux", "--reinstall")
     assert res.exit_code == 0, res.output
     assert lib.read_bytes()[:4] == b"\x7fELF" and lib.stat().st_size == size
@@ -213,7 +215,7 @@ def test_ctrl_c_during_fetch_exits_130_and_the_next_fetch_resumes(tmp_path, serv
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 130, (out, err)
-    assert "interrupted; 100000 bytes of zluda-linux-test.tar.gz are kept" in err and "Traceback" not in err
+    assert "100000" in err and "zluda-linux-test.tar.gz" in err and "Traceback" not in err  # what is kept
     assert partial.stat().st_size == 100_000
     server.pause_after = None
     server.resume_event.set()
@@ -262,8 +264,7 @@ def test_an_unwritable_cache_is_an_error_not_a_traceback(setup):
         res = run("--json", *args)
         assert res.exit_code == 1, (args, res.output)
         out = json.loads(res.stdout)
-        assert str(cache / "tmp") in out["error"], out
-        assert "in the cache" in out["error"] or "its tmp folder" in out["error"], out
+        assert out["kind"] == "cache" and str(cache / "tmp") in out["error"], out
         assert "--cache-dir" in out["hint"]
         assert (folder / "zluda" / "libcuda.so.1").is_file()
     listed = json.loads(run("--json", "cache", "list").stdout)

@@ -230,7 +230,7 @@ def test_self_signed_tls_is_refused(tmp_path, tls_server, kit, payload, cache_li
     url = tls_server.add("/x.tar.gz", payload)
     with pytest.raises(FetchError) as info:
         ensure_release(kit.Release("v5"), _asset(kit, url, payload), tmp_path / "cache", retry=fast_retry)
-    assert "TLS certificate check failed" in info.value.message and url in info.value.message
+    assert "certificate" in info.value.message and url in info.value.message
     assert "REQUESTS_CA_BUNDLE" in info.value.hint
     assert cache_listing(tmp_path / "cache") == []
 
@@ -257,7 +257,7 @@ def test_unknown_hash_refused_then_trusted_on_first_use_then_enforced(tmp_path, 
     server.files["/x.tar.gz"] = kit.tar_gz([("file", "zluda/libcuda.so.1", b"evil")])
     with pytest.raises(ChecksumError) as info:
         ensure_release(release, asset, cache, trust_on_first_use=True)
-    assert "recorded on first use" in info.value.message
+    assert info.value.kind == "checksum" and kit.sha256(payload) in info.value.message  # the recorded hash
     assert "trust.json" in info.value.hint
     assert cache_listing(cache) == ["trust.json"]
 
@@ -270,7 +270,7 @@ def test_trust_on_first_use_over_plain_http_is_refused(tmp_path, server, kit, pa
     asset = _asset(kit, UPSTREAM, None, sha=None)
     with pytest.raises(FetchError) as info:
         ensure_release(kit.Release("fork-3.9.5"), asset, tmp_path / "cache", trust_on_first_use=True)
-    assert "plain http" in info.value.message and server.url("/base") in info.value.message
+    assert server.url("/base").startswith("http://") and server.url("/base") in info.value.message
     cli = info.value.hint_for("command line") or ""
     assert "https" in cli and "--archive" in cli
     assert server.requests == []  # refused before any byte was fetched
@@ -284,7 +284,7 @@ def test_truncated_archive_with_matching_hash_is_refused(tmp_path, server, kit, 
     url = server.add("/cut.tar.gz", cut)
     with pytest.raises(ArchiveError) as info:
         ensure_release(kit.Release("v5"), _asset(kit, url, cut), tmp_path / "cache")
-    assert "truncated or corrupt" in info.value.message and url in info.value.message
+    assert info.value.kind == "archive" and url in info.value.message  # not a checksum or unsafe-archive
     assert "--archive" in (info.value.hint_for("command line") or "")
     assert cache_listing(tmp_path / "cache") == []
 
@@ -340,7 +340,7 @@ def test_corrupt_archive_error_names_the_url_and_leaves_nothing(tmp_path, server
     with pytest.raises(ArchiveError) as info:
         ensure_release(kit.Release("v5"), asset, tmp_path / "cache")
     msg = info.value.message
-    assert "truncated or corrupt" in msg and url in msg and kit.sha256(data) in msg
+    assert info.value.kind == "archive" and url in msg and kit.sha256(data) in msg
     cli = info.value.hint_for("command line") or ""
     assert "--archive" in cli and "manifest" in cli
     assert cache_listing(tmp_path / "cache") == []
@@ -377,7 +377,7 @@ def test_http_mirror(tmp_path, server, kit, payload, monkeypatch):
 
 def test_bad_mirror_scheme(monkeypatch):
     monkeypatch.setenv("ZLUDA_RUNNER_MIRROR", "ftp://old.example")
-    with pytest.raises(FetchError, match="not an http"):
+    with pytest.raises(FetchError, match=r"ftp://old\.example"):
         mirror_url(UPSTREAM)
 
 
@@ -416,7 +416,7 @@ def test_unwritable_destination_is_a_cache_error(tmp_path, server, kit, payload)
     with pytest.raises(CacheError) as info:
         download(url, blocked, expected_sha256=kit.sha256(payload), progress=False)
     assert url in info.value.message and str(blocked) in info.value.message
-    assert "free space" in info.value.hint
+    assert "--cache-dir" in (info.value.hint_for("command line") or "")  # the way on: another cache
 
 
 def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):
@@ -450,7 +450,7 @@ else:
 
 @pytest.mark.parametrize(
     ("size", "words"),
-    [("174", "the manifest's size of 174 bytes"), ("-", "no release archive exceeds")],
+    [("174", " 174 bytes"), ("-", f" {2 << 20} bytes")],  # the bound: the manifest's size, else the cap
     ids=["manifest-size", "no-size-known"],
 )
 def test_unsized_stream_stops_at_the_bound(tmp_path, server, size, words):
@@ -530,11 +530,11 @@ def _swap_content(path: Path, data: bytes) -> None:
 @pytest.mark.parametrize(
     ("how", "words"),
     [
-        ("grown", "has 1605 bytes, not 1600"),
-        ("replaced", "other content"),
-        ("added", "libcublas.so.14 was added"),
-        ("removed", "libcublas.so.13 is missing"),
-        ("relinked", "now points to"),
+        ("grown", "1605 bytes, not 1600"),  # each names the file and what is wrong with it
+        ("replaced", "zluda/libcuda.so.1"),
+        ("added", "zluda/libcublas.so.14"),
+        ("removed", "zluda/libcublas.so.13"),
+        ("relinked", "/tmp/elsewhere.so"),
     ],
 )
 def test_tampered_cache_is_refused_on_use(tmp_path, server, kit, payload, how, words):
@@ -556,7 +556,7 @@ def test_tampered_cache_is_refused_on_use(tmp_path, server, kit, payload, how, w
         (folder / "zluda/libcuda.so").symlink_to("/tmp/elsewhere.so")
     with pytest.raises(CacheError) as info:
         ensure_release(release, asset, tmp_path / "cache")
-    assert words in info.value.message and "changed after it was installed" in info.value.message
+    assert info.value.kind == "cache" and words in info.value.message
     assert f"zluda-run fetch {release.id} --reinstall" in (info.value.hint_for("command line") or "")
 
 
@@ -569,7 +569,7 @@ def test_fetch_hashes_everything_and_reinstall_repairs(tmp_path, server, kit, pa
     assert ensure_release(release, asset, tmp_path / "cache") == folder  # the cheap check cannot tell
     with pytest.raises(CacheError) as info:
         fetch_release(release, asset, tmp_path / "cache")  # `fetch` hashes every file
-    assert "zluda/libcuda.so.1 has other content" in info.value.message
+    assert info.value.kind == "cache" and "zluda/libcuda.so.1" in info.value.message
     [report] = verify_cache(tmp_path / "cache")  # what the doctor calls
     assert not report.ok and "zluda/libcuda.so.1" in report.problems[0]
     outcome = fetch_release(release, asset, tmp_path / "cache", reinstall=True)
@@ -625,6 +625,6 @@ def test_an_announced_size_over_the_cap_is_refused_before_the_body(tmp_path, ser
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
-    assert f"announces {8 << 20} bytes" in done.stdout and "no release archive exceeds" in done.stdout
+    assert f" {8 << 20} bytes" in done.stdout and f" {2 << 20} bytes" in done.stdout  # announced, the cap
     assert "LEFT False" in done.stdout and not dest.exists()
     assert all(r.range_header is None for r in server.served("/huge.tar.gz"))  # one try, no resume

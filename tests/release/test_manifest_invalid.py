@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -175,7 +176,7 @@ def test_wrong_schema_version_and_missing_file(good: Doc, tmp_path: Path) -> Non
     path.write_text(json.dumps(doc))
     with pytest.raises(ManifestError, match=r"field 'schema_version' must be 2"):
         load_manifest(path)
-    with pytest.raises(ManifestError, match="manifest not found"):
+    with pytest.raises(ManifestError, match=re.escape(str(tmp_path / "absent.json"))):
         load_manifest(tmp_path / "absent.json")
 
 
@@ -188,14 +189,14 @@ def test_a_number_too_long_to_read_is_a_manifest_error(tmp_path: Path) -> None:
 
     path = tmp_path / "m.json"
     path.write_text('{"schema_version": 2, "manifest_version": ' + "9" * 5000 + "}")
-    with pytest.raises(ManifestError, match=r"is not a release manifest: Exceeds the limit") as err:
+    with pytest.raises(ManifestError, match=r"Exceeds the limit") as err:  # Python's own reason, passed on
         load_manifest(path)
     assert err.value.hint
     res = CliRunner().invoke(main_group, ["--manifest", str(path), "--json", "releases", "--os", "linux"],
                              catch_exceptions=False)
     assert res.exit_code == 1, res.output
     out = json.loads(res.stdout)
-    assert "is not a release manifest" in out["error"] and out["hint"]
+    assert out["kind"] == "manifest" and str(path) in out["error"] and out["hint"]
 
 
 def test_the_size_cap_is_the_download_cap() -> None:

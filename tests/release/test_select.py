@@ -39,9 +39,9 @@ def test_windows_hip62_cuda11_picks_fork_rocm6(manifest: Manifest) -> None:
     assert _accounted(manifest, sel) == _all_assets(manifest)
     reasons = {(r.release_id, r.asset_name): r.reasons for r in sel.rejected}
     rocm5 = reasons[("fork-3.9.5", "ZLUDA-windows-rocm5-amd64.zip")]
-    assert any("needs HIP SDK 5.7, you have 6.2" in x for x in rocm5)
+    assert any("5.7" in x and "6.2" in x for x in rocm5)  # what it needs, what there is
     linux = reasons[("fork-3.9.5", "ZLUDA-linux-amd64.tar.gz")]
-    assert any("built for linux, not windows" in x for x in linux)
+    assert any("linux" in x and "windows" in x for x in linux)
     # v6 serves CUDA 11 too, but PyTorch on Windows needs the TheRock SDK (docs/src/hip_sdk.md)
     v6 = reasons[("upstream-v6", "zluda-windows-3fe1206.zip")]
     assert v6 and "needs more than your HIP for PyTorch" in v6[0]
@@ -92,12 +92,12 @@ def test_release_restriction_and_bad_inputs(manifest: Manifest) -> None:
     sel = select_asset(manifest, os="windows", hip="6.2", cuda=11, release="fork-3.9.2")
     assert sel.chosen is not None and sel.chosen.release.id == "fork-3.9.2"
     others = [r for r in sel.rejected if r.release_id != "fork-3.9.2"]
-    assert others and all("not the requested release 'fork-3.9.2'" in r.reasons[0] for r in others)
+    assert others and all("'fork-3.9.2'" in r.reasons[0] for r in others)  # the release asked for
     with pytest.raises(ManifestError):
         select_asset(manifest, os="windows", release="nope")
-    with pytest.raises(SelectionError, match="not a version"):
+    with pytest.raises(SelectionError, match="'six'"):
         select_asset(manifest, os="windows", hip="six")
-    with pytest.raises(SelectionError, match="unknown OS"):
+    with pytest.raises(SelectionError, match="'macos'"):
         select_asset(manifest, os="macos")
 
 

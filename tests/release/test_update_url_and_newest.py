@@ -52,26 +52,26 @@ def test_no_url_anywhere_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert "update_url" not in PACKAGED or PACKAGED["update_url"]  # the packaged one: none, or a real one
     if "update_url" in PACKAGED:
         pytest.skip("the packaged manifest names its published URL")
-    with pytest.raises(ManifestError, match="names no published URL"):
+    with pytest.raises(ManifestError, match="update_url"):  # the field that would name one
         update_manifest(tmp_path / "cache", None)
 
 
 @pytest.mark.parametrize("bad", ["http://example.org/m.json", "https://user:pw@example.org/m.json", "ftp://x/m"])
 def test_update_url_must_be_https_without_credentials(bad: str) -> None:
-    with pytest.raises(ManifestError, match="field 'update_url' must be an https:// URL"):
+    with pytest.raises(ManifestError, match=r"'update_url'.*https://"):  # the field, what it must be
         parse_manifest(dict(PACKAGED, update_url=bad), "t.json")
 
 
 def test_releases_warns_when_the_manifest_in_use_is_older_than_the_packaged(tmp_path: Path) -> None:
     old = tmp_path / "old.json"
     old.write_bytes(_doc(VERSION - 1))
-    res = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "c"), "--manifest", str(old),
-                                          "releases"])
+    res = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(tmp_path / "c"), "--manifest",
+                                          str(old), "releases"])
     assert res.exit_code == 0, res.output
-    assert f"warning: the manifest in use (version {VERSION - 1}" in res.output
-    assert f"is older than version {VERSION} " in res.output and str(default_manifest_path()) in res.output
-    same = CliRunner().invoke(main_group, ["--cache-dir", str(tmp_path / "c"), "releases"])
-    assert "is older than version" not in same.output
+    [older] = [w for w in json.loads(res.stdout)["warnings"] if str(default_manifest_path()) in w]
+    assert f"version {VERSION - 1}" in older and f"version {VERSION} " in older  # in use, packaged
+    same = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(tmp_path / "c"), "releases"])
+    assert not [w for w in json.loads(same.stdout)["warnings"] if str(default_manifest_path()) in w]
 
 
 def test_releases_warns_when_the_last_update_fetched_a_newer_one(tmp_path: Path) -> None:
@@ -83,5 +83,5 @@ def test_releases_warns_when_the_last_update_fetched_a_newer_one(tmp_path: Path)
                                   "manifest_version": VERSION + 5, "updated": "2026-11-30"}))
     res = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(cache), "releases"])
     warnings = json.loads(res.output)["warnings"]
-    assert any(f"older than version {VERSION + 5} (updated 2026-11-30) at https://example.org/m.json" in w
+    assert any(all(d in w for d in (f"version {VERSION + 5}", "2026-11-30", "https://example.org/m.json"))
                for w in warnings), warnings

@@ -15,7 +15,6 @@ from zluda_runner.api.cache import clean_cache, clean_compile_cache, compile_cac
 from zluda_runner.api.releases import fetch
 from zluda_runner.api.terms import OSES
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
-from zluda_runner.core.exitcodes import INTERRUPTED
 from zluda_runner.core.paths import MIRROR_ENV
 from zluda_runner.report.terminal import say
 
@@ -27,10 +26,9 @@ from zluda_runner.report.terminal import say
 @click.option("--cuda", type=int, metavar="N", help="The CUDA major of the torch build it must serve.")
 @click.option("--reinstall", is_flag=True,
               help="Replace the cached copy (e.g. one changed after install, or with --archive FILE).")
-@click.pass_context
 @pass_invocation
-def fetch_command(call: Invocation, ctx: click.Context, version: str | None, os_name: str | None,
-                  hip: str | None, cuda: int | None, reinstall: bool) -> None:
+def fetch_command(call: Invocation, version: str | None, os_name: str | None, hip: str | None,
+                  cuda: int | None, reinstall: bool) -> None:
     """Download, verify and unpack a ZLUDA release into the cache; print its folder.
 
     Without VERSION (or --release), the release selected for this host and the given constraints.
@@ -40,15 +38,8 @@ def fetch_command(call: Invocation, ctx: click.Context, version: str | None, os_
     ZLUDA_RUNNER_MIRROR replaces the upstream host: .../vosen/ZLUDA/releases/download/v5/X becomes
     <mirror>/vosen/ZLUDA/releases/download/v5/X (http(s):// or file://).
     """
-    try:
-        result = fetch(call.options, version=version, os=os_name, hip=hip, cuda=cuda, reinstall=reinstall,
-                       progress=True)
-    except KeyboardInterrupt as exc:  # its text says what was kept for the next fetch to resume
-        if call.json:
-            emit_json({"error": str(exc) or "interrupted", "hint": None, "exit_code": INTERRUPTED})
-        else:
-            click.echo(str(exc) or "interrupted", err=True)
-        ctx.exit(INTERRUPTED)
+    result = fetch(call.options, version=version, os=os_name, hip=hip, cuda=cuda, reinstall=reinstall,
+                   progress=True)  # Ctrl-C: zluda_runner.cli.main says what was kept, exit 130
     if call.json:
         emit_json(result)
         return

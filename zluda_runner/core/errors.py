@@ -13,7 +13,9 @@ markup (``{opt:zluda_dir DIR}``, ``{cmd:doctor}``, :mod:`zluda_runner.core.wordi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from zluda_runner.core import exitcodes
 from zluda_runner.core.redact import redact_text
@@ -24,6 +26,12 @@ class ZludaRunnerError(Exception):
     """An expected fault: what went wrong (``message``) and what to do (``hint``)."""
 
     exit_code = exitcodes.ERROR
+    kind: ClassVar[str] = "error"  # stable, for programs: the class name less Error/Fault, kebab-case
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.kind = cls.__dict__.get("kind") or re.sub(r"(?<=.)(?=[A-Z])", "-", re.sub(
+            r"(Error|Fault)$", "", cls.__name__)).lower()
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(redact_text(message))

@@ -13,6 +13,7 @@ own with the continuation indent, so that no line is wider than ``width`` (the f
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -49,17 +50,19 @@ def view_width(stream: TextIO | None = None) -> int | None:
 
 def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:
     """``text`` after ``first``, wrapped at spaces to ``width``; later lines start with ``rest``
-    (default: spaces as wide as ``first``), measured as shown (:func:`visible`); only a word that fits
-    no line is broken (:func:`break_word`)."""
+    (default: spaces as wide as ``first``), measured as shown (:func:`visible`); the spaces between two
+    words on one line are kept as written (aligned columns); only a word that fits no line is broken
+    (:func:`break_word`)."""
     text = visible(text)
     if width is None:
         return [(first + text).rstrip()]
     rest = " " * len(first) if rest is None else rest
     lines: list[str] = []
     line, fresh = first, True  # fresh: nothing but the prefix on the line yet
-    for word in text.split():
-        if len(line) + (0 if fresh else 1) + len(word) <= width:
-            line, fresh = line + (word if fresh else " " + word), False
+    for spaces, word in re.findall(r"( *)\s*(\S+)", text):
+        gap = spaces or " "  # the spaces before a word as written; a line break is one space
+        if len(line) + (0 if fresh else len(gap)) + len(word) <= width:
+            line, fresh = line + (word if fresh else gap + word), False
             continue
         if not fresh or line.strip():
             lines.append(line.rstrip())
