@@ -66,11 +66,12 @@ def test_an_in_memory_sqlite_url_is_refused(tmp_path: Path, monkeypatch) -> None
 def test_a_fifo_as_the_store_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "results.db"
     os.mkfifo(fifo)
-    out = subprocess.run([sys.executable, "-m", "zluda_runner", "--json", "results", "--results-db", str(fifo),
-                          "list"], capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    argv = [sys.executable, "-m", "zluda_runner", "--json", "results", "--results-db", str(fifo), "list"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "Traceback" not in out.stderr, (out.stdout, out.stderr)
     error = json.loads(out.stdout)  # the data, not the wording folded to the terminal's width
-    assert error["kind"] == "results-store" and str(fifo) in error["error"] and "FIFO" in error["error"], error
+    assert error["kind"] == "results-store" and str(fifo) in error["error"], error
+    assert "FIFO" in error["error"]
     assert "mv " not in error["error"] + (error.get("hint") or "")
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
