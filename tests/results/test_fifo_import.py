@@ -18,7 +18,8 @@ def test_import_of_a_fifo_without_a_writer_is_refused_at_once(tmp_path: Path) ->
     os.mkfifo(fifo)
     argv = [sys.executable, "-m", "zluda_runner", "--json", "--cache-dir", str(tmp_path / "cache"),
             "results", "import", str(fifo)]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "Traceback" not in out.stderr, (out.stdout, out.stderr)
     error = json.loads(out.stdout)  # the data, not the wording folded to the terminal's width
     assert str(fifo) in error["error"] and "FIFO" in error["error"] and "file first" in error["hint"], error

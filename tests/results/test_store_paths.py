@@ -67,7 +67,8 @@ def test_a_fifo_as_the_store_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "results.db"
     os.mkfifo(fifo)
     argv = [sys.executable, "-m", "zluda_runner", "--json", "results", "--results-db", str(fifo), "list"]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL)
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "Traceback" not in out.stderr, (out.stdout, out.stderr)
     error = json.loads(out.stdout)  # the data, not the wording folded to the terminal's width
     assert error["kind"] == "results-store" and str(fifo) in error["error"], error
