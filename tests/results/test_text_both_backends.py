@@ -20,10 +20,9 @@ import pytest
 from tests.results import reports
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.model import Check, DoctorReport, Status
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
-from zluda_runner.results.recording import build_run
+from zluda_runner.results.recording import build_run, record_report
 from zluda_runner.results.schema import ItemRecord, ResultsStoreError, RunRecord, canonical_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +33,7 @@ import json, sys
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.host.model import HostFacts
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 facts = HostFacts("linux", "x86_64", "Debian 12", "3.11")
 report = DoctorReport(facts, [Check("hip_runtime", Status.OK, "found")])
 out = record_report("doctor", report, settings=Settings(), db_url=sys.argv[1],
