@@ -11,6 +11,7 @@ import click
 from zluda_runner.api.options import worded_for
 from zluda_runner.api.poc import run_poc
 from zluda_runner.api.store import output_path, results_files
+from zluda_runner.commands import command
 from zluda_runner.commands.common import (
     SECONDS,
     GivenPath,
@@ -26,7 +27,7 @@ from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import poc_html, poc_view
 
 
-@click.command("poc", context_settings={"allow_interspersed_args": False})
+@command("poc", {"allow_interspersed_args": False})
 @click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
               help="Runs of the workload (the first compiles and is reported apart).")
 @click.option("--reference", default="cpu", show_default=True, metavar="cpu|CMD",
@@ -50,9 +51,7 @@ from zluda_runner.report import poc_html, poc_view
 def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: float | None,
         rtol: float | None, atol: float | None, min_speedup: float | None, interval: float | None,
         html_path: Path | None, command: tuple[str, ...]) -> None:
-    """Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it.
-
-    \b
+    """\b
     ran         every run exits 0
     right       its ab.record outputs match the reference's (within tolerances)
     on the GPU  telemetry shows the GPU busy or its VRAM held while it runs
