@@ -13,10 +13,11 @@ from zluda_runner.api.terms import FAKE_ROOT_ENV
 from zluda_runner.api.workloads import run_ab, warmup
 from zluda_runner.commands import command
 from zluda_runner.commands.common import (
+    NOT_NEGATIVE,
+    RUNS,
     SECONDS,
     GivenPath,
     Invocation,
-    Number,
     emit_json,
     pass_invocation,
     warn,
@@ -73,14 +74,14 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
 
 
 @command("ab", _WORKLOAD)
-@click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
+@click.option("--runs", type=RUNS, default=3, show_default=True,
               help="Runs per side (alternating A, B, A, B).")
 @click.option("--b-python", metavar="PY", help="Interpreter for side B (a native ROCm torch).")
 @click.option("--a-cmd", metavar="CMD", help="Side A command (split like a shell would, never run by one).")
 @click.option("--b-cmd", metavar="CMD", help="Side B command.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=Number(), help="Relative tolerance (default: by dtype).")
-@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype).")
+@click.option("--rtol", type=NOT_NEGATIVE, help="Relative tolerance (default: by dtype).")
+@click.option("--atol", type=NOT_NEGATIVE, help="Absolute tolerance (default: by dtype).")
 @click.option("--html", "html_path", type=GivenPath(), metavar="FILE",
               help="Also write an HTML report to FILE.")
 @click.argument("script", nargs=-1, type=click.UNPROCESSED)

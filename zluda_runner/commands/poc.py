@@ -13,6 +13,8 @@ from zluda_runner.api.poc import run_poc
 from zluda_runner.api.store import output_path, results_files
 from zluda_runner.commands import command
 from zluda_runner.commands.common import (
+    NOT_NEGATIVE,
+    RUNS,
     SECONDS,
     GivenPath,
     Invocation,
@@ -28,7 +30,7 @@ from zluda_runner.report import poc_html, poc_view
 
 
 @command("poc", {"allow_interspersed_args": False})
-@click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
+@click.option("--runs", type=RUNS, default=3, show_default=True,
               help="Runs of the workload (the first compiles and is reported apart).")
 @click.option("--reference", default="cpu", show_default=True, metavar="cpu|CMD",
               help="What the outputs and speed are checked against: cpu (the same command without ZLUDA, "
@@ -37,10 +39,10 @@ from zluda_runner.report import poc_html, poc_view
 @click.option("--native", is_flag=True, help="No ZLUDA: run the command as it is (an NVIDIA or native "
               "ROCm baseline; telemetry through NVML where present).")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=Number(), help="Relative tolerance of the outputs (default: by dtype).")
-@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype; float16: at least 1% of "
-              "the values' size).")
-@click.option("--min-speedup", type=Number(), metavar="X",
+@click.option("--rtol", type=NOT_NEGATIVE, help="Relative tolerance of the outputs (default: by dtype).")
+@click.option("--atol", type=NOT_NEGATIVE, help="Absolute tolerance (default: by dtype; float16: at least 1% "
+              "of the values' size).")
+@click.option("--min-speedup", type=NOT_NEGATIVE, metavar="X",
               help="Reference time / ours that 'speed' needs (default: 1 against cpu, 0.5 against CMD).")
 @click.option("--interval", type=Number(Range(ge=0.01)), metavar="SECONDS",
               help="Seconds between GPU telemetry samples (default 0.2).")
