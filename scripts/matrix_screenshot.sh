@@ -25,7 +25,7 @@ from pathlib import Path
 
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 from zluda_runner.abtest.runner import AbReport, OutputComparison, SideSummary, TimingComparison, TimingStats
 
 url = sys.argv[1]

@@ -105,8 +105,6 @@ def test_shape_names_and_nothing_recorded(recorder: list[str]) -> None:
 def test_missing_command_is_a_failed_side(recorder: list[str], tmp_path: Path) -> None:
     report = run_ab([str(tmp_path / "no-such-program")], recorder, runs=1)
     assert report.runs[0].error.startswith("command not found")
-    with pytest.raises(HostError):
-        run_ab(recorder, recorder, runs=0)
 
 
 def test_cli_ab_json_html_and_exit_codes(recorder: list[str], tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ import pytest
 import zluda_runner as zr
 from tests.results import reports
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import ResultsStoreError, record_report
+from zluda_runner.results.recording import record_report
+from zluda_runner.results.schema import ResultsStoreError
 
 
 @pytest.fixture()

@@ -201,8 +201,8 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
 
 def test_command_table_matches_the_modules() -> None:
     """Commands load lazily from COMMAND_TABLE: every click command defined in any module of
-    zluda_runner.commands is listed there under its own module with the one-line help click makes of
-    the command's own help, and every listed name answers --help."""
+    zluda_runner.commands is listed there under its own module, and every listed name answers --help
+    (its one-line help is the table's: commands.command and commands.group make it from there)."""
     import pkgutil
 
     import click
@@ -215,8 +215,8 @@ def test_command_table_matches_the_modules() -> None:
         for obj in vars(module).values():
             exported = obj in getattr(module, "COMMANDS", [])
             if isinstance(obj, click.Command) and obj.name and exported:
-                defined[obj.name] = (info.name, obj.get_short_help_str(10**6))
-    assert defined == COMMAND_TABLE
+                defined[obj.name] = info.name
+    assert defined == {name: module for name, (module, _) in COMMAND_TABLE.items()}
     runner = CliRunner()
     for name in COMMAND_TABLE:
         result = runner.invoke(main_group, [name, "--help"])

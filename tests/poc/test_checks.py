@@ -1,9 +1,11 @@
-"""poc's and ab's numbers are checked before anything runs: NaN passes every ``<=`` test (click's
-ranges too), so a NaN timeout never fired, a NaN interval spun the sampler and a NaN tolerance wrote a
-bare NaN into the JSON report; ``--runs`` is bounded (every run's record stays in memory)."""
+"""poc's and ab's numbers are checked before anything runs, by their annotations (core/argcheck): NaN
+passes every ``<=`` test (click's ranges too), so a NaN timeout never fired, a NaN interval spun the
+sampler and a NaN tolerance wrote a bare NaN into the JSON report; ``--runs`` is bounded (every run's
+record stays in memory)."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import os
@@ -13,45 +15,37 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.abtest.checks import MAX_RUNS
-from zluda_runner.abtest.run import run_ab
-from zluda_runner.api.options import worded_for
+import zluda_runner as zr
+from zluda_runner.core import argcheck
+from zluda_runner.core.argcheck import MAX_RUNS, ArgumentValueError
 from zluda_runner.core.errors import HostError
-from zluda_runner.poc.model import Thresholds
-from zluda_runner.poc.session import PocRequest, check_request
 
 NAN, INF = math.nan, math.inf
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"runs": 0}, "--runs must be 1 to 1000 (got 0)"),
-    ({"runs": MAX_RUNS + 1}, "--runs must be 1 to 1000 (got 1001)"),
-    ({"timeout": NAN}, "--timeout must be positive seconds (got nan)"),
-    ({"timeout": -1.0}, "--timeout must be positive seconds (got -1)"),
-    ({"interval_s": NAN}, "the sampling interval must be positive seconds (got nan)"),
-    ({"interval_s": INF}, "the sampling interval must be positive seconds (got inf)"),
-    ({"thresholds": Thresholds(rtol=NAN)}, "the relative tolerance must be a number >= 0 (got nan)"),
-    ({"thresholds": Thresholds(atol=-1e-3)}, "the absolute tolerance must be a number >= 0 (got -0.001)"),
-    ({"thresholds": Thresholds(min_speedup=NAN)}, "the speed-up asked for must be a number >= 0 (got nan)"),
+@pytest.mark.parametrize(("parameter", "value"), [
+    ("runs", 0), ("runs", MAX_RUNS + 1), ("timeout", NAN), ("timeout", -1.0), ("interval", NAN),
+    ("interval", INF), ("rtol", NAN), ("atol", -1e-3), ("min_speedup", NAN),
 ])
-def test_poc_refuses_a_number_that_means_nothing(fields: dict[str, object], message: str) -> None:
-    with pytest.raises(HostError) as refused:
-        check_request(PocRequest(command=("true",), **fields))  # type: ignore[arg-type]
-    with worded_for("command line"):
-        assert refused.value.message == message
+def test_poc_refuses_a_number_that_means_nothing(tmp_path: Path, parameter: str, value: float) -> None:
+    marker = tmp_path / "ran"
+    with pytest.raises(ArgumentValueError, match=rf"^run_poc\({parameter}=\.\.\.\) must be "):
+        zr.run_poc([sys.executable, "-c", f"open({str(marker)!r}, 'w')"], native=True, **{parameter: value})
+    assert not marker.exists()
 
 
 def test_poc_takes_what_is_meant() -> None:
-    check_request(PocRequest(command=("true",), runs=MAX_RUNS, timeout=INF,
-                             thresholds=Thresholds(rtol=0.0, atol=1e-3, min_speedup=0.0)))
+    tests = argcheck._tests_of(inspect.unwrap(zr.run_poc))
+    fine = {"runs": MAX_RUNS, "timeout": 1e9, "rtol": 0.0, "atol": 1e-3, "min_speedup": 0.0, "interval": 0.01}
+    assert {name: tests[name][0](value) for name, value in fine.items()} == dict.fromkeys(fine)
 
 
 @pytest.mark.parametrize("kwargs", [{"timeout": NAN}, {"rtol": NAN}, {"atol": INF}, {"runs": MAX_RUNS + 1}])
 def test_ab_refuses_before_running(tmp_path: Path, kwargs: dict[str, float]) -> None:
     marker = tmp_path / "ran"
-    side = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
-    with pytest.raises(HostError):
-        run_ab(side, side, work_dir=tmp_path, **kwargs)  # type: ignore[arg-type]
+    side = f"{sys.executable} -c \"open({str(marker)!r}, 'w')\""
+    with pytest.raises(ArgumentValueError):
+        zr.run_ab(a_command=side, b_command=side, **kwargs)  # type: ignore[arg-type]
     assert not marker.exists()
 
 

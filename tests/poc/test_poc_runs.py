@@ -13,6 +13,7 @@ from tests.poc.conftest import WORKLOAD
 from tests.telemetry.fake_sysfs import GIB, FakeCard, card_device
 from zluda_runner import Options, get_result, list_results
 from zluda_runner.api.poc import run_poc
+from zluda_runner.core.argcheck import ArgumentValueError
 from zluda_runner.core.errors import HostError
 from zluda_runner.poc.model import PocReport
 
@@ -109,7 +110,7 @@ def test_a_failing_run_fails_ran_and_stable(monkeypatch: pytest.MonkeyPatch, tmp
 
 
 def test_bad_requests_raise_before_anything_runs(tmp_path: Path) -> None:
-    with pytest.raises(HostError, match=r"1 to 1000 \(got 0\)"):  # the range, the value
+    with pytest.raises(ArgumentValueError, match=r"\(runs=\.\.\.\) must be "):
         run_poc(["true"], runs=0, native=True)
     with pytest.raises(HostError) as empty:
         run_poc([], native=True)

@@ -18,9 +18,10 @@ from click.testing import CliRunner
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report, summary_for_gpu
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
+from zluda_runner.results.queries import summary_for_gpu
+from zluda_runner.results.recording import record_report
 from zluda_runner.results.schema import ResultsStoreError, RunRecord, content_id
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from zluda_runner.cli import main_group
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
-from zluda_runner.results.schema import ItemRecord, ResultsStoreError, RunRecord, content_id
+from zluda_runner.results.schema import ResultRow, ResultsStoreError, RunRecord, content_id
 
 
 def _strict(text: str) -> Any:
@@ -28,8 +28,8 @@ def _strict(text: str) -> Any:
 
 def _ab(day: int, median_a: float) -> RunRecord:
     run = RunRecord(kind="ab", started_at=f"2025-08-0{day}T10:00:00.000000Z", items=[
-        ItemRecord("timing:generate", "faster:B", None, "", {"median_a_s": median_a, "median_b_s": 1.0}),
-        ItemRecord("output:logits", "agree", True, "", {"max_abs_error": 1e-3}),
+        ResultRow("timing:generate", "faster:B", None, "", {"median_a_s": median_a, "median_b_s": 1.0}),
+        ResultRow("output:logits", "agree", True, "", {"max_abs_error": 1e-3}),
     ])
     return dataclasses.replace(run, run_id=content_id(run))
 

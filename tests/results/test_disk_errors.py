@@ -23,9 +23,9 @@ from click.testing import CliRunner
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle
+from zluda_runner.results.recording import record_report
 
 ROOT = Path(__file__).resolve().parents[2]
 

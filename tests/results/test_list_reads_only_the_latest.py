@@ -8,8 +8,9 @@ import pytest
 
 from tests.results import reports
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import ResultsStoreError, record_report
 from zluda_runner.results.backends import make_store
+from zluda_runner.results.recording import record_report
+from zluda_runner.results.schema import ResultsStoreError
 from zluda_runner.results.store import ResultsStore
 
 

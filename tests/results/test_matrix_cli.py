@@ -13,9 +13,10 @@ from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_matrix as render_text
-from zluda_runner.results import failed_releases_for_gpu, record_report, summary_for_gpu
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.matrix import build_matrix
+from zluda_runner.results.queries import failed_releases_for_gpu, summary_for_gpu
+from zluda_runner.results.recording import record_report
 
 V6 = {"id": "upstream-v6", "asset": "zluda-linux-abc123.tar.gz"}
 TORCH_130 = {"torch_version": "2.14.1+cu130", "cuda_major": 13}

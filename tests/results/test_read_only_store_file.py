@@ -20,7 +20,7 @@ import pytest
 from tests.results import reports
 from tests.results.test_matrix_cli import _cli, plant
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 
 
 @contextlib.contextmanager

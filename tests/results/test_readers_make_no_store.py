@@ -20,7 +20,9 @@ import zluda_runner as zr
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import NoResultsStoreError, ResultsStoreError, record_report, summary_for_gpu
+from zluda_runner.results.queries import summary_for_gpu
+from zluda_runner.results.recording import record_report
+from zluda_runner.results.schema import NoResultsStoreError, ResultsStoreError
 
 READERS = (("list",), ("show", "abcd"), ("diff", "abcd", "abce"), ("matrix",), ("export", "out.jsonl"),
            ("delete", "abcd"))

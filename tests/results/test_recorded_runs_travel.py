@@ -19,9 +19,9 @@ import zluda_runner as api
 from tests.results import reports
 from zluda_runner import ResultRow, ResultRows
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
+from zluda_runner.results.recording import record_report
 
 
 class _Rows:

@@ -17,9 +17,9 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import ProbeReport
 from zluda_runner.probe.runner import run_probe
 from zluda_runner.probe.torch_probe import run_torch_probe
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import SQLiteStore, make_store
 from zluda_runner.results.queries import diff_runs
+from zluda_runner.results.recording import record_report
 from zluda_runner.results.schema import MIGRATIONS, SCHEMA_VERSION, ResultsStoreError, RunRecord
 
 NEUTRAL = ("pass", "skipped", "unavailable")

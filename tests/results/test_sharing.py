@@ -15,9 +15,9 @@ import pytest
 from tests.results import reports
 from zluda_runner.core.settings import Settings
 from zluda_runner.results import bundle as bundle_mod
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle, import_bundles, read_bundle
+from zluda_runner.results.recording import record_report
 from zluda_runner.results.schema import ResultsStoreError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,7 +146,7 @@ import time
 from pathlib import Path
 from zluda_runner.core.settings import Settings
 from zluda_runner.probe.model import CaseResult, ProbeReport
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 
 url, tag, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 Path(sys.argv[4]).touch()  # ready

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 
 
 def _cli(tmp_path: Path, url: str, *args: str) -> tuple[int, str]:

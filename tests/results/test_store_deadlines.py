@@ -99,7 +99,7 @@ def test_results_list_on_a_server_that_never_answers_is_an_error(silent_server: 
 _RECORDER = """
 import json, sys
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 from tests.results import reports
 out = record_report("torch-ops", reports.torch_ops(5, {1}), settings=Settings(), db_url=sys.argv[1],
                     command=["zluda-run", "probe"], host=reports.HOST, release=reports.FORK,

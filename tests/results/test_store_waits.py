@@ -23,10 +23,9 @@ from typing import Any
 
 from tests.results import reports
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle
-from zluda_runner.results.recording import build_run
+from zluda_runner.results.recording import build_run, record_report
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -87,7 +86,7 @@ RECORDER = """
 import json, sys
 from zluda_runner.results import backends
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 from zluda_runner.probe.model import ProbeReport
 backends.BUSY_TIMEOUT_MS = 100
 backends.LOCK_TIMEOUT_MS = 100

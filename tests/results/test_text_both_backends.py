@@ -20,11 +20,10 @@ import pytest
 from tests.results import reports
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.model import Check, DoctorReport, Status
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
-from zluda_runner.results.recording import build_run
-from zluda_runner.results.schema import ItemRecord, ResultsStoreError, RunRecord, canonical_json
+from zluda_runner.results.recording import build_run, record_report
+from zluda_runner.results.schema import ResultRow, ResultsStoreError, RunRecord, canonical_json
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -34,7 +33,7 @@ import json, sys
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.host.model import HostFacts
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 facts = HostFacts("linux", "x86_64", "Debian 12", "3.11")
 report = DoctorReport(facts, [Check("hip_runtime", Status.OK, "found")])
 out = record_report("doctor", report, settings=Settings(), db_url=sys.argv[1],
@@ -91,7 +90,7 @@ def test_a_value_postgresql_refuses_is_not_blamed_on_table_permissions(pg_server
     """Past the cleaning (a NUL put straight into a record): the error says a value was refused."""
     url = pg_server.new_database()
     run = RunRecord(kind="doctor", started_at="2025-07-03T10:00:00.000000Z",
-                    items=[ItemRecord("hip_runtime", "fail", False, "a\x00b")])
+                    items=[ResultRow("hip_runtime", "fail", False, "a\x00b")])
     run = dataclasses.replace(run, run_id="ab" * 32)
     with make_store(url).open() as store, pytest.raises(ResultsStoreError) as caught:
         store.insert_run(run)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
-from zluda_runner.results import record_report
+from zluda_runner.results.recording import record_report
 from zluda_runner.results.userfiles import OutputFileError, output_path, write_output
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="symbolic links need privileges on Windows")

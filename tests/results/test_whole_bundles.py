@@ -18,9 +18,9 @@ from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
 from zluda_runner.results import bundle as bundle_mod
-from zluda_runner.results import record_report
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle, import_bundles
+from zluda_runner.results.recording import record_report
 from zluda_runner.results.schema import ResultsStoreError
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.ab import AB_DIR_ENV
-from zluda_runner.abtest.checks import check_runs, check_timeout, check_tolerances
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, Side, SideSummary
 from zluda_runner.abtest.records import read_records
@@ -111,9 +110,6 @@ def run_ab(
 
     A SIGTERM/SIGHUP at any point ends it with 128+N once the record folders are gone
     (:func:`record_space`)."""
-    check_runs(runs)
-    check_timeout(timeout)
-    check_tolerances(rtol, atol)
     base_env = dict(os.environ if env is None else env)
     runs_done: list[RunResult] = []
     first_outputs: dict[str, dict[str, Output]] = {"A": {}, "B": {}}

@@ -97,8 +97,7 @@ def run_doctor(options: Options | None = None, *, strict: bool = False,
     settings = to_settings(options)
     with caller_errors():
         fake_root = None if root is None else root_from_env(str(root))
-        report = run_doctor(DoctorOptions(root=fake_root, settings=settings, strict=strict,
-                                          python=settings.python))
+        report = run_doctor(DoctorOptions(root=fake_root, settings=settings, strict=strict))
     report = _worded_report(report)
     if root is None:
         keep("doctor", report, settings, on_warning=on_warning)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
-from zluda_runner.core.argcheck import checked
+from zluda_runner.core.argcheck import NotNegative, Runs, Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.poc.model import PocReport
@@ -19,15 +19,15 @@ if TYPE_CHECKING:
 def run_poc(
     argv: Sequence[str],
     *,
-    runs: int = 3,
+    runs: Runs = 3,
     reference: str = "cpu",
     native: bool = False,
     options: Options | None = None,
-    timeout: float | None = None,
-    rtol: float | None = None,
-    atol: float | None = None,
-    min_speedup: float | None = None,
-    interval: float | None = None,
+    timeout: Seconds | None = None,
+    rtol: NotNegative | None = None,
+    atol: NotNegative | None = None,
+    min_speedup: NotNegative | None = None,
+    interval: Seconds | None = None,
     root: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
@@ -57,7 +57,7 @@ def run_poc(
 
     Raises:
         what :func:`prepare_launch` raises (no release, a fatal plan); HostError: nothing to run,
-        ``runs`` < 1, a reference command that cannot be split.
+        a reference command that cannot be split; ArgumentValueError: a number out of its range.
     """
     from zluda_runner.host.fs import root_from_env
     from zluda_runner.poc.model import Thresholds

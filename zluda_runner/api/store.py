@@ -170,7 +170,7 @@ def diff_results(run_a: str, run_b: str, options: Options | None = None) -> Resu
     Raises:
         ResultsStoreError: no such run, or the store cannot be read.
     """
-    from zluda_runner.results import diff_runs
+    from zluda_runner.results.queries import diff_runs
 
     with _store(options, reading=True) as store:
         a, b = store.get_run(run_a), store.get_run(run_b)
@@ -187,8 +187,8 @@ def results_matrix(options: Options | None = None, *, since: str | _dt.date | No
     Raises:
         ResultsStoreError: the store cannot be read, or ``since`` is not a date.
     """
-    from zluda_runner.results import build_matrix
     from zluda_runner.results.bundle import check_since
+    from zluda_runner.results.matrix import build_matrix
 
     with caller_errors():
         since_iso = check_since(_since(since))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from zluda_runner.api.launching import prepare_launch
 from zluda_runner.api.options import Options, caller_errors, command_words, keep, to_settings, warn_with
 from zluda_runner.api.options import recorded as recorded_call
-from zluda_runner.core.argcheck import Seconds, checked
+from zluda_runner.core.argcheck import NotNegative, Runs, Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.abtest.model import AbReport
@@ -73,13 +73,13 @@ def run_ab(
     script: Sequence[str] = (),
     options: Options | None = None,
     *,
-    runs: int = 3,
+    runs: Runs = 3,
     b_python: str | None = None,
     a_command: str | None = None,
     b_command: str | None = None,
-    timeout: float | None = None,
-    rtol: float | None = None,
-    atol: float | None = None,
+    timeout: Seconds | None = None,
+    rtol: NotNegative | None = None,
+    atol: NotNegative | None = None,
     progress: Callable[[str], None] | None = None,
     command: Sequence[str] | None = None,
     on_warning: Callable[[str], None] | None = None,
@@ -102,7 +102,8 @@ def run_ab(
         on_warning: hears a results-store problem.
 
     Raises:
-        HostError: nothing to run on a side, a side's interpreter does not exist, ``runs`` < 1.
+        HostError: nothing to run on a side, a side's interpreter does not exist; ArgumentValueError: a
+        number out of its range.
     """
     from zluda_runner.abtest.run import run_ab as run_sides
     from zluda_runner.abtest.sides import ab_sides

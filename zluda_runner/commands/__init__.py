@@ -1,18 +1,20 @@
 """CLI commands, one module per area, each exporting ``COMMANDS``; imported on first use (a cached
 ``zluda-run python infer.py`` must not pay for requests, pyelftools or the probe suite), so
-``COMMAND_TABLE`` is the authority on which first word is a command and on the line ``zluda-run
---help`` shows for it (tests/plan/test_cli.py holds both to the modules)."""
+``COMMAND_TABLE`` is the authority on which first word is a command and the only home of its one-line
+help: :func:`command` and :func:`group` make each command's help from it."""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 import click
 
-# command name -> (module in this package that defines it, the command's one-line help). The line is
-# what click makes of the command's help (its first sentence): `zluda-run --help` lists the commands
-# from here, importing none of them.
+# command name -> (module in this package that defines it, the command's one-line help: the first
+# paragraph of its help, one sentence). `zluda-run --help` lists the commands from here, importing none.
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "releases": ("releases", "Pick the release for this host's HIP and this (--python) torch as run does; "
                              "exit 3 if nothing fits."),
@@ -56,3 +58,18 @@ def load_command(name: str) -> click.Command | None:
         return None
     return next((c for c in load_module(entry[0]).COMMANDS if c.name == name), None)
 
+
+def _help(name: str, more: str | None = None) -> str:
+    """The help of command NAME: the table's line, then MORE (a docstring)."""
+    return f"{COMMAND_TABLE[name][1]}\n\n{inspect.cleandoc(more or '')}".rstrip()
+
+
+def command(
+        name: str, settings: dict[str, Any] | None = None) -> Callable[[Callable[..., Any]], click.Command]:
+    """``click.command(NAME, context_settings=SETTINGS)``, its help the table's line, then the docstring."""
+    return lambda f: click.command(name, help=_help(name, f.__doc__), context_settings=settings)(f)
+
+
+def group(name: str, more: str | None = None) -> click.Group:
+    """The command group NAME, its help the table's line followed by MORE."""
+    return click.Group(name, help=_help(name, more))

@@ -13,7 +13,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import click
 
 from zluda_runner.api.options import Options, asked_for
-from zluda_runner.core.argcheck import Range, Seconds
+from zluda_runner.core.argcheck import MAX_RUNS, NotNegative, Range, Seconds
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
@@ -126,7 +126,8 @@ class Number(click.FloatRange):
     def __init__(self, bounds: object = None) -> None:
         bound = bounds if isinstance(bounds, Range) else next(
             (m for m in getattr(bounds, "__metadata__", ()) if isinstance(m, Range)), Range())
-        super().__init__(min=bound.ge if bound.gt is None else bound.gt, min_open=bound.gt is not None)
+        super().__init__(min=bound.ge if bound.gt is None else bound.gt, min_open=bound.gt is not None,
+                         max=bound.le)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
         number = float(super().convert(value, param, ctx))
@@ -136,6 +137,8 @@ class Number(click.FloatRange):
 
 
 SECONDS = Number(Seconds)
+NOT_NEGATIVE = Number(NotNegative)
+RUNS = click.IntRange(1, MAX_RUNS)
 
 
 class GivenPath(click.Path):

@@ -14,12 +14,13 @@ from zluda_runner.api.cache import cache_path as find_cache_path
 from zluda_runner.api.cache import clean_cache, clean_compile_cache, compile_cache, list_cache
 from zluda_runner.api.releases import fetch
 from zluda_runner.api.terms import OSES
+from zluda_runner.commands import command, group
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.paths import MIRROR_ENV
 from zluda_runner.report.terminal import say
 
 
-@click.command("fetch")
+@command("fetch")
 @click.argument("version", required=False)
 @click.option("--os", "os_name", type=click.Choice(list(OSES)), help="For this OS (default: this host).")
 @click.option("--hip", metavar="X.Y", help="The HIP/ROCm version the release must work with.")
@@ -29,9 +30,7 @@ from zluda_runner.report.terminal import say
 @pass_invocation
 def fetch_command(call: Invocation, version: str | None, os_name: str | None, hip: str | None,
                   cuda: int | None, reinstall: bool) -> None:
-    """Download, verify and unpack a ZLUDA release into the cache; print its folder.
-
-    Without VERSION (or --release), the release selected for this host and the given constraints.
+    """Without VERSION (or --release), the release selected for this host and the given constraints.
     Downloads are verified against the manifest's SHA-256 (--archive FILE: a hand-downloaded copy,
     verified the same way), and a cached release is checked file by file against what was
     installed. An interrupted download (Ctrl-C, exit 130) is resumed by the next fetch.
@@ -48,8 +47,7 @@ def fetch_command(call: Invocation, version: str | None, os_name: str | None, hi
     click.echo(str(result.path))
 
 
-cache_group = click.Group("cache", help="Inspect or clean the cache of downloaded and unpacked releases.\n\n"
-                          f"Downloads honour {MIRROR_ENV}; see `zluda-run fetch --help`.")
+cache_group = group("cache", f"Downloads honour {MIRROR_ENV}; see `zluda-run fetch --help`.")
 
 
 @cache_group.command("list")

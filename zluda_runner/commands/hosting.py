@@ -11,11 +11,13 @@ from zluda_runner.api.checking import run_doctor
 from zluda_runner.api.store import output_path, results_files
 from zluda_runner.api.terms import FAKE_ROOT_ENV
 from zluda_runner.api.workloads import run_ab, warmup
+from zluda_runner.commands import command
 from zluda_runner.commands.common import (
+    NOT_NEGATIVE,
+    RUNS,
     SECONDS,
     GivenPath,
     Invocation,
-    Number,
     emit_json,
     pass_invocation,
     warn,
@@ -28,16 +30,14 @@ from zluda_runner.report.terminal import say
 _WORKLOAD = {"allow_interspersed_args": False}
 
 
-@click.command("doctor")
+@command("doctor")
 @click.option("--root", metavar="DIR", envvar=FAKE_ROOT_ENV,
               help=f"Read every host file under DIR instead of / (a fake tree; env {FAKE_ROOT_ENV}). "
               "Skips the HIP runtime, host tools and the torch check.")
 @click.option("--strict", is_flag=True, help="Count warnings as failures for the exit code.")
 @pass_invocation
 def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
-    """Check this machine for ZLUDA: GPU, HIP/ROCm, driver, libraries, torch, releases, caches.
-
-    Each check is ok, warn or fail, with a concrete fix. Exit code 0: no check failed
+    """Each check is ok, warn or fail, with a concrete fix. Exit code 0: no check failed
     (warnings allowed); 3: a check failed (with --strict: or warned); 1: the doctor could not run.
     """
     # a fake --root describes no real machine: run_doctor records nothing then
@@ -46,7 +46,7 @@ def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
     sys.exit(report.exit_code)
 
 
-@click.command("warmup", context_settings=_WORKLOAD)
+@command("warmup", _WORKLOAD)
 @click.option("--heartbeat", type=SECONDS, default=10.0, show_default=True, metavar="SECONDS",
               help="How often to say it is still running.")
 @click.option("--as-is", is_flag=True, help="Run COMMAND unchanged (it already runs under ZLUDA).")
@@ -58,9 +58,7 @@ def doctor_command(call: Invocation, root: str | None, strict: bool) -> None:
 @pass_invocation
 def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompile: bool, clear_caches: bool,
                    command: tuple[str, ...]) -> None:
-    """Run COMMAND once under ZLUDA to fill its compile cache (first runs compile for minutes).
-
-    The release is fetched and the plan made first (their errors are zluda-run's own), then
+    """The release is fetched and the plan made first (their errors are zluda-run's own), then
     COMMAND runs with a heartbeat of elapsed time and cache growth; exits with COMMAND's code.
     Where the release ships zluda_precompile (upstream v6+), that compiles the target's CUDA
     binaries instead, and COMMAND runs only if it fails.
@@ -75,15 +73,15 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
     sys.exit(report.exit_code)
 
 
-@click.command("ab", context_settings=_WORKLOAD)
-@click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
+@command("ab", _WORKLOAD)
+@click.option("--runs", type=RUNS, default=3, show_default=True,
               help="Runs per side (alternating A, B, A, B).")
 @click.option("--b-python", metavar="PY", help="Interpreter for side B (a native ROCm torch).")
 @click.option("--a-cmd", metavar="CMD", help="Side A command (split like a shell would, never run by one).")
 @click.option("--b-cmd", metavar="CMD", help="Side B command.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=Number(), help="Relative tolerance (default: by dtype).")
-@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype).")
+@click.option("--rtol", type=NOT_NEGATIVE, help="Relative tolerance (default: by dtype).")
+@click.option("--atol", type=NOT_NEGATIVE, help="Absolute tolerance (default: by dtype).")
 @click.option("--html", "html_path", type=GivenPath(), metavar="FILE",
               help="Also write an HTML report to FILE.")
 @click.argument("script", nargs=-1, type=click.UNPROCESSED)
@@ -91,9 +89,7 @@ def warmup_command(call: Invocation, heartbeat: float, as_is: bool, no_precompil
 def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | None, b_cmd: str | None,
                timeout: float | None, rtol: float | None, atol: float | None,
                html_path: Path | None, script: tuple[str, ...]) -> None:
-    """Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands.
-
-    \b
+    """\b
     A default: zluda-run run -- <python> SCRIPT ARGS
     B default: <--b-python> SCRIPT ARGS
     The script records outputs and timings with `from zluda_runner import ab`;

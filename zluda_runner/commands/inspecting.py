@@ -7,17 +7,16 @@ from pathlib import Path
 import click
 
 from zluda_runner.api.launching import inspect
+from zluda_runner.commands import command
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
 from zluda_runner.report.target_view import print_profile
 
 
-@click.command("inspect")
+@command("inspect")
 @click.argument("path", required=False, type=GivenPath())
 @pass_invocation
 def inspect_command(call: Invocation, path: Path | None) -> None:
-    """What does this CUDA build need, under which names, and where would the loader find it?
-
-    \b
+    """\b
     PATH may be a torch folder, a site-packages folder or one ELF/PE binary;
     without PATH the torch of --python (default: this interpreter) is inspected.
     """

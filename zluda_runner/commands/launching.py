@@ -12,6 +12,7 @@ import click
 from zluda_runner.api.evidence import trace_launch, verify_launch, verify_plan
 from zluda_runner.api.launching import plan_command as make_plan
 from zluda_runner.api.launching import prepare_launch, start
+from zluda_runner.commands import command
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.report.terminal import say
@@ -22,16 +23,14 @@ if TYPE_CHECKING:
 _PASSTHROUGH = {"allow_interspersed_args": False}  # options end at the workload's first word
 
 
-@click.command("run", context_settings=_PASSTHROUGH)
+@command("run", _PASSTHROUGH)
 @click.option("--strict", is_flag=True, help="Stop when the host has no AMD GPU driver or HIP runtime.")
 @click.option("--injector", is_flag=True,
               help="Windows: start COMMAND through the release's zluda.exe instead of placing DLLs.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_invocation
 def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[str, ...]) -> None:
-    """Run COMMAND under ZLUDA (`zluda-run python infer.py` is the same).
-
-    Checks the host, inspects the interpreter the command runs, picks the ZLUDA release, plans every
+    """Checks the host, inspects the interpreter the command runs, picks the ZLUDA release, plans every
     binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with its
     arguments untouched; its exit code is passed back.
     """
@@ -78,16 +77,14 @@ def _gpu_line(heard: list[str]) -> None:
         click.echo(text, err=True)
 
 
-@click.command("plan", context_settings=_PASSTHROUGH)
+@command("plan", _PASSTHROUGH)
 @click.option("--no-cache", is_flag=True, help="Recompute the plan even if a cached one is valid.")
 @click.option("--torch-lib", type=GivenPath(), metavar="DIR",
               help="Plan for this (Windows) torch/lib folder, from any host.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @pass_invocation
 def plan_command(call: Invocation, no_cache: bool, torch_lib: Path | None, command: tuple[str, ...]) -> None:
-    """Show what `zluda-run -- COMMAND` would do, and whether each library will bind (no download).
-
-    With --verify-load, also run `python -c "import torch"` under the plan and report
+    """With --verify-load, also run `python -c "import torch"` under the plan and report
     the file the loader really took for every planned binding.
     """
     plan = make_plan(command, call.options, torch_lib=torch_lib or None, use_cache=not no_cache)

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from zluda_runner.api.placing import place, placement_status, restore
+from zluda_runner.commands import command
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
 from zluda_runner.core import exitcodes
 from zluda_runner.report.placement_view import render_placement, render_restore, render_status
@@ -23,14 +24,13 @@ _torch_lib = click.option("--torch-lib", type=GivenPath(), metavar="DIR",
                           help="The torch/lib folder (default: the target interpreter's).")
 
 
-@click.command("place")
+@command("place")
 @click.option("--torch-lib", type=GivenPath(), metavar="DIR", required=True,
               help="The Windows torch/lib folder to place into.")
 @click.option("--dry-run", is_flag=True, help="Only show the plan for that folder.")
 @click.option("--force", "force_opt", is_flag=True, help="Place even when a verdict is fatal.")
 @pass_invocation
 def place_command(call: Invocation, torch_lib: Path, dry_run: bool, force_opt: bool) -> None:
-    """Plan for a Windows torch/lib folder and place ZLUDA's DLLs there (journaled; `restore` undoes)."""
     options = dataclasses.replace(call.options, force=True) if force_opt else call.options
     done = place(torch_lib, options, dry_run=dry_run)
     if dry_run:
@@ -45,14 +45,12 @@ def place_command(call: Invocation, torch_lib: Path, dry_run: bool, force_opt: b
     say([render_placement(done.result, done.defaults_hook)])
 
 
-@click.command("restore")
+@command("restore")
 @_torch_lib
 @click.option("--force", "force_opt", is_flag=True, help="Also put back files changed since placement.")
 @pass_invocation
 def restore_command(call: Invocation, torch_lib: Path | None, force_opt: bool) -> None:
-    """Put back exactly the DLLs that were in torch/lib before zluda-run placed ZLUDA's.
-
-    Exit 0 when everything is back; 3 when a file changed since placement was left alone
+    """Exit 0 when everything is back; 3 when a file changed since placement was left alone
     (the journal and saved originals are kept: `restore --force` finishes)."""
     force = force_opt or call.options.force  # one --force: `zluda-run --force restore` forces too
     result = restore(torch_lib, call.options, force=force)
@@ -60,12 +58,11 @@ def restore_command(call: Invocation, torch_lib: Path | None, force_opt: bool) -
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 
 
-@click.command("status")
+@command("status")
 @_torch_lib
 @click.option("--deep", is_flag=True, help="Hash every file instead of trusting size, time and inode.")
 @pass_invocation
 def status_command(call: Invocation, torch_lib: Path | None, deep: bool) -> None:
-    """Is ZLUDA still placed in torch/lib, or did something (pip, antivirus) undo it? Exit 3 on drift."""
     st = placement_status(torch_lib, call.options, deep=deep)
     emit_json(st) if call.json else say([render_status(st)])
     sys.exit(exitcodes.CHECK_FAILED if st.needs_replace and st.state != "none" else exitcodes.OK)

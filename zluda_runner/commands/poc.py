@@ -11,7 +11,10 @@ import click
 from zluda_runner.api.options import worded_for
 from zluda_runner.api.poc import run_poc
 from zluda_runner.api.store import output_path, results_files
+from zluda_runner.commands import command
 from zluda_runner.commands.common import (
+    NOT_NEGATIVE,
+    RUNS,
     SECONDS,
     GivenPath,
     Invocation,
@@ -26,8 +29,8 @@ from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import poc_html, poc_view
 
 
-@click.command("poc", context_settings={"allow_interspersed_args": False})
-@click.option("--runs", type=click.IntRange(1), default=3, show_default=True,
+@command("poc", {"allow_interspersed_args": False})
+@click.option("--runs", type=RUNS, default=3, show_default=True,
               help="Runs of the workload (the first compiles and is reported apart).")
 @click.option("--reference", default="cpu", show_default=True, metavar="cpu|CMD",
               help="What the outputs and speed are checked against: cpu (the same command without ZLUDA, "
@@ -36,10 +39,10 @@ from zluda_runner.report import poc_html, poc_view
 @click.option("--native", is_flag=True, help="No ZLUDA: run the command as it is (an NVIDIA or native "
               "ROCm baseline; telemetry through NVML where present).")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
-@click.option("--rtol", type=Number(), help="Relative tolerance of the outputs (default: by dtype).")
-@click.option("--atol", type=Number(), help="Absolute tolerance (default: by dtype; float16: at least 1% of "
-              "the values' size).")
-@click.option("--min-speedup", type=Number(), metavar="X",
+@click.option("--rtol", type=NOT_NEGATIVE, help="Relative tolerance of the outputs (default: by dtype).")
+@click.option("--atol", type=NOT_NEGATIVE, help="Absolute tolerance (default: by dtype; float16: at least 1% "
+              "of the values' size).")
+@click.option("--min-speedup", type=NOT_NEGATIVE, metavar="X",
               help="Reference time / ours that 'speed' needs (default: 1 against cpu, 0.5 against CMD).")
 @click.option("--interval", type=Number(Range(ge=0.01)), metavar="SECONDS",
               help="Seconds between GPU telemetry samples (default 0.2).")
@@ -50,9 +53,7 @@ from zluda_runner.report import poc_html, poc_view
 def poc(call: Invocation, runs: int, reference: str, native: bool, timeout: float | None,
         rtol: float | None, atol: float | None, min_speedup: float | None, interval: float | None,
         html_path: Path | None, command: tuple[str, ...]) -> None:
-    """Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it.
-
-    \b
+    """\b
     ran         every run exits 0
     right       its ab.record outputs match the reference's (within tolerances)
     on the GPU  telemetry shows the GPU busy or its VRAM held while it runs

@@ -11,6 +11,7 @@ from zluda_runner.api.checking import run_probe
 from zluda_runner.api.evidence import read_trace
 from zluda_runner.api.store import output_path, results_files, write_output
 from zluda_runner.api.terms import TORCH_DTYPES
+from zluda_runner.commands import command
 from zluda_runner.commands.common import (
     SECONDS,
     GivenPath,
@@ -29,7 +30,7 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-@click.command("probe")
+@command("probe")
 @click.option("--libcuda", type=GivenPath(), help="The libcuda to probe (default: ZLUDA's).")
 @click.option("--torch", "torch_level", is_flag=True, help="Probe torch ops in the target interpreter.")
 @html_option
@@ -46,9 +47,7 @@ def _csv(text: str) -> list[str]:
 def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, html_file: Path | None,
                   timeout: float | None, case_ids: tuple[str, ...], device: str, quick: bool, ops: str,
                   dtypes: str, budget: float | None, samples: int, native: bool) -> None:
-    """Which CUDA calls (or torch ops) work here? Pass / fail / missing / crashed per case.
-
-    Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
+    """Exit code 0 when everything that ran passed, 3 when a case failed, crashed, hung or was
     missing (torch: an op mismatched or raised), 1 when the probe itself could not run."""
     from zluda_runner.report.probe_view import print_probe, probe_html, progress_line
 
@@ -69,12 +68,11 @@ def probe_command(call: Invocation, libcuda: Path | None, torch_level: bool, htm
     sys.exit(code or (ERROR if page_error else OK))
 
 
-@click.command("trace-report")
+@command("trace-report")
 @click.argument("path", type=GivenPath())
 @html_option
 @pass_invocation
 def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -> None:
-    """Show a saved trace (JSON from --trace-out, or a folder of raw trace files)."""
     from zluda_runner.report.trace_sections import trace_html
     from zluda_runner.report.trace_view import print_trace_summary
 

@@ -6,12 +6,13 @@ import click
 
 from zluda_runner.api.releases import list_releases, update_manifest
 from zluda_runner.api.terms import CHANNELS, OSES
+from zluda_runner.commands import command, group
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.report.terminal import say
 
 
-@click.command("releases")
+@command("releases")
 @click.option("--os", "os_name", type=click.Choice(OSES), help="Select for this OS (default: this host's).")
 @click.option("--hip", metavar="X.Y", help="The HIP SDK / ROCm version you have, e.g. 6.2 (default: found "
               "on this host when selecting for it).")
@@ -24,8 +25,7 @@ from zluda_runner.report.terminal import say
 def releases_command(
     call: Invocation, os_name: str | None, hip: str | None, cuda: str | None, channel: str, gfx: str | None,
     list_all: bool) -> None:
-    """Pick the release for this host's HIP and this (--python) torch as run does; exit 3 if nothing fits.
-
+    """
     \b
       zluda-run releases
       zluda-run releases --os windows --hip 6.4 --cuda cu118
@@ -43,9 +43,7 @@ def releases_command(
         raise click.exceptions.Exit(CHECK_FAILED)
 
 
-@click.group("manifest")
-def manifest_group() -> None:
-    """The release manifest: keep it current without a new package."""
+manifest_group = group("manifest")
 
 
 @manifest_group.command("update")

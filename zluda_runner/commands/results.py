@@ -20,6 +20,7 @@ from zluda_runner.api.store import (
     write_output,
 )
 from zluda_runner.api.terms import RESULT_KINDS
+from zluda_runner.commands import group
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
 from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
@@ -28,9 +29,7 @@ from zluda_runner.report.terminal import say
 _since = click.option("--since", metavar="DATE", help="Only runs started on or after DATE (YYYY-MM-DD).")
 
 
-@click.group("results")
-def results_group() -> None:
-    """Recorded runs: list, compare, matrix, share (--results-db, ZLUDA_RUNNER_RESULTS_DB, or the cache)."""
+results_group = group("results")
 
 
 @results_group.command("list")

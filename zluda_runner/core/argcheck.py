@@ -6,7 +6,7 @@ found is not checked, and nothing inside ``Callable[...]`` is resolved: a callba
 callable), and every call's arguments are held to them before the function runs. A bool is exactly a
 bool; an int is no bool; a float is any finite int or float; a ``Sequence[str]`` is a list of words,
 never one str; a path (a union holding ``Path``) is a str or ``os.PathLike``, not blank; ``Literal``
-values and :class:`Range` bounds (``Seconds``, ``Count``) hold; what is not understood passes.
+values and :class:`Range` bounds (``Seconds``, ``Count``, ...) hold; what is not understood passes.
 """
 
 from __future__ import annotations
@@ -36,19 +36,26 @@ class Range:
 
     gt: float | None = None
     ge: float | None = None
+    le: float | None = None
 
     def holds(self, value: float) -> bool:
-        return (self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+        return ((self.gt is None or value > self.gt) and (self.ge is None or value >= self.ge)
+                and (self.le is None or value <= self.le))
 
     def __str__(self) -> str:
-        return " and ".join(f"{op} {bound:g}" for op, bound in ((">", self.gt), (">=", self.ge))
-                            if bound is not None)
+        bounds = ((">", self.gt), (">=", self.ge), ("<=", self.le))
+        return " and ".join(f"{op} {bound:g}" for op, bound in bounds if bound is not None)
 
 
 Seconds = Annotated[float, Range(gt=0)]
 """A time in seconds: more than 0."""
 Count = Annotated[int, Range(ge=1)]
 """How many times: 1 or more."""
+MAX_RUNS = 1000
+Runs = Annotated[int, Range(ge=1, le=MAX_RUNS)]
+"""Runs of a workload (ab, poc): every run's record (output tails, GPU trace) stays in memory."""
+NotNegative = Annotated[float, Range(ge=0)]
+"""A tolerance or a ratio: 0 or more."""
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
-from zluda_runner.doctor.model import Check, Findings, ResolvedOptions, Status
+from zluda_runner.doctor.model import Check, DoctorOptions, Findings, Status
 from zluda_runner.host import hipsdk
 from zluda_runner.host.model import HostFacts
 from zluda_runner.host.visibility import workload_target
@@ -20,7 +20,7 @@ CHECK_IDS = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")
 _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}
 
 
-def _release_dlls(opts: ResolvedOptions, resolution: Resolution | ZludaRunnerError | None,
+def _release_dlls(opts: DoctorOptions, resolution: Resolution | ZludaRunnerError | None,
                   ) -> tuple[tuple[str, ...], str]:
     """The amdhip64 DLLs the release the run would use imports (``resolution``: the release check's), and
     where that was read (its DLLs: ``--zluda-dir`` or the cached copy; else the manifest's HIP bounds,
@@ -58,7 +58,7 @@ def _combined(check_id: str, conflicts: Sequence[hipsdk.Conflict], details: Mapp
                  {**details, "conflicts": [c.to_dict() for c in conflicts]})
 
 
-def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions,
+def hipsdk_checks(facts: HostFacts, opts: DoctorOptions,
                   resolution: Resolution | ZludaRunnerError | None = None) -> Findings:
     """The three checks: off Windows each ``not_applicable``; without an SDK (or a known GPU target for
     ``sdk_rocblas``) skipped, with why. ``resolution``: the release the run takes (the release check's)."""
@@ -91,7 +91,7 @@ def hipsdk_checks(facts: HostFacts, opts: ResolvedOptions,
                                      details={"gfx": target.gfx, "files": per_sdk}))
 
 
-def _runtime_check(opts: ResolvedOptions, used: hipsdk.HipSdk,
+def _runtime_check(opts: DoctorOptions, used: hipsdk.HipSdk,
                    resolution: Resolution | ZludaRunnerError | None) -> Check:
     dlls, source = _release_dlls(opts, resolution)
     libraries = hipsdk.math_libraries(opts.root, used)

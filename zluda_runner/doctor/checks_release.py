@@ -10,7 +10,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
-from zluda_runner.doctor.model import Check, ResolvedOptions, Status
+from zluda_runner.doctor.model import Check, DoctorOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
 from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.model import HostFacts
@@ -26,7 +26,7 @@ def _cuda_major(torch: Check | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def release_resolution(facts: HostFacts, opts: ResolvedOptions,
+def release_resolution(facts: HostFacts, opts: DoctorOptions,
                        torch: Check | None) -> Resolution | ZludaRunnerError | None:
     """The release the run would take (:func:`~zluda_runner.conduct.resolve.resolve_release` on the doctor's
     facts: HIP, the run's GPU, the torch check's CUDA), for every check that names a release."""
@@ -70,7 +70,7 @@ def check_release(facts: HostFacts, resolution: Resolution | ZludaRunnerError | 
     )
 
 
-def check_cached_releases(opts: ResolvedOptions) -> Check:
+def check_cached_releases(opts: DoctorOptions) -> Check:
     cache_dir = opts.settings.cache_dir if opts.settings else default_cache_dir()
     try:
         entries = list_cache(Path(cache_dir))
@@ -124,7 +124,7 @@ def check_compile_cache(info: CompileCacheInfo) -> Check:
 
 
 
-def check_history(gfx: str | None, opts: ResolvedOptions) -> Check | None:
+def check_history(gfx: str | None, opts: DoctorOptions) -> Check | None:
     """What the results store knows for this GPU target: releases that failed here before."""
     if not gfx:
         return None

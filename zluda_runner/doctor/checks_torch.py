@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from zluda_runner.core.errors import TargetError
-from zluda_runner.doctor.model import Check, ResolvedOptions, Status
+from zluda_runner.doctor.model import Check, DoctorOptions, Status
 from zluda_runner.inspection.interpreter import probe_interpreter, torch_info
 
 
-def check_torch(opts: ResolvedOptions) -> Check:
+def check_torch(opts: DoctorOptions) -> Check:
     """The target's torch as inspection finds it (``torch/version.py``, read, never imported)."""
     python = opts.python
     try:

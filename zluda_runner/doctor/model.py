@@ -7,7 +7,6 @@ import functools
 import os
 import platform as _platform
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,53 +101,29 @@ class DoctorReport(JsonMixin):
 
 @dataclass(frozen=True)
 class DoctorOptions:
-    """What to look at.  None means "this machine": its root, environment, platform, HIP runtime."""
+    """What to look at; what is not given is this machine's (its environment, platform, HIP runtime,
+    tools and torch), all filled in when it is made. Under a fake ``root`` the HIP runtime, the tools
+    (rocminfo / hipconfig) and the torch check are left out unless given."""
 
     root: Path | None = None
-    env: Mapping[str, str] | None = None
-    platform: str | None = None  # sys.platform value
-    machine: str | None = None
-    hip_query: HipQuery | None = None  # default: the real runtime, unless root is set
-    run_tools: bool | None = None  # rocminfo / hipconfig; default: not under a fake root
-    check_torch: bool | None = None  # default: not under a fake root
-    python: str | None = None
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    platform: str = ""  # sys.platform value
+    machine: str = ""
+    hip_query: HipQuery | None = None
+    run_tools: bool | None = None
+    check_torch: bool | None = None
+    python: str = ""  # the target interpreter (the torch check); default: the settings', else this one
     settings: Settings | None = None  # for the release and cache checks
     strict: bool = False
     home: Path | None = None
 
-    def resolved(self) -> ResolvedOptions:
-        fake = self.root is not None
-        env = dict(os.environ) if self.env is None else dict(self.env)
-        hip_query = self.hip_query
-        if hip_query is None and not fake:
-            hip_query = functools.partial(query_hip_isolated, env=env)
-        return ResolvedOptions(
-            root=self.root,
-            env=env,
-            platform=self.platform or sys.platform,
-            machine=self.machine or _platform.machine(),
-            hip_query=hip_query,
-            run_tools=(not fake) if self.run_tools is None else self.run_tools,
-            check_torch=(not fake) if self.check_torch is None else self.check_torch,
-            python=self.python or (self.settings.python if self.settings else None) or sys.executable,
-            settings=self.settings,
-            strict=self.strict,
-            home=self.home,
-        )
-
-
-@dataclass(frozen=True)
-class ResolvedOptions:
-    """:class:`DoctorOptions` with every default filled in."""
-
-    root: Path | None
-    env: dict[str, str]
-    platform: str
-    machine: str
-    hip_query: HipQuery | None
-    run_tools: bool
-    check_torch: bool
-    python: str  # the target interpreter (the torch check)
-    settings: Settings | None
-    strict: bool
-    home: Path | None
+    def __post_init__(self) -> None:
+        fake, env = self.root is not None, dict(self.env)
+        hip_query = self.hip_query or (None if fake else functools.partial(query_hip_isolated, env=env))
+        filled = {"env": env, "platform": self.platform or sys.platform, "hip_query": hip_query,
+                  "machine": self.machine or _platform.machine(),
+                  "run_tools": not fake if self.run_tools is None else self.run_tools,
+                  "check_torch": not fake if self.check_torch is None else self.check_torch,
+                  "python": self.python or (self.settings and self.settings.python) or sys.executable}
+        for name, value in filled.items():
+            object.__setattr__(self, name, value)  # frozen: set once, while it is made

@@ -43,7 +43,6 @@ from zluda_runner.doctor.model import (
     DoctorOptions,
     DoctorReport,
     Findings,
-    ResolvedOptions,
     Status,
 )
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
@@ -61,7 +60,7 @@ HIP_VISIBLE = "HIP_VISIBLE_DEVICES"
 
 def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     """Gather host facts and run every check.  Never raises for a missing GPU/ROCm/torch."""
-    opts = (options or DoctorOptions()).resolved()
+    opts = options or DoctorOptions()
     env = opts.env
     fs = HostFs(opts.root)
     tools: ToolRunner | None = run_tool if opts.run_tools else None
@@ -126,7 +125,7 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
                         exit_code=exit_code(findings.checks, strict=opts.strict))
 
 
-def _workload_env(facts: HostFacts, opts: ResolvedOptions) -> dict[str, str]:
+def _workload_env(facts: HostFacts, opts: DoctorOptions) -> dict[str, str]:
     """The environment a workload started by zluda-run gets its GPUs from: the user's, plus the
     ``dedicated-gpu`` default's ``HIP_VISIBLE_DEVICES`` where it applies (an integrated and a dedicated
     GPU, no choice of the user's, defaults on, HIP's order known): the doctor judges the GPU the run

@@ -54,7 +54,7 @@ from zluda_runner.results.schema import (
     MAX_TEXT,
     SCHEMA_VERSION,
     SUMMARY_TEXT_KEYS,
-    ItemRecord,
+    ResultRow,
     ResultsStoreError,
     RunRecord,
     canonical_json,
@@ -185,7 +185,7 @@ def _summary(value: object) -> dict[str, Any]:
     return summary
 
 
-def _item(data: object) -> ItemRecord:
+def _item(data: object) -> ResultRow:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
     item, status, ok, detail = data.get("item"), data.get("status"), data.get("ok"), data.get("detail", "")
@@ -204,7 +204,7 @@ def _item(data: object) -> ItemRecord:
         raise ValueError("an item's ok must be true, false or null")
     if not isinstance(numbers, dict) or not all(v is None or number(v) is not None for v in numbers.values()):
         raise ValueError("an item's numbers must be finite numbers or null")
-    return ItemRecord(
+    return ResultRow(
         item, status, ok, detail, {str(k): None if v is None else float(v) for k, v in numbers.items()}
     )
 

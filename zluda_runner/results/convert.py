@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zluda_runner.results.fingerprint import Scrubber
-from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows, numbers_of, ok_value, text_of
+from zluda_runner.results.recordable import Recordable, ResultRows, numbers_of, ok_value, text_of
 from zluda_runner.results.schema import (
     COUNT_KEYS,
     KINDS,
@@ -22,7 +22,7 @@ from zluda_runner.results.schema import (
     MAX_KEYS,
     MAX_NAME,
     SUMMARY_TEXT_KEYS,
-    ItemRecord,
+    ResultRow,
     ResultsStoreError,
 )
 
@@ -60,7 +60,7 @@ def _bad_rows(what: str) -> ResultsStoreError:
                              "see zluda_runner.ResultRows")
 
 
-def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[ItemRecord], dict[str, Any]]:
+def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[ResultRow], dict[str, Any]]:
     """The items of a run's rows, scrubbed and bounded, and its summary fields beside the counts
     (verdict, exit code: None values dropped)."""
     if len(rows.rows) > MAX_ITEMS_PER_RUN:
@@ -68,8 +68,8 @@ def items_of(kind: str, rows: ResultRows, scrubber: Scrubber) -> tuple[list[Item
             f"a {kind} run with {len(rows.rows)} items is more than the store keeps ({MAX_ITEMS_PER_RUN})",
             "record a smaller run",
         )
-    items = [ItemRecord(scrubber.text(text_of(r.item), MAX_NAME), text_of(r.status)[:MAX_NAME],
-                        ok_value(r.ok), scrubber.text(text_of(r.detail)), numbers_of(r.numbers))
+    items = [ResultRow(scrubber.text(text_of(r.item), MAX_NAME), text_of(r.status)[:MAX_NAME],
+                       ok_value(r.ok), scrubber.text(text_of(r.detail)), numbers_of(r.numbers))
              for r in rows.rows]
     return items, _summary(rows.summary)
 

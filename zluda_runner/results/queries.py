@@ -10,7 +10,7 @@ from typing import TypeVar
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import open_store
-from zluda_runner.results.schema import ItemRecord, RunRecord
+from zluda_runner.results.schema import ResultRow, RunRecord
 from zluda_runner.results.store import ResultsStore
 
 R = TypeVar("R")
@@ -70,8 +70,8 @@ def _change(before: float | None, after: float | None) -> float | None:
 
 def diff_runs(a: RunRecord, b: RunRecord, threshold: float = SPEED_THRESHOLD) -> RunDiff:
     """What changed from run ``a`` to run ``b``, item by item."""
-    before: dict[str, ItemRecord] = {i.item: i for i in a.items}
-    after: dict[str, ItemRecord] = {i.item: i for i in b.items}
+    before: dict[str, ResultRow] = {i.item: i for i in a.items}
+    after: dict[str, ResultRow] = {i.item: i for i in b.items}
     out = RunDiff(a.run_id, b.run_id, a.kind, b.kind)
     for name, new in after.items():
         old = before.get(name)

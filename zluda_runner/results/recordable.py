@@ -16,24 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from zluda_runner.results.schema import MAX_KEY, MAX_KEYS, clean_text
+from zluda_runner.results.schema import ResultRow as ResultRow  # the row a report gives is the row kept
 
 if TYPE_CHECKING:
     from zluda_runner.host.model import HostFacts
 
 # A summary value the store keeps beside the counts (verdict, exit code, agree ...): JSON scalars.
 SummaryValue = str | int | float | bool | None
-
-
-@dataclass(frozen=True)
-class ResultRow:
-    """One outcome of a run: ``ok`` True (counts as passing), False (failing) or None (neither:
-    skipped, unavailable, a timing, a warning)."""
-
-    item: str
-    status: str
-    ok: bool | None = None
-    detail: str = ""
-    numbers: Mapping[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from zluda_runner.results.schema import (
     MAX_ARGV,
     MAX_KEYS,
     MAX_NAME,
-    ItemRecord,
+    ResultRow,
     ResultsStoreError,
     RunRecord,
     clean_run,
@@ -105,7 +105,7 @@ def build_run(
         target=_small_dict(target, scrubber),
         command=[scrubber.text(word) for word in redact_words([str(w) for w in command[:MAX_ARGV]])],
         summary=scrubber(summary),
-        items=[ItemRecord(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
+        items=[ResultRow(i.item, i.status[:MAX_NAME], i.ok, i.detail, i.numbers) for i in items],
     )
     run = clean_run(run)  # no NUL, valid UTF-8 (a non-UTF-8 argv word): both backends keep it
     run = replace(run, run_id=content_id(run))

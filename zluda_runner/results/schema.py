@@ -42,18 +42,16 @@ class NoResultsStoreError(ResultsStoreError):
 
 
 @dataclass(frozen=True)
-class ItemRecord(JsonMixin):
-    """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check.
-
-    ``ok`` is True (counts as passing), False (counts as failing) or None (neither:
-    skipped, unavailable, a timing, a warning).
-    """
+class ResultRow(JsonMixin):
+    """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check, as a
+    report gives it (``result_rows()``) and as the store keeps it. ``ok`` is True (counts as passing),
+    False (failing) or None (neither: skipped, unavailable, a timing, a warning)."""
 
     item: str
     status: str
     ok: bool | None = None
     detail: str = ""
-    numbers: dict[str, float | None] = field(default_factory=dict)
+    numbers: Mapping[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ class RunRecord(JsonMixin):
     target: dict[str, Any] | None = None
     command: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
-    items: list[ItemRecord] = field(default_factory=list)
+    items: list[ResultRow] = field(default_factory=list)
     run_id: str = ""
 
     # --- derived values the store keeps in columns, for queries -------------------------
@@ -159,8 +157,8 @@ def clean_run(run: RunRecord) -> RunRecord:
         target=cleaned["target"],
         command=cleaned["command"],
         summary=cleaned["summary"],
-        items=[ItemRecord(i["item"], i["status"], i["ok"], i["detail"], i["numbers"])
-               for i in cleaned["items"]],
+        items=[ResultRow(i["item"], i["status"], i["ok"], i["detail"], i["numbers"])
+              for i in cleaned["items"]],
     )
     return replace(out, run_id=content_id(out))
 
@@ -174,7 +172,7 @@ def content_id(run: RunRecord) -> str:
     return hashlib.sha256(canonical_json(run.content()).encode("utf-8")).hexdigest()
 
 
-def summarise(items: list[ItemRecord]) -> dict[str, int]:
+def summarise(items: list[ResultRow]) -> dict[str, int]:
     passed = sum(1 for i in items if i.ok is True)
     failed = sum(1 for i in items if i.ok is False)
     return {"passed": passed, "failed": failed, "total": passed + failed, "items": len(items)}

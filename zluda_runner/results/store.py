@@ -22,7 +22,7 @@ from zluda_runner.results.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     VERSION_TABLE,
-    ItemRecord,
+    ResultRow,
     ResultsStoreError,
     RunRecord,
 )
@@ -392,9 +392,9 @@ class ResultsStore(abc.ABC):
     def get_run(self, prefix: str) -> RunRecord:
         return self.get_runs([self.resolve_id(prefix)])[0]
 
-    def failing_items(self, run_ids: Sequence[str], per_run: int = 50) -> dict[str, list[ItemRecord]]:
+    def failing_items(self, run_ids: Sequence[str], per_run: int = 50) -> dict[str, list[ResultRow]]:
         """Up to ``per_run`` failing items of each run."""
-        out: dict[str, list[ItemRecord]] = {}
+        out: dict[str, list[ResultRow]] = {}
         with self._tx(write=False) as cur:
             for chunk in _chunks(run_ids):
                 marks = ", ".join("?" * len(chunk))
@@ -423,8 +423,8 @@ def _object(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _item_from_row(row: Row) -> ItemRecord:
-    return ItemRecord(
+def _item_from_row(row: Row) -> ResultRow:
+    return ResultRow(
         item=text_of(row[0]),
         status=text_of(row[1]),
         ok=ok_value(row[2]),
