@@ -3,9 +3,9 @@
 :func:`run_tree` runs a child to its end (the workload of ``--verify-load``/``--monitor``/``--trace``,
 a warmup's run or ``zluda_precompile``, an ``ab``/``poc`` side); :func:`run_child` is the same for the
 children we start to learn something (the target interpreter's facts, the HIP query, the doctor's
-torch probe, ``ld.so --help``, the C compiler), reading what they print; the probe's workers are trees
-of :mod:`zluda_runner.core.proctree` too. :func:`exec_replacing` is the one ``exec`` (``zluda-run CMD``
-with nothing to do afterwards *becomes* the workload).
+torch probe, ``ld.so --help``, the C compiler), reading what they print; the probe's workers, read by
+:mod:`zluda_runner.probe.channel`, end by :func:`end_tree`. :func:`exec_replacing` is the one
+``exec`` (``zluda-run CMD`` with nothing to do afterwards *becomes* the workload).
 
 The policy (POSIX): the child leads its own session, a tree of its own (its process group and every
 process that carries its token, :mod:`zluda_runner.core.proctree`). While it runs, SIGINT, SIGTERM,
@@ -160,12 +160,14 @@ class _Watch:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signum) if signum in _TERMINAL else os.kill(pid, signum)
 
-    def end(self, grace: float | None, signum: int = signal.SIGTERM) -> None:
-        """Begin its end: ``signum`` passed on, its tree killed after ``grace`` (Windows: now)."""
-        if WINDOWS:
+    def end(self, grace: float | None, signum: int | None = signal.SIGTERM) -> None:
+        """Begin its end: ``signum`` passed on (None: it was asked another way), its tree killed after
+        ``grace`` (Windows, where there is no signal to pass on: now)."""
+        if WINDOWS and signum is not None:
             self.tree.kill()
             return
-        self.send(signum)
+        if signum is not None:
+            self.send(signum)
         if grace is not None:
             self.kill_at = min(self.kill_at, time.monotonic() + grace)
 
@@ -231,6 +233,16 @@ class _Watch:
                 if fd is not None:
                     os.close(fd)
         return Ended(self.tree.proc.returncode, timed_out, self.stopped_by)
+
+
+def end_tree(tree: proctree.ProcessTree, *, grace: float, signum: int | None = None) -> int:
+    """End a tree started by :func:`proctree.start_tree` and read elsewhere (a probe worker) under the
+    same policy: ``signum`` passed on (None: it was asked another way, its stdin closed), ``grace``
+    seconds to end, then its whole tree killed and the child reaped; its return code. A signal or an
+    exception meanwhile passes on SIGTERM and still ends it (its grace at most) before it is raised."""
+    watch = _Watch(tree, grace)
+    watch.end(grace, signum)
+    return watch.wait(None, None, math.inf).returncode
 
 
 def run_tree(
