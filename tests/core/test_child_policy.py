@@ -9,7 +9,8 @@ it right after the start (before it waits): no process of the tree is left, no t
 zluda-run ends 128+N. On 7859508 ``warmup`` and ``--trace`` passed the signal to the workload alone
 and the grandchild ran on (every caller's: a killed process group does not reach a process that left
 it), and a kill right after warmup's start was lost when the test read its output (readline, then
-communicate). Every wait here is for a marker file or a process's end, bounded only as a safety net."""
+communicate). Every wait here is for a marker file or a process's end, bounded only as a safety net.
+Windows (each caller x Ctrl-C, a termination, a timeout): tests/windows/test_wine_child_policy.py."""
 
 from __future__ import annotations
 
