@@ -1,9 +1,10 @@
 """The one child policy (core.child) on the real Windows CPython under Wine; tests/core/
 test_child_policy.py is Linux's. Every caller that starts a child on Windows (the workload run, warmup,
 an ``ab`` side, a ``poc`` side, a probe worker, a helper child; ``--trace`` is Linux's only) x every way
-zluda-run ends there while the child runs: Ctrl-C (the console's CTRL_C_EVENT), zluda-run terminated
-(TerminateProcess: Task Manager, ``taskkill /F``, a parent's job), its own timeout (``warmup`` has
-none). The workload starts a detached grandchild (DETACHED_PROCESS, a process group of its own).
+zluda-run ends there while the child runs: Ctrl-C (the console's CTRL_C_EVENT), Ctrl-Break, zluda-run
+terminated (TerminateProcess: Task Manager, ``taskkill /F``, a parent's job), its own timeout
+(``warmup`` has none). The workload starts a detached grandchild (DETACHED_PROCESS, a process group
+of its own).
 
 What is checked afterwards: no process of the tree is left (each case's zluda-run is started in a Job
 object of the test's, which counts every process started under it, nested jobs included: the count of
@@ -11,9 +12,11 @@ live ones is 0); its temporary folder (TMP) is empty, but after a termination (n
 runs then: its children die with its job's handle, its folders stay); the exit code is the policy's:
 130 after a Ctrl-C (a workload sharing the console ends by it; the other children's trees are
 killed, then zluda-run ends as Ctrl-C ends it), the terminator's after a termination, 0 after a
-timeout, which the caller reports. On d5e4bba a Ctrl-C during a probe waited for the worker's
-deadline (600 s here): a lock's wait is deaf to Ctrl-C there. Wine 8 does not deliver
-CTRL_BREAK_EVENT (error 6): not covered.
+timeout, which the caller reports; 128+21 after a Ctrl-Break (SIGBREAK). On d5e4bba a Ctrl-C during a
+probe waited for the worker's deadline (600 s here): a lock's wait is deaf to Ctrl-C there; and a
+Ctrl-Break ended zluda-run by its default (exit 3) and left ab's and poc's folders. Wine 8 delivers no
+CTRL_BREAK_EVENT (error 6): the break is the SIGBREAK our C runtime raises for it, raised in
+zluda-run (not for ``run``/``warmup``, whose workload shares the console and gets the break itself).
 
 All cases run at once in one python.exe (one Wine session); every wait is for a marker file or a
 process's end, bounded only as a safety net. The timeout counts from the workload's readiness (its
@@ -29,8 +32,10 @@ import pytest
 from tests.windows.winpy import WinPython
 
 CALLERS = ["run", "warmup", "ab", "poc", "probe", "helper"]
-ENDS = ["ctrl-c", "terminated", "timeout"]
-CASES = [(c, e) for c in CALLERS for e in ENDS if (c, e) != ("warmup", "timeout")]
+ENDS = ["ctrl-c", "break", "terminated", "timeout"]
+SHARING = ("run", "warmup")  # their workload shares our console: it gets the console's Ctrl-Break itself
+CASES = [(c, e) for c in CALLERS for e in ENDS
+         if (c, e) != ("warmup", "timeout") and not (c in SHARING and e == "break")]
 
 WORKLOAD = r'''
 import os, subprocess, sys, time
@@ -53,7 +58,7 @@ time.sleep(600)
 
 # zluda-run's part: one caller, ended one way; what the caller said goes to out/answer
 DRIVER = r'''
-import ctypes, json, os, sys, threading, time
+import ctypes, json, os, signal, sys, threading, time
 from pathlib import Path
 caller, end, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 k32 = ctypes.WinDLL("kernel32", use_last_error=True)
@@ -73,6 +78,11 @@ if end == 'ctrl-c':
         ready()
         assert k32.GenerateConsoleCtrlEvent(0, 0), ctypes.get_last_error()  # CTRL_C_EVENT
     threading.Thread(target=press, daemon=True).start()
+if end == 'break':  # the console's Ctrl-Break as our C runtime hands it on (Wine 8 delivers none)
+    def press_break():
+        ready()
+        signal.raise_signal(signal.SIGBREAK)
+    threading.Thread(target=press_break, daemon=True).start()
 if end == 'timeout':  # the timeout counts from the workload's readiness: its start is held until then
     from zluda_runner.core import proctree
     real = proctree.start_tree
@@ -208,8 +218,8 @@ def test_zluda_run_ending_ends_the_childs_whole_tree(ended: dict[str, Any], call
     got = ended[f"{caller}-{end}"]
     assert got["pids"] == ["child.pid", "grandchild.pid"], got  # the tree was there
     assert got["total"] >= 3 and got["active"] == 0, got  # zluda-run, the workload, the grandchild: gone
-    if end == "ctrl-c":
-        assert got["rc"] == 130 and got["tmp"] == [], got
+    if end in ("ctrl-c", "break"):
+        assert got["rc"] == (130 if end == "ctrl-c" else 128 + 21) and got["tmp"] == [], got  # SIGBREAK: 21
     elif end == "terminated":
         assert got["rc"] == 1, got  # TerminateProcess's code: nothing of zluda-run ran after it
     else:

@@ -18,7 +18,7 @@ says how it ended (:class:`Ended`): a workload's exit status, passed on (143, 12
 ends us as the signal would have, 128+N (:meth:`Ended.pass_on`), once everything is gone.
 
 Windows: a Job object is the tree; the workload shares our console (a Ctrl-C reaches it as it reaches
-us: we ignore it while it runs); a SIGTERM raised in us ends the job at once.
+us: we ignore it while it runs); a SIGTERM or a Ctrl-Break (SIGBREAK) to us ends the job at once.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def _signals(*names: str) -> tuple[int, ...]:
     return tuple(getattr(signal, n) for n in names if hasattr(signal, n))
 
 
-FORWARDED = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
-ENDING = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # these begin the child's end
+FORWARDED = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK", "SIGUSR1", "SIGUSR2")
+ENDING = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK")  # these begin the child's end
 _TERMINAL = _signals("SIGINT", "SIGHUP", "SIGQUIT")  # the terminal sends these to a whole group
 _CONSOLE = _signals("SIGINT", "SIGBREAK")  # Windows: what the console sends the workload and us alike
 _SH = "/bin/sh"
