@@ -3,12 +3,14 @@
 worker and a helper child (the doctor's torch probe, the interpreter's facts ...).
 
 The workload starts a grandchild that leaves its session (``setsid``) and writes its pid, then says it
-is ready. A SIGTERM, SIGHUP or SIGINT sent to zluda-run then, or raised by it right after the start
-(before it waits): no process of the tree is left, no temporary folder, and zluda-run ends 128+N. On
-7859508 ``warmup`` and ``--trace`` passed the signal to the workload alone and the grandchild ran on
-(every caller's: a killed process group does not reach a process that left it), and a kill right
-after warmup's start was lost when the test read its output (readline, then communicate). Every wait
-here is for a marker file or a process's end, bounded only as a safety net."""
+is ready; a signal it gets it notes, then ends by it (the signal passed on, with its grace: on d5e4bba
+a probe worker was killed at once). A SIGTERM, SIGHUP or SIGINT sent to zluda-run then, or raised by
+it right after the start (before it waits): no process of the tree is left, no temporary folder, and
+zluda-run ends 128+N. On 7859508 ``warmup`` and ``--trace`` passed the signal to the workload alone
+and the grandchild ran on (every caller's: a killed process group does not reach a process that left
+it), and a kill right after warmup's start was lost when the test read its output (readline, then
+communicate). Every wait here is for a marker file or a process's end, bounded only as a safety net.
+Windows (each caller x Ctrl-C, a termination, a timeout): tests/windows/test_wine_child_policy.py."""
 
 from __future__ import annotations
 
@@ -31,9 +33,15 @@ CALLERS = ["run", "trace", "warmup", "ab", "poc", "probe", "helper"]
 SAFETY_S = 120.0  # a bound on waits for a marker or an end, never a timing
 
 _WORKLOAD = textwrap.dedent("""
-    import os, subprocess, sys, time
+    import os, signal, subprocess, sys, time
     from pathlib import Path
     out = Path(sys.argv[1])
+    def told(signum, frame):  # its grace: it hears the signal and ends by it, once it has said so
+        (out / 'told').write_text(str(signum))
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, told)
     sleeper = ("import os, sys, time; from pathlib import Path; p = Path(sys.argv[1]); "
                "p.with_suffix('.t').write_text(str(os.getpid())); os.replace(p.with_suffix('.t'), p); "
                "time.sleep(600)")
@@ -152,6 +160,7 @@ def test_a_signal_while_the_child_runs_ends_its_whole_tree_then_us(tmp_path: Pat
                                                                   signum: int) -> None:
     _check(tmp_path, caller, "running", signum)
     assert (tmp_path / "out" / "grandchild.pid").exists()
+    assert (tmp_path / "out" / "told").read_text() == str(signum)  # passed on, with a grace to end by it
 
 
 @pytest.mark.parametrize("caller", CALLERS)

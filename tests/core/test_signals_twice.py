@@ -78,11 +78,11 @@ def test_a_second_sigterm_while_a_probe_kills_its_workers_kills_them_all(tmp_pat
         from zluda_runner.probe import channel
         real = channel.ProbeChild.finish
         calls = []
-        def finish(self, kill=False, grace=5.0):
+        def finish(self, *args, **kwargs):
             calls.append(self)
             if len(calls) == 1:
                 signal.raise_signal(signal.SIGTERM)  # the second one, during the first one's cleanup
-            return real(self, kill, grace)
+            return real(self, *args, **kwargs)
         channel.ProbeChild.finish = finish
         with channel.reaping():
             kids = [channel.ProbeChild([sys.executable, '-c', 'import time; time.sleep(600)'], None,

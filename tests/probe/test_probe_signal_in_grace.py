@@ -22,11 +22,11 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 _SCRIPT = textwrap.dedent("""
     import signal, sys
     from zluda_runner.probe import channel
-    real = channel._PollPump.wait_exit
-    def wait_exit(self, timeout):
+    real = channel.end_tree
+    def end_tree(tree, **how):
         signal.raise_signal(signal.SIGTERM)  # as the worker's grace begins
-        return real(self, timeout)
-    channel._PollPump.wait_exit = wait_exit
+        return real(tree, **how)
+    channel.end_tree = end_tree
     with channel.reaping():
         child = channel.ProbeChild([sys.executable, '-c', 'import time; time.sleep(600)'], None, prefix=b'@@')
         open(sys.argv[1], 'w').write(str(child.proc.pid))

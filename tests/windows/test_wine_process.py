@@ -5,7 +5,8 @@ nothing patched) that calls zluda-runner's own functions and prints what it saw 
 
 What these prove was measured first under Wine 8.0 (recorded in zluda_runner/core/winproc.py):
 a Job object with KILL_ON_JOB_CLOSE, TerminateJobObject, nested jobs, breakaway refused
-(``CREATE_BREAKAWAY_FROM_JOB`` -> WinError 5), Python's Ctrl-C exit 0xC000013A. Wine delivers
+(``CREATE_BREAKAWAY_FROM_JOB`` -> WinError 5), Python's Ctrl-C exit 0xC000013A (how every caller's
+child ends on a Ctrl-C, a termination, a timeout: test_wine_child_policy.py). Wine delivers
 ``GenerateConsoleCtrlEvent(CTRL_C_EVENT, 0)`` only to processes with a console, and a python.exe
 started from a pipe has none (error 12): the Ctrl-C driver makes one (FreeConsole + AllocConsole),
 which the workload then shares. Wine 8 does not deliver CTRL_BREAK_EVENT (to a group, or to 0).
@@ -105,47 +106,6 @@ def test_exec_process_runs_the_workload_and_exits_with_its_code(winpy: WinPython
     assert "workload ran" in proc.stdout and "after exec_process" not in proc.stdout
 
 
-def test_ctrl_c_reaches_the_workload_and_exits_130(winpy: WinPython, tmp_path: Path) -> None:
-    """A console Ctrl-C reaches the workload (which ends with STATUS_CONTROL_C_EXIT) and us: we keep
-    waiting and pass its end on as 130, as SIGINT on Linux."""
-    source = r'''
-import ctypes, json, os, sys, threading, time
-from zluda_runner.launch.process import run_process
-k32 = ctypes.WinDLL("kernel32", use_last_error=True)
-k32.FreeConsole()
-assert k32.AllocConsole(), "no console to send Ctrl-C in"
-ready = os.path.abspath("ready")
-child = ("import pathlib, sys, time\n"
-         "pathlib.Path(sys.argv[1]).write_text('x')\n"
-         "time.sleep(3600)\n")
-def press_ctrl_c():
-    while not os.path.exists(ready):  # the workload is running (not a race: no deadline)
-        time.sleep(0.05)
-    assert k32.GenerateConsoleCtrlEvent(0, 0), ctypes.get_last_error()
-threading.Thread(target=press_ctrl_c, daemon=True).start()
-rc = run_process([sys.executable, "-c", child, ready], os.environ)
-print("ANSWER", json.dumps(rc), flush=True)
-'''
-    assert _answer(_drive(winpy, tmp_path, source)) == 130
-
-
-def test_a_timeout_kills_the_child_and_its_grandchild(winpy: WinPython, tmp_path: Path) -> None:
-    source = OUTER_JOB + r'''
-from zluda_runner.core.errors import LaunchError
-from zluda_runner.launch.process import run_process
-try:
-    run_process([sys.executable, "family.py", "hang"], os.environ, timeout=8)
-    said = "returned"
-except LaunchError as exc:
-    said = exc.message
-print("ANSWER", json.dumps({"said": said, **accounting()}), flush=True)
-'''
-    answer = _answer(_drive(winpy, tmp_path, source))
-    assert "did not finish within 8 s and was killed" in answer["said"]
-    # driver, child and grandchild were in the driver's job; only the driver is left
-    assert (answer["total"], answer["active"]) == (3, 1), answer
-
-
 def test_nothing_the_workload_started_outlives_run_process(winpy: WinPython, tmp_path: Path) -> None:
     """The workload exits 0 leaving a grandchild running: it dies with the workload's job."""
     source = OUTER_JOB + r'''
@@ -174,17 +134,6 @@ print("ANSWER", json.dumps({"before": before, "waits": ends, "codes": codes}), f
 '''
     answer = _answer(_drive(winpy, tmp_path, source))
     assert answer == {"before": [False, False], "waits": [0, 0], "codes": [1, 1]}  # WAIT_OBJECT_0
-
-
-def test_run_child_timeout_leaves_nothing_running(winpy: WinPython, tmp_path: Path) -> None:
-    source = OUTER_JOB + r'''
-from zluda_runner.core.child import run_child
-result = run_child([sys.executable, "family.py", "hang"], timeout=8)
-print("ANSWER", json.dumps({"timed_out": result.timed_out, "pid_line": result.stdout.strip().isdigit(),
-                            **accounting()}), flush=True)
-'''
-    answer = _answer(_drive(winpy, tmp_path, source))
-    assert answer == {"timed_out": True, "pid_line": True, "total": 3, "active": 1}
 
 
 def test_run_child_reads_a_childs_output_and_code(winpy: WinPython, tmp_path: Path) -> None:

@@ -3,9 +3,9 @@
 :func:`run_tree` runs a child to its end (the workload of ``--verify-load``/``--monitor``/``--trace``,
 a warmup's run or ``zluda_precompile``, an ``ab``/``poc`` side); :func:`run_child` is the same for the
 children we start to learn something (the target interpreter's facts, the HIP query, the doctor's
-torch probe, ``ld.so --help``, the C compiler), reading what they print; the probe's workers are trees
-of :mod:`zluda_runner.core.proctree` too. :func:`exec_replacing` is the one ``exec`` (``zluda-run CMD``
-with nothing to do afterwards *becomes* the workload).
+torch probe, ``ld.so --help``, the C compiler), reading what they print; the probe's workers, read by
+:mod:`zluda_runner.probe.channel`, end by :func:`end_tree`. :func:`exec_replacing` is the one
+``exec`` (``zluda-run CMD`` with nothing to do afterwards *becomes* the workload).
 
 The policy (POSIX): the child leads its own session, a tree of its own (its process group and every
 process that carries its token, :mod:`zluda_runner.core.proctree`). While it runs, SIGINT, SIGTERM,
@@ -18,7 +18,7 @@ says how it ended (:class:`Ended`): a workload's exit status, passed on (143, 12
 ends us as the signal would have, 128+N (:meth:`Ended.pass_on`), once everything is gone.
 
 Windows: a Job object is the tree; the workload shares our console (a Ctrl-C reaches it as it reaches
-us: we ignore it while it runs); a SIGTERM raised in us ends the job at once.
+us: we ignore it while it runs); a SIGTERM or a Ctrl-Break (SIGBREAK) to us ends the job at once.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def _signals(*names: str) -> tuple[int, ...]:
     return tuple(getattr(signal, n) for n in names if hasattr(signal, n))
 
 
-FORWARDED = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
-ENDING = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")  # these begin the child's end
+FORWARDED = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK", "SIGUSR1", "SIGUSR2")
+ENDING = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK")  # these begin the child's end
 _TERMINAL = _signals("SIGINT", "SIGHUP", "SIGQUIT")  # the terminal sends these to a whole group
 _CONSOLE = _signals("SIGINT", "SIGBREAK")  # Windows: what the console sends the workload and us alike
 _SH = "/bin/sh"
@@ -160,12 +160,14 @@ class _Watch:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signum) if signum in _TERMINAL else os.kill(pid, signum)
 
-    def end(self, grace: float | None, signum: int = signal.SIGTERM) -> None:
-        """Begin its end: ``signum`` passed on, its tree killed after ``grace`` (Windows: now)."""
-        if WINDOWS:
+    def end(self, grace: float | None, signum: int | None = signal.SIGTERM) -> None:
+        """Begin its end: ``signum`` passed on (None: it was asked another way), its tree killed after
+        ``grace`` (Windows, where there is no signal to pass on: now)."""
+        if WINDOWS and signum is not None:
             self.tree.kill()
             return
-        self.send(signum)
+        if signum is not None:
+            self.send(signum)
         if grace is not None:
             self.kill_at = min(self.kill_at, time.monotonic() + grace)
 
@@ -231,6 +233,16 @@ class _Watch:
                 if fd is not None:
                     os.close(fd)
         return Ended(self.tree.proc.returncode, timed_out, self.stopped_by)
+
+
+def end_tree(tree: proctree.ProcessTree, *, grace: float, signum: int | None = None) -> int:
+    """End a tree started by :func:`proctree.start_tree` and read elsewhere (a probe worker) under the
+    same policy: ``signum`` passed on (None: it was asked another way, its stdin closed), ``grace``
+    seconds to end, then its whole tree killed and the child reaped; its return code. A signal or an
+    exception meanwhile passes on SIGTERM and still ends it (its grace at most) before it is raised."""
+    watch = _Watch(tree, grace)
+    watch.end(grace, signum)
+    return watch.wait(None, None, math.inf).returncode
 
 
 def run_tree(

@@ -146,8 +146,9 @@ def handle_arg(fd: int) -> str:
     return str(fd)
 
 
-# the signals that end us by default, sent by ``kill``, a CI job's timeout, a closed terminal
-ENDING_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGTERM", "SIGHUP")) if s is not None)
+# the signals that end us by default, sent by ``kill``, a CI job's timeout, a closed terminal; Windows:
+# the console's Ctrl-Break (its default ended us at once: our children died with our jobs, our folders stayed)
+ENDING_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP", "SIGBREAK") if hasattr(signal, n))
 
 
 class Signalled(BaseException):

@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from zluda_runner.core import proctree
+from zluda_runner.core.child import GRACE_S, end_tree
 from zluda_runner.core.proctree import (
     ENDING_SIGNALS,
     ProcessTree,
@@ -51,7 +53,7 @@ TAIL_BYTES = 64 << 10  # of each output stream, kept for error messages
 MAX_FRAME = 1 << 20  # an event line longer than this is not ours
 READ_CHUNK = 1 << 16
 DRAIN_READS = 256  # reads after the child's exit: what it wrote before it died
-POLL_S = 0.1  # exit polling where there is no pidfd
+POLL_S = 0.1  # exit polling where there is no pidfd; Windows: the longest wait deaf to Ctrl-C
 QUEUED_CHUNKS = 64  # Windows: chunks read ahead of the caller, per child
 DRAIN_WAIT_S = 2.0  # Windows, after the tree is killed: the longest wait for a pipe's end
 
@@ -197,21 +199,6 @@ class _PollPump:
             for fd in ready:
                 self._read(fd)
 
-    def wait_exit(self, timeout: float) -> bool:
-        end = time.monotonic() + timeout
-        while not self.has_exited():
-            if time.monotonic() >= end:
-                return False
-            if self.pidfd is not None:
-                import select
-
-                poller = select.poll()
-                poller.register(self.pidfd, select.POLLIN)
-                poller.poll(max(1, int((end - time.monotonic()) * 1000)))
-            else:
-                time.sleep(POLL_S)
-        return True
-
     def close(self) -> None:
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -258,8 +245,8 @@ class _ThreadPump:
         return False
 
     def step(self, left: float) -> bool:
-        try:
-            exited = self._take(self.chunks.get(timeout=max(left, 0.001)))
+        try:  # in slices: a lock's wait on Windows is deaf to Ctrl-C (CPython 3.13; measured under Wine 8)
+            exited = self._take(self.chunks.get(timeout=min(max(left, 0.001), POLL_S)))
         except queue.Empty:
             return False
         while not exited:
@@ -277,13 +264,6 @@ class _ThreadPump:
                 self._take(self.chunks.get(timeout=max(end - time.monotonic(), 0.001)))
             except queue.Empty:
                 break
-
-    def wait_exit(self, timeout: float) -> bool:
-        try:
-            self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return False
-        return True
 
     def close(self) -> None:
         """Let the readers finish (their pipes' writers are dead) before the pipes are closed."""
@@ -308,10 +288,12 @@ def reaping() -> Iterator[None]:
         relay.deliver_to(raise_signalled)
         try:
             yield
-        except BaseException as exc:
+        except BaseException as exc:  # passed on to them (Ctrl-C's SIGINT; else SIGTERM), as run_tree does
+            signum = exc.signum if isinstance(exc, Signalled) else (
+                signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM)
             for child in list(_LIVE - before):
                 if child.owner == me:
-                    child.finish(kill=True)
+                    child.finish(signum=signum)
             if isinstance(exc, Signalled):
                 raise SystemExit(128 + exc.signum) from None
             raise
@@ -425,19 +407,18 @@ class ProbeChild:
         except (BrokenPipeError, OSError, ValueError):
             return False
 
-    def finish(self, kill: bool = False, grace: float = 5.0) -> int | None:
-        """End the child (at once with ``kill``, else after ``grace`` seconds), then its whole tree;
+    def finish(self, kill: bool = False, grace: float = GRACE_S, signum: int | None = None) -> int | None:
+        """End the child by the one policy (:func:`zluda_runner.core.child.end_tree`): its stdin closed
+        and ``signum`` passed on, ``grace`` seconds (none with ``kill``), then its whole tree killed;
         its return code (POSIX, negative: the signal that ended it; Windows: its exit code).
 
         It stays known to :func:`reaping` until it is reaped: a signal in the grace (or anywhere
-        before) lets reaping kill it (it was dropped first, and a SIGTERM in the grace left it running)."""
+        before) lets reaping end it (it was dropped first, and a SIGTERM in the grace left it running)."""
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-        if kill or not self.pump.wait_exit(grace):
-            self.tree.kill()
-        self.tree.kill()  # the child has exited, not yet been reaped: its group is still ours
-        rc = self.proc.wait()
+        if self.proc.returncode is None:  # else reaped by a finish that a signal cut short afterwards
+            end_tree(self.tree, grace=0 if kill else grace, signum=signum)
         _LIVE.discard(self)
         self.pump.close()
         for fd in self.own_fds:
@@ -447,4 +428,4 @@ class ProbeChild:
             if stream is not None:
                 stream.close()
         self.tree.close()
-        return rc
+        return self.proc.returncode
