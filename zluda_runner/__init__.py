@@ -16,7 +16,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 
 # THE table of public names: name -> the module that defines it (imported when the name is first used),
-# in the order docs/api.md lists them (scripts/api_names.py writes its tables from this and the docstrings,
+# in the order docs/api.md lists them (tools/api_names.py writes its tables from this and the docstrings,
 # and the imports for type checkers below).
 # It makes ``__all__``, the lazy ``__getattr__``, and what tests/api and docs/api.md are checked against.
 _PROVISIONAL = {  # in __all__, typed and documented, but what they return is not frozen yet
@@ -60,7 +60,7 @@ __all__ = sorted(_PUBLIC)
 __version__: str
 """This package's version; the API in ``__all__`` follows semantic versioning (docs/api.md)."""
 
-if TYPE_CHECKING:  # the same table for type checkers, written from it by scripts/api_names.py
+if TYPE_CHECKING:  # the same table for type checkers, written from it by tools/api_names.py
     from zluda_runner.api.cache import (
         CacheCleaned as CacheCleaned,
         CacheListing as CacheListing,

@@ -64,7 +64,7 @@ def test_the_reference_is_only_the_public_surface(reference: str) -> None:
 
 
 def _names_tool() -> Any:
-    spec = importlib.util.spec_from_file_location("api_names", REPO / "scripts" / "api_names.py")
+    spec = importlib.util.spec_from_file_location("api_names", REPO / "tools" / "api_names.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -72,13 +72,13 @@ def _names_tool() -> Any:
 
 
 def test_the_tables_of_names_are_written_from_the_one_table() -> None:
-    """docs/api.md's tables (and the package's imports for type checkers) are what scripts/api_names.py
+    """docs/api.md's tables (and the package's imports for type checkers) are what tools/api_names.py
     writes from ``zluda_runner._PUBLIC`` and the docstrings: a name added, moved or redescribed there
-    and not here fails this (run ``python scripts/api_names.py``)."""
+    and not here fails this (run ``python tools/api_names.py``)."""
     tool, text = _names_tool(), (REPO / "docs" / "api.md").read_text(encoding="utf-8")
-    assert tool.render(text) == text, "docs/api.md is stale: run python scripts/api_names.py"
+    assert tool.render(text) == text, "docs/api.md is stale: run python tools/api_names.py"
     init = (REPO / "zluda_runner" / "__init__.py").read_text(encoding="utf-8")
-    assert tool.render_init(init) == init, "__init__.py is stale: run python scripts/api_names.py"
+    assert tool.render_init(init) == init, "__init__.py is stale: run python tools/api_names.py"
     listed = re.findall(r"^\| `([A-Za-z_]+)`", text, flags=re.MULTILINE)
     assert sorted(listed) == zr.__all__, "each public name once"
     assert zr.__version__ in text

@@ -4,8 +4,8 @@ in its order), so that a name is written where it is defined and in that table, 
 the tables of docs/api.md (each name with the first sentence of its docstring) and the imports for
 type checkers in zluda_runner/__init__.py (``if TYPE_CHECKING:``).
 
-    python scripts/api_names.py          # rewrite both
-    python scripts/api_names.py --check  # exit 1 when one is stale (tests/api/test_docs.py)
+    python tools/api_names.py          # rewrite both
+    python tools/api_names.py --check  # exit 1 when one is stale (tests/api/test_docs.py)
 
 Each table stands between ``<!-- names: KIND -->`` and ``<!-- end names -->``, KIND one of
 :data:`HEADS`: the stable functions (``calls``) and records, the provisional names (in
@@ -96,7 +96,7 @@ def main(argv: list[str]) -> int:
             if "--check" not in argv:
                 path.write_text(fresh, encoding="utf-8")
     if "--check" in argv and stale:
-        print(f"stale: {', '.join(map(str, stale))}: run python scripts/api_names.py", file=sys.stderr)
+        print(f"stale: {', '.join(map(str, stale))}: run python tools/api_names.py", file=sys.stderr)
     return int("--check" in argv and bool(stale))
 
 
