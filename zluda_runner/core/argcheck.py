@@ -128,7 +128,7 @@ def _tests_of(function: Callable[..., object]) -> dict[str, tuple[_Test, str]]:
 
 def _hints(function: Callable[..., object]) -> dict[str, object]:
     """``function``'s parameters' annotations, read (one this check cannot read is left out)."""
-    names = _PublicNames()
+    names = _TypeCheckingNames(function.__globals__.get("__file__"))
     hints = {}
     for name, text in function.__annotations__.items():
         try:
@@ -151,17 +151,36 @@ def _without_callable_args(text: str) -> str:
     return text
 
 
-class _PublicNames(dict[str, object]):
-    """An annotation's names the module lacks (imported only for a type checker): the package's public
-    ones, imported on use (a KeyError sends Python on to the module's own names)."""
+class _TypeCheckingNames(dict[str, object]):
+    """The names a module imports only for a type checker (``from M import A`` under its ``if
+    TYPE_CHECKING:``), imported on use from where it says (a KeyError sends Python on to the builtins)."""
+
+    def __init__(self, module_file: object) -> None:
+        super().__init__()
+        self.module_file = module_file if isinstance(module_file, str) else ""
 
     def __missing__(self, name: str) -> object:
         import importlib
 
-        public: dict[str, str] = importlib.import_module("zluda_runner")._PUBLIC
-        if name in public:
-            return getattr(importlib.import_module(public[name]), name)
-        raise KeyError(name)
+        module, attribute = _type_checking_imports(self.module_file)[name]
+        return getattr(importlib.import_module(module), attribute)
+
+
+@functools.cache
+def _type_checking_imports(path: str) -> dict[str, tuple[str, str]]:
+    """``name -> (module, attribute)`` of the imports under the ``if TYPE_CHECKING:`` of the file."""
+    import ast
+
+    try:
+        with open(path, "rb") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError):  # no source (a frozen module): its names are not checked
+        return {}
+    blocks = [b for b in ast.walk(tree) if isinstance(b, ast.If) and "TYPE_CHECKING" in ast.unparse(b.test)]
+    return {alias.asname or alias.name: (node.module, alias.name)
+            for block in blocks for node in block.body
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level
+            for alias in node.names}
 
 
 def _test(hint: object) -> tuple[_Test, str] | None:
