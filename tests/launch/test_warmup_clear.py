@@ -118,8 +118,10 @@ def test_warmup_refused_clears_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     files = _linux_home(home)
     env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
-    with pytest.raises(HostError, match="no workload command"):
+    with pytest.raises(HostError) as info:
         warmup([], env, [], clear=True, home=home)
+    assert info.value.kind == "host"
+    assert "warmup -- python infer.py" in (info.value.hint_for("command line") or "")  # the fix
     with pytest.raises(HostError, match="heartbeat"):
         warmup([sys.executable, "-c", "pass"], env, [], clear=True, home=home, heartbeat_s=0)
     assert all(f.exists() for f in files.values())
