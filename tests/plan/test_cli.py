@@ -121,9 +121,10 @@ def test_unknown_layout_is_a_clear_error(zluda_run, tmp_path: Path) -> None:
     junk.mkdir()
     (junk / "README.txt").write_text("hello")
     (junk / "libfoo.so.1").write_bytes(b"\x7fELF not really")
-    proc = zluda_run(["--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(junk), "--", "true"])
+    proc = zluda_run(["--json", "--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(junk), "--", "true"])
     assert proc.returncode == 1
-    assert "does not look like a ZLUDA release" in proc.stderr and "hint:" in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "plan" and str(junk) in error["error"] and error["hint"], error
     assert "Traceback" not in proc.stderr
 
 
@@ -157,9 +158,10 @@ def test_rocm_interpreter_cli_message(standin_releases, zluda_run, tmp_path: Pat
     python.parent.mkdir()
     python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
-    proc = zluda_run(_args(tmp_path, standin_releases["good"], "plan", "--python", str(python)))
-    assert proc.returncode == 1
-    assert "ROCm build" in proc.stderr and "needs no ZLUDA" in proc.stderr and "Traceback" not in proc.stderr
+    proc = zluda_run(["--json", *_args(tmp_path, standin_releases["good"], "plan", "--python", str(python))])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "target" and "2.5.0+rocm6.2" in error["error"], error  # the build it found
 
 
 @pytest.fixture
@@ -195,8 +197,9 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
     done = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
     assert done.exit_code == 0 and "restored cublas64_12.dll" in done.output
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
-    again = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
-    assert again.exit_code == 1 and "nothing to restore" in again.output
+    again = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
+    error = json.loads(again.output)
+    assert again.exit_code == 1 and error["kind"] == "placement" and str(torch_lib) in error["error"], error
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
 
 
