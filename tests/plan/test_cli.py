@@ -50,11 +50,11 @@ def test_exit_code_and_argv_pass_through(standin_releases, zluda_run, tmp_path: 
 
 def test_fatal_verdict_refused_unless_forced(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     release = standin_releases["no_versions"]
-    refused = zluda_run(_args(tmp_path, release, "--", str(apps["runpath"])))
+    refused = zluda_run(["--json", *_args(tmp_path, release, "--", str(apps["runpath"]))])
     assert refused.returncode == 3  # a check failed (core/exitcodes.py)
-    assert "predicts this launch will fail" in refused.stderr and CUBLAS in refused.stderr
-    assert "no symbol-version table at all" in refused.stderr and "--force" in refused.stderr
-    assert refused.stdout == ""  # the command never ran
+    error = json.loads(refused.stdout)  # stdout is this object alone: the command never ran
+    assert error["kind"] == "fatal-plan" and error["exit_code"] == 3 and CUBLAS in error["error"], error
+    assert "DT_VERSYM" in error["error"] and "--force" in error["hint"], error  # what it lacks; the way past
     forced = zluda_run(_args(tmp_path, release, "--force", "--", str(apps["runpath"])))
     assert forced.returncode != 0 and "check_match" in forced.stderr  # it ran, and died as predicted
 
@@ -185,7 +185,9 @@ def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
     # pip reinstalls torch: the placed DLL is replaced behind our back
     (torch_lib / "cublas64_12.dll").write_bytes(original.read_bytes() + b"reinstalled")
     drift = runner.invoke(main_group, ["status", "--torch-lib", str(torch_lib)])
-    assert drift.exit_code == 3 and "drift: cublas64_12.dll was replaced" in drift.output
+    assert drift.exit_code == 3 and "cublas64_12.dll" in drift.output
+    drifted = runner.invoke(main_group, ["status", "--json", "--torch-lib", str(torch_lib)])
+    assert "cublas64_12.dll" in json.dumps(json.loads(drifted.output)["drift"])
     skipped = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
     assert skipped.exit_code == 3 and "skipped  cublas64_12.dll" in skipped.output
     assert (torch_lib / "cublas64_12.dll").read_bytes().endswith(b"reinstalled")  # left alone
