@@ -44,7 +44,9 @@ def test_errors_have_hints_and_no_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "error:" in result.output and "hint:" in result.output
     assert "Traceback" not in result.output
-    result = runner.invoke(main_group, ["inspect", "--python", str(tmp_path / "nopython")])
-    assert result.exit_code == 1 and "does not run" in result.output
+    result = runner.invoke(main_group, ["--json", "inspect", "--python", str(tmp_path / "nopython")])
+    error = json.loads(result.output)
+    assert result.exit_code == 1 and error["kind"] == "target", error
+    assert str(tmp_path / "nopython") in error["error"], error
     result = runner.invoke(main_group, ["inspect", str(tmp_path), "--python", "python3"])
     assert result.exit_code == 2

@@ -34,5 +34,5 @@ def test_paths_and_numbers_are_written_as_text() -> None:
 
 
 def test_one_string_is_not_a_list_of_words() -> None:
-    with pytest.raises(zr.ZludaRunnerError, match="one string"):
+    with pytest.raises(zr.ZludaRunnerError, match=r"\('python infer\.py'\)"):
         command_words("python infer.py")

@@ -104,7 +104,7 @@ def test_link_dir_refuses_missing_files_and_bad_names(tmp_path: Path) -> None:
     with pytest.raises(LaunchError, match="missing"):
         prepare_link_dir(tmp_path, {"libcuda.so.1": tmp_path / "nope.so"})
     (tmp_path / "ok.so").write_bytes(b"")
-    with pytest.raises(LaunchError, match="bad library name"):
+    with pytest.raises(LaunchError, match=r": '\.\./evil\.so'\n"):
         prepare_link_dir(tmp_path, {"../evil.so": tmp_path / "ok.so"})
 
 

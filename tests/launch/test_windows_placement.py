@@ -165,8 +165,9 @@ def test_status_wants_replace_when_the_release_changes(torch_lib: Path, placemen
 
 
 def test_restore_without_journal_is_a_clear_error(torch_lib: Path) -> None:
-    with pytest.raises(PlacementError, match="nothing to restore") as info:
+    with pytest.raises(PlacementError) as info:
         windows.restore(torch_lib)
+    assert str(torch_lib / windows.JOURNAL_DIRNAME / windows.JOURNAL_FILE) in info.value.message
     assert info.value.hint
 
 
@@ -174,19 +175,20 @@ def test_restore_with_originals_gone_changes_nothing(torch_lib: Path, placements
     windows.place(torch_lib, placements)
     placed = snapshot(torch_lib)
     shutil.rmtree(torch_lib / windows.JOURNAL_DIRNAME / windows.ORIGINALS_DIR)
-    with pytest.raises(PlacementError, match="missing or damaged") as info:
+    with pytest.raises(PlacementError) as info:
         windows.restore(torch_lib)
+    assert str(torch_lib / windows.JOURNAL_DIRNAME / windows.ORIGINALS_DIR) in info.value.message
     assert "reinstall" in (info.value.hint or "")
     assert snapshot(torch_lib) == placed  # nothing half-done
     assert (torch_lib / windows.JOURNAL_DIRNAME / windows.JOURNAL_FILE).exists()
 
 
 def test_bad_requests_are_refused(torch_lib: Path, dlls) -> None:
-    with pytest.raises(PlacementError, match="plain file name"):
+    with pytest.raises(PlacementError, match=r"'\.\.\\\\evil\.dll'"):
         windows.place(torch_lib, [Placement(dlls["zluda/cublas.dll"], "..\\evil.dll")])
     with pytest.raises(PlacementError, match="missing"):
         windows.place(torch_lib, [Placement(torch_lib / "nope.dll", "cublas64_11.dll")])
-    with pytest.raises(PlacementError, match="nothing to keep"):
+    with pytest.raises(PlacementError, match=r"^nvrtc64_120_0\.dll .* nvrtc_cuda\.dll\b"):
         windows.place(torch_lib, [Placement(dlls["zluda/nvrtc.dll"], "nvrtc64_120_0.dll", "nvrtc_cuda.dll")])
     assert windows.status(torch_lib).state == "none"
     assert not (torch_lib / windows.JOURNAL_DIRNAME).exists()

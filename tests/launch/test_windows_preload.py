@@ -115,14 +115,16 @@ def test_pth_hook_is_journaled_refuses_a_foreign_file_and_is_removed_only_when_o
     assert [h.path for h in read_hooks(cache).hooks] == [str(hook)] and hooks_present(cache) == [hook]
     assert remove_pth_hook(hook, cache) and not hook.exists() and read_hooks(cache).hooks == []
     hook.write_text("import something_of_the_users\n")
-    with pytest.raises(LaunchError, match="not zluda-run's"):
+    with pytest.raises(LaunchError) as info:
         install_pth_hook(site_dir, cache)
+    assert info.value.message.startswith(f"{hook} ")  # the file it leaves alone
     assert not remove_pth_hook(hook, cache) and hook.read_text() == "import something_of_the_users\n"
     with pytest.raises(LaunchError, match="not a folder"):
         install_pth_hook(tmp_path / "missing", cache)
     (cache / "win-hooks" / "hooks.json").write_text("{not json")
-    with pytest.raises(LaunchError, match="cannot be read"):
+    with pytest.raises(LaunchError) as info:
         read_hooks(cache)
+    assert str(cache / "win-hooks" / "hooks.json") in info.value.message
 
 
 # --------------------------------------------------------------------------- which hook, which mechanism

@@ -3,6 +3,7 @@ does (LD_DEBUG), and the launch makes every ``replace`` binding take."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -201,10 +202,13 @@ def test_trace_out_unwritable_is_refused_before_the_workload_runs(cudart_client:
                                                                    zluda_run, tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
-    proc = zluda_run(["--cache-dir", str(tmp_path / "cache"), "--zluda-dir", str(standin_releases["good"]),
-                      "--trace", "--trace-out", str(blocker / "trace.json"), "--", str(cudart_client)])
-    assert proc.returncode == 1 and "cannot write the trace report" in proc.stderr
-    assert "hint:" in proc.stderr and "Traceback" not in proc.stderr
+    proc = zluda_run(["--json", "--cache-dir", str(tmp_path / "cache"),
+                      "--zluda-dir", str(standin_releases["good"]), "--trace",
+                      "--trace-out", str(blocker / "trace.json"), "--", str(cudart_client)])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "output-file" and error["hint"], error
+    assert str(blocker / "trace.json") in error["error"], error
     assert not (tmp_path / "cache" / "traces").exists()  # checked first, as --html is: nothing ran
 
 
@@ -217,8 +221,10 @@ def test_trace_out_onto_the_results_store_is_refused_and_the_store_kept(
     store.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
     (cache / "results.db-wal").write_bytes(b"")
     before = store.read_bytes()
-    proc = zluda_run(["--cache-dir", str(cache), "--zluda-dir", str(standin_releases["good"]),
+    proc = zluda_run(["--json", "--cache-dir", str(cache), "--zluda-dir", str(standin_releases["good"]),
                       "--trace", "--trace-out", str(cache / onto), "--", str(cudart_client)])
     assert proc.returncode == 1, proc.stderr  # 7859508: exit 0, the store replaced by a 400-byte trace
-    assert "a file of the results store" in proc.stderr and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "output-file" and str(store) in error["error"], error
+    assert "Traceback" not in proc.stderr
     assert store.read_bytes() == before

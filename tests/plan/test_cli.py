@@ -50,11 +50,11 @@ def test_exit_code_and_argv_pass_through(standin_releases, zluda_run, tmp_path: 
 
 def test_fatal_verdict_refused_unless_forced(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     release = standin_releases["no_versions"]
-    refused = zluda_run(_args(tmp_path, release, "--", str(apps["runpath"])))
+    refused = zluda_run(["--json", *_args(tmp_path, release, "--", str(apps["runpath"]))])
     assert refused.returncode == 3  # a check failed (core/exitcodes.py)
-    assert "predicts this launch will fail" in refused.stderr and CUBLAS in refused.stderr
-    assert "no symbol-version table at all" in refused.stderr and "--force" in refused.stderr
-    assert refused.stdout == ""  # the command never ran
+    error = json.loads(refused.stdout)  # stdout is this object alone: the command never ran
+    assert error["kind"] == "fatal-plan" and error["exit_code"] == 3 and CUBLAS in error["error"], error
+    assert "DT_VERSYM" in error["error"] and "--force" in error["hint"], error  # what it lacks; the way past
     forced = zluda_run(_args(tmp_path, release, "--force", "--", str(apps["runpath"])))
     assert forced.returncode != 0 and "check_match" in forced.stderr  # it ran, and died as predicted
 
@@ -121,9 +121,10 @@ def test_unknown_layout_is_a_clear_error(zluda_run, tmp_path: Path) -> None:
     junk.mkdir()
     (junk / "README.txt").write_text("hello")
     (junk / "libfoo.so.1").write_bytes(b"\x7fELF not really")
-    proc = zluda_run(["--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(junk), "--", "true"])
+    proc = zluda_run(["--json", "--cache-dir", str(tmp_path / "c"), "--zluda-dir", str(junk), "--", "true"])
     assert proc.returncode == 1
-    assert "does not look like a ZLUDA release" in proc.stderr and "hint:" in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "plan" and str(junk) in error["error"] and error["hint"], error
     assert "Traceback" not in proc.stderr
 
 
@@ -135,8 +136,9 @@ def test_release_folder_one_level_down_and_ambiguous(standin_releases, tmp_path:
     assert layout.root == str(outer / "zluda")
     assert {s.family for s in layout.shims} == {"driver", "cublas"}
     shutil.copytree(standin_releases["good"], outer / "zluda-2", symlinks=True)
-    with pytest.raises(PlanError, match="several ZLUDA-like folders"):
+    with pytest.raises(PlanError) as info:
         scan_release_dir(outer)
+    assert info.value.message.startswith(f"{outer} ") and "(zluda, zluda-2)" in info.value.message
 
 
 @pytest.mark.parametrize(("build", "words"), [("rocm", "ROCm build"), ("cpu", "CPU-only build")])
@@ -156,9 +158,10 @@ def test_rocm_interpreter_cli_message(standin_releases, zluda_run, tmp_path: Pat
     python.parent.mkdir()
     python.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
     python.chmod(0o755)
-    proc = zluda_run(_args(tmp_path, standin_releases["good"], "plan", "--python", str(python)))
-    assert proc.returncode == 1
-    assert "ROCm build" in proc.stderr and "needs no ZLUDA" in proc.stderr and "Traceback" not in proc.stderr
+    proc = zluda_run(["--json", *_args(tmp_path, standin_releases["good"], "plan", "--python", str(python))])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "target" and "2.5.0+rocm6.2" in error["error"], error  # the build it found
 
 
 @pytest.fixture
@@ -182,7 +185,9 @@ def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
     # pip reinstalls torch: the placed DLL is replaced behind our back
     (torch_lib / "cublas64_12.dll").write_bytes(original.read_bytes() + b"reinstalled")
     drift = runner.invoke(main_group, ["status", "--torch-lib", str(torch_lib)])
-    assert drift.exit_code == 3 and "drift: cublas64_12.dll was replaced" in drift.output
+    assert drift.exit_code == 3 and "cublas64_12.dll" in drift.output
+    drifted = runner.invoke(main_group, ["status", "--json", "--torch-lib", str(torch_lib)])
+    assert "cublas64_12.dll" in json.dumps(json.loads(drifted.output)["drift"])
     skipped = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
     assert skipped.exit_code == 3 and "skipped  cublas64_12.dll" in skipped.output
     assert (torch_lib / "cublas64_12.dll").read_bytes().endswith(b"reinstalled")  # left alone
@@ -194,8 +199,9 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
     done = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
     assert done.exit_code == 0 and "restored cublas64_12.dll" in done.output
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
-    again = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
-    assert again.exit_code == 1 and "nothing to restore" in again.output
+    again = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
+    error = json.loads(again.output)
+    assert again.exit_code == 1 and error["kind"] == "placement" and str(torch_lib) in error["error"], error
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
 
 

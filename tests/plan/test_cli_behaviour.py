@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -55,10 +56,11 @@ def test_the_host_is_checked_before_anything_else(standin_releases, zluda_run, t
     assert "warning: no AMD GPU driver (/dev/kfd is missing)" in proc.stderr
     assert "zluda-run doctor" in proc.stderr
     marker.unlink()
-    strict = zluda_run([*_base(tmp_path, standin_releases["good"]), "run", "--strict", "--", "sh", "-c",
-                        f"touch {marker}"])
+    strict = zluda_run(["--json", *_base(tmp_path, standin_releases["good"]), "run", "--strict", "--",
+                        "sh", "-c", f"touch {marker}"])
     assert strict.returncode == 3 and not marker.exists()
-    assert "error: this host cannot run the workload on an AMD GPU" in strict.stderr
+    error = json.loads(strict.stdout)
+    assert error["exit_code"] == 3 and error["kind"] == "check-failed", error
 
 
 def test_the_plan_is_plain_text_piped_or_on_a_terminal(standin_releases, zluda_run, tmp_path) -> None:
@@ -79,8 +81,10 @@ def test_json_errors_carry_the_exit_code(zluda_run, tmp_path) -> None:
 
 def test_cpython_interpreter_is_the_default_target(zluda_run) -> None:
     """`zluda-run inspect` with no argument inspects this interpreter: a CPU torch here, said plainly."""
-    proc = zluda_run(["inspect", "--python", sys.executable])
-    assert proc.returncode == 1 and "CPU-only build" in proc.stderr and "Traceback" not in proc.stderr
+    proc = zluda_run(["--json", "inspect", "--python", sys.executable])
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert error["kind"] == "target" and version("torch") in error["error"], error  # the CPU build it found
 
 
 def test_releases_and_the_run_path_say_what_the_store_knows_for_this_gpu(standin_releases, zluda_run,

@@ -65,5 +65,7 @@ def test_a_folder_whose_only_driver_is_32bit_is_not_a_release(tmp_path: Path) ->
     (folder / "32" / "nvcuda.dll").write_bytes(b"MZ")
     (folder / "32" / "nvapi.dll").write_bytes(b"MZ")
     (folder / "zluda64_server.exe").write_bytes(b"MZ")
-    with pytest.raises(PlanError, match="does not look like a ZLUDA release"):
+    with pytest.raises(PlanError) as info:
         scan_release_dir(folder)
+    assert info.value.message.startswith(f"{folder} ")
+    assert "(libcuda.so.1 / libcuda.so / nvcuda.dll)" in info.value.message  # the drivers it looked for

@@ -69,7 +69,7 @@ def test_a_commit_needs_its_source_and_a_source_needs_its_commit(good: Doc, tmp_
     with pytest.raises(ManifestError, match="commit needs a source"):
         parse_manifest(doc, "test.json")
     rel["commit"] = "3FE1206"
-    with pytest.raises(ManifestError, match="field 'commit' must be a git commit"):
+    with pytest.raises(ManifestError, match=r"field 'commit' .*'3FE1206'"):
         parse_manifest(doc, "test.json")
     del rel["commit"]
     rel["provenance"]["commit"] = {"kind": "publisher", "sources": [

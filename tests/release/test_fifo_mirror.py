@@ -4,6 +4,7 @@ open() and the timeout fails the test."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,11 +20,12 @@ def test_a_fifo_in_a_file_mirror_is_refused_not_waited_on(setup) -> None:  # noq
     asset = tmp_path / "mirror" / "vosen/ZLUDA/releases/download/v6/zluda-linux-test.tar.gz"
     asset.unlink()
     os.mkfifo(asset)  # no program writes to it
-    out = subprocess.run([sys.executable, "-m", "zluda_runner", "--manifest", str(tmp_path / "manifest.json"),
-                          "--cache-dir", str(cache), "fetch", "v6", "--os", "linux"],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT, stdin=subprocess.DEVNULL,
-                         env=os.environ.copy())  # ZLUDA_RUNNER_MIRROR: the fixture's file:// mirror
+    argv = [sys.executable, "-m", "zluda_runner", "--json", "--manifest", str(tmp_path / "manifest.json"),
+            "--cache-dir", str(cache), "fetch", "v6", "--os", "linux"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT,
+                         stdin=subprocess.DEVNULL, env=os.environ.copy())  # the fixture's file:// mirror
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr
-    assert "it is a FIFO (named pipe), not a regular file" in out.stderr, out.stderr
+    error = json.loads(out.stdout)
+    assert str(asset) in error["error"] and "FIFO" in error["error"], error
     assert not (cache / "releases").exists()

@@ -29,10 +29,11 @@ def test_a_symlinked_release_lock_is_a_clear_error(tmp_path, server, kit) -> Non
     lock.symlink_to(tmp_path / "elsewhere.lock")
     with pytest.raises(CacheError) as info:
         clean_cache(cache)
-    assert str(lock) in info.value.message and "symbolic link" in info.value.message
+    assert info.value.kind == "cache" and str(lock) in info.value.message and lock.is_symlink()
     assert info.value.hint and "Remove" in info.value.hint
-    with pytest.raises(CacheError, match="symbolic link"):
+    with pytest.raises(CacheError) as again:
         ensure_release(kit.Release("v5"), asset, cache, reinstall=True)
+    assert str(lock) in again.value.message
     assert folder.is_dir() and not (tmp_path / "elsewhere.lock").exists()
 
 
@@ -45,6 +46,7 @@ def test_a_symlinked_trust_lock_is_a_clear_error(tmp_path, tls_server, kit, monk
     locks = CacheLayout(cache).locks
     locks.mkdir(parents=True)
     (locks / "trust.lock").symlink_to(tmp_path / "elsewhere.lock")
-    with pytest.raises(CacheError, match="symbolic link"):
+    with pytest.raises(CacheError) as info:
         ensure_release(kit.Release("fork-3.9.5"), asset, cache, trust_on_first_use=True)
+    assert str(locks / "trust.lock") in info.value.message
     assert not (tmp_path / "elsewhere.lock").exists() and not (cache / "trust.json").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,7 @@ def test_duplicate_release_id_is_rejected(good: Doc, tmp_path: Path) -> None:
     doc["releases"].append(twin)
     path = tmp_path / "dup.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ManifestError, match=r"release 'fork-3.9.5': field 'id' is used by two releases"):
+    with pytest.raises(ManifestError, match=r"dup\.json: release 'fork-3\.9\.5': field 'id' "):
         load_manifest(path)
 
 
@@ -165,7 +166,7 @@ def test_missing_release_id_names_the_index(good: Doc, tmp_path: Path) -> None:
 def test_not_json_is_rejected_with_position(tmp_path: Path) -> None:
     path = tmp_path / "broken.json"
     path.write_text('{"schema_version": 1,\n "releases": [}\n')
-    with pytest.raises(ManifestError, match=r"is not valid JSON: .* line 2"):
+    with pytest.raises(ManifestError, match=r"broken\.json .*\bline 2, column 15\b"):
         load_manifest(path)
 
 
@@ -174,7 +175,7 @@ def test_wrong_schema_version_and_missing_file(good: Doc, tmp_path: Path) -> Non
     doc["schema_version"] = 1
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(doc))
-    with pytest.raises(ManifestError, match=r"field 'schema_version' must be 2"):
+    with pytest.raises(ManifestError, match=r"field 'schema_version' .*\b2\b"):
         load_manifest(path)
     with pytest.raises(ManifestError, match=re.escape(str(tmp_path / "absent.json"))):
         load_manifest(tmp_path / "absent.json")
@@ -189,7 +190,8 @@ def test_a_number_too_long_to_read_is_a_manifest_error(tmp_path: Path) -> None:
 
     path = tmp_path / "m.json"
     path.write_text('{"schema_version": 2, "manifest_version": ' + "9" * 5000 + "}")
-    with pytest.raises(ManifestError, match=r"Exceeds the limit") as err:  # Python's own reason, passed on
+    limit = rf"\({sys.get_int_max_str_digits()} digits\)"  # Python's own reason, passed on
+    with pytest.raises(ManifestError, match=limit) as err:
         load_manifest(path)
     assert err.value.hint
     res = CliRunner().invoke(main_group, ["--manifest", str(path), "--json", "releases", "--os", "linux"],

@@ -56,8 +56,11 @@ def test_manifest_token_is_not_stored_or_printed(tmp_path: Path, server) -> None
     listing = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "releases", "--json"])
     assert "fetched" in listing.output or "origin" in listing.output, listing.output
     assert SECRET not in listing.output
-    again = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "manifest", "update"])
-    assert again.exit_code == 1 and "credentials are not kept" in again.output and SECRET not in again.output
+    again = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(cache), "manifest", "update"])
+    error = json.loads(again.output)  # the URL kept has no credentials: it is not fetched without them
+    assert again.exit_code == 1 and error["kind"] == "manifest", error
+    assert "http://reader:***@" in error["error"], error
+    assert "ZLUDA_RUNNER_MANIFEST_URL" in error["hint"] and SECRET not in again.output
 
 
 def test_a_mirrors_password_is_not_in_errors_or_the_cache(tmp_path: Path, server, kit, monkeypatch) -> None:

@@ -46,14 +46,18 @@ def test_global_json_flag_and_manifest_option(tmp_path: Path) -> None:
     assert data["selected"] is None and data["rejected"] == [] and data["releases"]
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    result = CliRunner().invoke(main_group, ["--manifest", str(bad), "releases"])
-    assert result.exit_code != 0
-    assert "not valid JSON" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main_group, ["--json", "--manifest", str(bad), "releases"])
+    error = json.loads(result.output)
+    assert result.exit_code == 1 and error["kind"] == "manifest" and str(bad) in error["error"], result.output
+    assert "line 1, column 2" in error["error"]  # where the JSON broke
 
 
 def test_manifest_from_environment_and_unknown_release(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.json"
-    result = CliRunner().invoke(main_group, ["releases"], env={"ZLUDA_RUNNER_MANIFEST": str(missing)})
-    assert result.exit_code != 0 and "manifest not found" in result.output
+    env = {"ZLUDA_RUNNER_MANIFEST": str(missing)}
+    result = CliRunner().invoke(main_group, ["--json", "releases"], env=env)
+    error = json.loads(result.output)
+    assert result.exit_code == 1 and error["kind"] == "manifest", result.output
+    assert str(missing) in error["error"], result.output
     result = CliRunner().invoke(main_group, ["--release", "fork-3.9.9", "releases", "--os", "windows"])
     assert result.exit_code != 0 and "fork-3.9.6" in result.output

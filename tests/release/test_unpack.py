@@ -86,8 +86,9 @@ def test_link_redirected_by_a_later_link_is_caught_on_disk(tmp_path, kit):
     chain = kit.tar_gz([("symlink", "l1", "l2/.."), ("symlink", "l2", ".")])
     archive = _write(tmp_path, "chain.tar.gz", chain)
     dest = tmp_path / "out"
-    with pytest.raises(UnsafeArchiveError, match="resolves outside"):
+    with pytest.raises(UnsafeArchiveError) as info:
         safe_extract(archive, "tar.gz", dest)
+    assert info.value.kind == "unsafe-archive" and "'l1' -> 'l2/..'" in info.value.message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chain.tar.gz", "out"]
 
 
@@ -96,7 +97,7 @@ def test_truncated_tar_gz_is_an_archive_error(tmp_path, kit):
     archive = _write(tmp_path, "cut.tar.gz", data[: len(data) // 2])
     with pytest.raises(ArchiveError) as info:
         safe_extract(archive, "tar.gz", tmp_path / "out")
-    assert "truncated or corrupt" in info.value.message
+    assert info.value.kind == "archive" and info.value.message.startswith("cut.tar.gz ")
     assert "--archive" in (info.value.hint_for("command line") or "")
 
 

@@ -59,7 +59,7 @@ def test_a_stored_run_with_a_text_total_does_not_break_the_views_and_can_be_dele
     code, out = _cli(tmp_path, url, "show", odd[:12])
     assert code == 0 and "op002.fp16" in out, out
     code, out = _cli(tmp_path, url, "delete", bad[:12])
-    assert code == 0 and f"deleted run {bad[:12]}" in out, out
+    assert code == 0 and bad[:12] in out, out
     with make_store(url).open() as store:
         assert [r.run_id for r in store.list_runs()] == [good, odd]
         assert store.get_runs([bad]) == []

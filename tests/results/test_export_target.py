@@ -43,7 +43,7 @@ def test_an_export_onto_the_store_is_refused_and_the_store_kept(tmp_path: Path, 
     code, out = _cli(tmp_path, str(store), "export", target)
     assert code == 1, out
     error = json.loads(out)
-    assert "a file of the results store, which it would replace; nothing was written" in error["error"]
+    assert error["kind"] == "output-file" and str(store) in error["error"], error  # the file it would replace
     assert store.read_bytes() == before
     with make_store(str(store)).open() as opened:
         assert len(opened.list_runs()) == 1
@@ -70,7 +70,7 @@ def test_a_matrix_page_onto_the_store_is_refused_before_anything_is_read(tmp_pat
     code, out = _cli(tmp_path, str(store), "matrix", "--html", target)
     assert code == 1, out
     error = json.loads(out)
-    assert "a file of the results store, which it would replace; nothing was written" in error["error"]
+    assert error["kind"] == "output-file" and str(store) in error["error"], error  # the file it would replace
     assert error["hint"] == "give --html another file name"
     assert store.read_bytes() == before
     code, out = _cli(tmp_path, str(store), "matrix", "--html", str(tmp_path / "matrix.html"))

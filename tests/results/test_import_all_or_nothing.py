@@ -40,8 +40,10 @@ def test_a_bad_bundle_after_a_good_one_stores_nothing(tmp_path: Path, good: Path
 
 def test_an_import_of_no_bundle_makes_no_store(tmp_path: Path) -> None:
     typo = tmp_path / "TYPO.db"
-    code, out = _cli("--results-db", str(typo), "import", str(tmp_path / "nosuch.jsonl"), tmp_path=tmp_path)
-    assert code == 1 and "cannot read" in out, out
+    missing = tmp_path / "nosuch.jsonl"
+    code, out = _cli("--results-db", str(typo), "import", str(missing), "--json", tmp_path=tmp_path)
+    error = json.loads(out)
+    assert code == 1 and error["kind"] == "results-store" and str(missing) in error["error"], out
     assert sorted(p.name for p in tmp_path.iterdir()) == [], sorted(p.name for p in tmp_path.iterdir())
 
 

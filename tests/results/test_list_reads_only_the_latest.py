@@ -33,5 +33,5 @@ def test_a_limited_list_reads_only_its_runs(store_url: str, monkeypatch: pytest.
         assert [r.run_id for r in store.list_runs(limit=100)] == [r.run_id for r in everything]
         assert [r.run_id for r in store.list_runs(limit=3, since="2026-11-06")] == \
             [r.run_id for r in everything[-2:]]
-        with pytest.raises(ResultsStoreError, match="limit 0 is no number of runs"):
+        with pytest.raises(ResultsStoreError, match=r"^limit 0 "):
             store.list_runs(limit=0)

@@ -146,17 +146,25 @@ def test_results_commands(tmp_path: Path, store_url: str) -> None:
 def test_results_command_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / "results.db").write_bytes(b"junk" * 1000)
+    junk = tmp_path / "cache" / "results.db"
+    code, out = _cli("list", "--json", tmp_path=tmp_path)
+    error = json.loads(out)
+    assert code == 1 and error["kind"] == "results-store" and str(junk) in error["error"], out
+    assert f"mv {junk} {junk}.bad" in error["hint"]  # the command that moves it aside
     code, out = _cli("list", tmp_path=tmp_path)
-    assert code == 1 and "error: the results store" in out and "hint: move it aside" in out
-    assert "Traceback" not in out
-    code, out = _cli("--results-db", "mysql://db/x", "list", tmp_path=tmp_path)
-    assert code == 1 and "unsupported results database URL" in out
+    assert code == 1 and out.startswith("error: ") and "Traceback" not in out
+    code, out = _cli("--results-db", "mysql://db/x", "list", "--json", tmp_path=tmp_path)
+    error = json.loads(out)
+    assert code == 1 and error["kind"] == "results-store" and "'mysql://db/x'" in error["error"], out
     good = str(tmp_path / "good.db")
     make_store(good).open().close()  # a store, empty (a reader makes none)
-    code, out = _cli("--results-db", good, "show", "zz", tmp_path=tmp_path)
-    assert code == 1 and "is not a run id" in out
-    code, out = _cli("--results-db", good, "show", "abcd", tmp_path=tmp_path)
-    assert code == 1 and "no run abcd" in out
+    for prefix in ("zz", "abcd"):  # not hexadecimal; no such run
+        code, out = _cli("--results-db", good, "show", prefix, "--json", tmp_path=tmp_path)
+        error = json.loads(out)
+        assert code == 1 and error["kind"] == "results-store" and prefix in error["error"], out
+    assert good in error["error"]  # the store it looked in
+    code, out = _cli("--results-db", good, "show", "zz", "--json", tmp_path=tmp_path)
+    assert "'zz'" in json.loads(out)["error"]
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     code, out = _cli("--results-db", good, "import", str(bad), tmp_path=tmp_path)

@@ -24,5 +24,6 @@ def test_a_postgres_store_without_the_driver_names_the_extra(tmp_path: Path) -> 
                           cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     error = json.loads(proc.stdout)
-    assert "needs the PostgreSQL driver" in error["error"] and "secret" not in error["error"]
+    assert error["kind"] == "results-store" and "postgresql://u:***@127.0.0.1:1/db" in error["error"], error
+    assert "secret" not in error["error"]
     assert "zluda-runner[postgres]" in error["hint"] and "Traceback" not in proc.stderr

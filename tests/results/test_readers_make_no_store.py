@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 import zluda_runner as zr
+from tests.golden import assert_golden
 from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
@@ -57,21 +58,22 @@ def test_a_reader_of_a_mistyped_store_says_so_and_makes_nothing(tmp_path: Path,
     before = _tree(tmp_path)
     code, out = _cli(tmp_path, "results", "--results-db", "MISTYPED.db", *words)
     assert code == 1, out
-    assert f"error: no results store at MISTYPED.db ({tmp_path / 'MISTYPED.db'})" in out, out
-    assert "hint: check the path given to --results-db" in out and "`zluda-run results import`" in out, out
+    assert f"MISTYPED.db ({tmp_path / 'MISTYPED.db'})" in out, out  # the path as given, and where it is
+    assert "--results-db" in out.split("hint: ")[1] and "`zluda-run results import`" in out, out
     assert "Traceback" not in out and "no runs" not in out
     code, out = _cli(tmp_path, "--json", "results", "--results-db", str(tmp_path / "MISTYPED.db"), *words)
     error = json.loads(out)
-    assert code == 1 and error["exit_code"] == 1, out
-    assert error["error"].startswith(f"no results store at {tmp_path / 'MISTYPED.db'}; nothing was made"), out
+    assert code == 1 and error["exit_code"] == 1 and error["kind"] == "no-results-store", out
+    assert str(tmp_path / "MISTYPED.db") in error["error"], out
     assert "--results-db" in error["hint"], out
     assert _tree(tmp_path) == before  # no store, no -wal/-shm, no cache folder, no export
 
 
 def test_a_store_named_in_the_environment_is_named_too(tmp_path: Path) -> None:
     missing = tmp_path / "typo" / "results.db"
-    code, out = _cli(tmp_path, "results", "list", env={"ZLUDA_RUNNER_RESULTS_DB": str(missing)})
-    assert code == 1 and f"no results store at {missing};" in out, out
+    code, out = _cli(tmp_path, "--json", "results", "list", env={"ZLUDA_RUNNER_RESULTS_DB": str(missing)})
+    error = json.loads(out)
+    assert code == 1 and error["kind"] == "no-results-store" and str(missing) in error["error"], out
     assert not missing.parent.exists()
 
 
@@ -79,8 +81,10 @@ def test_an_empty_file_is_no_store_and_is_left_as_it_is(tmp_path: Path) -> None:
     empty = tmp_path / "empty.db"
     empty.touch()
     for words in READERS:
-        code, out = _cli(tmp_path, "results", "--results-db", str(empty), *words)
-        assert code == 1 and f"{empty} is an empty file, not a results store" in out, (words, out)
+        code, out = _cli(tmp_path, "--json", "results", "--results-db", str(empty), *words)
+        error = json.loads(out)
+        assert code == 1 and error["kind"] == "no-results-store", (words, out)
+        assert str(empty) in error["error"], (words, out)
     assert empty.stat().st_size == 0
     assert _tree(tmp_path) == ["empty.db"]
 
@@ -91,11 +95,13 @@ def test_the_default_store_before_anything_is_recorded_reads_as_empty(tmp_path: 
     code, out = _cli(tmp_path, "--json", "results", "list")
     assert code == 0 and json.loads(out)["runs"] == [], out
     code, out = _cli(tmp_path, "results", "matrix")
-    assert code == 0 and "no runs recorded yet" in out, out
-    code, out = _cli(tmp_path, "results", "show", "abcd")
-    assert code == 1 and "no run abcd in" in out and "Traceback" not in out, out
-    code, out = _cli(tmp_path, "results", "delete", "abcd")
-    assert code == 1 and "no run abcd in" in out, out
+    assert code == 0, out
+    assert_golden("results_matrix_empty", out)
+    for words in (["show", "abcd"], ["delete", "abcd"]):
+        code, out = _cli(tmp_path, "--json", "results", *words)
+        error = json.loads(out)
+        assert code == 1 and error["kind"] == "results-store", out
+        assert "abcd" in error["error"] and str(tmp_path / "cache" / "results.db") in error["error"], out
     code, out = _cli(tmp_path, "results", "export", "all.jsonl")
     assert code == 0 and "exported 0 run(s)" in out, out
     assert not (tmp_path / "cache").exists()  # nothing made for it

@@ -41,8 +41,10 @@ def test_a_relative_sqlite_url_is_in_the_current_folder(tmp_path: Path, monkeypa
     bundle = tmp_path / "b.jsonl"
     bundle.write_text(json.dumps({"format": "zluda-runner-results", "version": 1}) + "\n", encoding="utf-8")
     with _not_at_root(name) as at_root:
-        code, out = _cli("--results-db", f"sqlite:///{name}", "list", tmp_path=tmp_path)
-        assert code == 1 and f"no results store at {name} ({tmp_path / name})" in out, out  # a reader
+        code, out = _cli("--results-db", f"sqlite:///{name}", "list", "--json", tmp_path=tmp_path)
+        error = json.loads(out)  # a reader makes no store
+        assert code == 1 and error["kind"] == "no-results-store", out
+        assert f"{name} ({tmp_path / name})" in error["error"], out
         code, out = _cli("--results-db", f"sqlite:///{name}", "import", str(bundle), tmp_path=tmp_path)
         assert code == 0, out
         assert not at_root.exists(), "a file was made at /"
@@ -58,8 +60,9 @@ def test_an_in_memory_sqlite_url_is_refused(tmp_path: Path, monkeypatch) -> None
     monkeypatch.chdir(tmp_path)
     for url in ("sqlite:///:memory:", ":memory:"):
         with _not_at_root(":memory:") as at_root:
-            code, out = _cli("--results-db", url, "list", tmp_path=tmp_path)
-            assert code == 1 and "names no file" in out and "Traceback" not in out, (url, out)
+            code, out = _cli("--results-db", url, "list", "--json", tmp_path=tmp_path)
+            error = json.loads(out)
+            assert code == 1 and error["kind"] == "results-store" and ":memory:" in error["error"], (url, out)
             assert not at_root.exists() and not (tmp_path / ":memory:").exists()
 
 
@@ -83,8 +86,9 @@ def test_a_device_as_the_store_gets_no_move_it_aside_advice(tmp_path: Path) -> N
         os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
     except (OSError, AttributeError) as exc:
         pytest.skip(f"a device node needs root (os.mknod): {exc}")
-    code, out = _cli("--results-db", str(node), "list", tmp_path=tmp_path)
-    assert code == 1 and "is a device, not a results database file" in out, out
+    code, out = _cli("--results-db", str(node), "list", "--json", tmp_path=tmp_path)
+    error = json.loads(out)
+    assert code == 1 and error["kind"] == "results-store" and str(node) in error["error"], out
     assert "mv " not in out
     assert stat.S_ISCHR(os.lstat(node).st_mode)
 

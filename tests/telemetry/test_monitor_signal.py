@@ -26,10 +26,10 @@ def test_monitor_names_the_signal_that_killed_the_workload(tmp_path: Path, stand
     one_gpu_host(root, busy=1, vram_used=GIB)
     proc = _zluda_run(root, tmp_path, "--zluda-dir", str(standin_release), "--monitor", "--", *SEGV)
     assert proc.returncode == 139, proc.stderr
-    assert "zluda-run: the workload was killed by SIGSEGV (exit 139)" in proc.stderr
+    assert "SIGSEGV (exit 139)" in proc.stderr  # the signal by name, and the exit code
     plain = _zluda_run(root, tmp_path, "--zluda-dir", str(standin_release), "--monitor", "--", "sh", "-c",
                        "exit 139")
-    assert plain.returncode == 139 and "killed by" not in plain.stderr  # an exit, whatever its number
+    assert plain.returncode == 139 and "SIG" not in plain.stderr  # an exit, whatever its number
 
 
 def test_trace_names_the_signal_and_records_it(tmp_path: Path, standin_release: Path) -> None:
@@ -39,7 +39,7 @@ def test_trace_names_the_signal_and_records_it(tmp_path: Path, standin_release: 
     proc = _zluda_run(root, tmp_path, "--zluda-dir", str(standin_release), "--trace", "--trace-out", str(out),
                       "--", *SEGV)
     assert proc.returncode == 139, proc.stderr
-    assert "the command was killed by SIGSEGV, exit 139" in proc.stderr
+    assert "SIGSEGV, exit 139" in proc.stderr
     saved = json.loads(out.read_text())
     assert saved["exit_code"] == 139 and saved["ended_by"] == "SIGSEGV"
     del saved["ended_by"]  # a report written before the field: read as not known
@@ -47,4 +47,4 @@ def test_trace_names_the_signal_and_records_it(tmp_path: Path, standin_release: 
     from zluda_runner.report.trace_sections import trace_sections
 
     (section,) = trace_sections(TraceReport.from_json(out.read_text()))
-    assert "exit code: 139 (killed by SIGSEGV)" in section.lines  # the trace report says it too
+    assert [line for line in section.lines if "139" in line and "SIGSEGV" in line]  # the trace report too

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from tests.golden import assert_golden
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.windows_adapters import Adapter, choose_adapter
 from zluda_runner.telemetry.windows_counters import (
@@ -78,12 +79,14 @@ def test_the_workload_adapter_is_an_amd_one_picked_by_hip_visible_devices() -> N
     assert (luid, total) == ("0x00000000_0x0000E000", 8 * 2**30) and device.startswith("AMD Radeon RX 6600")
     assert choose_adapter(ADAPTERS[1:2], [], {}) == (AMD, "AMD Radeon RX 7900 XTX", 24 * 2**30)
     hidden = choose_adapter(ADAPTERS, [], {"HIP_VISIBLE_DEVICES": "7"})
-    assert isinstance(hidden, NoTelemetry) and "none of the 2 AMD adapter(s)" in hidden.reason
+    assert isinstance(hidden, NoTelemetry)
+    assert_golden("windows_counters_hidden", hidden.reason + "\n")
 
 
 def test_without_an_amd_adapter_or_without_dxgi_the_doubt_is_said() -> None:
     luid, device, _ = choose_adapter(ADAPTERS[:1], [], {})  # type: ignore[misc]
-    assert luid == INTEL and "not an AMD GPU" in device
+    assert luid == INTEL
+    assert_golden("windows_counters_not_amd", device + "\n")
     assert choose_adapter([], [AMD, INTEL], {}) == (
         AMD, f"adapter {AMD} (the first of 2 the counters list; DXGI could not tell which is AMD)", None
     )
