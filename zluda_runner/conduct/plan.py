@@ -166,11 +166,16 @@ def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use:
 
             ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
             return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), ctx)
+    from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.plan.build import make_plan
     from zluda_runner.release.selection import host_os
 
     choice = choose_target(argv, settings)
-    profile = inspect_target(choice, settings, run_env)
+    try:
+        profile = inspect_target(choice, settings, run_env)
+    except ZludaRunnerError:  # a host no release fits is said first, judged with the torch as installed
+        resolved(ctx, os_name=None, cuda=None, torch_python=choice.python)
+        raise
     ctx = resolved(ctx, os_name=profile.os if profile else host_os() or "linux",
                    cuda=profile.cuda_major if profile else None)
     source = release_for(ctx, trust_on_first_use=trust_on_first_use, download=download)

@@ -100,26 +100,29 @@ def resolve_release(
                    cuda_note=note)
 
 
-def resolve_run(ctx: RunContext, *, os_name: str | None = None, cuda: int | None = None) -> Resolution:
+def resolve_run(ctx: RunContext, *, os_name: str | None = None, cuda: int | None = None,
+                torch_python: str | None = None) -> Resolution:
     """The release the run of ``ctx`` takes (:func:`resolve_release` on the run's context): its host's HIP
     and GPU where the target is of this host's OS (``os_name``, default this host's), the target's CUDA
-    major (``cuda``), the manifest in use; nothing read again."""
+    major (``cuda``, or read from ``torch_python``'s torch), the manifest in use; nothing read again."""
     from zluda_runner.release.selection import host_os
 
     here = (os_name or host_os()) == host_os()
     return resolve_release(ctx.settings, os_name=os_name, found=ctx.host.quick.hip if here else None,
-                           gfx=ctx.gfx if here else None, cuda=cuda, read_host=False, manifest=ctx.manifest)
+                           gfx=ctx.gfx if here else None, cuda=cuda, torch_python=torch_python,
+                           read_host=False, manifest=ctx.manifest)
 
 
-def resolved(ctx: RunContext, *, os_name: str | None, cuda: int | None) -> RunContext:
+def resolved(ctx: RunContext, *, os_name: str | None, cuda: int | None,
+             torch_python: str | None = None) -> RunContext:
     """``ctx`` with the release its run takes (:attr:`RunContext.resolution`), resolved once per run, here,
     for the target (its OS, its torch's CUDA major), and judged before anything is downloaded: a host whose
     HIP no release takes, or whose GPU with that HIP breaks a GPU x HIP rule, is refused
-    (:class:`NothingFitsError`, exit 3), the ways offered to another HIP only those for this torch. A
-    ``--zluda-dir`` run resolves nothing."""
+    (:class:`NothingFitsError`, exit 3), the ways offered to another HIP only those for this torch
+    (``cuda``, or read from ``torch_python``'s). A ``--zluda-dir`` run resolves nothing."""
     if ctx.settings.zluda_dir is not None:
         return ctx
-    resolution = resolve_run(ctx, os_name=os_name, cuda=cuda)
+    resolution = resolve_run(ctx, os_name=os_name, cuda=cuda, torch_python=torch_python)
     resolution.require()
     return dataclasses.replace(ctx, resolution=resolution)
 
