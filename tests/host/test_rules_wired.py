@@ -90,21 +90,22 @@ def test_the_run_is_refused_for_the_gpu_it_uses_with_the_rules_words(host: Path,
     _gpus(host, GFX1100, GFX1201)
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache")
-    resolve.host_release_check(run_context((), settings))  # device 0 is an RDNA3 GPU: no rule for it
+    resolve.resolved(run_context((), settings), os_name=None, cuda=None)  # device 0 is RDNA3: no rule for it
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")  # the RDNA4 one
     with pytest.raises(NothingFitsError) as err:
-        resolve.host_release_check(run_context((), settings))
+        resolve.resolved(run_context((), settings), os_name=None, cuda=None)
     assert f"gfx1201 with HIP 6.4: {DEBIAN_RULE}" in err.value.message
     assert "install AMD's ROCm" in (err.value.hint or "")
-    with pytest.raises(NothingFitsError):  # release_for (what run/plan select) judges the same GPU
-        resolve.release_for(run_context((), settings), os_name="linux", cuda_major=13, download=False)
+    with pytest.raises(NothingFitsError):  # for the target's CUDA (what run/plan select): the same GPU
+        resolve.resolved(run_context((), settings), os_name="linux", cuda=13)
 
 
 def test_amds_rocm_64_on_the_same_gpu_is_not_refused(host: Path) -> None:
     _gpus(host, GFX1201)
     _amd_rocm(host, "6.4.1")
-    source = resolve.release_for(run_context((), Settings(cache_dir=host.parent / "cache")), os_name="linux",
-                                 cuda_major=13, download=False)
+    settings = Settings(cache_dir=host.parent / "cache")
+    ctx = resolve.resolved(run_context((), settings), os_name="linux", cuda=13)
+    source = resolve.release_for(ctx, download=False)
     assert source.ref.id == "upstream-v6"
 
 
@@ -128,8 +129,8 @@ def test_a_broken_rule_changes_what_the_run_selects(host: Path) -> None:
     _debian_hip_64(host)
     settings = Settings(cache_dir=host.parent / "cache", manifest=_manifest_with(host.parent, driver_v3=True))
     def chosen() -> str | None:
-        return resolve.release_for(run_context((), settings), os_name="linux", cuda_major=None,
-                                   download=False).ref.id
+        ctx = resolve.resolved(run_context((), settings), os_name="linux", cuda=None)
+        return resolve.release_for(ctx, download=False).ref.id
 
     assert chosen() == "upstream-v3"
     (host / "sys/class/kfd/kfd/topology/nodes/1/properties").write_text(

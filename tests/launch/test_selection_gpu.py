@@ -53,9 +53,9 @@ def host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _select(settings: Settings) -> str | None:
-    ctx = run_context((), settings)
-    resolve.host_release_check(ctx)
-    return resolve.release_for(ctx, os_name="linux", cuda_major=13, download=False).ref.id
+    resolve.resolved(run_context((), settings), os_name=None, cuda=None)  # the host check: for any CUDA
+    ctx = resolve.resolved(run_context((), settings), os_name="linux", cuda=13)
+    return resolve.release_for(ctx, download=False).ref.id
 
 
 def test_the_gpu_choice_is_the_plans_default(host: Path) -> None:
@@ -78,10 +78,10 @@ def test_a_rule_only_the_integrated_gpu_breaks_refuses_only_when_it_is_the_workl
     assert _select(Settings(cache_dir=cache)) == "upstream-v6"  # the dedicated gfx1100: no rule for it
     no_defaults = run_context((), Settings(cache_dir=cache, defaults=False))
     with pytest.raises(NothingFitsError) as err:
-        resolve.host_release_check(no_defaults)  # HIP's device 0: the APU
+        resolve.resolved(no_defaults, os_name=None, cuda=None)  # HIP's device 0: the APU
     assert RULE in err.value.message
     with pytest.raises(NothingFitsError):
-        resolve.release_for(no_defaults, os_name="linux", cuda_major=13, download=False)
+        resolve.resolved(no_defaults, os_name="linux", cuda=13)
     monkeypatch.setenv(SWITCH_OFF_ENV, "dedicated-gpu")
     with pytest.raises(NothingFitsError):
         _select(Settings(cache_dir=cache))

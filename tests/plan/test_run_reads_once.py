@@ -17,12 +17,13 @@ from zluda_runner.conduct.run import plan_context, prepare_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.host import gpus, hipsdk, quick, rocm
 from zluda_runner.plan import defaults_facts
-from zluda_runner.release import manifest
+from zluda_runner.release import manifest, selection
 
 
 @pytest.fixture
 def reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """How often the run looked for the HIP install, walked the KFD topology, asked for the manifest."""
+    """How often the run looked for the HIP install, walked the KFD topology, asked for the manifest,
+    resolved the release."""
     root = tmp_path / "host"
     _gpus(root, GFX1100, GFX1201)
     _amd_rocm(root, "6.4.1")
@@ -45,6 +46,7 @@ def reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     monkeypatch.setattr(defaults_facts, "kfd_gpu_nodes", walk)
     asked = counted("manifest", manifest.load_current_manifest)
     monkeypatch.setattr(manifest, "load_current_manifest", asked)
+    monkeypatch.setattr(selection, "resolve", counted("resolve", selection.resolve))
     return counts
 
 
@@ -61,4 +63,4 @@ def test_a_plan_reads_them_once(apps: dict[str, Path], tmp_path: Path, reads: Co
     ctx = plan_context([str(apps["rpath"])], Settings(cache_dir=tmp_path / "cache"))
     plan = prepare_plan(ctx, download=False)
     assert plan.release is not None and plan.release.id == "upstream-v6"
-    assert reads == {"hip": 1, "kfd": 1, "manifest": 1}
+    assert reads == {"hip": 1, "kfd": 1, "manifest": 1, "resolve": 1}  # the host is judged by the plan's one

@@ -91,7 +91,7 @@ def plan_command(
         use_cache: reuse a cached plan whose inputs did not change.
 
     Raises:
-        NothingFitsError: no release fits this host's HIP (checked first, like ``run``).
+        NothingFitsError: no release fits this host's HIP for the target (judged as ``run`` judges it).
         TargetError, PlanError, LaunchError (the command does not exist: ``CommandNotFoundError``).
     """
     from zluda_runner.conduct.plan import prepare_plan
@@ -99,7 +99,7 @@ def plan_command(
 
     settings = to_settings(options)
     with caller_errors():
-        ctx = plan_context(command_words(command), settings, check_host=torch_lib is None)
+        ctx = plan_context(command_words(command), settings)
         if torch_lib is not None:
             from zluda_runner.conduct.plan import plan_for_torch_lib
 

@@ -15,18 +15,21 @@ from zluda_runner.plan.defaults_facts import HostRead, read_host
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
+    from zluda_runner.release.selection import Resolution
 
 
 @dataclass(frozen=True)
 class RunContext:
     """One run: its settings, command and environment, the host (:class:`HostRead`) and the manifest in use
-    (with ``--zluda-dir`` only for the GPU x HIP rules: that folder is the release, none is resolved)."""
+    (with ``--zluda-dir`` only for the GPU x HIP rules: that folder is the release, none is resolved), and
+    once the target is known, the release resolution (:func:`zluda_runner.conduct.resolve.resolved`)."""
 
     settings: Settings
     argv: tuple[str, ...]
     env: Mapping[str, str]
     host: HostRead
     manifest: Manifest | None
+    resolution: Resolution | None = None  # the release the run takes, once its target is known
 
     @property
     def gfx(self) -> str | None:

@@ -25,6 +25,7 @@ from zluda_runner.conduct.resolve import (
     choose_target,
     inspect_target,
     release_for,
+    resolved,
 )
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths
@@ -160,21 +161,25 @@ def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use:
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(ctx)}.json"
     if use_cache:
         cached = _load_cached_plan(cache_file)
-        if cached is not None:
+        if cached is not None:  # the host is judged with the cached target's CUDA: nothing inspected
+            from zluda_runner.release.selection import parse_cuda
+
+            ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
             return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), ctx)
+    from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.plan.build import make_plan
+    from zluda_runner.release.selection import host_os
 
     choice = choose_target(argv, settings)
-    target = inspect_target(choice, settings, run_env)
-    if target is None:
-        from zluda_runner.release.selection import host_os
-
-        source = release_for(ctx, os_name=host_os() or "linux", cuda_major=None,
-                             trust_on_first_use=trust_on_first_use, download=download)
-        target = assumed_target(argv, source.layout)
-    else:
-        source = release_for(ctx, os_name=target.os, cuda_major=target.cuda_major,
-                             trust_on_first_use=trust_on_first_use, download=download)
+    try:
+        profile = inspect_target(choice, settings, run_env)
+    except ZludaRunnerError:  # a host no release fits is said first, judged with the torch as installed
+        resolved(ctx, os_name=None, cuda=None, torch_python=choice.python)
+        raise
+    ctx = resolved(ctx, os_name=profile.os if profile else host_os() or "linux",
+                   cuda=profile.cuda_major if profile else None)
+    source = release_for(ctx, trust_on_first_use=trust_on_first_use, download=download)
+    target = profile or assumed_target(argv, source.layout)
     if source.not_downloaded is not None:
         return _with_host_facts(_provisional_plan(target, source, argv, run_env), ctx)
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
@@ -270,7 +275,7 @@ def plan_for_torch_lib(torch_lib: Path, settings: Settings, *, argv: Sequence[st
         raise TargetError(f"{lib} holds no Windows DLLs",
                           hint="{opt:torch_lib} is for a Windows torch/lib folder")
     ctx = run_context(argv, settings)
-    source = release_for(ctx, os_name="windows", cuda_major=profile.cuda_major,
+    source = release_for(resolved(ctx, os_name="windows", cuda=profile.cuda_major),
                          trust_on_first_use=trust_on_first_use)
     # the launched process's PATH and System32 (the dependency walk's inputs): this environment's
     plan = make_plan(profile, source.layout, release=source.ref, argv=ctx.argv, base_env=dict(ctx.env))

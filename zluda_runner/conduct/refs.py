@@ -7,7 +7,8 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_release
+from zluda_runner.conduct.context import RunContext, run_context
+from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
 from zluda_runner.release.selection import parse_cuda
@@ -19,15 +20,16 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
     through ZLUDA) those of the plan ``zluda-run`` makes for ``argv`` (default: the target interpreter),
     from the plan cache or made without downloading. A run without a plan (native, a driver given by
     path, a command of the user's), or where none can be made, names the target's torch as installed and
-    ``--zluda-dir``, else (``planned``) the resolver's pick for that torch, else ``--release`` as given.
-    Never raises."""
+    ``--zluda-dir``, else (``planned``) the resolver's pick for that torch on the same run context, else
+    ``--release`` as given. Never raises."""
     command = list(argv) or [settings.python or sys.executable]
+    ctx: RunContext | None = None
     if plan is None and planned:
-        from zluda_runner.conduct.context import run_context
         from zluda_runner.conduct.plan import prepare_plan
 
         with contextlib.suppress(Exception):  # recording never fails the run it records
-            plan = prepare_plan(run_context(command, settings), download=False)
+            ctx = run_context(command, settings)
+            plan = prepare_plan(ctx, download=False)
     if plan is not None:
         return plan.refs()
     target = PlanTarget()
@@ -40,9 +42,9 @@ def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | N
     release = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
     if settings.zluda_dir is not None:
         release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
-    elif planned:  # no plan (a CPU torch, an uninspectable target): the release the resolver gives it
+    elif ctx is not None:  # no plan (a CPU torch, an uninspectable target): the release the resolver gives it
         with contextlib.suppress(Exception):
-            chosen = resolve_release(settings, cuda=parse_cuda(target.cuda)).require()
+            chosen = resolve_run(ctx, cuda=parse_cuda(target.cuda)).require()
             release = ReleaseRef(chosen.release.id, None, None, chosen.asset.name, "")
     named, kept = recorded_refs(release, target, command)
     return named, kept if target != PlanTarget() else None

@@ -7,6 +7,7 @@ outside one reads the host
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -103,7 +104,7 @@ def resolve_run(ctx: RunContext, *, os_name: str | None = None, cuda: int | None
                 torch_python: str | None = None) -> Resolution:
     """The release the run of ``ctx`` takes (:func:`resolve_release` on the run's context): its host's HIP
     and GPU where the target is of this host's OS (``os_name``, default this host's), the target's CUDA
-    (``cuda``, or read from ``torch_python``'s torch), the manifest in use; nothing read again."""
+    major (``cuda``, or read from ``torch_python``'s torch), the manifest in use; nothing read again."""
     from zluda_runner.release.selection import host_os
 
     here = (os_name or host_os()) == host_os()
@@ -112,35 +113,23 @@ def resolve_run(ctx: RunContext, *, os_name: str | None = None, cuda: int | None
                            read_host=False, manifest=ctx.manifest)
 
 
-def host_release_check(ctx: RunContext) -> None:
-    """Before the target is inspected: a host whose HIP no release for this OS takes, or whose GPU with
-    that HIP breaks one of the manifest's GPU x HIP rules, is refused here (:class:`NothingFitsError`,
-    exit 3). The refusal is judged with the target torch's CUDA too (read only then), so the ways it
-    offers to another HIP name only what would be selected for this torch. A ``--zluda-dir`` run
-    resolves nothing."""
-    from zluda_runner.release.selection import host_os
-
-    if ctx.settings.zluda_dir is not None or host_os() is None:
-        return
-    resolution = resolve_run(ctx)
-    if resolution.chosen is not None:
-        return
-    python = choose_target(ctx.argv, ctx.settings).python
-    if python is not None:
-        resolution = resolve_run(ctx, torch_python=python)
+def resolved(ctx: RunContext, *, os_name: str | None, cuda: int | None,
+             torch_python: str | None = None) -> RunContext:
+    """``ctx`` with the release its run takes (:attr:`RunContext.resolution`), resolved once per run, here,
+    for the target (its OS, its torch's CUDA major), and judged before anything is downloaded: a host whose
+    HIP no release takes, or whose GPU with that HIP breaks a GPU x HIP rule, is refused
+    (:class:`NothingFitsError`, exit 3), the ways offered to another HIP only those for this torch
+    (``cuda``, or read from ``torch_python``'s). A ``--zluda-dir`` run resolves nothing."""
+    if ctx.settings.zluda_dir is not None:
+        return ctx
+    resolution = resolve_run(ctx, os_name=os_name, cuda=cuda, torch_python=torch_python)
     resolution.require()
+    return dataclasses.replace(ctx, resolution=resolution)
 
 
-def release_for(
-    ctx: RunContext,
-    *,
-    os_name: str,
-    cuda_major: int | None,
-    trust_on_first_use: bool = False,
-    download: bool = True,
-) -> ReleaseSource:
-    """The release folder: ``--zluda-dir`` as is, else the resolver's pick for this run and CUDA major
-    (:func:`resolve_run`), fetched into the cache. ``download=False`` (``plan``): a release not in the
+def release_for(ctx: RunContext, *, trust_on_first_use: bool = False, download: bool = True) -> ReleaseSource:
+    """The release folder: ``--zluda-dir`` as is, else the run's resolution's pick (:func:`resolved`),
+    fetched into the cache. ``download=False`` (``plan``): a release not in the
     cache is described by the manifest alone, and nothing is downloaded."""
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import layout_from_manifest, scan_release_dir
@@ -152,7 +141,9 @@ def release_for(
     from zluda_runner.release.cache import cached_release_dir, ensure_release
     from zluda_runner.release.manifest import resolve_release_root
 
-    choice = resolve_run(ctx, os_name=os_name, cuda=cuda_major).require()
+    if ctx.resolution is None:
+        raise ValueError("release_for needs a resolved run context (resolved)")
+    choice = ctx.resolution.require()
     release, asset = choice.release, choice.asset
     if not download and cached_release_dir(settings.cache_dir, release, asset) is None:
         from zluda_runner.release.provisional import download_note, provisional_layout

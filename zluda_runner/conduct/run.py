@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 
 from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.conduct.plan import prepare_plan
-from zluda_runner.conduct.resolve import host_release_check
 from zluda_runner.core.errors import CheckFailedError, LaunchError
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
@@ -51,7 +50,7 @@ def prepare_run(
 ) -> PreparedRun:
     """Everything before the workload starts (module doc), on the run's one context (:func:`run_context`).
     ``on_warning`` hears the host's warnings first, before anything can fail on a release or a plan; then
-    the host's HIP is judged (no release takes it: exit 3 here)."""
+    the release is resolved once its target is known, and the host judged by it (none fits: exit 3)."""
     args = command_words(argv)  # text words without NUL (a Path, an int written as text)
     if not args:
         raise LaunchError("no command to run", hint="{usage}")
@@ -59,7 +58,6 @@ def prepare_run(
     host = read_host(os.environ)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
     ctx = run_context(args, settings, host=host)
-    host_release_check(ctx)
     plan = prepare_plan(ctx, trust_on_first_use=trust_on_first_use)
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
@@ -91,15 +89,12 @@ def prepare_run(
     return PreparedRun(plan, args, env, warnings, notes)
 
 
-def plan_context(command: Sequence[str], settings: Settings, *, check_host: bool = True) -> RunContext:
+def plan_context(command: Sequence[str], settings: Settings) -> RunContext:
     """The context of the run a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
 
-    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too;
-    then (``check_host``) the host's HIP is judged, as ``run`` does, before anything is inspected."""
+    A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too; the
+    host's HIP is judged, as ``run`` does, by the release resolved for the target (``prepare_plan``)."""
     argv = [a for a in command_words(command) if a != "--"]
     if argv:
         resolve_command(argv[0], os.environ)
-    ctx = run_context(argv or [settings.python or sys.executable], settings)
-    if check_host:
-        host_release_check(ctx)
-    return ctx
+    return run_context(argv or [settings.python or sys.executable], settings)

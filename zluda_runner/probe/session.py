@@ -56,11 +56,11 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
             if (parent / name).is_file():
                 return parent / name
     from zluda_runner.conduct.context import run_context
-    from zluda_runner.conduct.resolve import release_for
+    from zluda_runner.conduct.resolve import release_for, resolved
     from zluda_runner.release.selection import host_os
 
-    source = release_for(run_context((), settings), os_name=host_os() or sys.platform, cuda_major=None,
-                         trust_on_first_use=trust_on_first_use)
+    ctx = resolved(run_context((), settings), os_name=host_os() or sys.platform, cuda=None)
+    source = release_for(ctx, trust_on_first_use=trust_on_first_use)
     windows = sys.platform == "win32"
     drivers = [s for s in source.layout.for_family("driver") if s.path.lower().endswith(".dll") == windows]
     drivers.sort(key=lambda s: Path(s.path).name.lower() not in LIBCUDA_NAMES)  # nvcuda.dll before nvcuda64
