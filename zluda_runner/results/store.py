@@ -25,6 +25,7 @@ from zluda_runner.results.schema import (
     ItemRecord,
     ResultsStoreError,
     RunRecord,
+    summary_count,
 )
 
 RUN_COLUMNS = (
@@ -240,20 +241,28 @@ class ResultsStore(abc.ABC):
 
     # --- writing --------------------------------------------------------------------------
     def insert_runs(self, runs: Iterable[RunRecord]) -> tuple[int, int]:
-        """Store runs that are not stored yet, in one transaction; returns (added, already there)."""
+        """Store runs that are not stored yet, in one transaction; returns (added, already there). Each run
+        is one prepared insert (its row count says whether it was new); the items of the new ones, one
+        ``executemany``."""
         added = skipped = 0
+        items: list[tuple[object, ...]] = []
+        recorded_at = now_iso()
         with self._tx(write=True) as cur:
             for run in runs:
-                if self._insert(cur, run):
-                    added += 1
-                else:
+                if not self._insert(cur, run, recorded_at):
                     skipped += 1
+                    continue
+                added += 1
+                items += [(run.run_id, seq, it.item, it.status, None if it.ok is None else int(it.ok),
+                           it.detail, json.dumps(it.numbers, sort_keys=True))
+                          for seq, it in enumerate(run.items)]
+            if items:
+                cur.executemany(self._sql("INSERT INTO items (run_id, seq, item, status, ok, detail,"
+                                          " numbers_json) VALUES (?, ?, ?, ?, ?, ?, ?)"), items)
         return added, skipped
 
-    def insert_run(self, run: RunRecord) -> bool:
-        return self.insert_runs([run])[0] == 1
-
-    def _insert(self, cur: Cursor, run: RunRecord) -> bool:
+    def _insert(self, cur: Cursor, run: RunRecord, recorded_at: str | None = None) -> bool:
+        """The run's row, unless that run is stored already (then False)."""
         summary = run.summary
         self._exec(
             cur,
@@ -274,32 +283,13 @@ class ResultsStore(abc.ABC):
                 run.count("passed"),
                 run.count("failed"),
                 verdict if isinstance(verdict := summary.get("verdict"), str) else None,
-                now_iso(),
+                recorded_at or now_iso(),
             ),
         )
-        if cur.rowcount != 1:
-            return False
-        rows = [
-            (
-                run.run_id,
-                seq,
-                it.item,
-                it.status,
-                None if it.ok is None else int(it.ok),
-                it.detail,
-                json.dumps(it.numbers, sort_keys=True),
-            )
-            for seq, it in enumerate(run.items)
-        ]
-        if rows:
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO items (run_id, seq, item, status, ok, detail, numbers_json)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-                ),
-                rows,
-            )
-        return True
+        return cur.rowcount == 1
+
+    def insert_run(self, run: RunRecord) -> bool:
+        return self.insert_runs([run])[0] == 1
 
     # --- reading --------------------------------------------------------------------------
     def _run_from_row(self, row: Row) -> RunRecord:
@@ -346,6 +336,24 @@ class ResultsStore(abc.ABC):
             rows = self._exec(cur, sql, params).fetchall()
         runs = [self._run_from_row(r) for r in rows]
         return runs if limit is None else runs[::-1]
+
+    def cells(self, since: str | None = None) -> tuple[list[Row], list[Row]]:
+        """The matrix, computed in the database: per (release, gfx, torch build) the number of runs and
+        the latest start; and the latest run of each kind in each cell (the latest by start, then id,
+        as :meth:`list_runs` orders them) with its counts and verdict."""
+        where, params = ("WHERE started_at >= ?", (since,)) if since is not None else ("", ())
+        counts = (f"SELECT release_id, gfx, torch_build, COUNT(*), MAX(started_at) FROM runs {where}"  # noqa: S608 - only constant SQL is formatted in
+                  " GROUP BY release_id, gfx, torch_build")
+        columns = ("release_id, gfx, torch_build, kind, run_id, started_at, passed, failed, verdict,"
+                   " summary_json")
+        latest = (f"SELECT {columns} FROM (SELECT {columns}, ROW_NUMBER() OVER"  # noqa: S608 - only constant SQL is formatted in
+                  " (PARTITION BY release_id, gfx, torch_build, kind"
+                  " ORDER BY started_at DESC, run_id DESC) AS nth"
+                  f" FROM runs {where}) AS ranked WHERE nth = 1")
+        with self._tx(write=False) as cur:
+            cells = list(self._exec(cur, counts, params).fetchall())
+            rows = self._exec(cur, latest, params).fetchall()
+        return cells, [(*r[:9], summary_count(_object(_loads(r[9], "summary")) or {}, "total")) for r in rows]
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the run whose id starts with ``prefix`` (at least 4 hex digits)."""
