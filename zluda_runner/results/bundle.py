@@ -59,7 +59,7 @@ from zluda_runner.results.schema import (
     RunRecord,
     canonical_json,
     clean_run,
-    content_id,
+    id_of,
     summary_count,
 )
 from zluda_runner.results.store import ResultsStore, now_iso
@@ -131,14 +131,13 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     return len(runs)
 
 
-def _depth(value: object, level: int = 0) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level + 1)
-    return level
+def _too_deep(value: object) -> bool:
+    """Whether lists and objects nest more than MAX_DEPTH deep (looked at one level at a time)."""
+    layer = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        layer = [c for v in layer for c in (v.values() if isinstance(v, dict) else v)
+                 if isinstance(c, dict | list)]
+    return bool(layer)
 
 
 def _text(value: object, what: str, limit: int = MAX_TEXT) -> str:
@@ -186,6 +185,19 @@ def _summary(value: object) -> dict[str, Any]:
 
 
 def _item(data: object) -> ItemRecord:
+    """An item, checked; a well-formed one (nearly all) passes one expression, the rest are told why."""
+    if (type(data) is dict and type(item := data.get("item")) is str and len(item) <= MAX_NAME
+            and type(status := data.get("status")) is str and len(status) <= MAX_NAME
+            and type(detail := data.get("detail", "")) is str and len(detail) <= MAX_TEXT
+            and ((ok := data.get("ok")) is None or ok is True or ok is False)
+            and type(numbers := data.get("numbers", {})) is dict and len(numbers) <= MAX_KEYS
+            and all(type(k) is str and len(k) <= MAX_KEY
+                    and (v is None or (type(v) is float and math.isfinite(v))) for k, v in numbers.items())):
+        return ItemRecord(item, status, ok, detail, dict(numbers))
+    return _checked_item(data)
+
+
+def _checked_item(data: object) -> ItemRecord:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
     item, status, ok, detail = data.get("item"), data.get("status"), data.get("ok"), data.get("detail", "")
@@ -257,11 +269,13 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
         items=[_item(i) for i in items],
         run_id=raw["run_id"],
     )
-    if content_id(run) != run.run_id:
+    text = canonical_json(run.content())  # a lone surrogate cannot be encoded: ValueError, a bad line
+    if id_of(text) != run.run_id:
         if newer:
             raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
         raise ValueError("run_id does not match the run's content (edited or damaged after export)")
-    return clean_run(run)  # a NUL another store kept becomes U+FFFD here (and the id follows)
+    # a NUL (written \u0000) another store kept becomes U+FFFD here (and the id follows)
+    return clean_run(run) if "\\u0000" in text else run
 
 
 def _newer(schema: int | None, raw: Mapping[str, object]) -> str:
@@ -338,7 +352,7 @@ def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
             continue
         try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
             data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
-            if _depth(data) > MAX_DEPTH:
+            if _too_deep(data):
                 raise ValueError("nested deeper than a bundle is")
             if number == 1:
                 schema, expected = _check_header(data)
