@@ -69,6 +69,7 @@ BUNDLE_FORMAT = "zluda-runner-results"
 BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 1 << 30
 MAX_LINE_BYTES = 16 << 20  # one run; a 100 000-item run of short items is ~15 MiB
+KEEP_BYTES = 8 << 20  # bundle lines whose checked runs are kept for storing (more are read again)
 BATCH_BYTES = 4 << 20  # runs are stored in batches of at most this many bundle bytes (or _BATCH runs)
 MAX_DEPTH = 6
 _BATCH = 200
@@ -410,28 +411,40 @@ def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
         return store_bundles(store, bundles)
 
 
+# A checked bundle: its path, its open file, and its runs as checked while they fit in KEEP_BYTES
+Checked = tuple[Path, BinaryIO, list[tuple[RunRecord, int]] | None]
+
+
 @contextmanager
-def checked_bundles(paths: Iterable[Path]) -> Iterator[list[tuple[Path, BinaryIO]]]:
+def checked_bundles(paths: Iterable[Path]) -> Iterator[list[Checked]]:
     """Each bundle open and checked whole, for :func:`store_bundles`: a bad one raises ResultsStoreError
-    before any is stored (and before a store is opened, or made, for them)."""
+    before any is stored (and before a store is opened, or made, for them). The runs checked are kept
+    while all bundles' lines so far add up to KEEP_BYTES (a larger bundle is read again, run by run)."""
     with ExitStack() as stack:
-        bundles = []
+        bundles: list[Checked] = []
+        room = KEEP_BYTES
         for path in map(Path, paths):
             handle = stack.enter_context(_open_bundle(path))
-            for _ in _runs_in(handle, path):
-                pass
-            bundles.append((path, handle))
+            kept: list[tuple[RunRecord, int]] | None = []
+            for run, size in _runs_in(handle, path):
+                room -= size
+                if kept is not None and room >= 0:
+                    kept.append((run, size))
+                else:
+                    kept = None
+            bundles.append((path, handle, kept))
         yield bundles
 
 
-def store_bundles(store: ResultsStore, bundles: Iterable[tuple[Path, BinaryIO]]) -> tuple[int, int]:
-    """Store the runs of bundles :func:`checked_bundles` checked: the open files are read again, so what
-    was checked is what is stored, even when a name is given another file meanwhile."""
+def store_bundles(store: ResultsStore, bundles: Iterable[Checked]) -> tuple[int, int]:
+    """Store the runs of bundles :func:`checked_bundles` checked: those it kept, else the open files read
+    again, so what was checked is what is stored, even when a name is given another file meanwhile."""
     added = skipped = 0
-    for path, handle in bundles:
+    for path, handle, kept in bundles:
         batch: list[RunRecord] = []
         held = 0
-        for run, size in _runs_in(handle, path):  # stored in batches bounded by count and by bytes
+        runs = kept if kept is not None else _runs_in(handle, path)
+        for run, size in runs:  # stored in batches bounded by count and by bytes
             batch.append(run)
             held += size
             if len(batch) >= _BATCH or held >= BATCH_BYTES:

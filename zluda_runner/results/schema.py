@@ -174,8 +174,11 @@ def clean_run(run: RunRecord) -> RunRecord:
     return replace(out, run_id=content_id(out))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(data: object) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(data)
 
 
 def content_id(run: RunRecord) -> str:

@@ -34,6 +34,7 @@ RUN_COLUMNS = (
 )
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 _IN_CHUNK = 500  # ids per IN (...) list
+_sorted_json = json.JSONEncoder(sort_keys=True).encode  # one encoder, not one made per json.dumps call
 READABLE_FROM = 1  # the oldest schema whose tables the queries read (2 added only indexes)
 
 
@@ -254,7 +255,7 @@ class ResultsStore(abc.ABC):
                     continue
                 added += 1
                 items += [(run.run_id, seq, it.item, it.status, None if it.ok is None else int(it.ok),
-                           it.detail, json.dumps(it.numbers, sort_keys=True))
+                           it.detail, _sorted_json(it.numbers))
                           for seq, it in enumerate(run.items)]
             if items:
                 cur.executemany(self._sql("INSERT INTO items (run_id, seq, item, status, ok, detail,"
@@ -272,11 +273,11 @@ class ResultsStore(abc.ABC):
                 run.run_id,
                 run.kind,
                 run.started_at,
-                json.dumps(run.host, sort_keys=True),
-                None if run.release is None else json.dumps(run.release, sort_keys=True),
-                None if run.target is None else json.dumps(run.target, sort_keys=True),
+                _sorted_json(run.host),
+                None if run.release is None else _sorted_json(run.release),
+                None if run.target is None else _sorted_json(run.target),
                 json.dumps(run.command),
-                json.dumps(summary, sort_keys=True),
+                _sorted_json(summary),
                 run.gfx,
                 run.release_id,
                 run.torch_build,
