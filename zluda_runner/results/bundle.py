@@ -62,7 +62,7 @@ from zluda_runner.results.schema import (
     id_of,
     summary_count,
 )
-from zluda_runner.results.store import ResultsStore, now_iso
+from zluda_runner.results.store import ResultsStore, check_since, now_iso
 from zluda_runner.results.userfiles import open_output
 
 BUNDLE_FORMAT = "zluda-runner-results"
@@ -78,30 +78,6 @@ _STARTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _RUN_FIELDS = frozenset(
     ("run_id", "kind", "started_at", "host", "release", "target", "command", "summary", "items")
 )
-_SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
-
-
-def check_since(since: str | None) -> str | None:
-    """``since`` as the prefix of a stored start time it is compared with (as text): a real date (and
-    time), ``T`` between them, no ``Z`` (``...T10:00Z`` sorts after ``...T10:00:30.0Z``, which would
-    leave out that minute's runs)."""
-    if since is None:
-        return None
-    wrong = ResultsStoreError(
-        f"{{opt:since}} {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
-    )
-    if not _SINCE.match(since):
-        raise wrong
-    since = since.replace(" ", "T").removesuffix("Z")
-    day, _, clock = since.partition("T")
-    clock = clock.split(".", 1)[0]
-    try:  # 2026-02-30 or 25:00 match the pattern, and match no run
-        datetime.strptime(day, "%Y-%m-%d")
-        if clock:
-            datetime.strptime(clock, "%H:%M:%S" if clock.count(":") == 2 else "%H:%M")
-    except ValueError:
-        raise wrong from None
-    return since
 
 
 def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) -> int:

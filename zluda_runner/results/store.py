@@ -33,9 +33,33 @@ RUN_COLUMNS = (
     " gfx, release_id, torch_build, passed, failed, verdict"
 )
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
+_SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
 _IN_CHUNK = 500  # ids per IN (...) list
 _sorted_json = json.JSONEncoder(sort_keys=True).encode  # one encoder, not one made per json.dumps call
 READABLE_FROM = 1  # the oldest schema whose tables the queries read (2 added only indexes)
+
+
+def check_since(since: str | None) -> str | None:
+    """``since`` as the prefix of a stored start time it is compared with (as text): a real date (and
+    time), ``T`` between them, no ``Z`` (``...T10:00Z`` sorts after ``...T10:00:30.0Z``, which would
+    leave out that minute's runs)."""
+    if since is None:
+        return None
+    wrong = ResultsStoreError(
+        f"{{opt:since}} {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
+    )
+    if not _SINCE.match(since):
+        raise wrong
+    since = since.replace(" ", "T").removesuffix("Z")
+    day, _, clock = since.partition("T")
+    clock = clock.split(".", 1)[0]
+    try:  # 2026-02-30 or 25:00 match the pattern, and match no run
+        datetime.strptime(day, "%Y-%m-%d")
+        if clock:
+            datetime.strptime(clock, "%H:%M:%S" if clock.count(":") == 2 else "%H:%M")
+    except ValueError:
+        raise wrong from None
+    return since
 
 
 def now_iso() -> str:
