@@ -89,7 +89,7 @@ def list_results(options: Options | None = None, *, kind: str | None = None, gpu
         ResultsStoreError: the store cannot be opened or read.
     """
     from zluda_runner.api.terms import RESULT_KINDS
-    from zluda_runner.results.bundle import check_since
+    from zluda_runner.results.store import check_since
 
     if kind is not None and kind not in RESULT_KINDS:
         raise ResultsStoreError(f"kind={kind!r} is not a kind of run",
@@ -187,8 +187,8 @@ def results_matrix(options: Options | None = None, *, since: str | _dt.date | No
     Raises:
         ResultsStoreError: the store cannot be read, or ``since`` is not a date.
     """
-    from zluda_runner.results.bundle import check_since
     from zluda_runner.results.matrix import build_matrix
+    from zluda_runner.results.store import check_since
 
     with caller_errors():
         since_iso = check_since(_since(since))

@@ -59,16 +59,17 @@ from zluda_runner.results.schema import (
     RunRecord,
     canonical_json,
     clean_run,
-    content_id,
+    id_of,
     summary_count,
 )
-from zluda_runner.results.store import ResultsStore, now_iso
+from zluda_runner.results.store import ResultsStore, check_since, now_iso
 from zluda_runner.results.userfiles import open_output
 
 BUNDLE_FORMAT = "zluda-runner-results"
 BUNDLE_VERSION = 1
 MAX_BUNDLE_BYTES = 1 << 30
 MAX_LINE_BYTES = 16 << 20  # one run; a 100 000-item run of short items is ~15 MiB
+KEEP_BYTES = 8 << 20  # bundle lines whose checked runs are kept for storing (more are read again)
 BATCH_BYTES = 4 << 20  # runs are stored in batches of at most this many bundle bytes (or _BATCH runs)
 MAX_DEPTH = 6
 _BATCH = 200
@@ -77,30 +78,6 @@ _STARTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _RUN_FIELDS = frozenset(
     ("run_id", "kind", "started_at", "host", "release", "target", "command", "summary", "items")
 )
-_SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
-
-
-def check_since(since: str | None) -> str | None:
-    """``since`` as the prefix of a stored start time it is compared with (as text): a real date (and
-    time), ``T`` between them, no ``Z`` (``...T10:00Z`` sorts after ``...T10:00:30.0Z``, which would
-    leave out that minute's runs)."""
-    if since is None:
-        return None
-    wrong = ResultsStoreError(
-        f"{{opt:since}} {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
-    )
-    if not _SINCE.match(since):
-        raise wrong
-    since = since.replace(" ", "T").removesuffix("Z")
-    day, _, clock = since.partition("T")
-    clock = clock.split(".", 1)[0]
-    try:  # 2026-02-30 or 25:00 match the pattern, and match no run
-        datetime.strptime(day, "%Y-%m-%d")
-        if clock:
-            datetime.strptime(clock, "%H:%M:%S" if clock.count(":") == 2 else "%H:%M")
-    except ValueError:
-        raise wrong from None
-    return since
 
 
 def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) -> int:
@@ -131,14 +108,13 @@ def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) 
     return len(runs)
 
 
-def _depth(value: object, level: int = 0) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level + 1)
-    return level
+def _too_deep(value: object) -> bool:
+    """Whether lists and objects nest more than MAX_DEPTH deep (looked at one level at a time)."""
+    layer = [value] if isinstance(value, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        layer = [c for v in layer for c in (v.values() if isinstance(v, dict) else v)
+                 if isinstance(c, dict | list)]
+    return bool(layer)
 
 
 def _text(value: object, what: str, limit: int = MAX_TEXT) -> str:
@@ -186,6 +162,19 @@ def _summary(value: object) -> dict[str, Any]:
 
 
 def _item(data: object) -> ResultRow:
+    """An item, checked; a well-formed one (nearly all) passes one expression, the rest are told why."""
+    if (type(data) is dict and type(item := data.get("item")) is str and len(item) <= MAX_NAME
+            and type(status := data.get("status")) is str and len(status) <= MAX_NAME
+            and type(detail := data.get("detail", "")) is str and len(detail) <= MAX_TEXT
+            and ((ok := data.get("ok")) is None or ok is True or ok is False)
+            and type(numbers := data.get("numbers", {})) is dict and len(numbers) <= MAX_KEYS
+            and all(type(k) is str and len(k) <= MAX_KEY
+                    and (v is None or (type(v) is float and math.isfinite(v))) for k, v in numbers.items())):
+        return ResultRow(item, status, ok, detail, dict(numbers))
+    return _checked_item(data)
+
+
+def _checked_item(data: object) -> ResultRow:
     if not isinstance(data, dict):
         raise ValueError("an item must be an object")
     item, status, ok, detail = data.get("item"), data.get("status"), data.get("ok"), data.get("detail", "")
@@ -257,11 +246,13 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
         items=[_item(i) for i in items],
         run_id=raw["run_id"],
     )
-    if content_id(run) != run.run_id:
+    text = canonical_json(run.content())  # a lone surrogate cannot be encoded: ValueError, a bad line
+    if id_of(text) != run.run_id:
         if newer:
             raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
         raise ValueError("run_id does not match the run's content (edited or damaged after export)")
-    return clean_run(run)  # a NUL another store kept becomes U+FFFD here (and the id follows)
+    # a NUL (written \u0000) another store kept becomes U+FFFD here (and the id follows)
+    return clean_run(run) if "\\u0000" in text else run
 
 
 def _newer(schema: int | None, raw: Mapping[str, object]) -> str:
@@ -338,7 +329,7 @@ def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
             continue
         try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
             data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
-            if _depth(data) > MAX_DEPTH:
+            if _too_deep(data):
                 raise ValueError("nested deeper than a bundle is")
             if number == 1:
                 schema, expected = _check_header(data)
@@ -396,28 +387,40 @@ def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
         return store_bundles(store, bundles)
 
 
+# A checked bundle: its path, its open file, and its runs as checked while they fit in KEEP_BYTES
+Checked = tuple[Path, BinaryIO, list[tuple[RunRecord, int]] | None]
+
+
 @contextmanager
-def checked_bundles(paths: Iterable[Path]) -> Iterator[list[tuple[Path, BinaryIO]]]:
+def checked_bundles(paths: Iterable[Path]) -> Iterator[list[Checked]]:
     """Each bundle open and checked whole, for :func:`store_bundles`: a bad one raises ResultsStoreError
-    before any is stored (and before a store is opened, or made, for them)."""
+    before any is stored (and before a store is opened, or made, for them). The runs checked are kept
+    while all bundles' lines so far add up to KEEP_BYTES (a larger bundle is read again, run by run)."""
     with ExitStack() as stack:
-        bundles = []
+        bundles: list[Checked] = []
+        room = KEEP_BYTES
         for path in map(Path, paths):
             handle = stack.enter_context(_open_bundle(path))
-            for _ in _runs_in(handle, path):
-                pass
-            bundles.append((path, handle))
+            kept: list[tuple[RunRecord, int]] | None = []
+            for run, size in _runs_in(handle, path):
+                room -= size
+                if kept is not None and room >= 0:
+                    kept.append((run, size))
+                else:
+                    kept = None
+            bundles.append((path, handle, kept))
         yield bundles
 
 
-def store_bundles(store: ResultsStore, bundles: Iterable[tuple[Path, BinaryIO]]) -> tuple[int, int]:
-    """Store the runs of bundles :func:`checked_bundles` checked: the open files are read again, so what
-    was checked is what is stored, even when a name is given another file meanwhile."""
+def store_bundles(store: ResultsStore, bundles: Iterable[Checked]) -> tuple[int, int]:
+    """Store the runs of bundles :func:`checked_bundles` checked: those it kept, else the open files read
+    again, so what was checked is what is stored, even when a name is given another file meanwhile."""
     added = skipped = 0
-    for path, handle in bundles:
+    for path, handle, kept in bundles:
         batch: list[RunRecord] = []
         held = 0
-        for run, size in _runs_in(handle, path):  # stored in batches bounded by count and by bytes
+        runs = kept if kept is not None else _runs_in(handle, path)
+        for run, size in runs:  # stored in batches bounded by count and by bytes
             batch.append(run)
             held += size
             if len(batch) >= _BATCH or held >= BATCH_BYTES:

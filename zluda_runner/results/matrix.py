@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.results.schema import RunRecord
+from zluda_runner.results.recordable import text_of
+from zluda_runner.results.schema import summary_count
 from zluda_runner.results.store import ResultsStore
 
 DRILL_KINDS = ("probe", "torch-ops", "ab", "verify-load", "trace")
@@ -73,46 +74,28 @@ class Matrix(JsonMixin):
         return sorted({c.torch for c in self.cells})
 
 
-def _rate(run: RunRecord) -> Rate:
-    return Rate(
-        run.count("passed"), run.count("total"), run.run_id, run.started_at
-    )
-
-
-def _verdict(run: RunRecord) -> str:
-    verdict = run.summary.get("verdict")
-    return verdict if isinstance(verdict, str) and verdict else "?"
+def _count(value: object) -> int:
+    return summary_count({"n": value}, "n")
 
 
 def build_matrix(store: ResultsStore, *, since: str | None = None) -> Matrix:
-    runs = store.list_runs(since=since)  # oldest first: later runs replace earlier ones
-    cells: dict[tuple[str, str, str], Cell] = {}
-    latest: dict[tuple[str, str, str], dict[str, RunRecord]] = {}
-    for run in runs:
-        key = (run.release_id, run.gfx, run.torch_build)
-        cell = cells.setdefault(key, Cell(*key))
-        cell.runs += 1
-        cell.last = max(cell.last, run.started_at)
-        latest.setdefault(key, {})[run.kind] = run
-    wanted: list[str] = []
-    for key, by_kind in latest.items():
-        cell = cells[key]
-        if "probe" in by_kind:
-            cell.probe = _rate(by_kind["probe"])
-        if "torch-ops" in by_kind:
-            cell.torch_ops = _rate(by_kind["torch-ops"])
-        if "ab" in by_kind:
-            cell.ab = _verdict(by_kind["ab"])
-            cell.ab_run = by_kind["ab"].run_id
-        wanted += [
-            r.run_id for k, r in by_kind.items() if k in DRILL_KINDS and r.count("failed")
-        ]
-    failing = store.failing_items(wanted, per_run=FAILING_PER_RUN)
-    for key, by_kind in latest.items():
-        for kind in DRILL_KINDS:
-            latest_run = by_kind.get(kind)
-            if latest_run is not None:
-                cells[key].failing += [
-                    Failing(kind, i.item, i.status, i.detail) for i in failing.get(latest_run.run_id, [])
-                ]
-    return Matrix(sorted(cells.values(), key=lambda c: (c.release, c.gfx, c.torch)), len(runs))
+    """The matrix, counted and the latest runs picked in the database (:meth:`ResultsStore.cells`)."""
+    counts, latest = store.cells(since)
+    cells = {(text_of(r[0]), text_of(r[1]), text_of(r[2])): Cell(text_of(r[0]), text_of(r[1]), text_of(r[2]),
+                                                                 _count(r[3]), text_of(r[4])) for r in counts}
+    wanted: dict[str, tuple[Cell, str]] = {}
+    for key0, key1, key2, kind, run_id, started, passed, failed, verdict, total in latest:
+        cell = cells[(text_of(key0), text_of(key1), text_of(key2))]
+        run_id, kind = text_of(run_id), text_of(kind)
+        if kind in ("probe", "torch-ops"):
+            rate = Rate(_count(passed), total, run_id, text_of(started))
+            cell.probe, cell.torch_ops = (rate, cell.torch_ops) if kind == "probe" else (cell.probe, rate)
+        if kind == "ab":
+            cell.ab, cell.ab_run = (verdict if isinstance(verdict, str) and verdict else "?"), run_id
+        if kind in DRILL_KINDS and _count(failed):
+            wanted[run_id] = (cell, kind)
+    failing = store.failing_items(list(wanted), per_run=FAILING_PER_RUN)
+    for run_id, (cell, kind) in sorted(wanted.items(), key=lambda w: DRILL_KINDS.index(w[1][1])):
+        cell.failing += [Failing(kind, i.item, i.status, i.detail) for i in failing.get(run_id, [])]
+    return Matrix(sorted(cells.values(), key=lambda c: (c.release, c.gfx, c.torch)),
+                  sum(c.runs for c in cells.values()))

@@ -14,9 +14,7 @@ the run's own result stands.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,6 +25,8 @@ from zluda_runner.results.backends import make_store, store_url
 from zluda_runner.results.bundle import run_from_bundle
 from zluda_runner.results.convert import items_of, rows_of
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
+from zluda_runner.results.recordable import ASKED
+from zluda_runner.results.recordable import asked as asked
 from zluda_runner.results.schema import (
     MAX_ARGV,
     MAX_KEYS,
@@ -39,23 +39,6 @@ from zluda_runner.results.schema import (
     summarise,
 )
 from zluda_runner.results.store import ResultsStore, now_iso
-
-_ASKED: ContextVar[tuple[str, ...] | None] = ContextVar("zluda_runner_asked", default=None)
-
-
-@contextlib.contextmanager
-def asked(words: Sequence[str]) -> Iterator[None]:
-    """``words`` (what the user asked: the command line as parsed, or an API call and its arguments) is
-    the command of every run recorded meanwhile; an outer one stands (the command line that made the
-    API call, an API call that made another)."""
-    if _ASKED.get() is not None:
-        yield
-        return
-    token = _ASKED.set(tuple(redact_words([str(w) for w in words])))
-    try:
-        yield
-    finally:
-        _ASKED.reset(token)
 
 
 @dataclass(frozen=True)
@@ -145,7 +128,7 @@ def record_report(
     try:
         url = db_url or store_url(settings)
         location = redact_url(url)
-        asked = list(_ASKED.get() or (kind,)) if command is None else list(command)
+        asked = list(ASKED.get() or (kind,)) if command is None else list(command)
         run = build_run(kind, report, command=asked, release=release, target=target, host=host,
                         started_at=started_at)
         if store is not None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zluda_runner.core.errors import ZludaRunnerError
-from zluda_runner.core.serial import JsonMixin
+from zluda_runner.core.serial import JsonMixin, to_plain
 
 # Kinds of run we record, and the item each row stands for.
 KINDS = ("probe", "torch-ops", "trace", "ab", "verify-load", "doctor", "poc")
@@ -86,8 +86,12 @@ class RunRecord(JsonMixin):
         return summary_count(self.summary, key)
 
     def content(self) -> dict[str, Any]:
-        data = self.to_dict()
-        data.pop("run_id", None)
+        """``to_dict()`` without ``run_id``; the items (most of a run) built directly."""
+        data: dict[str, Any] = to_plain({"kind": self.kind, "started_at": self.started_at,
+                                         "host": self.host, "release": self.release, "target": self.target,
+                                         "command": self.command, "summary": self.summary})
+        data["items"] = [{"item": i.item, "status": i.status, "ok": i.ok, "detail": i.detail,
+                          "numbers": {str(k): v for k, v in i.numbers.items()}} for i in self.items]
         return data
 
 
@@ -146,6 +150,11 @@ def clean(value: object) -> Any:
 def clean_run(run: RunRecord) -> RunRecord:
     """The run with only text both backends keep; the content id is recomputed when that changed it."""
     data = run.content()
+    try:  # the common case, told from the canonical text: no NUL (written \u0000), valid UTF-8
+        if "\\u0000" not in (text := canonical_json(data)) and text.encode("utf-8"):
+            return run
+    except ValueError:  # a lone surrogate (UnicodeEncodeError), a float JSON has not: the slow way
+        pass
     cleaned = clean(data)
     if cleaned == data:
         return run
@@ -163,13 +172,21 @@ def clean_run(run: RunRecord) -> RunRecord:
     return replace(out, run_id=content_id(out))
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(data: object) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(data)
 
 
 def content_id(run: RunRecord) -> str:
     """The stable id of a run: the same run recorded or imported twice has one id."""
-    return hashlib.sha256(canonical_json(run.content()).encode("utf-8")).hexdigest()
+    return id_of(canonical_json(run.content()))
+
+
+def id_of(text: str) -> str:
+    """The id of a run's canonical JSON text."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def summarise(items: list[ResultRow]) -> dict[str, int]:

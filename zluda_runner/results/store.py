@@ -25,6 +25,7 @@ from zluda_runner.results.schema import (
     ResultRow,
     ResultsStoreError,
     RunRecord,
+    summary_count,
 )
 
 RUN_COLUMNS = (
@@ -32,8 +33,33 @@ RUN_COLUMNS = (
     " gfx, release_id, torch_build, passed, failed, verdict"
 )
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
+_SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
 _IN_CHUNK = 500  # ids per IN (...) list
+_sorted_json = json.JSONEncoder(sort_keys=True).encode  # one encoder, not one made per json.dumps call
 READABLE_FROM = 1  # the oldest schema whose tables the queries read (2 added only indexes)
+
+
+def check_since(since: str | None) -> str | None:
+    """``since`` as the prefix of a stored start time it is compared with (as text): a real date (and
+    time), ``T`` between them, no ``Z`` (``...T10:00Z`` sorts after ``...T10:00:30.0Z``, which would
+    leave out that minute's runs)."""
+    if since is None:
+        return None
+    wrong = ResultsStoreError(
+        f"{{opt:since}} {since!r} is not a date", "give YYYY-MM-DD or YYYY-MM-DDTHH:MM (UTC)"
+    )
+    if not _SINCE.match(since):
+        raise wrong
+    since = since.replace(" ", "T").removesuffix("Z")
+    day, _, clock = since.partition("T")
+    clock = clock.split(".", 1)[0]
+    try:  # 2026-02-30 or 25:00 match the pattern, and match no run
+        datetime.strptime(day, "%Y-%m-%d")
+        if clock:
+            datetime.strptime(clock, "%H:%M:%S" if clock.count(":") == 2 else "%H:%M")
+    except ValueError:
+        raise wrong from None
+    return since
 
 
 def now_iso() -> str:
@@ -240,20 +266,28 @@ class ResultsStore(abc.ABC):
 
     # --- writing --------------------------------------------------------------------------
     def insert_runs(self, runs: Iterable[RunRecord]) -> tuple[int, int]:
-        """Store runs that are not stored yet, in one transaction; returns (added, already there)."""
+        """Store runs that are not stored yet, in one transaction; returns (added, already there). Each run
+        is one prepared insert (its row count says whether it was new); the items of the new ones, one
+        ``executemany``."""
         added = skipped = 0
+        items: list[tuple[object, ...]] = []
+        recorded_at = now_iso()
         with self._tx(write=True) as cur:
             for run in runs:
-                if self._insert(cur, run):
-                    added += 1
-                else:
+                if not self._insert(cur, run, recorded_at):
                     skipped += 1
+                    continue
+                added += 1
+                items += [(run.run_id, seq, it.item, it.status, None if it.ok is None else int(it.ok),
+                           it.detail, _sorted_json(it.numbers))
+                          for seq, it in enumerate(run.items)]
+            if items:
+                cur.executemany(self._sql("INSERT INTO items (run_id, seq, item, status, ok, detail,"
+                                          " numbers_json) VALUES (?, ?, ?, ?, ?, ?, ?)"), items)
         return added, skipped
 
-    def insert_run(self, run: RunRecord) -> bool:
-        return self.insert_runs([run])[0] == 1
-
-    def _insert(self, cur: Cursor, run: RunRecord) -> bool:
+    def _insert(self, cur: Cursor, run: RunRecord, recorded_at: str | None = None) -> bool:
+        """The run's row, unless that run is stored already (then False)."""
         summary = run.summary
         self._exec(
             cur,
@@ -263,43 +297,24 @@ class ResultsStore(abc.ABC):
                 run.run_id,
                 run.kind,
                 run.started_at,
-                json.dumps(run.host, sort_keys=True),
-                None if run.release is None else json.dumps(run.release, sort_keys=True),
-                None if run.target is None else json.dumps(run.target, sort_keys=True),
+                _sorted_json(run.host),
+                None if run.release is None else _sorted_json(run.release),
+                None if run.target is None else _sorted_json(run.target),
                 json.dumps(run.command),
-                json.dumps(summary, sort_keys=True),
+                _sorted_json(summary),
                 run.gfx,
                 run.release_id,
                 run.torch_build,
                 run.count("passed"),
                 run.count("failed"),
                 verdict if isinstance(verdict := summary.get("verdict"), str) else None,
-                now_iso(),
+                recorded_at or now_iso(),
             ),
         )
-        if cur.rowcount != 1:
-            return False
-        rows = [
-            (
-                run.run_id,
-                seq,
-                it.item,
-                it.status,
-                None if it.ok is None else int(it.ok),
-                it.detail,
-                json.dumps(it.numbers, sort_keys=True),
-            )
-            for seq, it in enumerate(run.items)
-        ]
-        if rows:
-            cur.executemany(
-                self._sql(
-                    "INSERT INTO items (run_id, seq, item, status, ok, detail, numbers_json)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)"
-                ),
-                rows,
-            )
-        return True
+        return cur.rowcount == 1
+
+    def insert_run(self, run: RunRecord) -> bool:
+        return self.insert_runs([run])[0] == 1
 
     # --- reading --------------------------------------------------------------------------
     def _run_from_row(self, row: Row) -> RunRecord:
@@ -346,6 +361,24 @@ class ResultsStore(abc.ABC):
             rows = self._exec(cur, sql, params).fetchall()
         runs = [self._run_from_row(r) for r in rows]
         return runs if limit is None else runs[::-1]
+
+    def cells(self, since: str | None = None) -> tuple[list[Row], list[Row]]:
+        """The matrix, computed in the database: per (release, gfx, torch build) the number of runs and
+        the latest start; and the latest run of each kind in each cell (the latest by start, then id,
+        as :meth:`list_runs` orders them) with its counts and verdict."""
+        where, params = ("WHERE started_at >= ?", (since,)) if since is not None else ("", ())
+        counts = (f"SELECT release_id, gfx, torch_build, COUNT(*), MAX(started_at) FROM runs {where}"  # noqa: S608 - only constant SQL is formatted in
+                  " GROUP BY release_id, gfx, torch_build")
+        columns = ("release_id, gfx, torch_build, kind, run_id, started_at, passed, failed, verdict,"
+                   " summary_json")
+        latest = (f"SELECT {columns} FROM (SELECT {columns}, ROW_NUMBER() OVER"  # noqa: S608 - only constant SQL is formatted in
+                  " (PARTITION BY release_id, gfx, torch_build, kind"
+                  " ORDER BY started_at DESC, run_id DESC) AS nth"
+                  f" FROM runs {where}) AS ranked WHERE nth = 1")
+        with self._tx(write=False) as cur:
+            cells = list(self._exec(cur, counts, params).fetchall())
+            rows = self._exec(cur, latest, params).fetchall()
+        return cells, [(*r[:9], summary_count(_object(_loads(r[9], "summary")) or {}, "total")) for r in rows]
 
     def resolve_id(self, prefix: str) -> str:
         """The full id of the run whose id starts with ``prefix`` (at least 4 hex digits)."""
