@@ -5,11 +5,13 @@ from a fake host tree (KFD topology, MIOpen); the plan's view and JSON show them
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
+from tests.golden import assert_golden
 from zluda_runner.core.wording import worded_for
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.libraries import find_library
@@ -19,6 +21,7 @@ from zluda_runner.plan.defaults import (
     DEDICATED_GPU,
     DEVICE_IDENTITY,
     SDPA_OFF,
+    SRC_FORK_README,
     SWITCH_OFF_ENV,
     TORCH_DEFAULTS_ENV,
     ComputeIdentity,
@@ -42,6 +45,11 @@ def _by_name(facts: DefaultsFacts) -> dict[str, AppliedDefault]:
     return {d.name: d for d in compute_defaults(facts)}
 
 
+def _records(defaults: Iterable[AppliedDefault]) -> str:
+    """The defaults' records whole (setting, vehicle, reason, source, why not), as --json has them."""
+    return json.dumps([d.to_dict() for d in defaults], indent=2) + "\n"
+
+
 def test_each_default_applied_where_its_fact_holds() -> None:
     facts = replace(TORCH, gpus=(APU, DGPU), gpu_source="KFD topology",
                     miopen_looked="/opt/rocm/lib/libMIOpen.so*",
@@ -50,7 +58,8 @@ def test_each_default_applied_where_its_fact_holds() -> None:
     assert list(got) == [SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU, DEVICE_IDENTITY]
     assert all(d.applied and d.reason and d.source for d in got.values())
     assert "vosen/ZLUDA#626" in got[SDPA_OFF].source and got[SDPA_OFF].vehicle == "startup"
-    assert "no cuDNN stand-in" in got[CUDNN_OFF].reason and "no MIOpen" in got[CUDNN_OFF].reason
+    # the reasons name their facts: no cuDNN stand-in, MIOpen looked for where, the APU's cores, 8.8
+    assert_golden("defaults_all_applied", _records(got.values()))
     assert got[ADDMM_LT_OFF].setting == "DISABLE_ADDMM_CUDA_LT=1" and got[ADDMM_LT_OFF].vehicle == "env"
     assert got[DEDICATED_GPU].setting == "HIP_VISIBLE_DEVICES=1"
     assert "cpu_cores_count 16" in got[DEDICATED_GPU].reason
@@ -63,7 +72,7 @@ def test_each_default_applied_where_its_fact_holds() -> None:
 
 
 def test_fork_sdpa_source_is_its_readme() -> None:
-    assert "lshqqytiger/ZLUDA README" in _by_name(replace(TORCH, flavour="fork"))[SDPA_OFF].source
+    assert _by_name(replace(TORCH, flavour="fork"))[SDPA_OFF].source == SRC_FORK_README
 
 
 def test_no_default_where_its_fact_is_absent() -> None:
@@ -109,13 +118,15 @@ def test_one_default_switched_off_by_name() -> None:
 def test_a_gpu_list_not_in_hips_order_never_chooses() -> None:
     got = _by_name(replace(TORCH, os="windows", gpus=(APU, DGPU), gpu_source="Windows registry",
                            gpu_order_known=False))[DEDICATED_GPU]
-    assert not got.applied and "HIP's device order" in (got.why_not or "")
+    assert not got.applied and got.why_not is not None
+    assert_golden("defaults_gpu_order_unknown", got.why_not + "\n")  # the source named, and what to do
     assert "HIP_VISIBLE_DEVICES" not in defaults_env((got,))
 
 
 def test_startup_defaults_need_a_start_up_hook() -> None:
     got = _by_name(replace(TORCH, os="windows", startup_hook=False))
-    assert not got[SDPA_OFF].applied and "nothing of zluda-run's runs" in (got[SDPA_OFF].why_not or "")
+    assert not got[SDPA_OFF].applied and got[SDPA_OFF].why_not is not None
+    assert_golden("defaults_no_startup_hook", got[SDPA_OFF].why_not + "\n")
     assert got[ADDMM_LT_OFF].applied  # the environment still reaches it
 
 
@@ -167,11 +178,12 @@ def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
     assert "HIP_VISIBLE_DEVICES" not in again.env and "DISABLE_ADDMM_CUDA_LT" not in again.env
     assert "HIP_VISIBLE_DEVICES" not in again.inherited and again.env["ZLUDA_NVRTC_LIB"] == "/x"
     text = "\n".join(plan_lines(done))
-    assert "applied for you" in text and "HIP_VISIBLE_DEVICES=1" in text and "vosen/ZLUDA#626" in text
-    assert "compute capability 8.8" in text
+    assert "HIP_VISIBLE_DEVICES=1" in text and "vosen/ZLUDA#626" in text
+    assert_golden("defaults_plan_applied", text + "\n")  # each default, its setting, reason and source
     with worded_for("command line"):
-        assert "not applied (--no-defaults)" in "\n".join(plan_lines(again))
-    assert "not applied (Options(defaults=False))" in "\n".join(plan_lines(again))  # a Python caller's words
+        assert_golden("defaults_plan_off_command_line", "\n".join(plan_lines(again)) + "\n")  # --no-defaults
+    # a Python caller's words: Options(defaults=False)
+    assert_golden("defaults_plan_off_python", "\n".join(plan_lines(again)) + "\n")
     off = {d["name"]: d for d in json.loads(json.dumps(again.to_dict()))["defaults"]}
     assert off[DEDICATED_GPU]["why_not"] == "defaults off"  # --json: the record's word
     data = json.loads(json.dumps(done.to_dict()))
