@@ -4,6 +4,7 @@ into torch/lib and exact restore."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from zluda_runner.inspection.inspect import inspect_path
 from zluda_runner.launch.prepare import launch_env
 from zluda_runner.launch.windows import place, placements_of, restore, status, torch_lib_of
 from zluda_runner.plan.build import make_plan
+from zluda_runner.plan.model import ShimPlan
 from zluda_runner.release.layout import layout_from_manifest
 from zluda_runner.release.manifest import load_manifest
 
@@ -74,6 +76,16 @@ def real_torch_init() -> Path:
     return Path(spec.origin)
 
 
+def _unlined(text: str) -> str:
+    """``text`` with the line of the installed torch's __init__.py (its version's) as ``<line>``."""
+    return re.sub(r"torch/__init__\.py:\d+:", "torch/__init__.py:<line>:", text)
+
+
+def _reasons(plan: ShimPlan) -> str:
+    """Each binding's reasons, whole, as ``need: reason`` lines."""
+    return _unlined("".join(f"{b.need}: {r}\n" for b in plan.bindings for r in b.reasons))
+
+
 def _fork_asset():
     release = load_manifest().find("fork-3.9.5")
     return next(a for a in release.assets if a.name == "ZLUDA-windows-rocm6-amd64.zip")
@@ -94,10 +106,9 @@ def test_fork_plan_for_a_cu118_torch(windows_setup: tuple[Path, Path], tmp_path:
     driver = by_need["nvcuda.dll"]
     assert (driver.action, driver.mechanism) == ("replace", "dll_placement")
     assert plan.path_prepend == (str(root),)
-    assert any("torch's DLL loop (torch/__init__.py:" in r for r in driver.reasons)
-    assert any("restricted search" in r for r in driver.reasons)
-    reasons = [r for b in plan.bindings for r in b.reasons]
-    assert not any("found on PATH" in r or "DLL search on PATH" in r for r in reasons)
+    # nvcuda.dll: torch's DLL loop (the line of torch/__init__.py) loads it by a restricted search, not
+    # from PATH; each other DLL's reason names its file and the fork's
+    assert_golden("windows_plan_fork_cu118_reasons", _reasons(plan), tmp=site.parents[2])
     assert {p.dest_name for p in plan.placements} >= {"nvcuda.dll", "cublas64_11.dll"}
     # The fork's nvrtc: torch's original is kept as nvrtc_cuda.dll and named in ZLUDA_NVRTC_LIB.
     assert plan.env["ZLUDA_NVRTC_LIB"] == str(lib / "nvrtc_cuda.dll")
@@ -144,7 +155,8 @@ def test_without_a_dll_loop_the_driver_is_preloaded(windows_setup: tuple[Path, P
     plan = make_plan(inspect_path(work), layout_from_manifest(root, _fork_asset()))
     driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
     assert driver.mechanism == "preload" and driver.verdict == "ok"
-    assert any("placement is not enough" in r for r in driver.reasons)
+    said = _unlined("".join(r + "\n" for r in driver.reasons))
+    assert_golden("windows_plan_no_dll_loop_driver_reasons", said, tmp=tmp_path)  # placement is not enough
     assert "nvcuda.dll" not in {p.dest_name for p in plan.placements}
     from zluda_runner.launch.windows import prepare_windows_launch
 
