@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+from tests.golden import assert_golden
 from zluda_runner.conduct.resolve import assumed_target, choose_target, inspect_target
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.build import make_plan
@@ -42,7 +43,8 @@ def test_a_plain_exe_is_the_target_and_is_inspected(mingw_build, tmp_path: Path)
     driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
     assert driver.mechanism == "injector" and driver.requested_by == ("cudart64_12.dll (LoadLibrary)",)
     text = "\n".join(plan_lines(plan))
-    assert "started through the release's injector (zluda.exe), which loads: nvcuda.dll" in text
+    # the injector (zluda.exe) starts it and loads nvcuda.dll: the view whole
+    assert_golden("windows_wording_plain_exe_plan", text + "\n", tmp=tmp_path)
     for word in LINUX_WORDS:
         assert word not in text and word not in json.dumps(plan.to_dict()), word
 
@@ -50,6 +52,6 @@ def test_a_plain_exe_is_the_target_and_is_inspected(mingw_build, tmp_path: Path)
 def test_an_uninspectable_command_is_assumed_in_its_platform_s_words(mingw_build, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     layout = scan_release_dir(_fork_release(mingw_build, tmp_path / "zluda"))
     note = assumed_target(["webui-user.bat"], layout).warnings[0]
-    assert "neither a PE program (.exe) nor a Python interpreter" in note and "injector (zluda.exe)" in note
+    assert_golden("windows_wording_assumed_target", note + "\n", tmp=tmp_path)  # not a PE program: injector
     assert not any(word in note for word in LINUX_WORDS)
     assert "LD_AUDIT" in assumed_target(["run.sh"], dataclasses.replace(layout, os="linux")).warnings[0]
