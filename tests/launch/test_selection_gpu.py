@@ -13,6 +13,7 @@ tests/host/test_rules_wired.py, whose packaged ROCm 6.4 has no gfx115x kernels (
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
+from tests.golden import assert_golden
 from zluda_runner.conduct import resolve
 from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.defaults import SWITCH_OFF_ENV
-from zluda_runner.plan.defaults_facts import read_host
+from zluda_runner.plan.defaults import DEDICATED_GPU, SWITCH_OFF_ENV
+from zluda_runner.plan.defaults_facts import read_host, visibility_warnings
 from zluda_runner.release.selection import NothingFitsError
 
 RULE = "gfx1150 with HIP 6.4: Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels"
@@ -124,11 +126,10 @@ def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
     assert read_host(env, "linux").gfx is None  # restated for judging: past the last of 2 GPUs
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", value)
     assert _select(Settings(cache_dir=cache, defaults=False)) == "upstream-v6"  # no GPU rule refuses
-    from zluda_runner.plan.defaults_facts import visibility_warnings
-
     here = read_host(env, "linux")
     (warning,) = visibility_warnings("linux", here, env)
-    assert f"HIP_VISIBLE_DEVICES={value!r}" in warning and "the workload sees no GPU" in warning
+    assert f"HIP_VISIBLE_DEVICES={value!r}" in warning  # the variable and the user's value, named
+    assert_golden(f"visibility_hides_every_gpu_{value}", warning + "\n")  # and why the workload sees no GPU
     assert visibility_warnings("windows", here, env) == ()  # another OS's workload does not run here
 
 
@@ -136,7 +137,12 @@ def test_a_users_value_that_hides_every_gpu_is_judged_as_no_gpu(
 def test_the_plan_says_a_users_value_leaves_no_gpu(host: Path) -> None:
     shown = _plan(host, HIP_VISIBLE_DEVICES="-1")
     assert shown.returncode == 0, shown.stdout + shown.stderr  # the user's value wins: not refused
+    env = {"ZLUDA_RUNNER_ROOT": str(host), "HIP_VISIBLE_DEVICES": "-1"}
+    (warning,) = visibility_warnings("linux", read_host(env, "linux"), env)  # its words: a golden file above
     out = " ".join((shown.stdout + shown.stderr).split())
-    assert "warning: HIP_VISIBLE_DEVICES='-1': '-1' is not a device index" in out
-    assert "the workload sees no GPU" in out and RULE not in out  # the APU it hides is not judged
-    assert "dedicated-gpu: not applied (you set HIP_VISIBLE_DEVICES=-1)" in out
+    assert f"warning: {' '.join(warning.split())}" in out
+    assert RULE not in out  # the APU it hides is not judged
+    data = json.loads(_plan(host, "--json", HIP_VISIBLE_DEVICES="-1").stdout)
+    assert warning in data["warnings"]
+    gpu = {d["name"]: d for d in data["defaults"]}[DEDICATED_GPU]
+    assert (gpu["applied"], gpu["why_not"]) == (False, "you set HIP_VISIBLE_DEVICES=-1")  # the user's wins
