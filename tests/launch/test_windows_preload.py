@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden import assert_golden
 from zluda_runner.inspection.profile import PythonStartup
 from zluda_runner.launch.windows.preload import (
     PRELOAD_ENV,
@@ -145,7 +146,8 @@ def test_the_hook_follows_the_way_python_starts() -> None:
     assert rf"{sites[1]}\{PTH_HOOK_NAME}" in portable.why and "restore" in portable.why
     isolated = _startup(pth_file=pth, honours_pythonpath=False, site_enabled=False)
     none, why = choose_startup_hook(isolated, None)
-    assert none is None and f"uncomment `import site` in {pth}" in why
+    assert none is None and pth in why
+    assert_golden("windows_hook_isolated_pth", why + "\n")  # the ._pth named, and its fix
     no_site, why = choose_startup_hook(_startup(site_enabled=False), None)
     assert no_site is None and "-S" in why
 
@@ -163,19 +165,20 @@ def test_mechanism_never_ok_for_something_that_will_not_act() -> None:
     loop = TorchDllLoop(present=True, flags=0x1100, where="torch/__init__.py:264")
     # a Python workload without torch (ctypes): preloaded through the hook
     mech, reasons, _ = windows_mechanism("nvcuda.dll", "driver", [], _ctx(python=True, hook=hook))
-    assert mech == MECH_PRELOAD and "why the hook goes there" in reasons  # the plan says where, and why
-    assert "why the hook goes there" not in windows_mechanism("nvml.dll", "nvml", [],
-                                                              _ctx(python=True, hook=hook))[1]  # once
+    assert mech == MECH_PRELOAD and hook.why in reasons  # the plan says where, and why
+    assert hook.why not in windows_mechanism("nvml.dll", "nvml", [], _ctx(python=True, hook=hook))[1]  # once
     # ... through no hook: the injector, else fatal with the fix
     mech, _, problems = windows_mechanism("nvcuda.dll", "driver", [],
                                           _ctx(python=True, no_hook=no_hook, injector=r"C:\z\zluda.exe"))
     assert (mech, problems) == (MECH_INJECTOR, [])
     mech, _, problems = windows_mechanism("nvcuda.dll", "driver", [], _ctx(python=True, no_hook=no_hook))
-    assert mech == MECH_NONE and "uncomment `import site`" in problems[0]
+    assert mech == MECH_NONE and no_hook in problems[0]  # the ._pth's fix, as the hook's choice said it
+    assert_golden("windows_mechanism_no_hook_no_injector", "".join(p + "\n" for p in problems))
     # torch's loop loads the placed driver; a ctypes-first workload is told it would not get it
     mech, reasons, problems = windows_mechanism("nvcuda.dll", "driver", [], _ctx(
         torch_lib=r"C:\py\Lib\site-packages\torch\lib", loop=loop, python=True, no_hook=no_hook))
-    assert mech == MECH_DLL_PLACEMENT and problems == [] and "would not get it" in reasons[-1]
+    assert mech == MECH_DLL_PLACEMENT and problems == [] and no_hook in reasons[-1]  # why no hook helps
+    assert_golden("windows_mechanism_placed_driver_ctypes_first", "".join(r + "\n" for r in reasons))
     # no loop and no hook: placement would not act
     mech, _, problems = windows_mechanism("nvcuda.dll", "driver", [], _ctx(
         torch_lib=r"C:\py\Lib\site-packages\torch\lib", loop=TorchDllLoop(present=False), python=True,
