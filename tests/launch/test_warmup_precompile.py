@@ -7,12 +7,14 @@ records its argv and environment and writes a ``zluda2.db`` into ZLUDA's cache f
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.golden import assert_golden
 from zluda_runner.conduct.run import prepare_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin import build_release, libs_from_spec
@@ -20,6 +22,7 @@ from zluda_runner.launch.warmup import (
     METHOD_FALLBACK,
     METHOD_PRECOMPILE,
     METHOD_WORKLOAD,
+    WarmupReport,
     precompile_job,
     precompile_tool,
     warmup,
@@ -44,7 +47,7 @@ int main(int argc, char **argv) {
     if (readlink("/proc/self/exe", self, sizeof self - 64) > 0) {
         strcpy(strrchr(self, '/'), "/libcuda.so.1");
         struct stat st;
-        fprintf(log, "driver beside %s\n", stat(self, &st) == 0 ? "yes" : "no");
+        fprintf(log, "driver_beside %s\n", stat(self, &st) == 0 ? "yes" : "no");
     }
     fclose(log);
     const char *cache = getenv("ZLUDA_TEST_CACHE");
@@ -99,6 +102,11 @@ def _prepared(tmp_path: Path, built: dict[str, Path], *, tool: bool = True,
     return run, env, cache
 
 
+def _shown(report: WarmupReport) -> str:
+    """The warmup's totals for ``cuda_app`` as the user sees them, its time fixed at 1.5 s."""
+    return render_text(dataclasses.replace(report, elapsed_s=1.5), "cuda_app") + "\n"
+
+
 def _log(tmp_path: Path) -> list[str]:
     return (tmp_path / "precompile.log").read_text().splitlines()
 
@@ -114,13 +122,13 @@ def test_warmup_runs_the_releases_zluda_precompile_on_the_program(tmp_path: Path
     # upstream's command line: the tool, then the one PATH to scan
     argv = [line for line in log if line.startswith("argv ")]
     assert argv == [f"argv {tool}", f"argv {os.path.realpath(app)}"]
-    assert "driver beside yes" in log
+    said = dict(line.split(" ", 1) for line in log if not line.startswith("argv "))
+    assert said["driver_beside"] == "yes"  # libcuda.so.1 in the tool's own folder, where it loads it from
     # run under the launch's loader set-up (the plan's link folder first), as the workload would be
-    llp = next(line for line in log if line.startswith("LD_LIBRARY_PATH "))
-    assert llp.split(" ", 1)[1].split(":")[0].startswith(str(tmp_path / "zr-cache"))
+    assert said["LD_LIBRARY_PATH"].split(":")[0].startswith(str(tmp_path / "zr-cache"))
     assert (report.grew_bytes, report.grew_files) == (2048, 1)
     assert not (tmp_path / "ran").exists()  # the workload itself did not run
-    assert "the release's zluda_precompile on" in render_text(report, "cuda_app")
+    assert_golden("warmup_precompiled", _shown(report), tmp=tmp_path)  # the release's tool, on the program
 
 
 def test_a_failing_precompile_falls_back_to_the_workload(tmp_path: Path, built) -> None:
@@ -129,8 +137,7 @@ def test_a_failing_precompile_falls_back_to_the_workload(tmp_path: Path, built) 
     assert report.method == METHOD_FALLBACK and report.precompile_exit == 3
     assert report.exit_code == 6 and (tmp_path / "ran").read_text() == "ran"
     assert report.grew_bytes == 2048  # counted from before the precompiler ran
-    text = render_text(report, "cuda_app")
-    assert "zluda_precompile exited 3; ran cuda_app instead" in text and "cuda_app exited 6" in text
+    assert_golden("warmup_precompile_failed", _shown(report), tmp=tmp_path)  # exit 3, then the workload
 
 
 def test_without_precompile_or_a_precompiler_the_workload_runs(tmp_path: Path, built) -> None:
