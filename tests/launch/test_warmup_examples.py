@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.abtest.conftest import launch_env, standin_release  # noqa: F401  (a stand-in release, a clean env)
+from tests.golden import assert_golden
 from zluda_runner.abtest.run import run_ab
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import CommandNotFoundError, HostError
@@ -135,7 +136,7 @@ INFER_TWICE = textwrap.dedent(
     try:
         infer.main(["--device", "cpu", "--dim", "30", "--heads", "4"])
     except SystemExit as exc:
-        print("bad input exit", exc.code)
+        print("SystemExit", exc.code)
     """
 )
 
@@ -153,7 +154,8 @@ def test_infer_example_generates_varied_deterministic_text_on_cpu() -> None:
     assert all(len(set(t)) >= 6 for t in texts), texts
     cli = _run(str(EXAMPLES / "infer.py"), "--device", "cpu", "--tokens", "2", "--layers", "1", "--dim", "16")
     assert cli.returncode == 0 and "generated 2 tokens" in cli.stdout, cli.stderr
-    assert "bad input exit 2" in proc.stdout and "multiple of --heads" in proc.stderr
+    assert "SystemExit 2" in proc.stdout.splitlines()  # argparse's exit for bad input, and its words:
+    assert_golden("example_infer_bad_heads", proc.stderr.splitlines()[-1] + "\n")  # --dim, --heads named
 
 
 def test_infer_example_under_ab_records_logits_and_tokens() -> None:
@@ -170,9 +172,14 @@ def test_infer_example_under_ab_records_logits_and_tokens() -> None:
 def test_matmul_check_example_on_cpu() -> None:
     proc = _run(str(EXAMPLES / "matmul_check.py"), "--size", "64")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count(" ok") == 4 and "all dtypes within bounds" in proc.stdout
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("  ")]
+    dtypes = ("float32", "float16", "bfloat16", "float64")
+    assert [(row[0], row[-1]) for row in rows] == [(d, "ok") for d in dtypes]  # each within its bound
+    # the view whole, each error and bound as <n> (the figures are the CPU's, not the view's)
+    assert_golden("example_matmul_check_cpu", re.sub(r"\d\.\d{3}e[+-]\d\d", "<n>", proc.stdout))
     no_gpu = _run(str(EXAMPLES / "matmul_check.py"), "--device", "cuda", "--size", "8")
-    assert no_gpu.returncode == 2 and "no CUDA device" in no_gpu.stderr
+    assert no_gpu.returncode == 2 and no_gpu.stdout == ""
+    assert_golden("example_matmul_check_no_cuda", no_gpu.stderr.splitlines()[-1] + "\n")  # torch sees none
 
 
 def test_warmup_reports_zluda_runs_own_failure_not_the_workloads(tmp_path: Path) -> None:
