@@ -119,7 +119,10 @@ def said():
         from zluda_runner.probe import channel
         with channel.reaping():
             child = channel.ProbeChild(workload, None, prefix=b'@@')
-            _, exited = child.run_to_end(time.monotonic() + (timeout or 600), lambda event: False)
+            deadline = time.monotonic() + (timeout or 600)
+            while (event := child.event(deadline)) is not None and event['event'] != 'eof':
+                pass  # the worker's events until it exits (eof) or the deadline (None)
+            exited = event is not None
             child.finish(kill=not exited)
             return "exited" if exited else "timed out"
     from zluda_runner.core.child import run_child
