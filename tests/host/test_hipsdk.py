@@ -267,7 +267,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     """A Windows program planned here (its PE read as the plan reads it) against a fake Windows host:
     the plan names each conflict with its fix; a cached plan reads the host again."""
     from zluda_runner.conduct.context import run_context
-    from zluda_runner.conduct.plan import prepare_plan
+    from zluda_runner.conduct.plan import plan_run
 
     cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
     exe = tmp_path / "app" / "cuda_program.exe"
@@ -283,7 +283,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     _put(pe["rocblas6"], root, f"{ROCM}/6.4/bin/rocblas.dll")
     _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
-    plan = prepare_plan(run_context([str(exe)], settings, env))
+    plan = plan_run(run_context([str(exe)], settings, env)).plan
     assert plan.os == "windows"
     conflicts = [w for w in plan.warnings if "(fix: " in w and "HIP" in w]
     assert len(conflicts) == 2, plan.warnings
@@ -292,7 +292,7 @@ def test_a_windows_plan_warns_of_the_host_conflicts_read_fresh(mingw_build, pe: 
     kept = list((tmp_path / "cache" / "binfmt" / "hip-imports").rglob("*.json"))
     assert len(kept) == 3  # rocblas.dll, nvcuda.dll, cublas64_12.dll: not read again by the next launch
     shutil.rmtree(root / ROCM / "6.2")  # uninstalled, the variable left behind: the cached plan sees it
-    again = prepare_plan(run_context([str(exe)], settings, env))
+    again = plan_run(run_context([str(exe)], settings, env)).plan
     fresh = [w for w in again.warnings if "(fix: " in w and "HIP" in w]
     assert [w.split(" ")[0] for w in fresh] == ["HIP_PATH_62", "the"], again.warnings
     assert f"{WIN_ROCM}\\6.2" in fresh[0]

@@ -24,7 +24,7 @@ import pytest
 
 from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.conduct.context import run_context
-from zluda_runner.conduct.plan import prepare_plan
+from zluda_runner.conduct.plan import plan_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin_v6 import zluda_ld_source
 from zluda_runner.launch.prepare import expected_bindings, launch_env
@@ -127,7 +127,7 @@ def test_real_shape_imports_cleanly_and_the_log_proves_it(
     cache = tmp_path / "cache"
     env = _clean_env(ZLUDA_RUNNER_ROOT=str(world["root"]))
     argv = [str(world["script"])] + ([] if preload else ["nopreload"])
-    plan = prepare_plan(run_context(argv, Settings(zluda_dir=release, cache_dir=cache), env))
+    plan = plan_run(run_context(argv, Settings(zluda_dir=release, cache_dir=cache), env)).plan
     assert plan.verdict != "fatal", [b.problems for b in plan.fatal]
     assert any("could not inspect the target" in w for w in plan.warnings)
     assert plan.library_path == (str(world["rocm"] / "lib"),)  # libamdhip64.so found in the host's /opt/rocm
@@ -170,7 +170,7 @@ def test_versioned_only_rocm_is_named(cc_build, world, tmp_path: Path) -> None:
     shutil.copy2(world["rocm"] / "lib/libamdhip64.so", only / "libamdhip64.so.6")
     env = _clean_env(LD_LIBRARY_PATH="/opt/distro/lib", ZLUDA_RUNNER_ROOT=str(tmp_path / "root"))
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "c")
-    plan = prepare_plan(run_context([str(world["script"])], settings, env))
+    plan = plan_run(run_context([str(world["script"])], settings, env)).plan
     problems = " ".join(p for b in plan.fatal for p in b.problems)
     assert "only the versioned" in problems and str(only / "libamdhip64.so.6") in problems
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.conduct.context import run_context
-from zluda_runner.conduct.plan import prepare_plan
+from zluda_runner.conduct.plan import plan_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.linux import LinuxLaunch, compose_env, prepare_link_dir
 from zluda_runner.launch.prepare import expected_bindings, launch_env
@@ -48,7 +48,7 @@ def _binding(plan, need: str):  # type: ignore[no-untyped-def]
 def test_prediction_matches_loader(kind: str, variant: str, apps, standin_releases, cache_dir: Path) -> None:
     app, release = apps[kind], standin_releases[variant]
     env = _clean_env()
-    plan = prepare_plan(run_context([str(app)], Settings(zluda_dir=release, cache_dir=cache_dir), env))
+    plan = plan_run(run_context([str(app)], Settings(zluda_dir=release, cache_dir=cache_dir), env)).plan
 
     cublas = _binding(plan, CUBLAS)
     assert (cublas.action, cublas.shim) == ("replace", str((release / CUBLAS).resolve()))
@@ -78,7 +78,7 @@ def test_prediction_matches_loader(kind: str, variant: str, apps, standin_releas
 def test_faulty_shims_fail_as_predicted(variant: str, apps, standin_releases, cache_dir: Path) -> None:
     release = standin_releases[variant]
     settings = Settings(zluda_dir=release, cache_dir=cache_dir)
-    plan = prepare_plan(run_context([str(apps["rpath"])], settings, _clean_env()))
+    plan = plan_run(run_context([str(apps["rpath"])], settings, _clean_env())).plan
     env = launch_env(plan, cache_dir, _clean_env())
     plain = subprocess.run([str(apps["rpath"])], env=env, capture_output=True, text=True, timeout=30)
     sgemm = subprocess.run([str(apps["rpath"]), "sgemm"], env=env, capture_output=True, text=True, timeout=30)

@@ -96,14 +96,14 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
 
     monkeypatch.setattr(prepare, "inspect_target", counting)
     argv = [str(apps["rpath"])]
-    first = prepare.prepare_plan(run_context(argv, settings))
+    first = prepare.plan_run(run_context(argv, settings)).plan
     assert len(calls) == 1
 
     def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
         raise AssertionError("inspected again although the plan is cached")
 
     monkeypatch.setattr(prepare, "inspect_target", refuse)
-    second = prepare.prepare_plan(run_context([*argv, "other", "args"], settings))
+    second = prepare.plan_run(run_context([*argv, "other", "args"], settings)).plan
     assert second.to_dict() | {"argv": None} == first.to_dict() | {"argv": None}
     assert second.argv == (*argv, "other", "args")
 
@@ -112,7 +112,7 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
     shim = release / CUBLAS
     shim.write_bytes(shim.read_bytes())
     os.utime(shim, ns=(shim.stat().st_atime_ns, shim.stat().st_mtime_ns + 5_000_000_000))
-    prepare.prepare_plan(run_context(argv, settings))
+    prepare.plan_run(run_context(argv, settings))
     assert len(calls) == 2
 
 

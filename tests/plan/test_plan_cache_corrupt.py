@@ -21,7 +21,7 @@ _WHOLE = ["[]", "null", '"x"', "{}", '{"inputs": [1], "plan": {}}', '{"inputs": 
 
 def _cached(tmp_path: Path, release: Path, argv: list[str]) -> tuple[Settings, Path, dict[str, object]]:
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
-    prepare.prepare_plan(run_context(argv, settings))
+    prepare.plan_run(run_context(argv, settings))
     (entry,) = (tmp_path / "cache" / "plans").glob("*.json")
     return settings, entry, json.loads(entry.read_text())
 
@@ -54,7 +54,7 @@ def test_an_entry_with_a_wrong_type_inside_is_not_carried_out(apps, standin_rele
     else:
         plan["bindings"][0]["shim"] = 5
     entry.write_text(json.dumps({**good, "plan": plan}))
-    again = prepare.prepare_plan(run_context(argv, settings))
+    again = prepare.plan_run(run_context(argv, settings)).plan
     env = launch_env(again, settings.cache_dir)  # on e29888c: AttributeError / TypeError here
     assert env["LD_LIBRARY_PATH"]
     assert json.loads(entry.read_text()) == good
@@ -68,4 +68,4 @@ def test_an_intact_entry_is_still_a_hit(apps, standin_releases, tmp_path: Path, 
         raise AssertionError("inspected again although the plan is cached")
 
     monkeypatch.setattr(prepare, "inspect_target", refuse)
-    assert prepare.prepare_plan(run_context(argv, settings)).bindings
+    assert prepare.plan_run(run_context(argv, settings)).plan.bindings

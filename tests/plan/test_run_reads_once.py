@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.host.test_rules_wired import GFX1100, GFX1201, _amd_rocm, _gpus
-from zluda_runner.conduct.plan import prepare_plan
+from zluda_runner.conduct.plan import plan_run
 from zluda_runner.conduct.run import plan_context, prepare_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.host import gpus, hipsdk, quick, rocm
@@ -61,6 +61,36 @@ def test_a_run_reads_the_host_and_the_manifest_once(standin_releases: dict[str, 
 
 def test_a_plan_reads_them_once(apps: dict[str, Path], tmp_path: Path, reads: Counter[str]) -> None:
     ctx = plan_context([str(apps["rpath"])], Settings(cache_dir=tmp_path / "cache"))
-    plan = prepare_plan(ctx, download=False)
+    plan = plan_run(ctx, download=False).plan
     assert plan.release is not None and plan.release.id == "upstream-v6"
     assert reads == {"hip": 1, "kfd": 1, "manifest": 1, "resolve": 1}  # the host is judged by the plan's one
+
+
+def test_a_recorded_run_names_what_its_context_planned(standin_releases: dict[str, Path], apps: dict[str, Path],
+                                                      tmp_path: Path, reads: Counter[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``poc`` plans its run once (the target inspected once, the host and the manifest read once), and its
+    recording names that plan's release and target and that host, read off the run's context. At 15c2f2b
+    the recording made a second context and planned again: HIP looked for 3 times, the KFD walked 3 times,
+    the manifest asked for twice."""
+    from zluda_runner import Options
+    from zluda_runner.api.poc import run_poc
+    from zluda_runner.conduct import plan as conduct_plan
+    from zluda_runner.results.backends import SQLiteStore
+
+    real_inspect = conduct_plan.inspect_target
+
+    def inspect(*args: object, **kwargs: object) -> object:
+        reads["inspect"] += 1
+        return real_inspect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conduct_plan, "inspect_target", inspect)
+    db = tmp_path / "results.db"
+    options = Options(zluda_dir=standin_releases["good"], cache_dir=tmp_path / "cache", force=True,
+                      results_db=str(db))
+    run_poc([str(apps["rpath"])], options=options, runs=1, min_speedup=0.0, timeout=30)
+    assert reads == {"hip": 1, "kfd": 1, "manifest": 1, "inspect": 1}
+    with SQLiteStore(db).open() as store:
+        (run,) = store.list_runs()
+    assert (run.kind, run.release_id) == ("poc", "zluda-dir")
+    assert run.host is not None and run.host.get("gfx") == "gfx1100"  # the context's host: HIP's device 0

@@ -73,7 +73,7 @@ def test_relative_libcuda_through_the_probe_command(decoy_setup: Path) -> None:
     from zluda_runner.core.settings import Settings
 
     request = ProbeRequest(libcuda=Path("./libcuda.so.1"), case_ids=["init.cuInit"], timeout=10.0)
-    rep = run_requested_probe(request, Settings())
+    rep, _ = run_requested_probe(request, Settings())
     assert rep.load is not None and rep.load.status == "pass", rep.load
     assert Path(rep.target).is_absolute()
 

@@ -66,8 +66,8 @@ def run_probe(
                            dtypes=list(DEFAULT_DTYPES if dtypes is None else dtypes), budget=budget,
                            samples=samples, timeout=timeout, case_ids=list(cases))
     with caller_errors():
-        report = run_requested_probe(request, settings, progress=progress)
-    keep("torch-ops" if torch else "probe", report, settings, command, on_warning=on_warning,
+        report, refs = run_requested_probe(request, settings, progress=progress)
+    keep("torch-ops" if torch else "probe", report, settings, command, on_warning=on_warning, refs=refs,
          planned=request.planned)
     return report
 

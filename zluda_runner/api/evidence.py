@@ -49,7 +49,7 @@ def verify_launch(launch: Launch, options: Options | None = None, *,
     with caller_errors():
         result, gpu = _watched(verify, launch, on_telemetry)
     keep("verify-load", _with_gpu(result, gpu), to_settings(options), command, on_warning=on_warning,
-         plan=launch.plan)
+         refs=launch.recorded, plan=launch.plan)
     _tell(on_telemetry, gpu)
     return result
 
@@ -108,7 +108,8 @@ def trace_launch(launch: Launch, options: Options | None = None, *, out: Path | 
     with caller_errors():
         traced, gpu = _watched(lambda: trace_workload(launch.plan, list(launch.argv), settings), launch,
                                on_telemetry)
-    keep("trace", _with_gpu(traced.report, gpu), settings, on_warning=on_warning, plan=launch.plan)
+    keep("trace", _with_gpu(traced.report, gpu), settings, on_warning=on_warning, refs=launch.recorded,
+         plan=launch.plan)
     _tell(on_telemetry, gpu)
     return traced
 

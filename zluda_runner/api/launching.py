@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING
@@ -22,7 +22,7 @@ from zluda_runner.core.argcheck import Seconds, checked
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile
-    from zluda_runner.plan.model import ShimPlan
+    from zluda_runner.plan.model import RecordRefs, ShimPlan
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
 
@@ -46,6 +46,8 @@ class Launch:
     env: Mapping[str, str]
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
+    # what a recording of this launch names (release, torch, host), from the run's own context
+    recorded: RecordRefs | None = field(default=None, repr=False, compare=False)
 
 
 @checked
@@ -94,7 +96,7 @@ def plan_command(
         NothingFitsError: no release fits this host's HIP for the target (judged as ``run`` judges it).
         TargetError, PlanError, LaunchError (the command does not exist: ``CommandNotFoundError``).
     """
-    from zluda_runner.conduct.plan import prepare_plan
+    from zluda_runner.conduct.plan import plan_run
     from zluda_runner.conduct.run import plan_context
 
     settings = to_settings(options)
@@ -104,7 +106,9 @@ def plan_command(
             from zluda_runner.conduct.plan import plan_for_torch_lib
 
             return plan_for_torch_lib(Path(torch_lib), settings, argv=ctx.argv)
-        return prepare_plan(ctx, use_cache=use_cache, download=False)
+        planned = plan_run(ctx, use_cache=use_cache, download=False).plan
+        assert planned is not None  # plan_run plans
+        return planned
 
 
 @checked
@@ -145,7 +149,7 @@ def prepare_launch(
         prepared = prepare_run(command_words(command), settings, injector=injector, strict=strict,
                                on_warning=warn_with(on_warning))
     return Launch(prepared.plan, tuple(prepared.argv), MappingProxyType(dict(prepared.env)),
-                  tuple(worded(w) for w in prepared.warnings), tuple(prepared.notes))
+                  tuple(worded(w) for w in prepared.warnings), tuple(prepared.notes), prepared.recorded)
 
 
 @checked
@@ -201,7 +205,7 @@ def start(
     from zluda_runner.launch.run import start as start_run
 
     prepared = PreparedRun(launch.plan, list(launch.argv), dict(launch.env), list(launch.warnings),
-                           list(launch.notes))
+                           list(launch.notes), launch.recorded)
     with caller_errors():
         if on_telemetry is not None:
             return start_run(prepared, on_telemetry=on_telemetry)

@@ -22,7 +22,7 @@ from zluda_runner.core.wording import render
 from zluda_runner.core.wording import worded_for as worded_for  # re-exported: the front ends set it
 
 if TYPE_CHECKING:
-    from zluda_runner.plan.model import ShimPlan
+    from zluda_runner.plan.model import RecordRefs, ShimPlan
 
 
 def to_settings(options: Options | None, *, verify_load: bool = False,
@@ -34,23 +34,30 @@ def to_settings(options: Options | None, *, verify_load: bool = False,
 
 
 def keep(kind: str, report: object, settings: Settings, command: Sequence[str] | None = None, *,
-         on_warning: Callable[[str], None] | None = None, plan: ShimPlan | None = None,
-         argv: Sequence[str] = (), planned: bool = True) -> None:
+         on_warning: Callable[[str], None] | None = None, refs: RecordRefs | None = None,
+         plan: ShimPlan | None = None, argv: Sequence[str] = (), planned: bool = True) -> None:
     """Record ``report`` in the results store unless ``Options(record=False)``; a store problem goes to
     ``on_warning`` (worded for the audience), never raises. ``command``: the caller's own (default: what
-    was asked, :func:`recorded`). The release and torch recorded, for every kind, are the run's plan's
-    (``plan``; else the plan for ``argv``, ``planned=False``: a run without one):
+    was asked, :func:`recorded`). The release, torch and host recorded, for every kind, are those of the
+    run's own context (``refs``: :func:`zluda_runner.conduct.refs.context_refs`); else ``plan``'s; else
+    those of the plan for ``argv`` (``planned=False``: a run without one):
     :func:`zluda_runner.conduct.refs.run_refs`."""
     if not settings.record:
         return
-    from zluda_runner.conduct.refs import run_refs
-    from zluda_runner.host.quick import quick_facts
     from zluda_runner.results.recording import record_report
 
-    release, target = run_refs(settings, argv, plan=plan, planned=planned)
-    warning = record_report(kind, report, settings=settings, release=release, target=target,
+    if refs is None and plan is not None:
+        from zluda_runner.host.quick import quick_facts
+        from zluda_runner.plan.model import RecordRefs
+
+        refs = RecordRefs(*plan.refs(), host=quick_facts().fingerprint())
+    elif refs is None:
+        from zluda_runner.conduct.refs import run_refs
+
+        refs = run_refs(settings, argv, planned=planned)
+    warning = record_report(kind, report, settings=settings, release=refs.release, target=refs.target,
                             command=None if command is None else [str(w) for w in command],
-                            host=quick_facts().fingerprint()).warning
+                            host=refs.host).warning
     if warning and on_warning is not None:
         on_warning(worded(warning))
 

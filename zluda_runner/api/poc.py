@@ -74,6 +74,7 @@ def run_poc(
             root=Path(root) if root is not None else root_from_env(),
             interval_s=DEFAULT_INTERVAL_S if interval is None else interval, timeout=timeout,
         )
-        report = run_verdict(request, settings, progress=progress, on_warning=hear)
-    keep("poc", report, settings, command, on_warning=on_warning, argv=request.command, planned=not native)
+        report, refs = run_verdict(request, settings, progress=progress, on_warning=hear)
+    keep("poc", report, settings, command, on_warning=on_warning, refs=refs, argv=request.command,
+         planned=not native)
     return report

@@ -14,6 +14,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults_facts import HostRead, read_host
 
 if TYPE_CHECKING:
+    from zluda_runner.plan.model import PlanTarget, ShimPlan
     from zluda_runner.release.model import Manifest
     from zluda_runner.release.selection import Resolution
 
@@ -21,8 +22,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RunContext:
     """One run: its settings, command and environment, the host (:class:`HostRead`) and the manifest in use
-    (with ``--zluda-dir`` only for the GPU x HIP rules: that folder is the release, none is resolved), and
-    once the target is known, the release resolution (:func:`zluda_runner.conduct.resolve.resolved`)."""
+    (with ``--zluda-dir`` only for the GPU x HIP rules: that folder is the release, none is resolved); once
+    the target is known, its profile (``target``: inspected once, or its cached plan's) and the release
+    resolution (:func:`zluda_runner.conduct.resolve.resolved`); once planned, the plan
+    (:func:`zluda_runner.conduct.plan.plan_run`). The launch, the recording
+    (:func:`zluda_runner.conduct.refs.context_refs`) and the views read these fields, never the host,
+    the manifest or the target again."""
 
     settings: Settings
     argv: tuple[str, ...]
@@ -30,6 +35,8 @@ class RunContext:
     host: HostRead
     manifest: Manifest | None
     resolution: Resolution | None = None  # the release the run takes, once its target is known
+    target: PlanTarget | None = None  # the target's interpreter, torch and CUDA (or binary), once known
+    plan: ShimPlan | None = None  # what the run carries out, once planned
 
     @property
     def gfx(self) -> str | None:

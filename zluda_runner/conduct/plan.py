@@ -1,4 +1,4 @@
-"""``prepare_plan``: inspect -> release -> plan, cached by the identities (path, size, mtime) of every file
+"""``plan_run``: inspect -> release -> plan, cached by the identities (path, size, mtime) of every file
 it was computed from, so a repeated ``zluda-run python infer.py`` skips inspection. The heavy stages are
 imported inside functions: a cached launch stays fast (benchmarks/launch_overhead.py)."""
 
@@ -153,10 +153,12 @@ def _store_plan(path: Path, plan: ShimPlan, inputs: Mapping[str, object]) -> Non
                       compact=True)
 
 
-def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: bool = False,
-                 download: bool = True) -> ShimPlan:
-    """Inspect the target the run's command runs, pick the release, and plan (cached). ``download=False``
-    (``zluda-run plan``) never downloads: an uncached release is planned from the manifest."""
+def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: bool = False,
+             download: bool = True) -> RunContext:
+    """``ctx`` planned: the target its command runs inspected (or its cached plan read), the release
+    resolved for it and the plan made (cached), each once: the context's ``target``, ``resolution`` and
+    ``plan``. ``download=False`` (``zluda-run plan``) never downloads: an uncached release is planned from
+    the manifest."""
     settings, argv, run_env = ctx.settings, ctx.argv, ctx.env
     cache_file = CachePaths(settings.cache_dir).plans / f"{_cache_key(ctx)}.json"
     if use_cache:
@@ -165,7 +167,7 @@ def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use:
             from zluda_runner.release.selection import parse_cuda
 
             ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
-            return _with_host_facts(dataclasses.replace(cached, argv=tuple(argv)), ctx)
+            return _planned(ctx, dataclasses.replace(cached, argv=tuple(argv)))
     from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.plan.build import make_plan
     from zluda_runner.release.selection import host_os
@@ -181,7 +183,7 @@ def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use:
     source = release_for(ctx, trust_on_first_use=trust_on_first_use, download=download)
     target = profile or assumed_target(argv, source.layout)
     if source.not_downloaded is not None:
-        return _with_host_facts(_provisional_plan(target, source, argv, run_env), ctx)
+        return _planned(ctx, _provisional_plan(target, source, argv, run_env))
     plan = make_plan(target, source.layout, release=source.ref, argv=argv, base_env=run_env)
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
@@ -195,8 +197,14 @@ def prepare_plan(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use:
 
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
             _store_plan(cache_file, plan, _inputs_of(target, source.layout, choice, extra))
-    # the defaults and the host's conflicts are never cached: the host's facts are the run's own
-    return _with_host_facts(plan, ctx)
+    return _planned(ctx, plan)
+
+
+def _planned(ctx: RunContext, plan: ShimPlan) -> RunContext:
+    """``ctx`` with its plan and the target it was made for; the defaults and the host's conflicts are
+    never cached: the host's facts are the run's own."""
+    plan = _with_host_facts(plan, ctx)
+    return dataclasses.replace(ctx, target=plan.target, plan=plan)
 
 
 def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> ShimPlan:

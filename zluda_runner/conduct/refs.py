@@ -1,50 +1,69 @@
-"""The release and the torch a recorded run names, one answer for every kind of run (:func:`run_refs`):
-``results matrix`` files each run under the release x torch it ran with."""
+"""The release, the torch and the host a recorded run names, one answer for every kind of run, read off
+the run's own context (:func:`context_refs`): ``results matrix`` files each run under the release x torch
+it ran with."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
 from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_run
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.model import PlanTarget, ReleaseRef, ShimPlan, recorded_refs
+from zluda_runner.plan.defaults_facts import read_host
+from zluda_runner.plan.model import PlanTarget, RecordRefs, ReleaseRef, recorded_refs
 from zluda_runner.release.selection import parse_cuda
 
 
-def run_refs(settings: Settings, argv: Sequence[str] = (), *, plan: ShimPlan | None = None,
-             planned: bool = True) -> tuple[dict[str, object] | None, dict[str, object] | None]:
-    """``plan``'s release and target (the plan the run carried out); else (``planned``: the run went
-    through ZLUDA) those of the plan ``zluda-run`` makes for ``argv`` (default: the target interpreter),
-    from the plan cache or made without downloading. A run without a plan (native, a driver given by
-    path, a command of the user's), or where none can be made, names the target's torch as installed and
-    ``--zluda-dir``, else (``planned``) the resolver's pick for that torch on the same run context, else
-    ``--release`` as given. Never raises."""
-    command = list(argv) or [settings.python or sys.executable]
-    ctx: RunContext | None = None
-    if plan is None and planned:
-        from zluda_runner.conduct.plan import prepare_plan
-
-        with contextlib.suppress(Exception):  # recording never fails the run it records
-            ctx = run_context(command, settings)
-            plan = prepare_plan(ctx, download=False)
-    if plan is not None:
-        return plan.refs()
-    target = PlanTarget()
-    with contextlib.suppress(Exception):  # the target as zluda-run chooses it, its torch as installed
-        choice = choose_target(command, settings)
-        target = PlanTarget(binary=choice.binary)
-        if choice.python is not None:
-            python, info = installed_torch(choice.python)
-            target = PlanTarget(python) if info is None else PlanTarget(python, info.version, info.cuda)
+def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
+    """The plan's release and target where the run was planned (``ctx.plan``); else its target
+    (``ctx.target``, else its torch as installed) and ``--zluda-dir``, else the release the run's resolution
+    gives (``ctx.resolution``; ``resolve``: else resolved for that torch), else ``--release`` as given. The
+    host as the context read it. Never raises."""
+    host = ctx.host.quick.fingerprint()
+    if ctx.plan is not None:
+        release_ref, target_ref = ctx.plan.refs()
+        return RecordRefs(release_ref, target_ref, host)
+    target = ctx.target or _installed(ctx)
+    settings = ctx.settings
     release = ReleaseRef(settings.release, None, None, None, "") if settings.release else None
     if settings.zluda_dir is not None:
         release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
-    elif ctx is not None:  # no plan (a CPU torch, an uninspectable target): the release the resolver gives it
+    elif ctx.resolution is not None or resolve:  # no plan: the release the resolver gives this torch
         with contextlib.suppress(Exception):
-            chosen = resolve_run(ctx, cuda=parse_cuda(target.cuda)).require()
+            resolution = ctx.resolution or resolve_run(ctx, cuda=parse_cuda(target.cuda))
+            chosen = resolution.require()
             release = ReleaseRef(chosen.release.id, None, None, chosen.asset.name, "")
-    named, kept = recorded_refs(release, target, command)
-    return named, kept if target != PlanTarget() else None
+    named, kept = recorded_refs(release, target, ctx.argv)
+    return RecordRefs(named, kept if target != PlanTarget() else None, host)
+
+
+def _installed(ctx: RunContext) -> PlanTarget:
+    """The target as zluda-run chooses it, its torch as installed (nothing known: an empty target)."""
+    with contextlib.suppress(Exception):
+        choice = choose_target(ctx.argv, ctx.settings)
+        if choice.python is None:
+            return PlanTarget(binary=choice.binary)
+        python, info = installed_torch(choice.python)
+        return PlanTarget(python) if info is None else PlanTarget(python, info.version, info.cuda)
+    return PlanTarget()
+
+
+def run_refs(settings: Settings, argv: Sequence[str] = (), *, planned: bool = True) -> RecordRefs:
+    """For a run that carried no context in this process (``ab``'s side A is a ``zluda-run`` child; a
+    native run; a command of the user's): the context of ``argv`` (default: the target interpreter) and,
+    where the run went through ZLUDA (``planned``), the plan ``zluda-run`` makes for it, from the plan
+    cache or made without downloading; then :func:`context_refs`. Never raises."""
+    command = tuple(argv) or (settings.python or sys.executable,)
+    try:
+        ctx = run_context(command, settings)
+    except Exception:  # a broken manifest: the host and the target still say what ran
+        ctx = RunContext(settings, command, dict(os.environ), read_host(os.environ), None)
+    if planned:
+        from zluda_runner.conduct.plan import plan_run
+
+        with contextlib.suppress(Exception):  # recording never fails the run it records
+            ctx = plan_run(ctx, download=False)
+    return context_refs(ctx, resolve=planned)

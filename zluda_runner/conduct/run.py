@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from zluda_runner.conduct.context import RunContext, run_context
-from zluda_runner.conduct.plan import prepare_plan
+from zluda_runner.conduct.plan import plan_run
+from zluda_runner.conduct.refs import context_refs
 from zluda_runner.core.errors import CheckFailedError, LaunchError
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
@@ -57,8 +58,9 @@ def prepare_run(
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
     host = read_host(os.environ)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
-    ctx = run_context(args, settings, host=host)
-    plan = prepare_plan(ctx, trust_on_first_use=trust_on_first_use)
+    ctx = plan_run(run_context(args, settings, host=host), trust_on_first_use=trust_on_first_use)
+    plan = ctx.plan
+    assert plan is not None  # plan_run plans
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
     from zluda_runner.plan.defaults_facts import visibility_warnings
@@ -86,14 +88,14 @@ def prepare_run(
             from zluda_runner.launch.windows.verify import verify_setup
 
             env.update(verify_setup(plan, hook_written=launch.hook)[0])
-    return PreparedRun(plan, args, env, warnings, notes)
+    return PreparedRun(plan, args, env, warnings, notes, recorded=context_refs(ctx))
 
 
 def plan_context(command: Sequence[str], settings: Settings) -> RunContext:
     """The context of the run a plan is made for: ``plan -- CMD``, else ``--python``, else this interpreter.
 
     A command that ``run`` could not start (not found: 127, not executable: 126) fails the plan too; the
-    host's HIP is judged, as ``run`` does, by the release resolved for the target (``prepare_plan``)."""
+    host's HIP is judged, as ``run`` does, by the release resolved for the target (``plan_run``)."""
     argv = [a for a in command_words(command) if a != "--"]
     if argv:
         resolve_command(argv[0], os.environ)

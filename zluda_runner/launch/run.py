@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from zluda_runner.core.proctree import ended_by
 from zluda_runner.launch.process import exec_process, run_process, run_process_end
-from zluda_runner.plan.model import ShimPlan
+from zluda_runner.plan.model import RecordRefs, ShimPlan
 
 if TYPE_CHECKING:
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
@@ -30,6 +30,7 @@ class PreparedRun:
     env: dict[str, str]
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
+    recorded: RecordRefs | None = None  # what a recording of this run names, from the run's context
 
 
 def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None) -> int:

@@ -155,6 +155,16 @@ class PlanTarget(JsonMixin):
     binary: str | None = None
 
 
+@dataclass(frozen=True)
+class RecordRefs:
+    """What the results store files a run under, from the run's own context: its release and target
+    (:func:`recorded_refs`) and the host it ran on (``QuickFacts.fingerprint``)."""
+
+    release: dict[str, object] | None
+    target: dict[str, object] | None
+    host: dict[str, str | None]
+
+
 def recorded_refs(release: ReleaseRef | None, target: PlanTarget,
                   argv: Sequence[str] = ()) -> tuple[dict[str, object] | None, dict[str, object]]:
     """A run's release (a ``--zluda-dir`` has no id: ``zluda-dir``) and target (its torch's version and CUDA

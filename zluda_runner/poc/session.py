@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zluda_runner.abtest.sides import check_program, split_command
 from zluda_runner.core.errors import HostError
@@ -16,6 +17,9 @@ from zluda_runner.poc.model import Criterion, PocReport, PocRun, Thresholds
 from zluda_runner.poc.runner import Progress, Workload, cpu_reference, run_sides
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, open_source
+
+if TYPE_CHECKING:
+    from zluda_runner.plan.model import RecordRefs
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,9 @@ def run_poc(
     progress: Progress | None = None,
     on_warning: Callable[[str], None] | None = None,
     env: Mapping[str, str] | None = None,
-) -> PocReport:
-    """Run and judge; raises only for what stops it before anything runs (no release, a fatal plan)."""
+) -> tuple[PocReport, RecordRefs | None]:
+    """Run and judge; raises only for what stops it before anything runs (no release, a fatal plan). With
+    the report, what its recording names, from the run's context (None: a native run, no context)."""
     if not request.command:
         raise HostError("nothing to run", hint="{cmd:poc -- python script.py [ARGS]}")
     base_env = dict(os.environ if env is None else env)
@@ -49,6 +54,7 @@ def run_poc(
         check_program(reference_argv, "the reference", base_env.get("PATH"))
         reference = Workload("reference", tuple(reference_argv), base_env)
     release: str | None = None
+    refs: RecordRefs | None = None
     if request.native:
         workload = Workload("native", request.command, base_env)
     else:
@@ -59,6 +65,7 @@ def run_poc(
             if on_warning is not None:
                 on_warning(warning)
         workload = Workload("zluda", tuple(prepared.argv), prepared.env)
+        refs = prepared.recorded
         chosen = prepared.plan.release
         release = (chosen.id or str(chosen.root)) if chosen is not None else None  # a --zluda-dir has no id
     source = open_source(root=request.root, env=workload.env, native=request.native)
@@ -72,7 +79,7 @@ def run_poc(
         if not isinstance(source, NoTelemetry):
             source.close()
     return judge(request, runs, reference_runs, telemetry=telemetry,
-                 telemetry_available=not isinstance(source, NoTelemetry), release=release)
+                 telemetry_available=not isinstance(source, NoTelemetry), release=release), refs
 
 
 def judge(

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import ProbeError
 from zluda_runner.core.settings import Settings
@@ -21,6 +22,9 @@ from zluda_runner.probe.model import CaseResult, ProbeReport
 from zluda_runner.probe.opinfo_probe import DEFAULT_DTYPES, DEFAULT_OP_TIMEOUT, run_opinfo_probe
 from zluda_runner.probe.runner import DEFAULT_TIMEOUT, DRIVER_NAME, DRIVER_NAMES, run_probe
 from zluda_runner.probe.torch_probe import DEFAULT_TORCH_TIMEOUT, run_torch_probe
+
+if TYPE_CHECKING:
+    from zluda_runner.plan.model import RecordRefs
 
 LIBCUDA_NAMES = DRIVER_NAMES  # this platform's: nvcuda.dll on Windows, libcuda.so.1 elsewhere
 
@@ -72,28 +76,35 @@ def find_probe_libcuda(settings: Settings, *, trust_on_first_use: bool = False) 
     return Path(drivers[0].path)
 
 
-def zluda_env_for(python: str, settings: Settings, *, trust_on_first_use: bool = False) -> dict[str, str]:
-    """The environment ``zluda-run`` gives ``python``: the plan's loader set-up (refused if fatal)."""
+def zluda_env_for(python: str, settings: Settings, *,
+                  trust_on_first_use: bool = False) -> tuple[dict[str, str], RecordRefs]:
+    """The environment ``zluda-run`` gives ``python`` (the plan's loader set-up; refused if fatal), and
+    what a recording of the run names, from the same run context."""
     from zluda_runner.conduct.context import run_context
-    from zluda_runner.conduct.plan import prepare_plan
+    from zluda_runner.conduct.plan import plan_run
+    from zluda_runner.conduct.refs import context_refs
     from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 
-    plan = prepare_plan(run_context([python], settings), trust_on_first_use=trust_on_first_use)
-    refuse_if_fatal(plan, settings.force)
-    return launch_env(plan, settings.cache_dir)
+    ctx = plan_run(run_context([python], settings), trust_on_first_use=trust_on_first_use)
+    assert ctx.plan is not None  # plan_run plans
+    refuse_if_fatal(ctx.plan, settings.force)
+    return launch_env(ctx.plan, settings.cache_dir), context_refs(ctx)
 
 
 def run_requested_probe(request: ProbeRequest, settings: Settings,
-                        progress: Callable[[CaseResult], None] | None = None) -> ProbeReport:
+                        progress: Callable[[CaseResult], None] | None = None
+                        ) -> tuple[ProbeReport, RecordRefs | None]:
+    """The report, and what its recording names where the probe planned its run here (the torch probe
+    under ZLUDA; else None: the recording works it out)."""
     if not request.torch:
         libcuda = request.libcuda or find_probe_libcuda(settings)
         return run_probe(libcuda.absolute(), timeout=request.timeout or DEFAULT_TIMEOUT,
-                         case_ids=request.case_ids or None, progress=progress)
+                         case_ids=request.case_ids or None, progress=progress), None
     python = settings.python or sys.executable
-    env = zluda_env_for(python, settings) if request.planned else dict(os.environ)
+    env, refs = zluda_env_for(python, settings) if request.planned else (dict(os.environ), None)
     if request.quick:
         return run_torch_probe(python, env, device=request.device,
-                               timeout=request.timeout or DEFAULT_TORCH_TIMEOUT)
+                               timeout=request.timeout or DEFAULT_TORCH_TIMEOUT), refs
     return run_opinfo_probe(python, env, device=request.device, dtypes=request.dtypes, ops=request.ops,
                             samples=request.samples, budget=request.budget,
-                            op_timeout=request.timeout or DEFAULT_OP_TIMEOUT, progress=progress)
+                            op_timeout=request.timeout or DEFAULT_OP_TIMEOUT, progress=progress), refs
