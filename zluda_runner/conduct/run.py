@@ -58,7 +58,8 @@ def prepare_run(
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
     host = read_host(os.environ)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
-    ctx = plan_run(run_context(args, settings, host=host), trust_on_first_use=trust_on_first_use)
+    ctx = run_context(args, settings, host=host)
+    ctx = plan_run(ctx, trust_on_first_use=trust_on_first_use)
     plan = ctx.plan
     assert plan is not None  # plan_run plans
     refuse_if_fatal(plan, settings.force)
