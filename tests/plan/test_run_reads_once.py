@@ -66,9 +66,9 @@ def test_a_plan_reads_them_once(apps: dict[str, Path], tmp_path: Path, reads: Co
     assert reads == {"hip": 1, "kfd": 1, "manifest": 1, "resolve": 1}  # the host is judged by the plan's one
 
 
-def test_a_recorded_run_names_what_its_context_planned(standin_releases: dict[str, Path], apps: dict[str, Path],
-                                                      tmp_path: Path, reads: Counter[str],
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_recorded_run_names_what_its_context_planned(
+        standin_releases: dict[str, Path], apps: dict[str, Path], tmp_path: Path, reads: Counter[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """``poc`` plans its run once (the target inspected once, the host and the manifest read once), and its
     recording names that plan's release and target and that host, read off the run's context. At 15c2f2b
     the recording made a second context and planned again: HIP looked for 3 times, the KFD walked 3 times,
