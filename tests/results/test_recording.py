@@ -190,7 +190,7 @@ def test_migrations_bring_an_old_store_up_to_date(store_url: str) -> None:
         store._exec(cur, "INSERT INTO schema_version (version, applied_at) VALUES (1, 'then')")
     assert store.schema_version() == 1
     assert store.migrate() == SCHEMA_VERSION
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     with store._tx(write=True) as cur:
         store._exec(cur, "INSERT INTO schema_version (version, applied_at) VALUES (99, 'future')")
     store.close()

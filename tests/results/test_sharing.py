@@ -18,7 +18,7 @@ from zluda_runner.results import bundle as bundle_mod
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle, import_bundles, read_bundle
 from zluda_runner.results.recording import record_report
-from zluda_runner.results.schema import ResultsStoreError
+from zluda_runner.results.schema import SCHEMA_VERSION, ResultsStoreError
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -226,4 +226,4 @@ def test_two_processes_creating_a_fresh_store_at_once(store_url: str, tmp_path: 
     results = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], results
     with make_store(store_url).open() as store:
-        assert len(store.list_runs()) == 6 and store.schema_version() == 2
+        assert len(store.list_runs()) == 6 and store.schema_version() == SCHEMA_VERSION

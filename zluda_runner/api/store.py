@@ -23,9 +23,6 @@ from zluda_runner.api.options import Options, caller_errors, to_settings, worded
 from zluda_runner.core.argcheck import checked
 from zluda_runner.results.recordable import Recordable, ResultRow, ResultRows
 from zluda_runner.results.schema import ResultsStoreError
-from zluda_runner.results.userfiles import OutputFileError as OutputFileError  # the front ends' one writer
-from zluda_runner.results.userfiles import output_path as output_path
-from zluda_runner.results.userfiles import write_output as write_output
 
 __all__ = ["Recordable", "Recorded", "ResultRow", "ResultRows", "ResultsDiff", "delete_result",
            "diff_results", "export_results", "get_result", "import_results", "list_results", "record_result",
@@ -36,6 +33,20 @@ if TYPE_CHECKING:
     from zluda_runner.results.queries import RunDiff
     from zluda_runner.results.schema import RunRecord
     from zluda_runner.results.store import ResultsStore
+
+    # the front ends' one writer, handed on from where it lives (imported on first use: __getattr__)
+    from zluda_runner.results.userfiles import OutputFileError as OutputFileError
+    from zluda_runner.results.userfiles import output_path as output_path
+    from zluda_runner.results.userfiles import write_output as write_output
+
+
+def __getattr__(name: str) -> object:
+    """The output files' writer, imported on first use: listing runs does not pay for it."""
+    if name in ("OutputFileError", "output_path", "write_output"):
+        from zluda_runner.results import userfiles
+
+        return getattr(userfiles, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

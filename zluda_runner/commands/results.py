@@ -13,16 +13,12 @@ from zluda_runner.api.store import (
     get_result,
     import_results,
     list_results,
-    output_path,
-    results_files,
     results_location,
     results_matrix,
-    write_output,
 )
 from zluda_runner.api.terms import RESULT_KINDS
 from zluda_runner.commands import group
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
-from zluda_runner.report.matrix_html import render_html
 from zluda_runner.report.results_view import render_diff, render_matrix, render_run, render_runs
 from zluda_runner.report.terminal import say
 
@@ -82,10 +78,15 @@ def diff_command(call: Invocation, run_a: str, run_b: str) -> None:
 @pass_invocation
 def matrix_command(call: Invocation, html_path: Path | None, since: str | None) -> None:
     """Releases x GPU targets x torch builds: pass rates, A/B verdicts, failing items."""
-    keep = results_files(call.options) if html_path else ()
-    html = output_path(html_path, keep) if html_path else None
-    matrix = results_matrix(call.options, since=since)
-    if html is not None:
+    if html_path is None:
+        matrix = results_matrix(call.options, since=since)
+    else:  # only then the page and its writer are imported
+        from zluda_runner.api.store import output_path, results_files, write_output
+        from zluda_runner.report.matrix_html import render_html
+
+        keep = results_files(call.options)
+        html = output_path(html_path, keep)  # refused before the store is read
+        matrix = results_matrix(call.options, since=since)
         click.echo(f"HTML: {write_output(html, render_html(matrix), keep)}", err=True)
     emit_json(matrix) if call.json else say([render_matrix(matrix)])
 

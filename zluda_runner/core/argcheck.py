@@ -128,7 +128,7 @@ def _tests_of(function: Callable[..., object]) -> dict[str, tuple[_Test, str]]:
 
 def _hints(function: Callable[..., object]) -> dict[str, object]:
     """``function``'s parameters' annotations, read (one this check cannot read is left out)."""
-    names = _TypeCheckingNames(function.__globals__.get("__file__"))
+    names = _TypeCheckingNames(function.__globals__)
     hints = {}
     for name, text in function.__annotations__.items():
         try:
@@ -155,13 +155,18 @@ class _TypeCheckingNames(dict[str, object]):
     """The names a module imports only for a type checker (``from M import A`` under its ``if
     TYPE_CHECKING:``), imported on use from where it says (a KeyError sends Python on to the builtins)."""
 
-    def __init__(self, module_file: object) -> None:
+    def __init__(self, module_globals: dict[str, Any]) -> None:
         super().__init__()
-        self.module_file = module_file if isinstance(module_file, str) else ""
+        self.module_globals = module_globals
+        file = module_globals.get("__file__")
+        self.module_file = file if isinstance(file, str) else ""
 
     def __missing__(self, name: str) -> object:
+        import builtins
         import importlib
 
+        if name in self.module_globals or name in builtins.__dict__:  # Python looks there next: the
+            raise KeyError(name)  # module's source is read only for a name it imports for a type checker
         module, attribute = _type_checking_imports(self.module_file)[name]
         return getattr(importlib.import_module(module), attribute)
 

@@ -23,8 +23,13 @@ T = TypeVar("T", bound="JsonMixin")
 D = TypeVar("D", bound="DataclassInstance")
 
 
+_PLAIN = frozenset((str, int, float, bool))
+
+
 def to_plain(value: object) -> Any:
     """Turn dataclasses, enums, paths and containers into JSON-ready values."""
+    if value is None or type(value) in _PLAIN:  # most values: nothing to turn
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         if isinstance(value, JsonMixin) and type(value).to_dict is not JsonMixin.to_dict:
             return value.to_dict()  # a record that adds computed fields (a verdict, a state)

@@ -7,11 +7,15 @@ and other control characters show as ``\\xNN`` instead of acting on the terminal
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_words
 from zluda_runner.core.textio import visible
-from zluda_runner.results.matrix import Matrix
-from zluda_runner.results.queries import RunDiff
-from zluda_runner.results.schema import RunRecord
+
+if TYPE_CHECKING:  # only read here: a command that lists runs does not import the diff or the matrix
+    from zluda_runner.results.matrix import Matrix
+    from zluda_runner.results.queries import RunDiff
+    from zluda_runner.results.schema import RunRecord
 
 RUN_HEADER = ("run", "started (UTC)", "kind", "release", "gfx", "torch")
 RUN_WIDTHS = (12, 19, 11, 18, 9, 14)  # the columns of run_line, the result after them

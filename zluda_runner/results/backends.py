@@ -36,10 +36,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import sqlite3
 import stat
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -306,6 +304,8 @@ class PostgresStore(ResultsStore):
     def _watchdog(self, fileno: Callable[[], int] | None) -> Iterator[None]:
         """Drop the connection when the server answers nothing for ``STALL_S`` (statement_timeout
         runs in the server, so a stopped server never sends it): the blocked read then fails."""
+        import socket  # here: a SQLite store does not pay for them
+        import threading
 
         def drop() -> None:
             if fileno is None:

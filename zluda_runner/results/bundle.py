@@ -30,8 +30,10 @@ The header's ``runs`` is checked against the run lines that follow: a bundle cut
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import operator
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -78,6 +80,9 @@ _STARTED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 _RUN_FIELDS = frozenset(
     ("run_id", "kind", "started_at", "host", "release", "target", "command", "summary", "items")
 )
+_ITEM_FIELDS = frozenset(("item", "status", "ok", "detail", "numbers"))
+_TEXT, _NUMBER = frozenset((str,)), frozenset((float, type(None)))  # the types of a number's name, its value
+_not_none = functools.partial(operator.is_not, None)
 
 
 def export_bundle(store: ResultsStore, path: Path, *, since: str | None = None) -> int:
@@ -161,17 +166,28 @@ def _summary(value: object) -> dict[str, Any]:
     return summary
 
 
-def _item(data: object) -> ResultRow:
-    """An item, checked; a well-formed one (nearly all) passes one expression, the rest are told why."""
-    if (type(data) is dict and type(item := data.get("item")) is str and len(item) <= MAX_NAME
-            and type(status := data.get("status")) is str and len(status) <= MAX_NAME
-            and type(detail := data.get("detail", "")) is str and len(detail) <= MAX_TEXT
-            and ((ok := data.get("ok")) is None or ok is True or ok is False)
-            and type(numbers := data.get("numbers", {})) is dict and len(numbers) <= MAX_KEYS
-            and all(type(k) is str and len(k) <= MAX_KEY
-                    and (v is None or (type(v) is float and math.isfinite(v))) for k, v in numbers.items())):
-        return ResultRow(item, status, ok, detail, dict(numbers))
-    return _checked_item(data)
+def _items(given: list[object]) -> tuple[list[ResultRow], bool]:
+    """The items, checked, and whether each was written as the store keeps it (its five fields, its numbers
+    floats: then the run's content is what the bundle says). A well-formed item (nearly all) passes one
+    expression; the rest are told why."""
+    rows: list[ResultRow] = []
+    as_kept = True
+    for data in given:
+        if (type(data) is dict and type(item := data.get("item")) is str and len(item) <= MAX_NAME
+                and type(status := data.get("status")) is str and len(status) <= MAX_NAME
+                and type(detail := data.get("detail", "")) is str and len(detail) <= MAX_TEXT
+                and ((ok := data.get("ok")) is None or ok is True or ok is False)
+                and type(numbers := data.get("numbers", {})) is dict and len(numbers) <= MAX_KEYS
+                and (not numbers or (_TEXT.issuperset(map(type, numbers))
+                                     and max(map(len, numbers)) <= MAX_KEY
+                                     and _NUMBER.issuperset(map(type, numbers.values()))
+                                     and all(map(math.isfinite, filter(_not_none, numbers.values())))))):
+            rows.append(ResultRow(item, status, ok, detail, numbers))
+            as_kept = as_kept and data.keys() == _ITEM_FIELDS
+        else:
+            rows.append(_checked_item(data))
+            as_kept = False
+    return rows, as_kept
 
 
 def _checked_item(data: object) -> ResultRow:
@@ -204,8 +220,8 @@ def _started_at(value: object) -> str:
     if not isinstance(value, str) or not _STARTED.match(value):
         raise ValueError(f"started_at {str(value)[:40]!r} is not a time as zluda-runner writes it"
                          " (YYYY-MM-DDTHH:MM:SS[.ffffff]Z, UTC)")
-    try:
-        when = datetime.strptime(value[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    try:  # the pattern matched: the ISO reader (in C) reads it
+        when = datetime.fromisoformat(value[:19]).replace(tzinfo=timezone.utc)
     except ValueError as exc:
         raise ValueError(f"started_at {value!r} is not a real time ({exc})") from None
     if when > datetime.now(timezone.utc) + timedelta(days=1):
@@ -235,6 +251,7 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     items = raw.get("items", [])
     if not isinstance(items, list) or len(items) > MAX_ITEMS_PER_RUN:
         raise ValueError(f"items must be a list of at most {MAX_ITEMS_PER_RUN}")
+    rows, as_kept = _items(items)
     run = RunRecord(
         kind=raw["kind"],
         started_at=raw["started_at"],
@@ -243,10 +260,14 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
         target=_scalars(raw.get("target"), "target", nullable=True),
         command=command,
         summary=_summary(raw.get("summary", {})),
-        items=[_item(i) for i in items],
+        items=rows,
         run_id=raw["run_id"],
     )
-    text = canonical_json(run.content())  # a lone surrogate cannot be encoded: ValueError, a bad line
+    # every field there and every item as kept (checked above: plain values): the content is the run's
+    # own object without its id, not made again
+    content = ({k: v for k, v in raw.items() if k != "run_id"} if as_kept and raw.keys() == _RUN_FIELDS
+               else run.content())
+    text = canonical_json(content)  # a lone surrogate cannot be encoded: ValueError, a bad line
     if id_of(text) != run.run_id:
         if newer:
             raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
@@ -327,17 +348,20 @@ def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
                 raise ResultsStoreError(f"{where} is blank: a bundle's first line is its header",
                                         "give a bundle written by {cmd:results export}")
             continue
+        data: object = None
         try:  # a byte-order mark (a Windows editor that saved the bundle) is no part of the header
             data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
-            if _too_deep(data):
-                raise ValueError("nested deeper than a bundle is")
             if number == 1:
+                if _too_deep(data):
+                    raise ValueError("nested deeper than a bundle is")
                 schema, expected = _check_header(data)
                 continue
-            run = run_from_bundle(data, schema)
+            run = run_from_bundle(data, schema)  # what it keeps is checked shallow, field by field
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            # a run line nested too deep is refused as that (what a run keeps is checked shallow)
+            reason = "nested deeper than a bundle is" if number > 1 and _too_deep(data) else exc
             raise ResultsStoreError(
-                f"{where}: {exc}", "give a bundle written by {cmd:results export}"
+                f"{where}: {reason}", "give a bundle written by {cmd:results export}"
             ) from exc
         read += 1
         if expected is not None and read > expected:
