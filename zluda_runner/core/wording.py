@@ -66,6 +66,8 @@ OPTIONS: dict[str, tuple[str, str, bool]] = {
     "since": ("--since", "since=...", True),
     "trace_out": ("--trace-out", "trace_launch(out=...)", True),
     "html": ("--html", "the HTML page", False),  # the command line's page: no call of the API writes one
+    "candidate": ("--candidate", "candidates=...", True),
+    "only_candidates": ("--only-candidates", "only_candidates=True", False),
 }
 
 # an action, as the command line's words -> the API function that does it
@@ -83,6 +85,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "run_doctor",
     "ab": "run_ab",
     "poc": "run_poc",
+    "find": "find",
     "warmup": "warmup",
     "trace-report": "read_trace",
     "--trace": "trace_launch",

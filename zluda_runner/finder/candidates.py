@@ -1,0 +1,83 @@
+"""What ``find`` tries, in order: the releases the one resolver finds fitting for this host and torch (its
+ranked list, :attr:`zluda_runner.release.selection.Resolution.candidates`), each ``--candidate`` folder or
+archive, a global ``--zluda-dir``; and for each, after its defaults were planned, the setting variants
+that matter here (:func:`variants_for`): cuDNN off where the defaults left it on, cuDNN on where they
+switched it off and the release serves cuDNN on a host with MIOpen."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from zluda_runner.core.settings import Settings
+from zluda_runner.finder.model import CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, DEFAULTS, Candidate
+from zluda_runner.plan.defaults import CUDNN_OFF, TORCH_DEFAULTS_ENV, DefaultsFacts
+from zluda_runner.plan.model import ShimPlan
+
+
+def given_candidates(given: Sequence[Path], settings: Settings) -> list[Candidate]:
+    """Each ``--candidate`` (a folder, or an archive file), then a global ``--zluda-dir``, once each."""
+    out: list[Candidate] = []
+    paths = [*given, *([settings.zluda_dir] if settings.zluda_dir else [])]
+    for path in paths:
+        path = path.expanduser().absolute()
+        cand = Candidate("archive" if path.is_file() else "dir", str(path))
+        if cand not in out:
+            out.append(cand)
+    return out
+
+
+def manifest_candidates(resolution_ids: Sequence[str]) -> list[Candidate]:
+    return [Candidate("manifest", rid) for rid in dict.fromkeys(resolution_ids)]
+
+
+def candidate_settings(settings: Settings, cand: Candidate) -> Settings:
+    """The settings a run of ``cand`` takes: that folder, that archive, or that manifest release."""
+    if cand.source == "dir":
+        return dataclasses.replace(settings, zluda_dir=Path(cand.ref), release=None, archive=None)
+    if cand.source == "archive":
+        return dataclasses.replace(settings, zluda_dir=None, release=None, archive=Path(cand.ref))
+    return dataclasses.replace(settings, zluda_dir=None, archive=None, release=cand.ref)
+
+
+def _startup_names(env: Mapping[str, str]) -> list[str]:
+    return [n for n in env.get(TORCH_DEFAULTS_ENV, "").split(",") if n]
+
+
+def variants_for(plan: ShimPlan, facts: DefaultsFacts) -> list[str]:
+    """The variants worth a run beside the defaults as applied, for this plan on this host."""
+    cudnn = next((d for d in plan.defaults if d.name == CUDNN_OFF), None)
+    if cudnn is not None and cudnn.applied:
+        return [CUDNN_ON_VARIANT] if facts.miopen and "cudnn" in facts.served else []
+    # a torch workload, or one not inspected as Python (a launcher that runs one): cuDNN off may help
+    if plan.target.torch is not None or plan.target.python is None:
+        return [CUDNN_OFF_VARIANT]
+    return []
+
+
+def variant_env(env: Mapping[str, str], variant: str) -> dict[str, str]:
+    """The launch environment ``env`` with ``variant``'s change: the start-up defaults' list
+    (:data:`TORCH_DEFAULTS_ENV`, what the start-up code applies) with cuDNN off added or taken out."""
+    out = dict(env)
+    names = _startup_names(env)
+    if variant == CUDNN_OFF_VARIANT and CUDNN_OFF not in names:
+        names.append(CUDNN_OFF)
+    elif variant == CUDNN_ON_VARIANT:
+        names = [n for n in names if n != CUDNN_OFF]
+    elif variant != DEFAULTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    if names:
+        out[TORCH_DEFAULTS_ENV] = ",".join(names)
+    else:
+        out.pop(TORCH_DEFAULTS_ENV, None)
+    return out
+
+
+def variant_changes(variant: str) -> dict[str, str]:
+    """What ``variant`` changes, in words, for the lock (empty for the defaults)."""
+    if variant == CUDNN_OFF_VARIANT:
+        return {CUDNN_OFF: "torch.backends.cudnn.enabled = False (find's variant)"}
+    if variant == CUDNN_ON_VARIANT:
+        return {CUDNN_OFF: "cuDNN left on (find's variant: the default switched off)"}
+    return {}
