@@ -1,6 +1,7 @@
 """Fixtures for find's tests: stand-in ZLUDA releases built here, each a driver that works, aborts when
-loaded, computes wrong, works only with cuDNN off, or whose plan is FATAL (it needs a libamdhip64.so this
-host's fake tree lacks); the ELF launcher as the target; an empty fake host tree (no GPU telemetry)."""
+loaded, computes wrong, works only with cuDNN off, presses Ctrl-C (the workload sends SIGINT to whoever
+started it), or whose plan is FATAL (it needs a libamdhip64.so this host's fake tree lacks); the ELF
+launcher as the target; an empty fake host tree (no GPU telemetry)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from zluda_runner.devtools.stubs import c_source
 
 HERE = Path(__file__).resolve().parent
 WORKLOAD = HERE / "workload.py"
-KINDS = ("ok", "abort", "wrong", "cudnn", "fatal")
+KINDS = ("ok", "abort", "wrong", "cudnn", "fatal", "interrupt")
 _ABORT = "\n#include <stdlib.h>\n__attribute__((constructor)) static void zr_abort(void) { abort(); }\n"
 
 
@@ -26,7 +27,7 @@ def build_standin(base: Path, kind: str) -> Path:
     libs = libs_from_spec({"libcuda.so.1": {"soname": "libcuda.so.1"}})
     release = build_release(libs, base / kind, build_dir=base / "build")
     source = c_source(libs[0])
-    version = {"wrong": 13001, "cudnn": 13002}.get(kind, 13000)
+    version = {"wrong": 13001, "cudnn": 13002, "interrupt": 13003}.get(kind, 13000)
     source = source.replace("*version = 13000", f"*version = {version}") + (_ABORT if kind == "abort" else "")
     c_file = base / f"{kind}.c"
     c_file.write_text(source, encoding="ascii")

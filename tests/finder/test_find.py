@@ -15,7 +15,7 @@ from tests.finder.conftest import WORKLOAD
 from tests.telemetry.fake_sysfs import card_device, one_gpu_host
 from zluda_runner import Options, get_result, list_results
 from zluda_runner.api.find import find
-from zluda_runner.finder.lock import read_lock
+from zluda_runner.conduct.lock import read_lock
 
 
 def _zluda_run(env: dict[str, str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -117,3 +117,22 @@ def test_bad_numbers_are_usage_errors(bad: str, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "zluda_runner", "find", bad, "--", "true"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_exits_130_with_what_was_judged_and_leaves_nothing(
+    standins: dict[str, Path], pywrap: Path, find_env: dict[str, str], tmp_path: Path
+) -> None:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**find_env, "TMPDIR": str(tmp)}
+    proc = _zluda_run(env, tmp_path, "--json", "find", "--only-candidates",
+                      "--candidate", str(standins["wrong"]), "--candidate", str(standins["interrupt"]),
+                      "--candidate", str(standins["ok"]),
+                      "--lock", str(tmp_path / "zluda.lock"), "--", str(pywrap), str(WORKLOAD))
+    assert proc.returncode == 130, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["stopped"] == "interrupted" and report["left"] == 1  # "ok" was never tried
+    assert [(v["candidate"]["ref"], v["status"]) for v in report["verdicts"]] == [
+        (str(standins["wrong"]), "fail"), (str(standins["wrong"]), "fail")]
+    assert report["lock"] is None and not (tmp_path / "zluda.lock").exists()  # nothing worked: no lock
+    assert list(tmp.iterdir()) == []  # the record folders went with the interrupted run

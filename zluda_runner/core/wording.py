@@ -44,6 +44,7 @@ OPTIONS: dict[str, tuple[str, str, bool]] = {
     "no_record": ("--no-record", "Options(record=False)", False),
     "no_defaults": ("--no-defaults", "Options(defaults=False)", False),
     "monitor": ("--monitor", "Options(monitor=True)", False),
+    "lock": ("--lock", "Options(lock=...)", True),
     # keywords of one call
     "torch_lib": ("--torch-lib", "torch_lib", True),
     "strict": ("--strict", "strict=True", False),

@@ -10,8 +10,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from zluda_runner.conduct.lock import CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, DEFAULTS
 from zluda_runner.core.settings import Settings
-from zluda_runner.finder.model import CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, DEFAULTS, Candidate
+from zluda_runner.finder.model import Candidate
 from zluda_runner.plan.defaults import CUDNN_OFF, TORCH_DEFAULTS_ENV, DefaultsFacts
 from zluda_runner.plan.model import ShimPlan
 
@@ -67,10 +68,8 @@ def variant_env(env: Mapping[str, str], variant: str) -> dict[str, str]:
         names = [n for n in names if n != CUDNN_OFF]
     elif variant != DEFAULTS:
         raise ValueError(f"unknown variant {variant!r}")
-    if names:
+    if names or variant != DEFAULTS:  # empty: no start-up default (the lock keeps the change as "")
         out[TORCH_DEFAULTS_ENV] = ",".join(names)
-    else:
-        out.pop(TORCH_DEFAULTS_ENV, None)
     return out
 
 

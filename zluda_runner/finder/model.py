@@ -1,4 +1,5 @@
-"""``find``'s records: a candidate (a release and a setting variant), its verdict, the lock, the report.
+"""``find``'s records: a candidate (a release and a setting variant), its verdict, the report (the lock's
+own records are the conductor's, which carries a lock out: :mod:`zluda_runner.conduct.lock`).
 
 A candidate is judged as ``poc`` judges (:mod:`zluda_runner.poc.criteria`); its status is ``pass`` (every
 criterion passed, "on the GPU" included), ``unproven`` (every criterion that can be judged here passed,
@@ -8,25 +9,18 @@ in one line: the FATAL binding, the signal or exit code and first error line, th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
+from zluda_runner.conduct.lock import DEFAULTS, Lock, Source, Stage
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.poc.model import Criterion
 from zluda_runner.results.recordable import ResultRow, ResultRows
 
-LOCK_SCHEMA = 1  # the lock file's own schema version (zluda.lock)
-DEFAULT_LOCK = "zluda.lock"
-Source = Literal["manifest", "dir", "archive"]
 CandidateStatus = Literal["pass", "unproven", "fail"]
-Stage = Literal["plan", "run"]
 NOT_PROVEN_GPU = "not proven on the GPU"
-# the setting variants find tries, each a change of the defaults as applied (plan.defaults)
-DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT = "defaults", "cudnn-off", "cudnn-on"
-VARIANTS = (DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT)
 
 
 @dataclass(frozen=True)
@@ -59,97 +53,6 @@ class CandidateVerdict(JsonMixin):
     def score(self) -> int:
         """How many criteria passed (the best candidate when none passes everything)."""
         return sum(c.passed for c in self.criteria)
-
-
-@dataclass(frozen=True)
-class LockedFile(JsonMixin):
-    """One file of the locked release, relative to its root: its SHA-256, or the link it is."""
-
-    path: str
-    sha256: str | None = None
-    link: str | None = None  # a symbolic link: its target, as written
-
-
-@dataclass(frozen=True)
-class LockedRelease(JsonMixin):
-    """The release of the lock: the manifest id and asset (with its SHA-256) where it came from the
-    manifest, the folder it was used from, and every file's SHA-256 there."""
-
-    source: Source
-    ref: str
-    id: str | None = None
-    asset: str | None = None
-    asset_sha256: str | None = None
-    root: str | None = None
-    files: tuple[LockedFile, ...] = ()
-
-
-@dataclass(frozen=True)
-class LockedSetting(JsonMixin):
-    """A setting of the locked launch: a default applied or off (and why not), or the variant's change."""
-
-    name: str
-    setting: str
-    applied: bool
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class HostFacts(JsonMixin):
-    """The host a lock was proven on (None: not known there)."""
-
-    os: str
-    gpu_name: str | None = None
-    gfx: str | None = None
-    driver: str | None = None
-    hip_version: str | None = None
-    hip_from: str | None = None  # where the HIP version was read, in words
-    torch: str | None = None
-    torch_cuda: str | None = None
-
-    def differences(self, other: HostFacts) -> list[str]:
-        """What differs on ``other`` from these facts, each as "what: locked -> here" (GPU, HIP, torch)."""
-        pairs = (("GPU", self.gfx, other.gfx), ("GPU name", self.gpu_name, other.gpu_name),
-                 ("HIP", self.hip_version, other.hip_version), ("torch", self.torch, other.torch),
-                 ("torch's CUDA", self.torch_cuda, other.torch_cuda), ("OS", self.os, other.os))
-        return [f"{what}: {mine or 'unknown'} when locked, {theirs or 'unknown'} here"
-                for what, mine, theirs in pairs if mine != theirs]
-
-
-@dataclass(frozen=True)
-class LockedCriterion(JsonMixin):
-    """One criterion of the locked candidate: "pass", "fail" or "not shown" (no GPU telemetry)."""
-
-    name: str
-    status: Literal["pass", "fail", "not shown"]
-    summary: str
-    evidence: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class FailedCandidate(JsonMixin):
-    candidate: str  # its label
-    stage: Stage
-    why: str
-
-
-@dataclass(frozen=True)
-class Lock(JsonMixin):
-    """``zluda.lock``: the combination found, what it was proven on and with, and what was not proven."""
-
-    release: LockedRelease
-    variant: str
-    mechanism: str  # how the release reaches the workload (the plan's bindings' mechanisms)
-    settings: tuple[LockedSetting, ...]
-    host: HostFacts
-    workload: tuple[str, ...]
-    criteria: tuple[LockedCriterion, ...]
-    failed: tuple[FailedCandidate, ...] = ()
-    proven_on_gpu: bool = False
-    not_proven: tuple[str, ...] = ()  # what could not be proven here, in words
-    env: Mapping[str, str] = field(default_factory=dict)  # the variant's change of the launch environment
-    zluda_runner: str = ""  # the version that wrote it
-    schema: int = LOCK_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.abtest.sides import check_program, split_command
+from zluda_runner.conduct.lock import (
+    DEFAULTS,
+    FailedCandidate,
+    Lock,
+    LockedCriterion,
+    LockedRelease,
+    LockedSetting,
+    hash_tree,
+    host_facts,
+    plan_mechanism,
+    write_lock,
+)
 from zluda_runner.core.errors import HostError, ZludaRunnerError
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.version import __version__
@@ -24,20 +36,12 @@ from zluda_runner.finder.candidates import (
     variant_env,
     variants_for,
 )
-from zluda_runner.finder.lock import hash_tree, write_lock
 from zluda_runner.finder.model import (
-    DEFAULTS,
     NOT_PROVEN_GPU,
     Candidate,
     CandidateStatus,
     CandidateVerdict,
-    FailedCandidate,
     FindReport,
-    HostFacts,
-    Lock,
-    LockedCriterion,
-    LockedRelease,
-    LockedSetting,
     best,
 )
 from zluda_runner.launch.run import PreparedRun
@@ -275,12 +279,7 @@ def _lock(chosen: CandidateVerdict, verdicts: Sequence[CandidateVerdict], search
                 if d.name not in changes]
     settings += [LockedSetting(name, text, cand.variant != "cudnn-on", "find's variant")
                  for name, text in changes.items()]
-    mechanisms = sorted({b.mechanism for b in plan.bindings if b.mechanism})
-    host = read_host(os.environ)
-    quick = host.quick
-    facts = HostFacts(os=plan.os, gpu_name=quick.gpu_name, gfx=quick.gfx, driver=quick.driver_version,
-                      hip_version=quick.hip.version, hip_from=quick.hip.text, torch=plan.target.torch,
-                      torch_cuda=plan.target.cuda)
+    facts = host_facts(plan, read_host(os.environ).quick)
     available = chosen.status == "pass"
     criteria = tuple(LockedCriterion(c.name, "not shown" if c.name == "on the GPU" and not available and
                                      not c.passed else c.status, c.summary, c.evidence)
@@ -289,7 +288,7 @@ def _lock(chosen: CandidateVerdict, verdicts: Sequence[CandidateVerdict], search
     env_change = {k: v for k, v in variant_env(search.prepared[cand].env, cand.variant).items()
                   if search.prepared[cand].env.get(k) != v}
     return Lock(
-        release=locked_release, variant=cand.variant, mechanism=", ".join(mechanisms) or "none",
+        release=locked_release, variant=cand.variant, mechanism=plan_mechanism(plan),
         settings=tuple(settings), host=facts, workload=request.command, criteria=criteria,
         failed=tuple(FailedCandidate(v.candidate.label, v.stage, v.why)
                      for v in verdicts if v.status == "fail"),

@@ -9,15 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.core.errors import LockError
-from zluda_runner.finder.lock import MAX_LOCK_BYTES, changed_files, hash_tree, read_lock, write_lock
-from zluda_runner.finder.model import (
-    HostFacts,
+from zluda_runner.conduct.lock import (
+    MAX_LOCK_BYTES,
     Lock,
     LockedCriterion,
+    LockedHost,
     LockedRelease,
     LockedSetting,
+    changed_files,
+    hash_tree,
+    read_lock,
+    write_lock,
 )
+from zluda_runner.core.errors import LockError
 
 
 def _release(tmp_path: Path) -> Path:
@@ -33,7 +37,7 @@ def _lock(root: Path) -> Lock:
         release=LockedRelease("dir", str(root), root=str(root), files=hash_tree(root)),
         variant="cudnn-off", mechanism="ld_library_path",
         settings=(LockedSetting("cudnn-off", "torch.backends.cudnn.enabled = False", True, "a variant"),),
-        host=HostFacts(os="linux", gfx="gfx1100", hip_version="6.2", torch="2.7.0", torch_cuda="12.8"),
+        host=LockedHost(os="linux", gfx="gfx1100", hip_version="6.2", torch="2.7.0", torch_cuda="12.8"),
         workload=("python", "infer.py"),
         criteria=(LockedCriterion("ran", "pass", "all 1 runs exited 0", ("run 1: exit 0",)),
                   LockedCriterion("on the GPU", "not shown", "not shown: no GPU telemetry")),

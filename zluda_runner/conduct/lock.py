@@ -11,30 +11,34 @@ each link's target; :func:`changed_files` names what differs now.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
-from zluda_runner.core.errors import LockError, ManifestError
+from zluda_runner.core.errors import LockDriftError, LockError, ManifestError, UsageFault
 from zluda_runner.core.fsutil import atomic_write_text
-from zluda_runner.finder.model import (
-    LOCK_SCHEMA,
-    VARIANTS,
-    FailedCandidate,
-    HostFacts,
-    Lock,
-    LockedCriterion,
-    LockedFile,
-    LockedRelease,
-    LockedSetting,
-)
+from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import hash_file
 from zluda_runner.release.manifest import json_depth_exceeds, read_bounded
 from zluda_runner.release.validation import Checker, kind_of
 
+if TYPE_CHECKING:
+    from zluda_runner.core.settings import Settings
+    from zluda_runner.host.quick import QuickFacts
+    from zluda_runner.plan.model import ShimPlan
+
+LOCK_SCHEMA = 1  # the lock file's own schema version
+DEFAULT_LOCK = "zluda.lock"
+Source = Literal["manifest", "dir", "archive"]
+Stage = Literal["plan", "run"]
+# the setting variants find tries, each a change of the defaults as applied (plan.defaults)
+DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT = "defaults", "cudnn-off", "cudnn-on"
+VARIANTS = (DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT)
 MAX_LOCK_BYTES = 1024 * 1024
 MAX_DEPTH = 8
 MAX_FILES = 4096  # files of a release folder locked
@@ -64,6 +68,97 @@ class _LockChecker(Checker):
         if not isinstance(value, str) or len(value) > 4000:
             self.fail(name, f"must be a string of at most 4000 characters, got {kind_of(value)}")
         return value
+
+
+@dataclass(frozen=True)
+class LockedFile(JsonMixin):
+    """One file of the locked release, relative to its root: its SHA-256, or the link it is."""
+
+    path: str
+    sha256: str | None = None
+    link: str | None = None  # a symbolic link: its target, as written
+
+
+@dataclass(frozen=True)
+class LockedRelease(JsonMixin):
+    """The release of the lock: the manifest id and asset (with its SHA-256) where it came from the
+    manifest, the folder it was used from, and every file's SHA-256 there."""
+
+    source: Source
+    ref: str
+    id: str | None = None
+    asset: str | None = None
+    asset_sha256: str | None = None
+    root: str | None = None
+    files: tuple[LockedFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class LockedSetting(JsonMixin):
+    """A setting of the locked launch: a default applied or off (and why not), or the variant's change."""
+
+    name: str
+    setting: str
+    applied: bool
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class LockedHost(JsonMixin):
+    """The host a lock was proven on (None: not known there)."""
+
+    os: str
+    gpu_name: str | None = None
+    gfx: str | None = None
+    driver: str | None = None
+    hip_version: str | None = None
+    hip_from: str | None = None  # where the HIP version was read, in words
+    torch: str | None = None
+    torch_cuda: str | None = None
+
+    def differences(self, other: LockedHost) -> list[str]:
+        """What differs on ``other`` from these facts, each as "what: locked -> here" (GPU, HIP, torch)."""
+        pairs = (("GPU", self.gfx, other.gfx), ("GPU name", self.gpu_name, other.gpu_name),
+                 ("HIP", self.hip_version, other.hip_version), ("torch", self.torch, other.torch),
+                 ("torch's CUDA", self.torch_cuda, other.torch_cuda), ("OS", self.os, other.os))
+        return [f"{what}: {mine or 'unknown'} when locked, {theirs or 'unknown'} here"
+                for what, mine, theirs in pairs if mine != theirs]
+
+
+@dataclass(frozen=True)
+class LockedCriterion(JsonMixin):
+    """One criterion of the locked candidate: "pass", "fail" or "not shown" (no GPU telemetry)."""
+
+    name: str
+    status: Literal["pass", "fail", "not shown"]
+    summary: str
+    evidence: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FailedCandidate(JsonMixin):
+    candidate: str  # its label
+    stage: Stage
+    why: str
+
+
+@dataclass(frozen=True)
+class Lock(JsonMixin):
+    """``zluda.lock``: the combination found, what it was proven on and with, and what was not proven."""
+
+    release: LockedRelease
+    variant: str
+    mechanism: str  # how the release reaches the workload (the plan's bindings' mechanisms)
+    settings: tuple[LockedSetting, ...]
+    host: LockedHost
+    workload: tuple[str, ...]
+    criteria: tuple[LockedCriterion, ...]
+    failed: tuple[FailedCandidate, ...] = ()
+    proven_on_gpu: bool = False
+    not_proven: tuple[str, ...] = ()  # what could not be proven here, in words
+    env: Mapping[str, str] = field(default_factory=dict)  # the variant's change of the launch environment
+    zluda_runner: str = ""  # the version that wrote it
+    schema: int = LOCK_SCHEMA
 
 
 def hash_tree(root: Path) -> tuple[LockedFile, ...]:
@@ -96,6 +191,60 @@ def changed_files(release: LockedRelease, root: Path) -> list[str]:
             what = "its SHA-256 changed" if locked.sha256 else "the link points elsewhere"
             changed.append(f"{root / locked.path}: {what}")
     return changed
+
+
+def plan_mechanism(plan: ShimPlan) -> str:
+    """How the plan's release reaches the workload: its bindings' mechanisms, as the lock keeps them."""
+    return ", ".join(sorted({b.mechanism for b in plan.bindings if b.mechanism})) or "none"
+
+
+def host_facts(plan: ShimPlan, quick: QuickFacts) -> LockedHost:
+    """The host as a lock keeps it: the plan's OS and torch, the GPU, driver and HIP of the quick facts."""
+    return LockedHost(os=plan.os, gpu_name=quick.gpu_name, gfx=quick.gfx, driver=quick.driver_version,
+                      hip_version=quick.hip.version, hip_from=quick.hip.text, torch=plan.target.torch,
+                      torch_cuda=plan.target.cuda)
+
+
+def locked_settings(settings: Settings, lock: Lock) -> Settings:
+    """``settings`` taking the lock's release (its folder, its archive, or its manifest id): nothing is
+    chosen again. ``--lock`` excludes ``--zluda-dir``, ``--release`` and ``--archive``."""
+    pinned = (("{opt:zluda_dir}", settings.zluda_dir), ("{opt:release}", settings.release),
+              ("{opt:archive}", settings.archive))
+    given = [said for said, value in pinned if value]
+    if given:
+        raise UsageFault("{opt:lock FILE} and " + given[0] + " exclude each other: the lock names the "
+                         "release", hint="drop one of them")
+    rel = lock.release
+    if rel.source == "dir":
+        return dataclasses.replace(settings, zluda_dir=Path(rel.root or rel.ref))
+    if rel.source == "archive":
+        return dataclasses.replace(settings, archive=Path(rel.ref), release=rel.id)
+    return dataclasses.replace(settings, release=rel.id or rel.ref)
+
+
+def check_locked_plan(lock: Lock, plan: ShimPlan, quick: QuickFacts, *, source: str,
+                      strict: bool) -> list[str]:
+    """A run under ``lock`` (read from ``source``), planned: a locked file that changed is exit 3 naming
+    it; another GPU, HIP or torch is a warning naming each difference (``strict``: exit 3), and so is
+    another mechanism. The warnings."""
+    root = Path(plan.release.root) if plan.release is not None else None
+    changed = changed_files(lock.release, root) if root is not None else ["the plan has no release"]
+    if changed:
+        raise LockDriftError(f"the release the lock {source} pins is not as locked: " + "; ".join(changed),
+                             hint="restore those files, or search again with {cmd:find -- CMD}")
+    warnings = []
+    differences = lock.host.differences(host_facts(plan, quick))
+    if differences:
+        said = f"this host is not the one the lock {source} was proven on: " + "; ".join(differences)
+        if strict:
+            raise LockDriftError(said, hint="without {opt:strict} the run goes on with a warning; or search "
+                                 "again on this host with {cmd:find -- CMD}")
+        warnings.append(said)
+    mechanism = plan_mechanism(plan)
+    if mechanism != lock.mechanism:
+        warnings.append(f"the lock {source} was proven with {lock.mechanism}; this plan binds with "
+                        f"{mechanism}")
+    return warnings
 
 
 def lock_text(lock: Lock) -> str:
@@ -193,9 +342,9 @@ def _setting(data: Any, index: int, source: str) -> LockedSetting:
     return setting
 
 
-def _host(data: Any, source: str) -> HostFacts:
+def _host(data: Any, source: str) -> LockedHost:
     c = _LockChecker(data, "host", source)
-    host = HostFacts(os=c.string("os"), gpu_name=c.optional("gpu_name"), gfx=c.optional("gfx"),
+    host = LockedHost(os=c.string("os"), gpu_name=c.optional("gpu_name"), gfx=c.optional("gfx"),
                      driver=c.optional("driver"), hip_version=c.optional("hip_version"),
                      hip_from=c.optional("hip_from"), torch=c.optional("torch"),
                      torch_cuda=c.optional("torch_cuda"))
