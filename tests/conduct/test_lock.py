@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.conduct.lock import (
+from zluda_runner.core.errors import LockError
+from zluda_runner.release.lockfile import (
     MAX_LOCK_BYTES,
     Lock,
     LockedCriterion,
@@ -21,7 +22,6 @@ from zluda_runner.conduct.lock import (
     read_lock,
     write_lock,
 )
-from zluda_runner.core.errors import LockError
 
 
 def _release(tmp_path: Path) -> Path:

@@ -20,7 +20,7 @@ from tests.finder.conftest import standins as standins
 from tests.telemetry.fake_sysfs import one_gpu_host
 from zluda_runner import Options
 from zluda_runner.api.find import find
-from zluda_runner.conduct.lock import read_lock
+from zluda_runner.release.lockfile import read_lock
 
 
 def _zluda_run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

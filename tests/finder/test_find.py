@@ -15,7 +15,7 @@ from tests.finder.conftest import WORKLOAD
 from tests.telemetry.fake_sysfs import card_device, one_gpu_host
 from zluda_runner import Options, get_result, list_results
 from zluda_runner.api.find import find
-from zluda_runner.conduct.lock import read_lock
+from zluda_runner.release.lockfile import read_lock
 
 
 def _zluda_run(env: dict[str, str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -91,8 +91,9 @@ def test_find_with_gpu_telemetry_passes_all_five_and_exits_0(
     # recorded: kind find, one item per candidate
     (stored,) = list_results(options, kind="find")
     items = [(i.item.rsplit("/", 1)[-1], i.status) for i in get_result(stored.run_id or "", options).items]
-    assert sorted(items) == [("ok", "pass"), ("wrong", "fail"), ("wrong [cudnn-off]", "fail")]  # the
-    # paths as the store keeps them: the user's name redacted
+    assert sorted(items) == [("lock", "proven"), ("ok", "pass"), ("wrong", "fail"),
+                             ("wrong [cudnn-off]", "fail")]  # the paths as the store keeps them (the
+    # user's name redacted), and the lock, shared
     assert stored.summary["verdict"] == "pass" and stored.summary["proven_on_gpu"] is True
 
 

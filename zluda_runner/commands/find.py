@@ -36,23 +36,26 @@ from zluda_runner.report import find_view
 @click.option("--budget", type=SECONDS, metavar="SECONDS", help="Start no candidate after this long.")
 @click.option("--lock", "lock_path", type=GivenPath(dir_okay=False), default=Path("zluda.lock"),
               show_default=True, metavar="FILE", help="Where the lock is written.")
+@click.option("--from", "known_from", metavar="FILE|URL",
+              help="A results bundle (results export) whose known-good locks for this GPU are tried first.")
 @click.option("--timeout", type=SECONDS, metavar="SECONDS", help="Stop a run that takes longer.")
 @click.option("--min-speedup", type=NOT_NEGATIVE, metavar="X",
               help="Reference time / ours that 'speed' needs (default: 1 against cpu, 0.5 against CMD).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
 @pass_invocation
 def find(call: Invocation, runs: int, reference: str, candidates: tuple[Path, ...], only_candidates: bool,
-         budget: float | None, lock_path: Path, timeout: float | None, min_speedup: float | None,
-         command: tuple[str, ...]) -> None:
+         budget: float | None, lock_path: Path, known_from: str | None, timeout: float | None,
+         min_speedup: float | None, command: tuple[str, ...]) -> None:
     """\b
-    Candidates: the manifest's releases that fit this host and torch (best
-    first), each --candidate, a global --zluda-dir; after a candidate's
-    defaults failed, its setting variants (cuDNN off; cuDNN on where MIOpen
-    is present). A FATAL plan costs no run. Each is judged as poc judges
-    (ran, right, on the GPU, stable, speed); the first that passes every
-    criterion judged here is locked. Without GPU telemetry it is locked as
-    "not proven on the GPU" and the exit code is 3; 0 only when all five
-    pass; 130 on Ctrl-C (what was judged so far is kept).
+    Candidates: the known-good locks of --from for this GPU, the manifest's
+    releases that fit this host and torch (best first), each --candidate, a
+    global --zluda-dir; after a candidate's defaults failed, its setting
+    variants (cuDNN off; cuDNN on where MIOpen is present). A FATAL plan
+    costs no run. Each is judged as poc judges (ran, right, on the GPU,
+    stable, speed); the first that passes every criterion judged here is
+    locked. Without GPU telemetry it is locked as "not proven on the GPU"
+    and the exit code is 3; 0 only when all five pass; 130 on Ctrl-C (what
+    was judged so far is kept).
 
     \b
     Example:
@@ -63,7 +66,8 @@ def find(call: Invocation, runs: int, reference: str, candidates: tuple[Path, ..
     with worded_for("command line"):
         report = find_combination(argv, runs=runs, reference=reference, candidates=candidates,
                                   only_candidates=only_candidates, budget=budget, lock=lock_path,
-                                  options=call.options, timeout=timeout, min_speedup=min_speedup,
+                                  known_from=known_from, options=call.options, timeout=timeout,
+                                  min_speedup=min_speedup,
                                   progress=lambda line: click.echo(line, err=True), on_warning=warn_line)
     if call.json:
         emit_json(report)

@@ -58,10 +58,12 @@ def prepare_run(
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
     lock = None
     if settings.lock is not None:  # the lock's release, nothing chosen again
-        from zluda_runner.conduct.lock import locked_settings, read_lock
+        from zluda_runner.conduct.lock import locked_settings
+        from zluda_runner.release.lockfile import INJECTOR_VARIANT, read_lock
 
         lock = read_lock(settings.lock)
         settings = locked_settings(settings, lock)
+        injector = injector or lock.variant == INJECTOR_VARIANT  # started as find proved it
     host = read_host(os.environ)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
     ctx = run_context(args, settings, host=host)

@@ -2,7 +2,8 @@
 ranked list, :attr:`zluda_runner.release.selection.Resolution.candidates`), each ``--candidate`` folder or
 archive, a global ``--zluda-dir``; and for each, after its defaults were planned, the setting variants
 that matter here (:func:`variants_for`): cuDNN off where the defaults left it on, cuDNN on where they
-switched it off and the release serves cuDNN on a host with MIOpen."""
+switched it off and the release serves cuDNN on a host with MIOpen; on Windows, the release's injector
+where the plan places or preloads instead."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from zluda_runner.conduct.lock import CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, DEFAULTS
 from zluda_runner.core.settings import Settings
 from zluda_runner.finder.model import Candidate
 from zluda_runner.plan.defaults import CUDNN_OFF, TORCH_DEFAULTS_ENV, DefaultsFacts
 from zluda_runner.plan.model import ShimPlan
+from zluda_runner.plan.windows import uses_injector
+from zluda_runner.release.layout import launchers_of
+from zluda_runner.release.lockfile import CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, DEFAULTS, INJECTOR_VARIANT
 
 
 def given_candidates(given: Sequence[Path], settings: Settings) -> list[Candidate]:
@@ -47,14 +50,21 @@ def _startup_names(env: Mapping[str, str]) -> list[str]:
 
 
 def variants_for(plan: ShimPlan, facts: DefaultsFacts) -> list[str]:
-    """The variants worth a run beside the defaults as applied, for this plan on this host."""
+    """The variants worth a run beside the defaults as applied, for this plan on this host: cuDNN the
+    other way where it matters, and on Windows the release's injector where the plan places or preloads
+    instead (placement vs injector)."""
+    out: list[str] = []
     cudnn = next((d for d in plan.defaults if d.name == CUDNN_OFF), None)
     if cudnn is not None and cudnn.applied:
-        return [CUDNN_ON_VARIANT] if facts.miopen and "cudnn" in facts.served else []
+        if facts.miopen and "cudnn" in facts.served:
+            out.append(CUDNN_ON_VARIANT)
     # a torch workload, or one not inspected as Python (a launcher that runs one): cuDNN off may help
-    if plan.target.torch is not None or plan.target.python is None:
-        return [CUDNN_OFF_VARIANT]
-    return []
+    elif plan.target.torch is not None or plan.target.python is None:
+        out.append(CUDNN_OFF_VARIANT)
+    if plan.os == "windows" and plan.release is not None and not uses_injector(plan) \
+            and "injector" in launchers_of(Path(plan.release.root)):
+        out.append(INJECTOR_VARIANT)
+    return out
 
 
 def variant_env(env: Mapping[str, str], variant: str) -> dict[str, str]:
@@ -66,9 +76,10 @@ def variant_env(env: Mapping[str, str], variant: str) -> dict[str, str]:
         names.append(CUDNN_OFF)
     elif variant == CUDNN_ON_VARIANT:
         names = [n for n in names if n != CUDNN_OFF]
-    elif variant != DEFAULTS:
+    elif variant not in (DEFAULTS, INJECTOR_VARIANT):
         raise ValueError(f"unknown variant {variant!r}")
-    if names or variant != DEFAULTS:  # empty: no start-up default (the lock keeps the change as "")
+    # empty: no start-up default (the lock keeps the change as "")
+    if names or variant not in (DEFAULTS, INJECTOR_VARIANT):
         out[TORCH_DEFAULTS_ENV] = ",".join(names)
     return out
 
@@ -79,4 +90,6 @@ def variant_changes(variant: str) -> dict[str, str]:
         return {CUDNN_OFF: "torch.backends.cudnn.enabled = False (find's variant)"}
     if variant == CUDNN_ON_VARIANT:
         return {CUDNN_OFF: "cuDNN left on (find's variant: the default switched off)"}
+    if variant == INJECTOR_VARIANT:
+        return {INJECTOR_VARIANT: "started through the release's zluda.exe, nothing placed (find's variant)"}
     return {}

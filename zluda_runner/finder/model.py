@@ -1,5 +1,5 @@
 """``find``'s records: a candidate (a release and a setting variant), its verdict, the report (the lock's
-own records are the conductor's, which carries a lock out: :mod:`zluda_runner.conduct.lock`).
+own records are the conductor's, which carries a lock out: :mod:`zluda_runner.release.lockfile`).
 
 A candidate is judged as ``poc`` judges (:mod:`zluda_runner.poc.criteria`); its status is ``pass`` (every
 criterion passed, "on the GPU" included), ``unproven`` (every criterion that can be judged here passed,
@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from zluda_runner.conduct.lock import DEFAULTS, Lock, Source, Stage
 from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.poc.model import Criterion
+from zluda_runner.release.lockfile import DEFAULTS, SHARED_ITEM, Lock, Source, Stage, shared_lock
 from zluda_runner.results.recordable import ResultRow, ResultRows
 
 CandidateStatus = Literal["pass", "unproven", "fail"]
@@ -91,9 +91,14 @@ class FindReport(JsonMixin):
         return f"{chosen.candidate.label} works by every criterion judged here: {NOT_PROVEN_GPU}"
 
     def result_rows(self) -> ResultRows:
-        """Recorded (kind find): one row per candidate (ok = it passed every criterion judged here)."""
+        """Recorded (kind find): one row per candidate (ok = it passed every criterion judged here), then
+        the lock's shared form (item ``lock``; ok = proven on the GPU)."""
         rows = tuple(ResultRow(f"candidate:{v.candidate.label}", v.status, v.status != "fail",
                                f"{v.stage}: {v.why}") for v in self.verdicts)
+        shared = shared_lock(self.lock) if self.lock is not None else None
+        if self.lock is not None and shared is not None:  # shared: results export/import, find --from
+            rows += (ResultRow(SHARED_ITEM, "proven" if self.lock.proven_on_gpu else NOT_PROVEN_GPU,
+                               self.lock.proven_on_gpu, shared),)
         chosen = self.chosen
         return ResultRows(rows, {"verdict": "pass" if self.exit_code == exitcodes.OK else "fail",
                                  "verdict_text": self.summary, "stopped": self.stopped,

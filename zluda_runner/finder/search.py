@@ -13,18 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.abtest.sides import check_program, split_command
-from zluda_runner.conduct.lock import (
-    DEFAULTS,
-    FailedCandidate,
-    Lock,
-    LockedCriterion,
-    LockedRelease,
-    LockedSetting,
-    hash_tree,
-    host_facts,
-    plan_mechanism,
-    write_lock,
-)
+from zluda_runner.conduct.lock import host_facts, launch_mechanism
 from zluda_runner.core.errors import HostError, ZludaRunnerError
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.version import __version__
@@ -45,9 +34,21 @@ from zluda_runner.finder.model import (
     best,
 )
 from zluda_runner.launch.run import PreparedRun
+from zluda_runner.plan.model import RecordRefs
 from zluda_runner.poc.model import PocReport, PocRun, Thresholds
 from zluda_runner.poc.runner import Workload, cpu_reference, run_sides
 from zluda_runner.poc.session import PocRequest, judge
+from zluda_runner.release.lockfile import (
+    DEFAULTS,
+    INJECTOR_VARIANT,
+    FailedCandidate,
+    Lock,
+    LockedCriterion,
+    LockedRelease,
+    LockedSetting,
+    hash_tree,
+    write_lock,
+)
 from zluda_runner.telemetry.model import NoTelemetry
 from zluda_runner.telemetry.sampler import DEFAULT_INTERVAL_S, TelemetrySource, open_source
 
@@ -67,19 +68,26 @@ class FindRequest:
     root: Path | None = None  # a fake system tree for telemetry (tests)
     interval_s: float = DEFAULT_INTERVAL_S
     timeout: float | None = None
+    known_from: str | None = None  # find --from FILE|URL: a bundle whose known-good locks go first
 
 
 def run_find(request: FindRequest, settings: Settings, *, progress: Progress | None = None,
              on_warning: Callable[[str], None] | None = None,
-             env: Mapping[str, str] | None = None) -> FindReport:
-    """Search, judge, lock (module doc); raises only for what stops it before anything runs."""
+             env: Mapping[str, str] | None = None) -> tuple[FindReport, RecordRefs | None]:
+    """Search, judge, lock (module doc); raises only for what stops it before anything runs. With the
+    report, what its recording names: the locked candidate's own run context (its release, torch, host;
+    None: nothing ran)."""
     if not request.command:
         raise HostError("nothing to run", hint="{cmd:find -- python script.py [ARGS]}")
     base_env = dict(os.environ if env is None else env)
     reference = _reference(request, base_env)
-    queue = given_candidates(request.candidates, settings)
+    given = given_candidates(request.candidates, settings)
+    queue = list(given)
     if not request.only_given:
         queue = manifest_candidates(_manifest_ids(request.command, settings, on_warning)) + queue
+    if request.known_from is not None:
+        queue = _known_first(request.known_from, settings, given, progress, on_warning) + queue
+        queue = list(dict.fromkeys(queue))  # a candidate the lock named is tried once, first
     if not queue:
         what = "" if request.only_given else "no release of the manifest fits this host, and "
         raise HostError(f"no candidate to try: {what}no {{opt:candidate}} was given",
@@ -111,12 +119,30 @@ def run_find(request: FindRequest, settings: Settings, *, progress: Progress | N
     lock = _lock(chosen, verdicts, search, request) if chosen is not None else None
     if lock is not None and request.lock_path is not None:
         write_lock(lock, request.lock_path)
-    return FindReport(
+    report = FindReport(
         command=request.command, reference=request.reference, runs=request.runs, verdicts=verdicts,
         telemetry=telemetry, lock=lock,
         lock_path=str(request.lock_path) if lock is not None and request.lock_path is not None else None,
         left=len(queue), stopped=stopped,  # type: ignore[arg-type]
     )
+    ran = search.prepared.get(chosen.candidate) if chosen is not None else None
+    return report, ran.recorded if ran is not None else None
+
+
+def _known_first(source: str, settings: Settings, given: Sequence[Candidate], progress: Progress | None,
+                 on_warning: Callable[[str], None] | None) -> list[Candidate]:
+    """The candidates the bundle's known-good locks name for this GPU (:mod:`zluda_runner.finder.known`)."""
+    from zluda_runner.finder.known import known_first, locks_from
+    from zluda_runner.plan.defaults_facts import read_host
+
+    locks = locks_from(source, settings.cache_dir)
+    first, notes = known_first(locks, read_host(os.environ).quick.gfx, given, source)
+    for note in notes:
+        if on_warning is not None:
+            on_warning(note)
+    if progress is not None:
+        progress(f"find: {len(first)} known-good lock(s) of {len(locks)} in {source} tried first")
+    return first
 
 
 def _reference(request: FindRequest, env: Mapping[str, str]) -> Workload:
@@ -162,7 +188,8 @@ class _Search:
         self.say(f"find: trying {number}: {cand.label} ({left} more queued)")
         began = time.monotonic()
         try:
-            prepared = _prepare(self.request.command, candidate_settings(self.settings, cand))
+            prepared = _prepare(self.request.command, candidate_settings(self.settings, cand),
+                                injector=cand.variant == INJECTOR_VARIANT)
         except ZludaRunnerError as exc:
             verdict = CandidateVerdict(cand, "plan", "fail", _one_line(exc.message),
                                        wall_s=time.monotonic() - began)
@@ -195,10 +222,10 @@ class _Search:
         return verdict
 
 
-def _prepare(command: Sequence[str], settings: Settings) -> PreparedRun:
+def _prepare(command: Sequence[str], settings: Settings, *, injector: bool) -> PreparedRun:
     from zluda_runner.conduct.run import prepare_run
 
-    return prepare_run(list(command), settings, on_warning=lambda _w: None)
+    return prepare_run(list(command), settings, injector=injector, on_warning=lambda _w: None)
 
 
 def _status(report: PocReport, available: bool) -> CandidateStatus:
@@ -288,7 +315,7 @@ def _lock(chosen: CandidateVerdict, verdicts: Sequence[CandidateVerdict], search
     env_change = {k: v for k, v in variant_env(search.prepared[cand].env, cand.variant).items()
                   if search.prepared[cand].env.get(k) != v}
     return Lock(
-        release=locked_release, variant=cand.variant, mechanism=plan_mechanism(plan),
+        release=locked_release, variant=cand.variant, mechanism=launch_mechanism(plan, cand.variant),
         settings=tuple(settings), host=facts, workload=request.command, criteria=criteria,
         failed=tuple(FailedCandidate(v.candidate.label, v.stage, v.why)
                      for v in verdicts if v.status == "fail"),
