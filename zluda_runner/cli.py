@@ -222,6 +222,9 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
               help="Accept a release asset whose SHA-256 is not published; the hash seen is recorded.")
 @click.option("--archive", metavar="FILE", callback=_path,
               help="Install this hand-downloaded release archive instead of downloading (verified).")
+@click.option("--lock", metavar="FILE", callback=_path,
+              help="Run the release, mechanism and settings a `find` locked in FILE (zluda.lock); nothing "
+              "chosen again (excludes --zluda-dir).")
 @click.option("--no-record", is_flag=True, help="Do not keep this run's results in the results store.")
 @click.option("--no-defaults", is_flag=True,
               help="Apply none of the settings a ZLUDA launch needs (the plan lists them, with reasons).")

@@ -135,3 +135,16 @@ def test_torch_cuda_is_not_served_by_a_release_without_torch_support(manifest: M
     reasons = {(r.release_id, r.asset_name): r.reasons for r in sel.rejected}
     assert any("serves no torch build" in x for x in reasons[("upstream-v4", "zluda-4-linux.tar.gz")])
     assert sel.chosen is not None and sel.chosen.release.id == "upstream-v6"
+
+
+def test_the_candidates_are_every_fitting_asset_best_first_from_the_one_selection(manifest: Manifest) -> None:
+    """What ``find`` tries: the choice, then each asset that fits in the order the selection ranked them
+    (its "fits, but ... is preferred" rejections); nothing selected again. None fits: no candidate."""
+    sel = select_asset(manifest, os="windows", hip="6.2", cuda=11, channel="preview")
+    resolution = Resolution(manifest, sel)
+    ranked = [(c.release.id, c.asset.name) for c in resolution.candidates]
+    assert sel.chosen is not None and ranked[0] == (sel.chosen.release.id, sel.chosen.asset.name)
+    assert ranked[1:] == [(r.release_id, r.asset_name) for r in sel.rejected if r.fits]
+    assert ("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip") in ranked[1:]
+    nothing = Resolution(manifest, select_asset(manifest, os="windows", hip="1.0", cuda=11))
+    assert nothing.candidates == []

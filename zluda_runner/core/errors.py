@@ -140,6 +140,15 @@ class FatalPlanError(PlanError):
     exit_code = exitcodes.CHECK_FAILED
 
 
+class LockError(ZludaRunnerError):
+    """A lock file (``zluda.lock``) that cannot be read or is not one: the field at fault named."""
+
+
+class LockDriftError(CheckFailedError):
+    """What a lock pins is not what this host has: a locked file changed, or (``--strict``) another GPU,
+    HIP or torch (exit 3)."""
+
+
 class LaunchError(ZludaRunnerError):
     """The workload could not be started."""
 
