@@ -155,3 +155,15 @@ def test_a_shared_lock_is_bounded_and_validated() -> None:
     with pytest.raises(LockError) as wrong:
         lock_from_shared('{"schema": 1}', "x")
     assert "field 'release'" in wrong.value.raw_message
+
+
+def test_a_later_find_tries_the_known_good_lock_of_this_store_first(
+    standins: dict[str, Path], pywrap: Path, find_env: dict[str, str], tmp_path: Path
+) -> None:
+    db = tmp_path / "mine.db"
+    _found(standins, pywrap, tmp_path, db)
+    again = find([str(pywrap), str(WORKLOAD)], candidates=[standins["abort"], standins["cudnn"]],
+                 only_candidates=True, min_speedup=0.0, lock=None,
+                 options=Options(cache_dir=tmp_path / "cache", results_db=str(db)))
+    assert [(v.candidate.ref, v.candidate.variant, v.status) for v in again.verdicts] == [
+        (str(standins["cudnn"]), "cudnn-off", "unproven")]  # abort (first given) never ran

@@ -1,9 +1,10 @@
-"""``find --from FILE|URL``: the known-good locks of a results bundle (``results export``) for this GPU,
-as the candidates tried first. A manifest release is tried by its id (fetched and hash-checked like any
-other); a folder's lock is matched by its files' hashes against the folders given with
-``--candidate``/``--zluda-dir`` (a folder elsewhere is not here). The bundle is read as ``results
-import`` reads one (bounded, each run checked against its id, each lock validated); from a URL, at most
-:data:`MAX_FROM_BYTES`, kept only in a temporary file of the cache while it is read."""
+"""Known-good locks as the candidates ``find`` tries first: those of a results bundle (``find --from
+FILE|URL``, ``results export``'s file) for this GPU, then those of this results store. A manifest
+release is tried by its id (fetched and hash-checked like any other); a folder's lock is matched by its
+files' hashes against the folders given with ``--candidate``/``--zluda-dir`` (a folder elsewhere is not
+here). The bundle is read as ``results import`` reads one (bounded, each run checked against its id,
+each lock validated); from a URL, at most :data:`MAX_FROM_BYTES`, kept only in a temporary file of the
+cache while it is read."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
+from zluda_runner.core.settings import Settings
 from zluda_runner.finder.model import Candidate
 from zluda_runner.release.lockfile import hash_tree
 from zluda_runner.results.locks import KnownLock, known_locks
@@ -36,6 +38,18 @@ def locks_from(source: str, cache_dir: Path | None) -> list[KnownLock]:
         path = Path(tmp) / "bundle.jsonl"
         path.write_bytes(data)
         return known_locks(read_bundle(path))
+
+
+def stored_locks(settings: Settings) -> list[KnownLock]:
+    """The known-good locks the results store holds (none where it cannot be read: a search goes on)."""
+    from zluda_runner.results.backends import open_reader
+
+    try:
+        with open_reader(settings) as store:
+            ids = store.run_ids("find")
+            return known_locks(store.get_runs(ids)) if ids else []
+    except ZludaRunnerError:
+        return []
 
 
 def known_first(locks: Sequence[KnownLock], gfx: str | None, given: Sequence[Candidate],

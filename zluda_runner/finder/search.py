@@ -85,9 +85,8 @@ def run_find(request: FindRequest, settings: Settings, *, progress: Progress | N
     queue = list(given)
     if not request.only_given:
         queue = manifest_candidates(_manifest_ids(request.command, settings, on_warning)) + queue
-    if request.known_from is not None:
-        queue = _known_first(request.known_from, settings, given, progress, on_warning) + queue
-        queue = list(dict.fromkeys(queue))  # a candidate the lock named is tried once, first
+    queue = _known_first(request.known_from, settings, given, progress, on_warning) + queue
+    queue = list(dict.fromkeys(queue))  # a candidate a known-good lock named is tried once, first
     if not queue:
         what = "" if request.only_given else "no release of the manifest fits this host, and "
         raise HostError(f"no candidate to try: {what}no {{opt:candidate}} was given",
@@ -129,19 +128,24 @@ def run_find(request: FindRequest, settings: Settings, *, progress: Progress | N
     return report, ran.recorded if ran is not None else None
 
 
-def _known_first(source: str, settings: Settings, given: Sequence[Candidate], progress: Progress | None,
-                 on_warning: Callable[[str], None] | None) -> list[Candidate]:
-    """The candidates the bundle's known-good locks name for this GPU (:mod:`zluda_runner.finder.known`)."""
-    from zluda_runner.finder.known import known_first, locks_from
+def _known_first(source: str | None, settings: Settings, given: Sequence[Candidate],
+                 progress: Progress | None, on_warning: Callable[[str], None] | None) -> list[Candidate]:
+    """The candidates known-good locks name for this GPU (:mod:`zluda_runner.finder.known`): those of the
+    bundle ``source`` (``--from``), then those this results store holds."""
+    from zluda_runner.finder.known import known_first, locks_from, stored_locks
     from zluda_runner.plan.defaults_facts import read_host
 
-    locks = locks_from(source, settings.cache_dir)
-    first, notes = known_first(locks, read_host(os.environ).quick.gfx, given, source)
-    for note in notes:
-        if on_warning is not None:
-            on_warning(note)
-    if progress is not None:
-        progress(f"find: {len(first)} known-good lock(s) of {len(locks)} in {source} tried first")
+    gfx = read_host(os.environ).quick.gfx
+    first: list[Candidate] = []
+    for where, locks in (((source, locks_from(source, settings.cache_dir)),) if source is not None else ()) \
+            + (("the results store", stored_locks(settings)),):
+        found, notes = known_first(locks, gfx, given, where)
+        for note in notes if where == source else ():  # the store's other GPUs are no news
+            if on_warning is not None:
+                on_warning(note)
+        if progress is not None and (locks or where == source):
+            progress(f"find: {len(found)} known-good lock(s) of {len(locks)} in {where} tried first")
+        first += found
     return first
 
 
