@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.golden import assert_golden
+from tests.release.test_cli import commands
 from zluda_runner.release.layout import stub_text
 from zluda_runner.release.manifest import load_manifest
 
@@ -30,7 +31,8 @@ def test_plan_never_downloads(fake_torch, tmp_path: Path) -> None:
     assert plan["provisional"] is True
     assert (plan["release"]["id"], plan["release"]["asset"]) == ("upstream-v6", "zluda-linux-3fe12063.tar.gz")
     (note,) = plan["warnings"]  # the one warning: what `run` would download
-    assert plan["release"]["asset"] in note and "zluda-run fetch upstream-v6" in note
+    assert plan["release"]["asset"] in note  # and the commands that download it
+    assert commands(note) == ["zluda-run run", "zluda-run fetch upstream-v6"]
     replaced = {b["need"]: b for b in plan["bindings"] if b["action"] == "replace"}
     assert "libcublas.so.13" in replaced and "libcuda.so.1" in replaced
     assert all(any("provisional" in r for r in b["reasons"]) for b in replaced.values())
