@@ -171,7 +171,8 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code,
-                   "kind": exc.kind}
+                   "kind": exc.kind, **({"details": dict(getattr(exc, "details", {}))}
+                                        if getattr(exc, "details", None) else {})}
         click.echo(json.dumps(payload, indent=2))
         return
     from zluda_runner.report.terminal import say

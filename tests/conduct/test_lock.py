@@ -54,9 +54,9 @@ def test_a_lock_round_trips_and_its_files_are_hashed(tmp_path: Path) -> None:
     assert read_lock(tmp_path / "zluda.lock") == lock
     assert changed_files(lock.release, root) == []
     (root / "libcuda.so.1").write_bytes(b"\x7fELF changed")
-    assert changed_files(lock.release, root) == [f"{root / 'libcuda.so.1'}: its SHA-256 changed"]
+    assert changed_files(lock.release, root) == [(str(root / "libcuda.so.1"), "sha256")]
     (root / "libcuda.so").unlink()
-    assert changed_files(lock.release, root)[0] == f"{root / 'libcuda.so'}: missing"
+    assert changed_files(lock.release, root)[0] == (str(root / "libcuda.so"), "missing")
 
 
 @pytest.mark.parametrize(("edit", "field"), [

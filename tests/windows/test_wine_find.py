@@ -99,7 +99,9 @@ def test_find_judges_placement_and_injector_locks_the_one_that_works_and_lock_ru
     drifted = py.zluda_run("--json", "--lock", winpath(lock_file), "run", *cmd, env=env)
     assert drifted.returncode == 3 and "Traceback" not in drifted.stderr, drifted.stderr
     error = json.loads(drifted.stdout)
-    assert error["kind"] == "lock-drift" and "nvml.dll" in error["error"]
+    assert error["kind"] == "lock-drift"
+    assert [(PureWindowsPath(c["path"]).name, c["change"]) for c in error["details"]["changed"]] == [
+        ("nvml.dll", "sha256")]
     # restore: NVIDIA's files as they were before any placement
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
     assert restored.returncode == 0, restored.stdout + restored.stderr

@@ -50,23 +50,37 @@ def locked_settings(settings: Settings, lock: Lock) -> Settings:
     return dataclasses.replace(settings, release=rel.id or rel.ref)
 
 
+_CHANGE_WORDS = {"missing": "missing", "sha256": "its SHA-256 changed", "link": "the link points elsewhere"}
+_FIELD_WORDS = {"gfx": "GPU", "gpu_name": "GPU name", "hip_version": "HIP", "torch": "torch",
+                "torch_cuda": "torch's CUDA", "os": "OS"}
+
+
 def check_locked_plan(lock: Lock, plan: ShimPlan, quick: QuickFacts, *, source: str,
                       strict: bool) -> list[str]:
     """A run under ``lock`` (read from ``source``), planned: a locked file that changed is exit 3 naming
     it; another GPU, HIP or torch is a warning naming each difference (``strict``: exit 3), and so is
     another mechanism. The warnings."""
     root = Path(plan.release.root) if plan.release is not None else None
-    changed = changed_files(lock.release, root) if root is not None else ["the plan has no release"]
+    if root is None:
+        raise LockDriftError(f"the plan has no release to check against the lock {source}",
+                             hint="run with the lock's release: {cmd:find -- CMD} writes one")
+    changed = changed_files(lock.release, root)
     if changed:
-        raise LockDriftError(f"the release the lock {source} pins is not as locked: " + "; ".join(changed),
-                             hint="restore those files, or search again with {cmd:find -- CMD}")
+        raise LockDriftError(f"the release the lock {source} pins is not as locked: "
+                             + "; ".join(f"{path}: {_CHANGE_WORDS[what]}" for path, what in changed),
+                             hint="restore those files, or search again with {cmd:find -- CMD}",
+                             details={"changed": [{"path": path, "change": what} for path, what in changed]})
     warnings = []
     differences = lock.host.differences(host_facts(plan, quick))
     if differences:
-        said = f"this host is not the one the lock {source} was proven on: " + "; ".join(differences)
+        said = f"this host is not the one the lock {source} was proven on: " + "; ".join(
+            f"{_FIELD_WORDS[name]}: {mine or 'unknown'} when locked, {theirs or 'unknown'} here"
+            for name, mine, theirs in differences)
         if strict:
             raise LockDriftError(said, hint="without {opt:strict} the run goes on with a warning; or search "
-                                 "again on this host with {cmd:find -- CMD}")
+                                 "again on this host with {cmd:find -- CMD}",
+                                 details={"differences": [{"field": name, "locked": mine, "here": theirs}
+                                                          for name, mine, theirs in differences]})
         warnings.append(said)
     mechanism = launch_mechanism(plan, lock.variant)
     if mechanism != lock.mechanism:

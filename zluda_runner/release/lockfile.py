@@ -118,13 +118,11 @@ class LockedHost(JsonMixin):
     torch: str | None = None
     torch_cuda: str | None = None
 
-    def differences(self, other: LockedHost) -> list[str]:
-        """What differs on ``other`` from these facts, each as "what: locked -> here" (GPU, HIP, torch)."""
-        pairs = (("GPU", self.gfx, other.gfx), ("GPU name", self.gpu_name, other.gpu_name),
-                 ("HIP", self.hip_version, other.hip_version), ("torch", self.torch, other.torch),
-                 ("torch's CUDA", self.torch_cuda, other.torch_cuda), ("OS", self.os, other.os))
-        return [f"{what}: {mine or 'unknown'} when locked, {theirs or 'unknown'} here"
-                for what, mine, theirs in pairs if mine != theirs]
+    def differences(self, other: LockedHost) -> list[tuple[str, str | None, str | None]]:
+        """What differs on ``other`` from these facts: (field, locked, here) for the GPU, HIP, torch, OS."""
+        fields = ("gfx", "gpu_name", "hip_version", "torch", "torch_cuda", "os")
+        return [(name, getattr(self, name), getattr(other, name)) for name in fields
+                if getattr(self, name) != getattr(other, name)]
 
 
 @dataclass(frozen=True)
@@ -181,17 +179,19 @@ def hash_tree(root: Path) -> tuple[LockedFile, ...]:
     return tuple(out)
 
 
-def changed_files(release: LockedRelease, root: Path) -> list[str]:
-    """The locked files that differ under ``root`` now, each "NAME: why" (empty: every file as locked)."""
+Change = Literal["missing", "sha256", "link"]
+
+
+def changed_files(release: LockedRelease, root: Path) -> list[tuple[str, Change]]:
+    """The locked files that differ under ``root`` now: (its path, what changed); empty: all as locked."""
     now = {f.path: f for f in hash_tree(root)} if root.is_dir() else {}
-    changed = []
+    changed: list[tuple[str, Change]] = []
     for locked in release.files:
         found = now.get(locked.path)
         if found is None:
-            changed.append(f"{root / locked.path}: missing")
+            changed.append((str(root / locked.path), "missing"))
         elif found != locked:
-            what = "its SHA-256 changed" if locked.sha256 else "the link points elsewhere"
-            changed.append(f"{root / locked.path}: {what}")
+            changed.append((str(root / locked.path), "sha256" if locked.sha256 else "link"))
     return changed
 
 
