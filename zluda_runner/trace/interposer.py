@@ -166,18 +166,19 @@ def build_interposer(cache_dir: Path) -> Path:
             "our call tracer is a Linux x86-64 library",
             hint="on Windows use a ZLUDA release that ships its own trace\\ folder",
         )
-    source = shims_dir() / "trace" / "cuda_trace.c"
     native = CachePaths(cache_dir).native
-    asm, header = generate_sources(native / "trace-gen")
-    return compile_c(
-        [source, asm],
-        INTERPOSER_NAME,
-        native,
-        # nodelete: a thread that ends calls back into us (its table is handed on), even after a dlclose
-        args=[f"-I{header.parent}", "-fvisibility=hidden", "-Wl,-soname,libcuda.so.1", "-Wl,-z,nodelete",
-              "-ldl", "-pthread"],
-        deps=[header],
-    )
+    sources, args, deps = interposer_build(native / "trace-gen")
+    return compile_c(sources, INTERPOSER_NAME, native, args=args, deps=deps, prebuilt=True,
+                     include_dirs=[deps[0].parent])
+
+
+def interposer_build(gen_dir: Path) -> tuple[list[Path], list[str], list[Path]]:
+    """The tracer's sources (ours and the generated trampolines, written into ``gen_dir``), compiler
+    arguments and header: what :func:`build_interposer` and the wheel's build hook compile."""
+    asm, header = generate_sources(gen_dir)
+    # nodelete: a thread that ends calls back into us (its table is handed on), even after a dlclose
+    args = ["-fvisibility=hidden", "-Wl,-soname,libcuda.so.1", "-Wl,-z,nodelete", "-ldl", "-pthread"]
+    return [shims_dir() / "trace" / "cuda_trace.c", asm], args, [header]
 
 
 def interposer_env(
