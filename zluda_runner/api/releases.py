@@ -220,7 +220,8 @@ def list_releases(
     with caller_errors():
         report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)[0]
     aside = _zluda_dir_aside(settings, "the release selected here")
-    report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)])
+    report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
+                                 every=not select)
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
 
 
