@@ -65,10 +65,21 @@ def test_piped_rows_stay_one_line(tmp_path: Path) -> None:
 
 
 def _commands(group: click.Group, path: list[str]) -> list[list[str]]:
+    """Every command path under ``group``: its table (``list_commands``), each loaded (``get_command``),
+    not only those some earlier test happened to load (``group.commands``: on 7859508 the walk, run alone,
+    saw only the top level)."""
     out = [path]
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         out += _commands(command, [*path, name]) if isinstance(command, click.Group) else [[*path, name]]
     return out
+
+
+def test_the_help_walk_reaches_every_command() -> None:
+    walked = {" ".join(p) for p in _commands(main_group, [])}
+    assert {"poc", "run", "releases", "trace-report", "results matrix", "manifest update"} <= walked
 
 
 def _shown_fits(text: str) -> None:

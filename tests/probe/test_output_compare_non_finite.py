@@ -66,7 +66,7 @@ def test_a_finite_mismatch_names_its_largest_element_and_a_tensor_index() -> Non
     verdict = oc.compare_values([1.0, 2.0, 3.0, 9.0], [1.0, 2.0, 3.5, 4.0], got_dtype="float32",
                                 want_dtype="float32", got_shape=[2, 2], want_shape=[2, 2])
     assert verdict.max_abs_error == 5.0 and verdict.mismatched == 2
-    assert "the largest difference: 9 where the reference has 4 at index (1, 1)" in verdict.detail
+    assert "the largest difference: 5, 9 where the reference has 4 at index (1, 1)" in verdict.detail
     mixed = oc.compare_values([9.0, INF], [1.0, 2.0], got_dtype="float32", want_dtype="float32")
     assert mixed.max_abs_error == INF
     assert "the first: inf where the reference has 2 at index 1" in mixed.detail
@@ -122,6 +122,6 @@ def test_ab_says_it_in_its_verdict_text_and_page(case: str) -> None:
     assert report.agree is False and f"max abs error {shown} (1/4 elements outside" in report.verdict
     assert "max abs error 0 " not in report.verdict
     text = render_text(report)
-    assert f"max abs {shown} (a NaN or an infinity the other side does not have)" in text, text
-    assert "max abs 0," not in text
+    assert f"largest |A-B| {shown} (a NaN or an infinity the other side does not have)" in text, text
+    assert "largest |A-B| 0," not in text
     assert f">{shown}<" in render_html(report)

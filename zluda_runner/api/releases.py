@@ -220,7 +220,8 @@ def list_releases(
     with caller_errors():
         report = _releases(settings, os=os, hip=hip, cuda=cuda, channel=channel, gpu=gpu, select=select)[0]
     aside = _zluda_dir_aside(settings, "the release selected here")
-    report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)])
+    report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
+                                 every=not select)
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
 
 
@@ -243,6 +244,7 @@ def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str 
     from zluda_runner.release.selection import parse_cuda
 
     major = parse_cuda(cuda)
+    gpu = _gfx(gpu)
     given = (os, hip, major, settings.release, gpu)
     if not (select or channel != "stable" or any(v is not None for v in given)):
         return releases_report(settings.manifest, settings.cache_dir), None
@@ -252,6 +254,22 @@ def _releases(settings: Settings, *, os: str | None, hip: str | None, cuda: str 
     hip_source = HIP_GIVEN if hip else (HIP_FOUND if found is not None and found.version else None)
     return releases_report(settings.manifest, settings.cache_dir, resolution=resolution,
                            hip_source=hip_source), resolution
+
+
+def _gfx(gpu: str | None) -> str | None:
+    """The GPU given, as the gfx name the manifest's rules are written for (``GFX1100`` -> ``gfx1100``);
+    a usage error for anything else (a marketing name, ``rx7900``), before the manifest is read."""
+    from zluda_runner.core.errors import UsageFault
+    from zluda_runner.host.gfx import normalize_gfx
+
+    if gpu is None:
+        return None
+    gfx = normalize_gfx(gpu)
+    if gfx is None:
+        raise UsageFault(f"{gpu!r} (given by {{opt:gpu}}) is not a gfx name",
+                         hint="give the GPU's LLVM target, e.g. {opt:gpu gfx1100} for an RX 7900 XTX "
+                              "(`rocminfo | grep gfx` or {cmd:doctor} shows it)")
+    return gfx
 
 
 @checked

@@ -25,7 +25,7 @@ from zluda_runner.commands.common import (
 )
 from zluda_runner.core.exitcodes import ERROR, OK
 from zluda_runner.report import ab_view, doctor_view
-from zluda_runner.report.terminal import say
+from zluda_runner.report.terminal import page_written, say
 
 _WORKLOAD = {"allow_interspersed_args": False}
 
@@ -101,7 +101,8 @@ def ab_command(call: Invocation, runs: int, b_python: str | None, a_cmd: str | N
                     timeout=timeout, rtol=rtol, atol=atol, progress=lambda line: click.echo(line, err=True),
                     on_warning=warn)
     page_error = write_page(html, lambda: ab_view.render_html(report), keep)
-    emit_json(report) if call.json else say([ab_view.render_text(report)])
+    written = [page_written(html)] if html is not None and not page_error else []
+    emit_json(report) if call.json else say([ab_view.render_text(report), *written])
     if page_error:
         warn(page_error)
     sys.exit(report.exit_code or (ERROR if page_error else OK))

@@ -84,7 +84,7 @@ def trace_report_command(call: Invocation, path: Path, html_file: Path | None) -
     if call.json:
         emit_json(report)
     else:
-        print_trace_summary(report, saved_to=path if path.is_file() else None, err=False)
+        print_trace_summary(report, saved_to=path if path.is_file() else None, err=False, html=html)
 
 
 COMMANDS: list[click.Command] = [probe_command, trace_report_command]

@@ -51,6 +51,7 @@ OPTIONS: dict[str, tuple[str, str, bool]] = {
     "reinstall": ("--reinstall", "reinstall=True", False),
     "injector": ("--injector", "injector=True", False),
     "os": ("--os", "os=...", True),
+    "gpu": ("--gpu", "gpu=...", True),
     "hip": ("--hip", "hip=...", True),
     "cuda": ("--cuda", "cuda=...", False),
     "channel": ("--channel", "channel=...", True),

@@ -56,7 +56,7 @@ def check_release(facts: HostFacts, resolution: Resolution | ZludaRunnerError | 
                      resolution.hint or "Run {cmd:releases} to see what exists.")
     chosen = resolution.chosen
     if chosen is None:
-        exc = nothing_fits(resolution)
+        exc = nothing_fits(resolution, said_by="doctor")
         return Check("release", Status.FAIL, exc.message, exc.hint,
                      {"rejected": [r.to_dict() for r in resolution.selection.rejected]})
     c, found = resolution.constraints, resolution.found

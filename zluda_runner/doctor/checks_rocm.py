@@ -25,7 +25,7 @@ from zluda_runner.host.libraries import (
 )
 from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
 from zluda_runner.host.visibility import workload_target
-from zluda_runner.release.selection import Resolution
+from zluda_runner.release.selection import Resolution, blocked_needs
 
 
 def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platform: str) -> Check:
@@ -88,7 +88,7 @@ def check_rocm(facts: HostFacts, platform: str,
             "rocm",
             Status.WARN,
             f"{label} {rocm.version} at {rocm.path} is older than 5.7",
-            f"Install {label} 6.x (or 5.7 for the fork's rocm5 build).",
+            _newer_hip(label, facts.os, release),
             details,
         )
     note = ""
@@ -103,6 +103,22 @@ def check_rocm(facts: HostFacts, platform: str,
         f"{label} {rocm.version or '(version unknown)'} at {rocm.path}{note}",
         details=details,
     )
+
+
+def _newer_hip(label: str, os_name: str, release: Resolution | ZludaRunnerError | None) -> str:
+    """The fix for a HIP too old: the HIP the releases built for this OS need (the release check's
+    selection), never another OS's build."""
+    needs: list[tuple[str, list[str]]] = []
+    if isinstance(release, Resolution) and release.chosen is not None:
+        needs = [(release.chosen.asset.hip.describe(), [release.chosen.release_id])]
+    elif isinstance(release, Resolution):
+        needs = [(need, ids) for (kind, need), ids in blocked_needs(release.selection.rejected).items()
+                 if kind == "hip"]
+    if not needs:
+        return f"Install a newer {label}: the release check names what the releases for {os_name} need."
+    said = "; ".join(f"{need} for {', '.join(ids)}" for need, ids in needs[:2])
+    return (f"Install a newer {label}: ZLUDA's releases for {os_name} need {said}; the release check "
+            "names the ways on this system.")
 
 
 def gpu_hip_rule_check(facts: HostFacts, env: Mapping[str, str], platform: str,

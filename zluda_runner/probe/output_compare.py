@@ -22,9 +22,10 @@ libraries sum in other orders: floating dtypes are then raised to torch's own cr
 (:data:`ACROSS_BACKENDS`). Integers and bool stay exact. Explicit ``rtol``/``atol`` replace the
 defaults; ``at_least`` raises them (an OpInfo op's own ``toleranceOverride``).
 
-A mismatch says what differs (:attr:`Closeness.detail`): the element with the largest difference, or
-the first one where a NaN or an infinity stands against something else (``inf where the reference has
-1.5 at index 3``); ``max_abs_error`` is then torch's own figure for it, ``inf`` (or ``nan`` where a NaN
+A mismatch says what differs (:attr:`Closeness.detail`): the largest difference, then the element it
+is at with both values (``the largest difference: 0.5, 3.5 where the reference has 3 at index 2``), or
+the first element where a NaN or an infinity stands against something else (``inf where the reference
+has 1.5 at index 3``); ``max_abs_error`` is then torch's own figure for it, ``inf`` (or ``nan`` where a NaN
 is on one side only), never the 0 of the pairs that were finite.
 """
 
@@ -161,7 +162,8 @@ def compare_values(got: Sequence[complex], want: Sequence[complex], *, got_dtype
             detail += (f" ({non_finite} NaN or infinite where the other is not; the first: "
                        f"{_pair_text(got, want, first_odd, shape_g)})")
         else:
-            detail += f" (the largest difference: {_pair_text(got, want, worst, shape_g)})"
+            detail += (f" (the largest difference: {_number_text(worst_diff)}, "
+                       f"{_pair_text(got, want, worst, shape_g)})")
     if unbounded is not None:
         return Closeness("differ", r, a, elements=len(got), mismatched=mismatched, max_abs_error=unbounded,
                          max_rel_error=None, detail=detail)

@@ -11,9 +11,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.core.wording import render
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Manifest, Release
-from zluda_runner.release.selection import Resolution, Selection
+from zluda_runner.release.selection import Resolution, Selection, nothing_fits
 from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
 HIP_GIVEN = "given"  # hip_source for a HIP version the caller gave: a word, not a front end's flag
@@ -29,6 +30,8 @@ class ReleasesReport:
     hip_source: str | None = None  # HIP_GIVEN (the caller's own), or where the host's HIP version was found
     origin: dict[str, str] | None = None
     warnings: list[str] = field(default_factory=list)
+    fix: str | None = None  # nothing fits: how to get a release that fits (the one nothing-fits hint)
+    every: bool = False  # every OS's assets with their sources (``--all``), not this OS's one line each
 
     @property
     def nothing_fits(self) -> bool:
@@ -44,6 +47,7 @@ class ReleasesReport:
                          "published_by": m.published_by, "origin": self.origin},
             "warnings": self.warnings,
             "hip_source": self.hip_source,
+            "fix": render(self.fix).split("\n  ") if self.fix else None,
             "constraints": sel.constraints.to_dict() if sel else None,
             "selected": sel.chosen.summary() if sel and sel.chosen else None,
             "requested": [r.to_dict() for r in sel.requested] if sel else [],
@@ -72,7 +76,8 @@ def releases_report(manifest_path: Path | None, cache_dir: Path | None, *,
     if resolution is None:
         return ReleasesReport(manifest, None, hip_source, origin, warnings)
     warnings += [w for w in (resolution.cuda_note, *resolution.selection.warnings) if w]
-    return ReleasesReport(manifest, resolution.selection, hip_source, origin, warnings)
+    fix = nothing_fits(resolution, said_by="releases").hint if resolution.chosen is None else None
+    return ReleasesReport(manifest, resolution.selection, hip_source, origin, warnings, fix)
 
 
 def update_url(url: str | None, cache_dir: Path) -> str | None:

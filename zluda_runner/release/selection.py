@@ -27,6 +27,7 @@ lshqqytiger/ZLUDA#134 and #137), and upstream v6 needs the TheRock SDK for PyTor
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -496,10 +497,23 @@ def _route_fits(resolution: Resolution, gives: Sequence[str], origin: str | None
     return list(dict.fromkeys(p.release.id for p in picks if p is not None))
 
 
-def nothing_fits(resolution: Resolution) -> NothingFitsError:
+def blocked_needs(pool: Sequence[Rejection]) -> dict[tuple[str, str], list[str]]:
+    """What alone keeps each release built for the OS selected for out: ``("hip" | "cuda", what it needs)``
+    -> the release ids, in the manifest's order."""
+    by_need: dict[tuple[str, str], list[str]] = {}
+    for rej in pool:
+        if rej.blocked_by and rej.needs:
+            ids = by_need.setdefault((rej.blocked_by, rej.needs), [])
+            if rej.release_id not in ids:
+                ids.append(rej.release_id)
+    return by_need
+
+
+def nothing_fits(resolution: Resolution, said_by: str | None = None) -> NothingFitsError:
     """The short "nothing fits" error every path gives (run, plan, warmup, fetch, releases, doctor): what
     was found, what each release for this OS would need, the GPU x HIP rules the host breaks with their
-    fixes, how to get there on this system, or ``--zluda-dir``; the long list stays behind ``releases``."""
+    fixes, how to get there on this system, or ``--zluda-dir``; the long list stays behind ``releases``.
+    ``said_by``: the command that says it (``"releases"``, ``"doctor"``), which does not point to itself."""
     selection, found = resolution.selection, resolution.found
     c = selection.constraints
     have = found.text if found is not None else (f"HIP {c.hip}" if c.hip else "no HIP/ROCm found")
@@ -509,12 +523,7 @@ def nothing_fits(resolution: Resolution) -> NothingFitsError:
     else:
         head = f"no ZLUDA release fits this host ({c.os}, {have}{torch})"
     pool = selection.requested if c.release else selection.rejected
-    by_need: dict[tuple[str, str], list[str]] = {}
-    for rej in pool:
-        if rej.blocked_by and rej.needs:
-            ids = by_need.setdefault((rej.blocked_by, rej.needs), [])
-            if rej.release_id not in ids:
-                ids.append(rej.release_id)
+    by_need = blocked_needs(pool)
     lines = [f"needs {need}: {', '.join(ids)}" for (_, need), ids in list(by_need.items())[:_MAX_NEED_LINES]]
     if not lines:  # nothing for this OS is one step away: the first reasons, as releases gives them
         lines = [f"{r.release_id}/{r.asset_name}: {'; '.join(r.reasons)}" for r in pool
@@ -532,6 +541,19 @@ def nothing_fits(resolution: Resolution) -> NothingFitsError:
         ways.append(f"{route.how}: " + (f"fits {', '.join(fits)}" if fits else "fits none of these"))
     ways.extend(f"install {need}" for (kind, need) in by_need if kind == "cuda")
     ways.append(("or " if ways else "") + "{opt:zluda_dir DIR} with a ZLUDA you built yourself")
-    ways.append("{cmd:releases} lists every release and why; {cmd:doctor} checks the rest "
-                "of this host")
+    pointers = {"releases": "{cmd:releases} lists every release and why",
+                "doctor": "{cmd:doctor} checks the rest of this host"}
+    ways.append("; ".join(text for name, text in pointers.items() if name != said_by))
     return NothingFitsError(message, "\n  ".join(ways), selection=selection)
+
+
+_CITED = re.compile(r" \[[^\[\]]*\]$")  # a reason's source: " [publisher: repo:path@sha, ...]"
+_NEED_LABEL = re.compile(r"^(needs .+?, you have \S+) \(.*\)$")  # its requirement's own words after it
+
+
+def brief_reason(reason: str) -> str:
+    """A reason of :func:`_misfits` without its source and its requirement's label: ``needs ROCm/HIP 6 to
+    7.x, you have 5.2`` (the whole reason is in ``--all`` and ``--json``)."""
+    reason = _CITED.sub("", reason)
+    need = _NEED_LABEL.match(reason)
+    return need.group(1) if need else reason

@@ -18,9 +18,11 @@ def render_text(report: AbReport) -> str:
             if c.status in ("agree", "differ"):
                 extra = f", argmax agree {c.argmax_agreement:.0%}" if c.argmax_agreement is not None else ""
                 rel = f"{c.max_rel_error:.3g}" if c.max_rel_error is not None else "n/a"
-                lines.append(
-                    f"  {c.name:<20} {c.status:<7} max abs {_abs_text(c.max_abs_error)}, max rel {rel}"
-                    f" ({c.dtype_a}/{c.dtype_b}, {c.shape_a}){extra}"
+                allowed = (f"; each element must be within |A-B| <= {c.atol:g} + {c.rtol:g}*|B|"
+                           if c.atol is not None and c.rtol is not None else "")
+                lines.append(  # B is the reference: the figures are the largest over the elements
+                    f"  {c.name:<20} {c.status:<7} largest |A-B| {_abs_text(c.max_abs_error)}, largest "
+                    f"|A-B|/|B| {rel}{allowed} ({c.dtype_a}/{c.dtype_b}, {c.shape_a}){extra}"
                 )
                 if c.detail:
                     lines.append(f"  {'':<20} {c.detail}")

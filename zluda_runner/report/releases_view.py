@@ -8,7 +8,7 @@ from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_text
 from zluda_runner.core.wording import render
 from zluda_runner.release.listing import HIP_GIVEN, ReleasesReport, offered_previews
 from zluda_runner.release.model import Asset, Fact, Release
-from zluda_runner.release.selection import describe_constraints
+from zluda_runner.release.selection import Rejection, brief_reason, describe_constraints
 
 
 def _asset_row(release: Release, asset: Asset) -> list[str]:
@@ -79,6 +79,8 @@ def render_selection(report: ReleasesReport) -> str:
         out.append("selected: nothing fits")
         if sel.instead is not None:
             out.append(f"  without --release: {sel.instead.release.id}/{sel.instead.asset.name} fits")
+        if report.fix:
+            out.append(f"fix: {render(report.fix)}")
     else:
         ch = sel.chosen
         rel = ch.release
@@ -103,11 +105,34 @@ def render_selection(report: ReleasesReport) -> str:
             out.append(f"    source: name: {_cite(asset.fact('name'))}")
             out.append(f"    source: release date: {_cite(rel.fact('date'))}")
     rest = [r for r in sel.rejected if r not in sel.requested]
-    if rest:
-        out.append("not selected:")
-        for rej in rest:
-            out.append(f"  {rej.release_id}/{rej.asset_name}: {'; '.join(rej.reasons)}")
+    if report.every:
+        out += ["not selected:"] * bool(rest)
+        out += [f"  {rej.release_id}/{rej.asset_name}: {'; '.join(rej.reasons)}" for rej in rest]
+    elif rest:
+        out += _not_selected_here(report, rest)
     return "\n".join(out)
+
+
+def _not_selected_here(report: ReleasesReport, rest: list[Rejection]) -> list[str]:
+    """The assets not selected that are built for the OS selected for: every one with its reasons and
+    their sources where one was selected, one line per release in brief where nothing fits; a count of
+    the other OSes' assets, and that ``--all`` lists them all."""
+    sel = report.selection
+    assert sel is not None
+    target = sel.constraints.os
+    built = {(r.id, a.name): a.os for r in report.manifest.releases for a in r.assets}
+    here = [r for r in rest if built.get((r.release_id, r.asset_name), target) == target]
+    elsewhere = len(rest) - len(here)
+    others = f"{elsewhere} asset(s) for another OS not shown; " if elsewhere else ""
+    out = [f"not selected for {target} ({others}{render('{cmd:releases --all}')} lists every "
+           "asset):"] if here or elsewhere else []
+    if sel.chosen is not None:
+        return out + [f"  {rej.release_id}/{rej.asset_name}: {'; '.join(rej.reasons)}" for rej in here]
+    by_release: dict[str, list[str]] = {}
+    for rej in here:
+        briefs = by_release.setdefault(rej.release_id, [])
+        briefs += [b for b in map(brief_reason, rej.reasons) if b not in briefs]
+    return out + [f"  {release}: {'; '.join(briefs)}" for release, briefs in by_release.items()]
 
 
 def _cite(fact: Fact) -> str:

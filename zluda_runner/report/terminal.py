@@ -25,6 +25,11 @@ def say(lines: Sequence[str], *, err: bool = False, hang: int = 2, width: int | 
             click.echo(part, err=err)
 
 
+def page_written(html: object) -> str:
+    """The line that says where ``--html`` wrote its page (every command that writes one says it)."""
+    return f"HTML report written to {html}"
+
+
 def table_lines(table: Table, width: int | None, *, limit: int | None = DEFAULT_LIMIT) -> list[str]:
     """A :class:`~zluda_runner.report.table.Table` of at most ``limit`` rows, fitted to ``width``."""
     cols = [Col(c.label, right=c.numeric, head=i == 0) for i, c in enumerate(table.columns)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.report.terminal import print_sections, say
+from zluda_runner.report.terminal import page_written, print_sections, say
 from zluda_runner.report.trace_sections import trace_sections
 from zluda_runner.trace.model import TraceReport
 
@@ -17,12 +17,18 @@ def ended_line(ended_by: str, exit_code: int | None) -> str:
     return f"the command was killed by {ended_by}{shown}"
 
 
-def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None, err: bool = True) -> None:
+def print_trace_summary(report: TraceReport, *, saved_to: Path | None = None, err: bool = True,
+                        html: Path | None = None) -> None:
     """On stderr (the workload owns stdout) unless not ``err``: the sections, each table cut to its
-    first rows."""
-    more = f"the whole report: {saved_to}" if saved_to else "see --json or --html"
+    first rows; ``html``: the page written (``trace-report --html``), said where, as probe and poc do."""
+    more = f"every row: {html}" if html else f"the whole report: {saved_to}" if saved_to else \
+        "see --json or --html"
     print_sections(trace_sections(report), limit=TERMINAL_ROWS, more=more, err=err)
     lines = [ended_line(report.ended_by, report.exit_code)] if report.ended_by else []
     if saved_to is not None:
-        lines += [f"trace report: {saved_to}", f"HTML: zluda-run trace-report {saved_to} --html trace.html"]
+        lines += [f"trace report: {saved_to}"]
+    if html is not None:
+        lines += [page_written(html)]
+    elif saved_to is not None:
+        lines += [f"HTML: zluda-run trace-report {saved_to} --html trace.html"]
     say(lines, err=err)
