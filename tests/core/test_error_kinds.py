@@ -27,7 +27,10 @@ KINDS = {
     "FileInUseError": "file-in-use", "NativeBuildError": "native-build", "ProbeError": "probe",
     "TraceError": "trace", "HostError": "host", "ArgumentTypeError": "argument-type",
     "ArgumentValueError": "argument-value", "ResultsStoreError": "results-store",
-    "NoResultsStoreError": "no-results-store", "OutputFileError": "output-file",
+    "NoResultsStoreError": "no-results-store", "StoreBusyError": "store-busy",
+    "StoreUnreachableError": "store-unreachable", "StoreRefusedValueError": "store-refused-value",
+    "ReadOnlyStoreError": "read-only-store", "ForeignDatabaseError": "foreign-database",
+    "StoreWriteFailedError": "store-write-failed", "BundleError": "bundle", "OutputFileError": "output-file",
     "UnsupportedArchError": "unsupported-arch",
 }
 
