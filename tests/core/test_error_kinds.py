@@ -24,6 +24,7 @@ KINDS = {
     "CacheError": "cache", "BinaryFormatError": "binary-format", "TargetError": "target", "PlanError": "plan",
     "FatalPlanError": "fatal-plan", "LaunchError": "launch", "CommandNotFoundError": "command-not-found",
     "CommandNotExecutableError": "command-not-executable", "PlacementError": "placement",
+    "NothingToRestoreError": "nothing-to-restore",
     "FileInUseError": "file-in-use", "NativeBuildError": "native-build", "ProbeError": "probe",
     "TraceError": "trace", "HostError": "host", "ArgumentTypeError": "argument-type",
     "ArgumentValueError": "argument-value", "ResultsStoreError": "results-store",
