@@ -25,6 +25,7 @@ _PROVISIONAL = {  # in __all__, typed and documented, but what they return is no
                      "clean_compile_cache"), "zluda_runner.api.cache"),
     **dict.fromkeys(("warmup", "run_ab"), "zluda_runner.api.workloads"),
     **dict.fromkeys(("run_poc",), "zluda_runner.api.poc"),
+    **dict.fromkeys(("find",), "zluda_runner.api.find"),
     **dict.fromkeys(("verify_launch", "verify_plan", "check_trace_supported", "trace_launch", "read_trace"),
                     "zluda_runner.api.evidence"),
     **dict.fromkeys(("diff_results", "ResultsDiff", "results_matrix"), "zluda_runner.api.store"),
@@ -50,7 +51,7 @@ _PUBLIC = {
         "ChecksumError", "ArchiveError", "UnsafeArchiveError", "CacheError", "BinaryFormatError",
         "TargetError", "PlanError", "FatalPlanError", "LaunchError", "CommandNotFoundError",
         "CommandNotExecutableError", "PlacementError", "FileInUseError", "NativeBuildError", "ProbeError",
-        "TraceError", "HostError",
+        "TraceError", "HostError", "LockError", "LockDriftError",
     ), "zluda_runner.core.errors"),
     **dict.fromkeys(("NothingFitsError",), "zluda_runner.release.selection"),
     **dict.fromkeys(("ResultsStoreError",), "zluda_runner.results.schema"),
@@ -81,6 +82,9 @@ if TYPE_CHECKING:  # the same table for type checkers, written from it by tools/
         trace_launch as trace_launch,
         verify_launch as verify_launch,
         verify_plan as verify_plan,
+    )
+    from zluda_runner.api.find import (
+        find as find,
     )
     from zluda_runner.api.launching import (
         Launch as Launch,
@@ -144,6 +148,8 @@ if TYPE_CHECKING:  # the same table for type checkers, written from it by tools/
         FileInUseError as FileInUseError,
         HostError as HostError,
         LaunchError as LaunchError,
+        LockDriftError as LockDriftError,
+        LockError as LockError,
         ManifestError as ManifestError,
         NativeBuildError as NativeBuildError,
         PlacementError as PlacementError,

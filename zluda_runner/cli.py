@@ -171,7 +171,8 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code,
-                   "kind": exc.kind}
+                   "kind": exc.kind, **({"details": dict(getattr(exc, "details", {}))}
+                                        if getattr(exc, "details", None) else {})}
         click.echo(json.dumps(payload, indent=2))
         return
     from zluda_runner.report.terminal import say
@@ -222,6 +223,9 @@ def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path
               help="Accept a release asset whose SHA-256 is not published; the hash seen is recorded.")
 @click.option("--archive", metavar="FILE", callback=_path,
               help="Install this hand-downloaded release archive instead of downloading (verified).")
+@click.option("--lock", metavar="FILE", callback=_path,
+              help="Run the release, mechanism and settings a `find` locked in FILE (zluda.lock); nothing "
+              "chosen again (excludes --zluda-dir).")
 @click.option("--no-record", is_flag=True, help="Do not keep this run's results in the results store.")
 @click.option("--no-defaults", is_flag=True,
               help="Apply none of the settings a ZLUDA launch needs (the plan lists them, with reasons).")

@@ -70,7 +70,7 @@ def test_options_are_one_frozen_typed_record() -> None:
     assert dataclasses.replace(options, force=False).force is False
     fields = {f.name for f in dataclasses.fields(zr.Options)}
     assert fields == {"cache_dir", "zluda_dir", "release", "manifest", "python", "trust_on_first_use",
-                      "archive", "force", "results_db", "record", "defaults", "monitor"}
+                      "archive", "force", "results_db", "record", "defaults", "monitor", "lock"}
 
 
 def test_errors_are_the_library_family() -> None:

@@ -34,6 +34,7 @@ RANKS = {
     "abtest": 10,
     "doctor": 11,
     "poc": 11,  # the proof-of-concept verdict: abtest, launch, telemetry, results below it
+    "finder": 11.5,  # the search for a combination that works: judged by poc, locked (zluda.lock)
     "devtools": 12,
     "api": 12,  # the public API launchers embed: calls the stages, is called by nothing in the package
     "commands": 13,

@@ -17,6 +17,7 @@ from zluda_runner.core import errors
 # the kinds are an interface: a renamed error class changes its kind, and this table says so
 KINDS = {
     "ZludaRunnerError": "error", "UsageFault": "usage", "CheckFailedError": "check-failed",
+    "LockError": "lock", "LockDriftError": "lock-drift",
     "ManifestError": "manifest", "SelectionError": "selection", "NothingFitsError": "nothing-fits",
     "FetchError": "fetch", "TransferError": "transfer", "ChecksumError": "checksum",
     "UnsafeArchiveError": "unsafe-archive", "ArchiveError": "archive",
@@ -68,3 +69,17 @@ def test_the_json_error_names_its_kind(tmp_path: Path) -> None:
                                           "releases"])
     error = json.loads(out.stdout)
     assert (out.exit_code, error["exit_code"], error["kind"]) == (1, 1, "manifest"), out.output
+
+
+def test_an_errors_details_reach_json_as_data(capsys) -> None:  # type: ignore[no-untyped-def]
+    """``details`` (stable data beside the message) is the ``details`` object of the --json error."""
+    import json
+
+    from zluda_runner.cli import report_error
+    from zluda_runner.core.errors import LockDriftError
+
+    report_error(LockDriftError("x", details={"changed": [{"path": "/r/libcuda.so.1", "change": "sha256"}]}),
+                 as_json=True)
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["kind"] == "lock-drift" and shown["details"] == {
+        "changed": [{"path": "/r/libcuda.so.1", "change": "sha256"}]}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.test_doctor import _kfd_node, _write
+from tests.golden import assert_golden
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.hip import HipDevice, HipInfo
@@ -48,14 +49,21 @@ def test_debians_rocm_64_fails_an_rdna4_gpu_and_amds_rocm_64_does_not(tmp_path: 
     check = report.check("gpu_hip")
     assert report.facts.rocm is not None and report.facts.rocm.kind == "distribution"
     assert check.status is Status.FAIL and report.exit_code == CHECK_FAILED
-    assert "gfx1201 with HIP 6.4: Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels" in check.message
-    assert "install AMD's ROCm" in check.fix.lower() or "Install AMD's ROCm" in check.fix
+    assert {k: check.details[k] for k in ("gfx", "hip", "hip_from")} == {
+        "gfx": "gfx1201", "hip": "6.4", "hip_from": "distribution"}
+    (rule,) = check.details["rules"]  # the rule broken, as the manifest has it
+    assert (rule["os"], rule["broken"], rule["hip_from"]) == ("linux", ["6.4"], "distribution")
+    assert check.fix == f"{rule['fix'][:1].upper()}{rule['fix'][1:]}."  # the rule's own fix
+    assert "https://rocm.docs.amd.com/projects/install-on-linux/" in check.fix
+    # the verdict in the rule's words, its fix and its source
+    assert_golden("doctor-gpu-hip-debian-rocm64", f"{check.message}\nfix: {check.fix}\n")
 
     amd = tmp_path / "amd"
     _linux_gpu(amd, GFX1201)
     _write(amd, "opt/rocm/.info/version", "6.4.1-1\n")
     ok = _linux(amd).check("gpu_hip")
-    assert ok.status is Status.OK and "rule(s) for gfx1201 hold" in ok.message
+    assert ok.status is Status.OK and ok.details["hip_from"] == "rocm"
+    assert (ok.details["rules"], ok.details["held"]) == ([], 3)  # gfx1201's rules, none broken
 
 
 def _windows(root: Path, sdk: str, gfx: str, name: str) -> object:
@@ -66,17 +74,21 @@ def _windows(root: Path, sdk: str, gfx: str, name: str) -> object:
                                     home=Path("/Users/u"), hip_query=lambda: info))
 
 
-@pytest.mark.parametrize(("gfx", "name", "bad", "good", "words", "fix"), [
-    ("gfx1031", "AMD Radeon RX 6700 XT", "7.1", "6.4", "RDNA2 (gfx103x) is not recognised with HIP SDK 7",
-     "HIP SDK 6.2.4 or 6.4.2"),
-    ("gfx1201", "AMD Radeon RX 9070 XT", "6.2", "6.4", "RDNA4 (gfx1200/gfx1201", "HIP SDK 6.4.2 or newer"),
-    ("gfx1150", "AMD Radeon 890M", "7.1", "7.2", "needs HIP SDK 7.2 or newer", "HIP SDK 7.2 or newer"),
+@pytest.mark.parametrize(("gfx", "name", "bad", "good", "needs", "fix"), [
+    ("gfx1031", "AMD Radeon RX 6700 XT", "7.1", "6.4", (None, ["7"]),
+     "Install HIP SDK 6.2.4 or 6.4.2 (and point HIP_PATH at it)."),
+    ("gfx1201", "AMD Radeon RX 9070 XT", "6.2", "6.4", ("6.4", []), "Install HIP SDK 6.4.2 or newer."),
+    ("gfx1150", "AMD Radeon 890M", "7.1", "7.2", ("7.2", []), "Install HIP SDK 7.2 or newer."),
 ])
 def test_windows_gpu_hip_rules_change_the_verdict(tmp_path: Path, gfx: str, name: str, bad: str, good: str,
-                                                  words: str, fix: str) -> None:
+                                                  needs: tuple[str | None, list[str]], fix: str) -> None:
     broken = _windows(tmp_path / "bad", bad, gfx, name).check("gpu_hip")
     assert broken.status is Status.FAIL, broken.message
-    assert f"{gfx} with HIP {bad}: " in broken.message and words in broken.message and fix in broken.fix
+    assert {k: broken.details[k] for k in ("gfx", "hip", "hip_from")} == {"gfx": gfx, "hip": bad,
+                                                                          "hip_from": "hip-sdk"}
+    (rule,) = broken.details["rules"]
+    assert (rule["os"], rule["min"], rule["broken"]) == ("windows", *needs) and gfx in rule["gfx"]
+    assert broken.fix == fix  # what to install
     assert "[" in broken.message  # the source is cited
     fine = _windows(tmp_path / "good", good, gfx, name).check("gpu_hip")
     assert fine.status is Status.OK, fine.message
@@ -89,12 +101,17 @@ def test_a_users_value_that_hides_every_gpu_fails_device_order_naming_it(tmp_pat
     from tests.doctor.test_doctor import _doctor, rocm62_tree
 
     rocm62_tree(tmp_path, gfx_nodes=[(110000, 192, 24 << 30)], tensile_for=["gfx1100"])
+    views = []
     for value in ("-1", "abc"):
         report = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": value})
         order = report.check("device_order")
         assert order.status is Status.FAIL, order
-        assert f"HIP_VISIBLE_DEVICES={value!r}" in order.message and "hides every AMD GPU" in order.message
-        assert "Unset HIP_VISIBLE_DEVICES" in order.fix
-        assert "gpu_arch" in report.skipped
+        assert order.details == {"HIP_VISIBLE_DEVICES": value}
+        assert f"HIP_VISIBLE_DEVICES={value!r}" in order.message
+        assert "gpu_arch" in report.skipped  # no GPU to judge
+        views.append(f"{value!r}: [{order.status.value}] {order.message}\nfix: {order.fix}")
     cut = _doctor(tmp_path, env={"HIP_VISIBLE_DEVICES": "0,abc"}).check("device_order")
-    assert cut.status is Status.WARN and "'abc' is not a device index" in cut.message
+    assert cut.status is Status.WARN and cut.details == {"used": 0, "visible": [0]}
+    views.append(f"'0,abc': [{cut.status.value}] {cut.message}\nfix: {cut.fix}")
+    # each names the variable and its value, why ROCm shows no GPU (or only GPU 0), and what to do
+    assert_golden("doctor-device-order-hidden", "\n".join(views) + "\n")

@@ -179,7 +179,10 @@ def test_rocblas_kernels_for_this_gpu(tmp_path: Path) -> None:
     # gfx1030 must not match gfx10300-style names; another SDK with the kernels is named in the fix
     _write(tmp_path, f"{ROCM}/6.2/bin/rocblas/library/TensileLibrary_lazy_gfx1201.dat")
     other = hipsdk.kernel_conflict(hipsdk.rocblas_kernels(tmp_path, sdks, "gfx1201"), "gfx1201")
-    assert other is not None and f"HIP_PATH to {WIN_ROCM}\\6.2" in other.fix  # the SDK that has them
+    assert other is not None and other.fix == (  # the SDK that has them, the variable and PATH to set
+        f"HIP SDK 6.2 at {WIN_ROCM}\\6.2 (HIP_PATH_62) has them: set HIP_PATH to {WIN_ROCM}\\6.2 and put "
+        f"{WIN_ROCM}\\6.2\\bin first on PATH, or copy its TensileLibrary*gfx1201* files into "
+        f"{WIN_ROCM}\\6.4\\bin\\rocblas\\library.")
 
 
 def test_plan_warnings_name_each_conflict_with_its_fix(tmp_path: Path, pe: dict[str, Path]) -> None:
@@ -309,7 +312,8 @@ def test_doctor_judges_a_release_not_downloaded_by_its_manifest_bounds(tmp_path:
     soft = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
     assert soft.status is Status.WARN and "amdhip64_7.dll" in soft.message
     source = soft.details["release_source"]
-    assert "upstream-v6" in source and "not downloaded" in source  # judged by the manifest
+    assert soft.details["release_read"] == "manifest" and "upstream-v6" in source  # judged by its manifest
+    assert soft.details["release_hip"] == ["amdhip64_7.dll"]  # the newest HIP major its bounds allow
     _put(pe["hip7"], root, "Windows/System32/amdhip64_7.dll")
     mix = _windows_doctor(root, env, settings=settings).check("hip_runtime_mix")
     assert mix.status is Status.FAIL and "amdhip64_7.dll" in mix.message

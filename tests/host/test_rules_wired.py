@@ -23,6 +23,7 @@ from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.quick import hip_found
 from zluda_runner.plan.defaults_facts import read_host
 from zluda_runner.release.manifest import default_manifest_path
+from zluda_runner.release.model import GpuHipRule
 from zluda_runner.release.selection import NothingFitsError
 
 GFX1100, GFX1201 = 110000, 120001
@@ -94,8 +95,14 @@ def test_the_run_is_refused_for_the_gpu_it_uses_with_the_rules_words(host: Path,
     monkeypatch.setenv("HIP_VISIBLE_DEVICES", "1")  # the RDNA4 one
     with pytest.raises(NothingFitsError) as err:
         resolve.resolved(run_context((), settings), os_name=None, cuda=None)
-    assert f"gfx1201 with HIP 6.4: {DEBIAN_RULE}" in err.value.message
-    assert "install AMD's ROCm" in (err.value.hint or "")
+    selection = err.value.selection
+    assert selection is not None and (err.value.kind, err.value.exit_code) == ("nothing-fits", 3)
+    c = selection.constraints
+    assert (c.gfx, c.hip, c.hip_from) == ("gfx1201", "6.4", "distribution")  # the GPU the run uses
+    assert [r.label for r in selection.gpu_rules] == [DEBIAN_RULE]  # the rule it breaks
+    (rule,) = selection.gpu_rules
+    assert rule.reason("gfx1201", "6.4") in err.value.message  # in the rule's words, and its fix first
+    assert (err.value.hint or "").splitlines()[0] == f"for gfx1201: {rule.fix}"
     with pytest.raises(NothingFitsError):  # for the target's CUDA (what run/plan select): the same GPU
         resolve.resolved(run_context((), settings), os_name="linux", cuda=13)
 
@@ -160,7 +167,10 @@ def test_doctor_judges_by_the_manifest_given(host: Path) -> None:
     ruled = doctor(_manifest_with(host.parent, rule=TEST_RULE))
     gpu_hip = ruled.check("gpu_hip")  # type: ignore[attr-defined]
     assert gpu_hip.status is Status.FAIL
-    assert "gfx1100 with HIP 6.4: RDNA3 on ROCm 6.4 hangs (test rule)" in gpu_hip.message
-    assert "a rule only this test's manifest carries" in gpu_hip.message and "ROCm 6.3 or 7.1" in gpu_hip.fix
+    (rule,) = gpu_hip.details["rules"]  # the test manifest's rule, as given, source and fix
+    assert rule == {**TEST_RULE, "min": None, "max": None, "hip_from": None,
+                    "source": {**TEST_RULE["source"], "independent": None}}
+    assert gpu_hip.fix == "Install ROCm 6.3 or 7.1."
     release = ruled.check("release")  # type: ignore[attr-defined]
-    assert release.status is Status.FAIL and "RDNA3 on ROCm 6.4 hangs" in release.message
+    assert release.status is Status.FAIL  # the run refused, for the same rule, in its words
+    assert GpuHipRule.from_dict(rule).reason("gfx1100", "6.4") in release.message

@@ -9,23 +9,25 @@ from __future__ import annotations
 
 import pytest
 
-from zluda_runner.host.visibility import gpu_visibility, restated_env, workload_target
+from tests.golden import assert_golden
+from zluda_runner.host.visibility import FIX, gpu_visibility, restated_env, workload_target
 
-
-@pytest.mark.parametrize("env", [
+NO_GPU = [
     {"HIP_VISIBLE_DEVICES": "-1"}, {"HIP_VISIBLE_DEVICES": "abc"}, {"CUDA_VISIBLE_DEVICES": "-1"},
     {"HIP_VISIBLE_DEVICES": "", "CUDA_VISIBLE_DEVICES": "abc"}, {"HIP_VISIBLE_DEVICES": "7"},
     {"HIP_VISIBLE_DEVICES": " 1"}, {"HIP_VISIBLE_DEVICES": "01"}, {"HIP_VISIBLE_DEVICES": ",1"},
     {"ROCR_VISIBLE_DEVICES": ""}, {"ROCR_VISIBLE_DEVICES": "-1"}, {"ROCR_VISIBLE_DEVICES": "abc"},
     {"ROCR_VISIBLE_DEVICES": "1", "HIP_VISIBLE_DEVICES": "1"},
-])
+]
+
+
+@pytest.mark.parametrize("env", NO_GPU)
 def test_a_value_that_leaves_no_gpu_says_so_naming_the_variable_and_its_value(env: dict[str, str]) -> None:
     vis = gpu_visibility(env, 2)
     assert vis.chosen and vis.visible == () and vis.none_visible
     (warning,) = vis.warnings
     var, value = next((k, v) for k, v in reversed(list(env.items())) if v or k == "ROCR_VISIBLE_DEVICES")
-    assert f"{var}={value!r}" in warning and "the workload sees no GPU" in warning
-    assert "unset it, or give device indices that exist" in warning  # the hint
+    assert f"{var}={value!r}" in warning and warning.endswith(f": {FIX}")  # the value, and the hint last
     assert ("ROCm/clr" if var != "ROCR_VISIBLE_DEVICES" else "ROCm/ROCR-Runtime") in warning  # its source
     target, _ = workload_target(["igpu", "dgpu"], env)
     assert target is None
@@ -59,8 +61,7 @@ def test_a_list_cut_short_keeps_what_comes_before_and_warns() -> None:
     vis = gpu_visibility({"HIP_VISIBLE_DEVICES": "1,abc,0"}, 3)
     assert vis.visible == (1,)
     (warning,) = vis.warnings
-    assert "HIP_VISIBLE_DEVICES='1,abc,0'" in warning and "'abc' is not a device index" in warning
-    assert "sees GPU 1 only" in warning
+    assert "HIP_VISIBLE_DEVICES='1,abc,0'" in warning and warning.endswith(f": {FIX}")
     assert workload_target(["a", "b", "c"], {"HIP_VISIBLE_DEVICES": "1,abc,0"})[0] == "b"
     assert gpu_visibility({"ROCR_VISIBLE_DEVICES": "1,1,0"}, 3).visible == (1,)  # ROCr: a repeat ends it
 
@@ -82,3 +83,13 @@ def test_restated_for_judging_in_plain_indices() -> None:
 def test_a_huge_value_is_read_bounded() -> None:
     vis = gpu_visibility({"HIP_VISIBLE_DEVICES": "0," * 1_000_000}, 2)
     assert vis.visible == (0,)
+
+
+def test_each_warning_says_the_entry_rocm_stops_at_and_what_the_workload_is_left() -> None:
+    """The warnings, whole: why each list ends (the entry and ROCm's rule), what is left (no GPU, GPU 1
+    only, not known for a UUID), the source and the hint."""
+    cases = [(env, 2) for env in NO_GPU] + [({"HIP_VISIBLE_DEVICES": "1,abc,0"}, 3),
+                                           ({"HIP_VISIBLE_DEVICES": "GPU-4b2c1a9f8d3e6f7a"}, 2)]
+    lines = [f"{env} of {count}: {w}" for env, count in cases for w in gpu_visibility(env, count).warnings]
+    assert len(lines) == len(cases)
+    assert_golden("host-visibility-warnings", "\n".join(lines) + "\n")

@@ -50,7 +50,9 @@ def test_hip71_selects_396_generic_and_hip57_the_rocm5_zips() -> None:
     assert sel.chosen is not None
     assert (sel.chosen.release.id, sel.chosen.asset.name) == ("fork-3.9.6", "ZLUDA-windows-amd64.zip")
     # its name is known from installer scripts only: the choice says so
-    assert any("rests on a weak source" in n for n in sel.chosen.notes)
+    name = sel.chosen.asset.fact("name")
+    assert name.weak and sel.chosen.evidence()["name"] == "third-party usage"
+    assert sum(name.refs(2) in n for n in sel.chosen.notes) == 1  # one note names the weak source
     sel = select_asset(m, os="windows", hip="5.7", cuda=11)
     assert sel.chosen and "rocm5" in sel.chosen.asset.name
     fitting = {r.asset_name for r in sel.rejected if r.fits} | {sel.chosen.asset.name}
@@ -89,9 +91,17 @@ def test_nothing_fits_exits_3() -> None:
 
 def test_gpu_rules_reject_and_warn() -> None:
     """A GPU x HIP rule the host breaks rejects what would run on that HIP (issue 22), in the rule's words."""
-    res = _run("releases", "--os", "linux", "--hip", "6.2", "--cuda", "12", "--gpu", "gfx1201")
-    assert res.exit_code == 3 and "warning: gfx1201 with HIP 6.2: RDNA4" in res.output
-    assert "for your GPU: gfx1201 with HIP 6.2: RDNA4" in res.output
+    res = _run("releases", "--os", "linux", "--hip", "6.2", "--cuda", "12", "--gpu", "gfx1201",
+               env={"COLUMNS": None})  # piped: a line each
+    sel = select_asset(load_manifest(), os="linux", hip="6.2", cuda=12, gfx="gfx1201")
+    (rule,) = sel.gpu_rules  # RDNA4 needs ROCm 6.4
+    assert (rule.os, rule.min, "gfx1201" in rule.gfx) == ("linux", "6.4", True)
+    reason = rule.reason("gfx1201", "6.2")
+    assert res.exit_code == 3 and f"warning: {reason}" in res.output.splitlines()  # said once, whole
+    rejected = [r for r in sel.rejected if f"for your GPU: {reason}" in r.reasons]
+    assert {r.asset_name for r in rejected} >= {"zluda-linux-3fe12063.tar.gz", "ZLUDA-linux-amd64.tar.gz"}
+    v6 = next(r for r in rejected if r.release_id == "upstream-v6")  # the text shows each with its reasons
+    assert f"  upstream-v6/{v6.asset_name}: {'; '.join(v6.reasons)}" in res.output.splitlines()
     fine = _run("releases", "--os", "linux", "--hip", "6.4", "--cuda", "12", "--gpu", "gfx1201")
     assert fine.exit_code == 0
 

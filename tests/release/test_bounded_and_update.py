@@ -14,12 +14,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.release.test_cli import commands
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.wording import render
 from zluda_runner.release.compat import render_markdown
 from zluda_runner.release.manifest import (
     MAX_JSON_DEPTH,
     MAX_MANIFEST_BYTES,
+    _file_type,
     cached_manifest_path,
     default_manifest_path,
     load_current_manifest,
@@ -41,7 +44,8 @@ def _doc(version: int) -> bytes:
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_dev_zero_is_refused_quickly() -> None:
-    with pytest.raises(ManifestError, match=r"/dev/zero .*character device"):  # the file, what it is
+    kind = re.escape(_file_type(os.stat("/dev/zero").st_mode))  # what it is: a character device
+    with pytest.raises(ManifestError, match=rf"/dev/zero .*{kind}"):  # the file, what it is
         load_manifest(Path("/dev/zero"))
     res = CliRunner().invoke(main_group, ["--json", "--manifest", "/dev/zero", "releases"])
     error = json.loads(res.stdout)
@@ -127,8 +131,12 @@ def test_newer_manifest_is_accepted_and_used(manifest_server: _Server, tmp_path:
     current = load_current_manifest(None, cache)
     assert current.manifest_version == 99 and current.source == str(cached_manifest_path(cache))
     assert load_current_manifest(default_manifest_path(), cache).manifest_version != 99  # --manifest wins
-    listing = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "releases"])
-    assert "manifest version 99" in listing.output and f"{manifest_server.base}/m.json" in listing.output
+    listing = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(cache), "releases"])
+    used = json.loads(listing.output)["manifest"]  # the manifest in use: its version, file and origin
+    assert (used["manifest_version"], used["source"]) == (99, str(cached_manifest_path(cache)))
+    assert used["origin"]["url"] == f"{manifest_server.base}/m.json"
+    text = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "releases"], env={"COLUMNS": None})
+    assert f"{manifest_server.base}/m.json" in text.output  # and the text view names where it came from
     # the same version again: nothing to do
     again = update_manifest(cache, manifest_server.base + "/m.json")
     assert not again.replaced
@@ -195,7 +203,9 @@ def test_staleness_warning_after_90_days() -> None:
     year, month, day = (int(x) for x in m.updated.split("-"))
     assert staleness_warning(m, dt.date(year, month, day) + dt.timedelta(days=30)) is None
     warning = staleness_warning(m, dt.date(year, month, day) + dt.timedelta(days=120))
-    assert warning and "120" in warning and m.updated in warning and "manifest update" in warning
+    assert warning and "120" in warning and m.updated in warning
+    assert commands(render(warning, "command line")) == [  # what to run
+        "zluda-run manifest update" + ("" if m.update_url else " URL")]
 
 
 # --------------------------------------------------------------------------- compatibility page

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -14,6 +15,11 @@ from zluda_runner.cli import main_group
 from zluda_runner.release.manifest import default_manifest_path
 
 BASE = "https://github.com/vosen/ZLUDA/releases/download"
+
+
+def commands(hint: str) -> list[str]:
+    """The commands a hint names, as the command line shows them (each in backquotes)."""
+    return re.findall(r"`([^`]+)`", hint)
 
 
 @pytest.fixture
@@ -66,8 +72,10 @@ def test_fetch_list_path_clean(setup, kit):
     assert res.exit_code == 0 and json.loads(res.stdout)["release"] == "upstream-v6"
     assert not folder.exists()
     assert json.loads(run("cache", "list", "--json").stdout)["releases"] == []
-    res = run("cache", "path", "upstream-v6")
-    assert res.exit_code == 1 and "zluda-run fetch" in res.stderr
+    res = run("--json", "cache", "path", "upstream-v6")
+    data = json.loads(res.stdout)
+    assert (res.exit_code, data["kind"], data["exit_code"]) == (1, "cache", 1)
+    assert commands(data["hint"]) == ["zluda-run fetch upstream-v6"]  # the way to get it
 
 
 def test_unknown_hash_needs_trust_on_first_use(setup, kit):
@@ -124,7 +132,9 @@ def test_archive_name_of_several_releases_must_be_named(setup):
     res = run("fetch", "--archive", str(hand), "--os", "linux")
     assert res.exit_code == 1 and "Traceback" not in res.stderr
     assert "upstream-v6" in res.stderr and "upstream-v7" in res.stderr
-    assert "zluda-run fetch upstream-v6" in res.stderr
+    data = json.loads(run("--json", "fetch", "--archive", str(hand), "--os", "linux").stdout)
+    assert (data["kind"], data["exit_code"]) == ("selection", 1)
+    assert commands(data["hint"]) == [f"zluda-run fetch upstream-v6 --archive {hand}"]  # names the release
     assert not (cache / "releases").exists()
 
 
@@ -169,8 +179,11 @@ def test_fetch_reports_a_tampered_cache_and_reinstall_repairs_it(setup):
         fh.write(b"EVIL")
     res = run("fetch", "v6", "--os", "linux")
     assert res.exit_code == 1 and "libcuda.so.1" in res.stderr  # the file that changed
-    assert "zluda-run fetch upstream-v6 --reinstall" in res.stderr and "Traceback" not in res.stderr
-    assert json.loads(run("--json", "fetch", "v6", "--os", "linux").stdout)["kind"] == "cache"
+    assert "Traceback" not in res.stderr
+    data = json.loads(run("--json", "fetch", "v6", "--os", "linux").stdout)
+    assert (data["kind"], data["exit_code"]) == ("cache", 1)
+    assert commands(data["hint"]) == [  # repair it, or remove it
+        "zluda-run fetch upstream-v6 --reinstall", "zluda-run cache clean upstream-v6"]
     res = run("--json", "fetch", "v6", "--os", "linux", "--reinstall")
     assert res.exit_code == 0, res.output
     assert lib.read_bytes()[:4] == b"\x7fELF" and lib.stat().st_size == size

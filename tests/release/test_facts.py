@@ -67,7 +67,7 @@ def test_fork_releases_are_prereleases_from_ci(m: Manifest) -> None:
 
 def test_fork_gpu_generations_include_gcn_via_rocm5(m: Manifest) -> None:
     gens = " ".join(m.find("fork-3.9.5").gpu_generations)
-    assert "Polaris" in gens and "Vega" in gens and "HIP SDK 5.7" in gens and "2.2.1" in gens
+    assert all(w in gens.split() for w in ("Polaris", "(gfx803)", "Vega", "(gfx900)", "2.2.1"))
     assert "fixforrx580.bat" in _refs(m.find("fork-3.9.5").fact("gpu_generations"))
     gcn = next(r for r in m.gpu_hip_rules if "gfx803" in r.gfx)
     assert gcn.max == "5.7" and not gcn.accepts("6.2")
@@ -120,7 +120,7 @@ def test_upstream_v6_cufft_is_flagged_as_stub_for_the_planner(m: Manifest) -> No
         ffts = asset.files_for("cufft")
         assert ffts and all(f.stub for f in ffts)
         for f in ffts:
-            assert "FFTs fail" in f.stub_reason and f.stub_source is not None
+            assert "CUFFT_NOT_SUPPORTED" in f.stub_reason and f.stub_source is not None  # what calls return
             assert f.stub_source.ref.startswith("vosen/ZLUDA:zluda_fft/src/lib.rs@")
         assert not any(f.stub for f in asset.files if f.family != "cufft")
 

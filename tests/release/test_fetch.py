@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.release.test_cli import commands
 from zluda_runner.core.errors import ArchiveError, CacheError, ChecksumError, FetchError, UnsafeArchiveError
 from zluda_runner.release.cache import CacheLayout, cached_release_dir, ensure_release
 from zluda_runner.release.fetch import RetryPolicy, download, mirror_url
@@ -110,12 +111,15 @@ def test_two_processes_download_once(tmp_path, server, kit, payload):
     assert server.arrived.wait(timeout=60), "the first worker never reached the server"
     second = start("progress")  # the first now holds the release lock, mid-download
     assert second.stderr is not None
+    # the line, whole, that says it waits: for which release, on which lock
+    lock = CacheLayout(cache).lock_path("v5")
+    waiting = f"waiting for another zluda-run that is fetching v5 (lock {lock})\n"
     seen = []
     for line in second.stderr:  # returns at EOF if the second never waits (then the test fails)
         seen.append(line)
-        if "waiting for another zluda-run that is fetching v5" in line:
+        if line == waiting:
             break
-    assert seen and "waiting for another zluda-run" in seen[-1], seen
+    assert seen and seen[-1] == waiting, seen
     server.hold.set()
     outputs = [proc.communicate(timeout=120) for proc in (first, second)]
     assert [first.returncode, second.returncode] == [0, 0], outputs
@@ -430,7 +434,7 @@ def test_progress_shown_when_asked(tmp_path, server, kit, payload, capsys):
 # --------------------------------------------------------------------------- bounded downloads
 
 _BOUNDED_DOWNLOAD = """
-import resource, sys
+import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_FSIZE, (4 << 20, 4 << 20))  # no file over 4 MiB may be written
 resource.setrlimit(resource.RLIMIT_CPU, (30, 30))
@@ -441,10 +445,9 @@ try:
     download(url, dest, expected_size=int(size) if size != "-" else None, progress=False,
              retry=RetryPolicy(attempts=1), limits=Limits(max_bytes=2 << 20))
 except ChecksumError as exc:
-    print("STOPPED", exc.message)
-    print("LEFT", dest.exists())
+    print(json.dumps({"kind": exc.kind, "message": exc.message, "left": dest.exists()}))
 else:
-    print("DOWNLOADED")
+    print(json.dumps({"kind": None}))
 """
 
 
@@ -464,9 +467,10 @@ def test_unsized_stream_stops_at_the_bound(tmp_path, server, size, words):
     done = subprocess.run([sys.executable, "-c", _BOUNDED_DOWNLOAD, url, str(dest), size],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-1500:]
-    assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
-    assert words in done.stdout and url in done.stdout
-    assert "LEFT False" in done.stdout and not dest.exists()
+    stopped = json.loads(done.stdout)
+    assert stopped["kind"] == "checksum", done.stdout + done.stderr[-1500:]  # stopped, not downloaded
+    assert words in stopped["message"] and url in stopped["message"]  # the bound, the URL
+    assert stopped["left"] is False and not dest.exists()  # nothing left, then or after
 
 
 def test_announced_size_other_than_the_manifest_is_refused_before_the_body(tmp_path, server, kit, payload):
@@ -557,7 +561,8 @@ def test_tampered_cache_is_refused_on_use(tmp_path, server, kit, payload, how, w
     with pytest.raises(CacheError) as info:
         ensure_release(release, asset, tmp_path / "cache")
     assert info.value.kind == "cache" and words in info.value.message
-    assert f"zluda-run fetch {release.id} --reinstall" in (info.value.hint_for("command line") or "")
+    assert commands(info.value.hint_for("command line") or "") == [  # repair it, or remove it
+        f"zluda-run fetch {release.id} --reinstall", f"zluda-run cache clean {release.id}"]
 
 
 def test_fetch_hashes_everything_and_reinstall_repairs(tmp_path, server, kit, payload):
@@ -624,7 +629,9 @@ def test_an_announced_size_over_the_cap_is_refused_before_the_body(tmp_path, ser
     done = subprocess.run([sys.executable, "-c", _BOUNDED_DOWNLOAD, url, str(dest), "-"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-1500:]
-    assert done.stdout.startswith("STOPPED"), done.stdout + done.stderr[-1500:]
-    assert f" {8 << 20} bytes" in done.stdout and f" {2 << 20} bytes" in done.stdout  # announced, the cap
-    assert "LEFT False" in done.stdout and not dest.exists()
+    stopped = json.loads(done.stdout)
+    assert stopped["kind"] == "checksum", done.stdout + done.stderr[-1500:]  # refused, not downloaded
+    message = stopped["message"]
+    assert f" {8 << 20} bytes" in message and f" {2 << 20} bytes" in message  # announced, the cap
+    assert stopped["left"] is False and not dest.exists()
     assert all(r.range_header is None for r in server.served("/huge.tar.gz"))  # one try, no resume

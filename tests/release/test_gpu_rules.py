@@ -23,13 +23,15 @@ def test_rdna2_on_windows_hip_7_gets_nothing_and_the_fix() -> None:
     assert _pick(os="windows", hip="7.1", cuda=11) == ("fork-3.9.6", "ZLUDA-windows-amd64.zip")
     sel = select_asset(None, os="windows", hip="7.1", cuda=11, gfx="gfx1031")
     assert sel.chosen is None
+    (rule,) = sel.gpu_rules  # RDNA2 with HIP SDK 7 on Windows, and its source
+    assert (rule.os, rule.broken, "gfx1031" in rule.gfx) == ("windows", ["7"], True)
+    assert [s.ref for s in rule.source.sources] == ["https://github.com/patientx/ComfyUI-Zluda/issues/438"]
     fork = next(r for r in sel.rejected if r.asset_name == "ZLUDA-windows-amd64.zip")
-    assert any("RDNA2 (gfx103x) is not recognised with HIP SDK 7" in r and "ComfyUI-Zluda/issues/438" in r
-               for r in fork.reasons)
+    assert fork.reasons == [f"for your GPU: {rule.reason('gfx1031', '7.1')}"]  # the rule's words, cited
     with pytest.raises(NothingFitsError) as err:
         Resolution(load_manifest(), sel).require()
-    assert "gfx1031 with HIP 7.1: RDNA2" in err.value.message
-    assert (err.value.hint or "").startswith("for gfx1031: install HIP SDK 6.2.4 or 6.4.2")
+    assert rule.reason("gfx1031", "7.1") in err.value.message
+    assert (err.value.hint or "").splitlines()[0] == f"for gfx1031: {rule.fix}"  # HIP SDK 6.2.4 or 6.4.2
     # the same GPU on HIP SDK 6.4: the rule holds and the choice is what it is without the GPU
     assert _pick(os="windows", hip="6.4", cuda=11, gfx="gfx1031") == _pick(os="windows", hip="6.4", cuda=11)
 
@@ -41,8 +43,14 @@ def test_rdna4_on_windows_needs_hip_64() -> None:
     # HIP not known: the builds for HIP SDK 5.7 are out for RDNA4, in the rule's words
     sel = select_asset(None, os="windows", cuda=11, gfx="gfx1200")
     rocm5 = [r for r in sel.rejected if "rocm5" in r.asset_name]
-    assert rocm5 and all(any("gfx1200 cannot use it: it needs HIP SDK 5.7" in x for x in r.reasons)
-                         for r in rocm5)
+    rdna4 = next(r for r in load_manifest().gpu_hip_rules if r.os == "windows" and "gfx1200" in r.gfx)
+    assert rdna4.min == "6.4" and not sel.gpu_rules  # no HIP to judge the rule by ...
+    for rejected in rocm5:  # ... but an asset that needs HIP SDK 5.7 cannot meet it: out, in the rule's words
+        release = load_manifest().find(rejected.release_id)
+        asset = next(a for a in release.assets if a.name == rejected.asset_name)
+        assert asset.hip.max == "5.7" and len(rejected.reasons) == 1
+        assert rdna4.label in rejected.reasons[0] and asset.hip.describe() in rejected.reasons[0]
+    assert len(rocm5) == 3
     plain = select_asset(None, os="windows", cuda=11)
     assert not [r for r in plain.rejected if "rocm5" in r.asset_name and not r.fits]
 
@@ -58,8 +66,11 @@ def test_debians_rocm_64_is_refused_for_rdna4_through_the_hosts_hip_origin() -> 
     amd = HipFound("6.4", "ROCm 6.4.1 at /opt/rocm", origin="rocm")
     with pytest.raises(NothingFitsError) as err:
         resolve(load_manifest(), debian, os="linux", cuda=13, gfx="gfx1201").require()
-    assert "Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels" in err.value.message
-    assert "install AMD's ROCm" in (err.value.hint or "")
+    assert err.value.selection is not None
+    (rule,) = err.value.selection.gpu_rules  # the rule for HIP from a distribution's packages
+    assert (rule.os, rule.hip_from, rule.broken) == ("linux", "distribution", ["6.4"])
+    assert rule.reason("gfx1201", "6.4") in err.value.message
+    assert (err.value.hint or "").splitlines()[0] == f"for gfx1201: {rule.fix}"  # install AMD's ROCm
     def pick(found: HipFound, gfx: str | None = None) -> str:
         return resolve(load_manifest(), found, os="linux", cuda=13, gfx=gfx).require().release_id
 

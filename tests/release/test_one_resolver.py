@@ -17,6 +17,7 @@ import pytest
 
 from tests.commands.test_first_contact import host as host
 from tests.commands.test_first_contact import zr
+from tests.golden import assert_golden
 from tests.host.test_hipsdk import _sdk
 from tests.inspection.conftest import write_version_py
 from zluda_runner.core.exitcodes import CHECK_FAILED
@@ -35,11 +36,9 @@ def cu130(host: dict[str, str], tmp_path: Path) -> dict[str, str]:
 def test_a_route_fits_only_what_is_selected_for_that_hip_and_this_torch(cu130: dict[str, str]) -> None:
     proc = zr(cu130, sys.executable, "-c", "print('never')")
     assert proc.returncode == CHECK_FAILED and "never" not in proc.stdout
-    assert "torch built for CUDA 13" in proc.stderr.split("hint: ")[0]
-    hint = proc.stderr.split("hint: ", 1)[1]
-    # on 7859508: "fits upstream-v3, fork-rel.11cc584" (releases that serve no CUDA 13 torch)
-    assert "Debian trixie's packaged ROCm (HIP 5.7): fits none of these" in hint
-    assert "Debian sid's packaged ROCm (HIP 6.4): fits upstream-v6" in hint
+    # the host's HIP and torch's CUDA 13 first; in the hint each way to a HIP with what fits there for this
+    # torch (on 7859508: "fits upstream-v3, fork-rel.11cc584", releases that serve no CUDA 13 torch)
+    assert_golden("release-route-hip52-cu130", proc.stderr)
     listed = json.loads(zr(cu130, "--json", "releases", "--hip", "5.7").stdout)  # what releases says of it
     assert listed["constraints"]["cuda"] == 13 and listed["selected"] is None
 
@@ -77,7 +76,8 @@ def test_fetch_without_version_resolves_as_run_and_downloads_nothing_when_nothin
     assert proc.returncode == CHECK_FAILED, proc.stderr  # on 7859508: upstream-v6 was downloaded (exit 1)
     assert seen == []  # judged before any download
     assert proc.stderr.splitlines()[0] == run.stderr.splitlines()[1]  # the run's own words
-    assert as_json["exit_code"] == CHECK_FAILED and "torch built for CUDA 13" in as_json["error"]
+    assert (as_json["kind"], as_json["exit_code"]) == ("nothing-fits", CHECK_FAILED)
+    assert f"error: {as_json['error']}" == proc.stderr.split("\nhint: ")[0]  # the same words
 
 
 def _cu118(opts: object) -> Check:

@@ -19,11 +19,19 @@ def test_listing_shows_every_release() -> None:
 
 
 def test_selection_text_explains_the_others() -> None:
-    result = CliRunner().invoke(main_group, ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11"])
+    argv = ["releases", "--os", "windows", "--hip", "6.2", "--cuda", "11"]
+    result = CliRunner().invoke(main_group, argv, env={"COLUMNS": None})  # piped: a line per asset
     assert result.exit_code == 0, result.output
-    assert "selected: fork-3.9.5" in result.output
-    assert "ZLUDA-windows-rocm6-amd64.zip" in result.output
-    assert "needs HIP SDK 5.7, you have 6.2" in result.output
+    lines = result.output.splitlines()
+    assert lines[1].startswith("selected: fork-3.9.5 ")
+    assert lines[2] == "  asset:  ZLUDA-windows-rocm6-amd64.zip"
+    # every other asset under "not selected:", each with the reasons the record gives
+    shown = dict(line[2:].split(": ", 1) for line in lines[lines.index("not selected:") + 1:]
+                 if line.startswith("  "))  # then the manifest's own line
+    rejected = json.loads(CliRunner().invoke(main_group, [*argv, "--json"]).output)["rejected"]
+    assert shown == {f"{r['release_id']}/{r['asset_name']}": "; ".join(r["reasons"]) for r in rejected}
+    rocm5 = [r for r in rejected if r["release_id"] == "fork-3.9.5" and "rocm5" in r["asset_name"]]
+    assert [(r["blocked_by"], r["needs"]) for r in rocm5] == [("hip", "HIP SDK 5.7")]  # what it needs
 
 
 def test_acceptance_json_selects_fork_rocm6() -> None:

@@ -43,8 +43,12 @@ def test_windows_hip62_cuda11_picks_fork_rocm6(manifest: Manifest) -> None:
     linux = reasons[("fork-3.9.5", "ZLUDA-linux-amd64.tar.gz")]
     assert any("linux" in x and "windows" in x for x in linux)
     # v6 serves CUDA 11 too, but PyTorch on Windows needs the TheRock SDK (docs/src/hip_sdk.md)
-    v6 = reasons[("upstream-v6", "zluda-windows-3fe1206.zip")]
-    assert v6 and "needs more than your HIP for PyTorch" in v6[0]
+    v6 = next(r for r in sel.rejected if r.asset_name == "zluda-windows-3fe1206.zip")
+    v6_asset = next(a for a in manifest.find("upstream-v6").assets if a.name == v6.asset_name)
+    # it fits, ranked lower: its PyTorch needs more than the HIP SDK (TheRock), the chosen one's does not
+    assert v6.fits and v6_asset.hip.torch_needs and not sel.chosen.asset.hip.torch_needs
+    assert v6.reasons == ["fits, but fork-3.9.5/ZLUDA-windows-rocm6-amd64.zip is preferred: "
+                          "this one needs more than your HIP for PyTorch"]
     nightly = reasons[("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip")]
     assert nightly == ["a nightly build: offered only with --channel preview"]
     preview = select_asset(manifest, os="windows", hip="6.2", cuda=11, channel="preview")
@@ -127,11 +131,25 @@ def test_manifest_may_be_given_as_path_or_none(manifest: Manifest) -> None:
 
 
 def test_torch_cuda_is_not_served_by_a_release_without_torch_support(manifest: Manifest) -> None:
-    # v4 says "PyTorch was not yet supported": it must not be offered for any torch build
+    # v4's README: no PyTorch in v4: it must not be offered for any torch build
     v4 = manifest.find("upstream-v4")
-    assert any("PyTorch was not yet supported" in c for c in v4.caveats)
     assert all(a.cuda_majors == [] for a in v4.assets)
+    assert {a.fact("cuda_majors").sources[0].ref for a in v4.assets} == {
+        "vosen/ZLUDA:README.md@de870db1f1765665f31a9f94da9b8fbfb7bb5baf"}  # what says so
     sel = select_asset(manifest, os="linux", hip="6.2", cuda=12)
-    reasons = {(r.release_id, r.asset_name): r.reasons for r in sel.rejected}
-    assert any("serves no torch build" in x for x in reasons[("upstream-v4", "zluda-4-linux.tar.gz")])
+    linux_v4 = next(r for r in sel.rejected if r.asset_name == "zluda-4-linux.tar.gz")
+    assert (linux_v4.fits, linux_v4.blocked_by) == (False, "cuda")  # torch's CUDA alone stands in the way
     assert sel.chosen is not None and sel.chosen.release.id == "upstream-v6"
+
+
+def test_the_candidates_are_every_fitting_asset_best_first_from_the_one_selection(manifest: Manifest) -> None:
+    """What ``find`` tries: the choice, then each asset that fits in the order the selection ranked them
+    (its "fits, but ... is preferred" rejections); nothing selected again. None fits: no candidate."""
+    sel = select_asset(manifest, os="windows", hip="6.2", cuda=11, channel="preview")
+    resolution = Resolution(manifest, sel)
+    ranked = [(c.release.id, c.asset.name) for c in resolution.candidates]
+    assert sel.chosen is not None and ranked[0] == (sel.chosen.release.id, sel.chosen.asset.name)
+    assert ranked[1:] == [(r.release_id, r.asset_name) for r in sel.rejected if r.fits]
+    assert ("fork-3.9.5", "ZLUDA-nightly-windows-rocm6-amd64.zip") in ranked[1:]
+    nothing = Resolution(manifest, select_asset(manifest, os="windows", hip="1.0", cuda=11))
+    assert nothing.candidates == []

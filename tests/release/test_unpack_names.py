@@ -16,6 +16,8 @@ from click.testing import CliRunner
 
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import ArchiveError, UnsafeArchiveError
+from zluda_runner.core.wording import render
+from zluda_runner.release import unpack
 from zluda_runner.release.manifest import default_manifest_path
 from zluda_runner.release.unpack import MAX_NAME_PART, UnusableArchiveError, safe_extract, shown
 
@@ -141,7 +143,8 @@ def test_fetch_of_a_case_colliding_zip_caches_nothing(fetch, tmp_path):
     assert res.exit_code == 1 and "Traceback" not in res.output
     data = json.loads(res.stdout)
     assert data["kind"] == "unusable-archive" and "zluda/NVCUDA.dll" in data["error"]
-    assert "download it again" not in data["hint"]  # the archive is as published: no retry offered
+    # the archive is as published: the unusable-archive hint (report it, pick another release), no retry
+    assert data["hint"] == render(unpack._UNUSABLE_HINT, "command line")
     assert _cache_holds_nothing(cache)
 
 

@@ -42,9 +42,12 @@ def test_update_without_url_uses_the_published_url(manifest_server: _Server, tmp
     published = manifest_server.base + "/published.json"
     manifest_server.files["/published.json"] = _doc(VERSION + 2)
     monkeypatch.setattr("zluda_runner.release.update.published_url", lambda cache_dir: published)
-    res = CliRunner().invoke(main_group, ["--cache-dir", str(cache), "manifest", "update"])
+    res = CliRunner().invoke(main_group, ["--json", "--cache-dir", str(cache), "manifest", "update"])
     assert res.exit_code == 0, res.output
-    assert f"manifest version {VERSION + 2}" in res.output and _cached(cache) == _doc(VERSION + 2)
+    done = json.loads(res.output)
+    assert (done["url"], done["replaced"], done["manifest_version"], done["previous_version"]) == (
+        published, True, VERSION + 2, VERSION + 1)
+    assert _cached(cache) == _doc(VERSION + 2)
 
 
 def test_no_url_anywhere_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

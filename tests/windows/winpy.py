@@ -129,9 +129,12 @@ def boot_prefix(exe: str, prefix: Path) -> WineEnv:
 
 
 def build_project_wheel(out: Path) -> Path:
-    """zluda-runner's own wheel, built from this checkout by its build backend (via pip)."""
+    """zluda-runner's own wheel, built from this checkout by its build backend (via pip): the pure one
+    (``ZLUDA_RUNNER_PURE_WHEEL=1``, hatch_build.py), which Windows installs; the Linux platform wheel
+    carries Linux shims."""
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
-                   check=True, capture_output=True, timeout=600)
+                   check=True, capture_output=True, timeout=600,
+                   env={**os.environ, "ZLUDA_RUNNER_PURE_WHEEL": "1"})
     return next(out.glob("zluda_runner-*.whl"))
 
 

@@ -42,6 +42,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
                           "minutes)."),
     "ab": ("hosting", "Compare SCRIPT under ZLUDA (A) with native ROCm (B), or any two commands."),
     "poc": ("poc", "Does it really run? Run COMMAND N times through ZLUDA with GPU telemetry and judge it."),
+    "find": ("find", "Search for a ZLUDA release and settings that run COMMAND, judged as poc judges; lock "
+                     "the one that works."),
     "results": ("results", "Recorded runs: list, compare, matrix, share (--results-db, "
                            "ZLUDA_RUNNER_RESULTS_DB, or the cache)."),
 }

@@ -56,12 +56,24 @@ def prepare_run(
     if not args:
         raise LaunchError("no command to run", hint="{usage}")
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
+    lock = None
+    if settings.lock is not None:  # the lock's release, nothing chosen again
+        from zluda_runner.conduct.lock import locked_settings
+        from zluda_runner.release.lockfile import INJECTOR_VARIANT, read_lock
+
+        lock = read_lock(settings.lock)
+        settings = locked_settings(settings, lock)
+        injector = injector or lock.variant == INJECTOR_VARIANT  # started as find proved it
     host = read_host(os.environ)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
     ctx = run_context(args, settings, host=host)
     ctx = plan_run(ctx, trust_on_first_use=trust_on_first_use)
     plan = ctx.plan
     assert plan is not None  # plan_run plans
+    if lock is not None:
+        from zluda_runner.conduct.lock import check_locked_plan
+
+        warnings += check_locked_plan(lock, plan, host.quick, source=str(settings.lock), strict=strict)
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
     from zluda_runner.plan.defaults_facts import visibility_warnings
@@ -77,6 +89,8 @@ def prepare_run(
         release_id = plan.refs()[0]
         notes = known_on_this_gpu(settings, host.quick.gfx, str(release_id["id"]) if release_id else None)
     env = launch_env(plan, settings.cache_dir)
+    if lock is not None:
+        env.update(lock.env)  # the variant the lock was proven with (the start-up defaults' list)
     if plan.os == "windows":
         from zluda_runner.launch.windows import prepare_windows_launch
 

@@ -14,6 +14,7 @@ markup (``{opt:zluda_dir DIR}``, ``{cmd:doctor}``, :mod:`zluda_runner.core.wordi
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -33,10 +34,12 @@ class ZludaRunnerError(Exception):
         cls.kind = cls.__dict__.get("kind") or re.sub(r"(?<=.)(?=[A-Z])", "-", re.sub(
             r"(Error|Fault)$", "", cls.__name__)).lower()
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, *,
+                 details: Mapping[str, object] | None = None) -> None:
         super().__init__(redact_text(message))
         self.message = message
         self.hint = hint
+        self.details: Mapping[str, object] = dict(details or {})  # stable data for programs (--json)
 
     @property
     def message(self) -> str:
@@ -138,6 +141,15 @@ class FatalPlanError(PlanError):
     """A plan verdict is fatal: the launch is refused before the workload starts (exit 3)."""
 
     exit_code = exitcodes.CHECK_FAILED
+
+
+class LockError(ZludaRunnerError):
+    """A lock file (``zluda.lock``) that cannot be read or is not one: the field at fault named."""
+
+
+class LockDriftError(CheckFailedError):
+    """What a lock pins is not what this host has: a locked file changed, or (``--strict``) another GPU,
+    HIP or torch (exit 3)."""
 
 
 class LaunchError(ZludaRunnerError):

@@ -43,6 +43,13 @@ def shims_dir() -> Path:
     return _data_dir("shims")
 
 
+def prebuilt_dir() -> Path | None:
+    """Our shims as the platform wheel carries them (``_data/prebuilt``; None in a checkout or a pure
+    wheel: :mod:`zluda_runner.core.native` compiles them)."""
+    folder = _PACKAGE_DIR / "_data" / "prebuilt"
+    return folder if folder.is_dir() else None
+
+
 class CachePaths:
     """Every sub-path of one cache folder, named in one place.
 

@@ -38,6 +38,9 @@ class Options:
         record: keep probe and doctor results in the results store.
         defaults: apply the settings a ZLUDA launch needs (fused attention off where the release cannot
             run it, cuDNN off without a stand-in, ...), each listed with its reason in the plan.
+        lock: a lock file written by ``find`` (``zluda.lock``): run its release, mechanism and settings,
+            nothing chosen again; the host is checked against it first. Excludes ``zluda_dir``,
+            ``release`` and ``archive``.
         monitor: the command line's ``--monitor`` (sample the GPU while the workload runs); from
             Python, pass ``on_telemetry=`` to :func:`run`, :func:`start`, :func:`verify_launch` or
             :func:`trace_launch` to hear the GPU trace.
@@ -55,6 +58,7 @@ class Options:
     record: bool = True
     defaults: bool = True
     monitor: bool = False
+    lock: Path | None = None
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -44,6 +44,7 @@ OPTIONS: dict[str, tuple[str, str, bool]] = {
     "no_record": ("--no-record", "Options(record=False)", False),
     "no_defaults": ("--no-defaults", "Options(defaults=False)", False),
     "monitor": ("--monitor", "Options(monitor=True)", False),
+    "lock": ("--lock", "Options(lock=...)", True),
     # keywords of one call
     "torch_lib": ("--torch-lib", "torch_lib", True),
     "strict": ("--strict", "strict=True", False),
@@ -66,6 +67,8 @@ OPTIONS: dict[str, tuple[str, str, bool]] = {
     "since": ("--since", "since=...", True),
     "trace_out": ("--trace-out", "trace_launch(out=...)", True),
     "html": ("--html", "the HTML page", False),  # the command line's page: no call of the API writes one
+    "candidate": ("--candidate", "candidates=...", True),
+    "only_candidates": ("--only-candidates", "only_candidates=True", False),
 }
 
 # an action, as the command line's words -> the API function that does it
@@ -83,6 +86,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "run_doctor",
     "ab": "run_ab",
     "poc": "run_poc",
+    "find": "find",
     "warmup": "warmup",
     "trace-report": "read_trace",
     "--trace": "trace_launch",

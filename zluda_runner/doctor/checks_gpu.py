@@ -246,6 +246,7 @@ def check_gpu_hip_rules(facts: HostFacts, gfx: str, rules: Sequence[GpuHipRule])
     if not broken:
         known = [r for r in rules if gfx in r.gfx]
         said = f"{len(known)} rule(s) for {gfx} hold" if known else f"no rule names {gfx}"
+        details["held"] = len(known)
         return Check("gpu_hip", Status.OK, f"{gfx} with {rocm.label} {hip}: {said}", details=details)
     message = "; ".join(r.reason(gfx, hip) for r in broken)
     fix = "; ".join(dict.fromkeys(r.fix for r in broken if r.fix)) or "Install a HIP version the rule names."

@@ -21,17 +21,17 @@ _STATUS = {"warn": Status.WARN, "fail": Status.FAIL}
 
 
 def _release_dlls(opts: DoctorOptions, resolution: Resolution | ZludaRunnerError | None,
-                  ) -> tuple[tuple[str, ...], str]:
+                  ) -> tuple[tuple[str, ...], str, str]:
     """The amdhip64 DLLs the release the run would use imports (``resolution``: the release check's), and
-    where that was read (its DLLs: ``--zluda-dir`` or the cached copy; else the manifest's HIP bounds,
-    when they name one major)."""
+    where that was read, said and as one word (its DLLs, ``dlls``: ``--zluda-dir`` or the cached copy; else
+    the manifest's HIP bounds, ``manifest``, when they name one major; ``none``)."""
     settings = opts.settings
     if settings is not None and settings.zluda_dir is not None:
         folder = Path(settings.zluda_dir)
-        return hipsdk.release_hip_dlls(hipsdk.release_dlls(folder)), f"the DLLs of {folder}"
+        return hipsdk.release_hip_dlls(hipsdk.release_dlls(folder)), f"the DLLs of {folder}", "dlls"
     chosen = resolution.chosen if isinstance(resolution, Resolution) else None
     if chosen is None:
-        return (), "no release fits (see the release check)"
+        return (), "no release fits (see the release check)", "none"
     from zluda_runner.release.cache import cached_release_dir
     from zluda_runner.release.manifest import resolve_release_root
 
@@ -40,7 +40,7 @@ def _release_dlls(opts: DoctorOptions, resolution: Resolution | ZludaRunnerError
     name = f"{chosen.release_id} / {chosen.asset.name}"
     if unpacked is not None:
         root = resolve_release_root(unpacked, chosen.asset)
-        return hipsdk.release_hip_dlls(hipsdk.release_dlls(Path(root))), f"the DLLs of {name}"
+        return hipsdk.release_hip_dlls(hipsdk.release_dlls(Path(root))), f"the DLLs of {name}", "dlls"
     # not downloaded: the newest HIP major its bounds allow is the DLL it prefers (upstream v6 delay-loads
     # amdhip64_7.dll and falls back to amdhip64_6.dll; the fork's builds name one major)
     hip = chosen.asset.hip
@@ -48,8 +48,8 @@ def _release_dlls(opts: DoctorOptions, resolution: Resolution | ZludaRunnerError
     m = re.match(r"(\d+)", bound or "")
     if hip.kind == "sdk" and m:
         dll = f"amdhip64_{m.group(1)}.dll" if m.group(1) != "5" else "amdhip64.dll"
-        return (dll,), f"the manifest's HIP bounds of {name} (not downloaded)"
-    return (), f"{name} is not downloaded and its HIP bounds name no HIP SDK"
+        return (dll,), f"the manifest's HIP bounds of {name} (not downloaded)", "manifest"
+    return (), f"{name} is not downloaded and its HIP bounds name no HIP SDK", "none"
 
 
 def _combined(check_id: str, conflicts: Sequence[hipsdk.Conflict], details: Mapping[str, object]) -> Check:
@@ -93,9 +93,9 @@ def hipsdk_checks(facts: HostFacts, opts: DoctorOptions,
 
 def _runtime_check(opts: DoctorOptions, used: hipsdk.HipSdk,
                    resolution: Resolution | ZludaRunnerError | None) -> Check:
-    dlls, source = _release_dlls(opts, resolution)
+    dlls, source, read = _release_dlls(opts, resolution)
     libraries = hipsdk.math_libraries(opts.root, used)
-    details: dict[str, object] = {"release_hip": list(dlls), "release_source": source,
+    details: dict[str, object] = {"release_hip": list(dlls), "release_source": source, "release_read": read,
                                   "math_libraries": [lib.to_dict() for lib in libraries]}
     if not dlls:
         return Check("hip_runtime_mix", Status.OK,

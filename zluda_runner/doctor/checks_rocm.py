@@ -96,6 +96,7 @@ def check_rocm(facts: HostFacts, platform: str,
         # the lshqqytiger fork's Windows builds: rocm5 for HIP SDK 5.7, rocm6 for 6.x
         asset = {5: "ZLUDA-windows-rocm5", 6: "ZLUDA-windows-rocm6"}.get(mm[0])
         note = f" (fork asset: {asset})" if asset else ""
+        details["fork_asset"] = asset
     return Check(
         "rocm",
         Status.OK,

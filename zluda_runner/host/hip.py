@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.serial import JsonMixin
@@ -43,6 +43,10 @@ HIP_SUCCESS = 0
 HIP_ERROR_NO_DEVICE = 100
 _PROP_BUFFER_BYTES = 16384  # hipDeviceProp_tR0600 is ~1.5 KiB; room for growth
 _NAME_FIELD_BYTES = 256
+# why the runtime could not be asked: its library would not load, hipGetDeviceCount failed, the child
+# asking it hung, could not start, died, or answered something unreadable
+HipFailure: TypeAlias = Literal["not-loadable", "device-count", "timed-out", "not-started", "died",
+                                "unreadable"]
 _ARCH_RE = re.compile(rb"gfx[0-9a-f]{3,4}(?::[a-zA-Z0-9_]+[+-])*")
 
 
@@ -57,13 +61,15 @@ class HipDevice(JsonMixin):
 
 @dataclass
 class HipInfo(JsonMixin):
-    """What the HIP runtime said; ``error`` is set when it could not be asked."""
+    """What the HIP runtime said; ``error`` is set when it could not be asked, ``failure`` says why in
+    one stable word (:data:`HipFailure`)."""
 
     library: str | None = None
     runtime_version: int | None = None
     driver_version: int | None = None
     devices: list[HipDevice] = field(default_factory=list)
     error: str | None = None
+    failure: HipFailure | None = None
 
     @property
     def runtime_version_text(self) -> str | None:
@@ -138,7 +144,7 @@ def query_hip(library_names: Sequence[str] | None = None) -> HipInfo:
     try:
         ffi, lib, name = _open(names)
     except OSError as exc:
-        return HipInfo(error=f"HIP runtime not loadable ({exc})")
+        return HipInfo(error=f"HIP runtime not loadable ({exc})", failure="not-loadable")
     info = HipInfo(library=name)
     version = ffi.new("int *")
     if _optional(lib, "hipRuntimeGetVersion") and lib.hipRuntimeGetVersion(version) == HIP_SUCCESS:
@@ -150,7 +156,7 @@ def query_hip(library_names: Sequence[str] | None = None) -> HipInfo:
     if rc == HIP_ERROR_NO_DEVICE:
         return info
     if rc != HIP_SUCCESS:
-        info.error = f"hipGetDeviceCount failed with HIP error {rc}"
+        info.error, info.failure = f"hipGetDeviceCount failed with HIP error {rc}", "device-count"
         return info
     get_props = _optional(lib, "hipGetDevicePropertiesR0600") or _optional(lib, "hipGetDeviceProperties")
     for index in range(int(count[0])):
@@ -206,19 +212,21 @@ def query_hip_isolated(
     child_env = {k: v for k, v in base.items() if k not in DEVICE_SELECTION_ENV}
     result = run_child(argv, timeout=timeout, env=child_env)
     if result.timed_out:
-        return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)")
+        return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)",
+                       failure="timed-out")
     if result.start_error is not None:
-        return HipInfo(error=f"could not start {argv[0]}: {result.start_error}")
+        return HipInfo(error=f"could not start {argv[0]}: {result.start_error}", failure="not-started")
     if not result.ok:
         tail = result.stderr.strip().splitlines()[-1:] or [""]
-        return HipInfo(error=f"the HIP query process died (exit {result.returncode}) {tail[0]}".strip())
+        return HipInfo(error=f"the HIP query process died (exit {result.returncode}) {tail[0]}".strip(),
+                       failure="died")
     answer = json_line(result.stdout)  # the last line: a chatty runtime may print before it
     if not isinstance(answer, dict):
-        return HipInfo(error="unreadable answer from the HIP query process")
+        return HipInfo(error="unreadable answer from the HIP query process", failure="unreadable")
     try:
         return HipInfo.from_dict(answer)
     except (ValueError, TypeError) as exc:
-        return HipInfo(error=f"unreadable answer from the HIP query process: {exc!r}")
+        return HipInfo(error=f"unreadable answer from the HIP query process: {exc!r}", failure="unreadable")
 
 
 def _main(argv: list[str]) -> int:

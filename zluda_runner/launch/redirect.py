@@ -38,11 +38,16 @@ def redirector_source() -> Path:
     return shims_dir() / "redirect" / "redirect.c"
 
 
+REDIRECTOR_ARGS = ("-Wall",)
+
+
 def build_redirector(cache_dir: Path) -> Path:
-    """The redirector library, compiled into ``<cache>/native`` on first use."""
+    """The redirector library: the platform wheel's where it loads, else compiled into ``<cache>/native``
+    on first use."""
     from zluda_runner.core.native import compile_c  # only needed on the build path
 
-    return compile_c([redirector_source()], LIBRARY_NAME, CachePaths(cache_dir).native, args=["-Wall"])
+    return compile_c([redirector_source()], LIBRARY_NAME, CachePaths(cache_dir).native, args=REDIRECTOR_ARGS,
+                     prebuilt=True)
 
 
 def map_text(mapping: Mapping[str, Path]) -> str:

@@ -371,7 +371,7 @@ def _bind(
     verdict = worst(verdicts)
     return replace(
         base, action=REPLACE, shim=shim.path, load_name=need.name, mechanism=mechanism, verdict=verdict,
-        reasons=tuple(reasons), problems=tuple(p for p in problems if verdict != OK),
+        reasons=tuple(reasons), problems=tuple(p for p in problems if verdict != OK), stub=shim.stub,
     )
 
 

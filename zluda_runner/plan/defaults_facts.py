@@ -37,12 +37,10 @@ from zluda_runner.plan.model import REPLACE, ShimPlan
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
 
+
 # the kernel's KFD topology (drivers/gpu/drm/amd/amdkfd/kfd_topology.c, node_show): an APU's GPU node
 # counts the CPU cores it shares a package with (cpu_cores_count); a dGPU's counts none and lists
 # VRAM banks (mem_banks/N/properties heap_type 1 or 2)
-_STUB_MARK = "stands in by name only"
-
-
 def host_gpus(nodes: list[tuple[Path, dict[str, int]]], agents: list[GpuAgent]) -> tuple[HostGpu, ...]:
     """The host's AMD GPUs as HIP numbers them (the KFD topology's GPU ``nodes`` and their ``agents``,
     in node order), each with the fact that says integrated."""
@@ -90,7 +88,7 @@ def _identity(plan: ShimPlan, manifest: Manifest | None) -> ComputeIdentity | No
 def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str]]:
     files: dict[str, str] = {}
     for b in plan.bindings:
-        if b.action == REPLACE and b.shim and not any(_STUB_MARK in r for r in b.reasons):
+        if b.action == REPLACE and b.shim and b.stub is None:
             files.setdefault(b.family, Path(b.shim).name)
     return tuple(files), files
 

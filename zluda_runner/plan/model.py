@@ -94,6 +94,7 @@ class Binding(JsonMixin):
     found_now: str | None = None  # where the loader takes it from without ZLUDA
     found_now_via: str | None = None
     problems: tuple[str, ...] = ()  # the reasons behind a warn/fatal verdict
+    stub: str | None = None  # the shim stands in by name only: what fails, and the source (the manifest's)
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ def render_markdown(manifest: Manifest) -> str:
                          f"{_esc(rule.label)} | {_esc(rule.fix) or '-'} | {_esc(_fact_text(rule.source))} |")
     lines += _identity_section(manifest)
     lines += _stub_section(manifest)
+    lines += _caveat_section(manifest)
     return "\n".join(lines) + "\n"
 
 
@@ -118,6 +119,14 @@ def _stub_section(manifest: Manifest) -> list[str]:
                 source = f"{f.stub_source.kind}: {f.stub_source.ref}" if f.stub_source else "-"
                 out.append(f"| {_esc(rel.id)} | `{asset.name}` | `{f.path}` | {_esc(f.stub_reason)} | "
                            f"{_esc(source)} |")
+    return out
+
+
+def _caveat_section(manifest: Manifest) -> list[str]:
+    """Each release's caveats as the manifest words them (each cites its own source where it has one)."""
+    out = ["", "## Caveats", "", "| release | caveat |", "|---|---|"]
+    for rel in manifest.releases:
+        out += [f"| {_esc(rel.id)} | {_esc(caveat)} |" for caveat in rel.caveats]
     return out
 
 

@@ -73,7 +73,12 @@ MAX_DOWNLOAD_BYTES = 1 << 30
 
 
 class TransferError(FetchError):
-    """The transfer failed part way (network, stall): what arrived is sound and may be resumed."""
+    """The transfer failed part way (network, stall): what arrived is sound and may be resumed. ``kept``:
+    the bytes of the partial file kept to resume from, where the message says (0: none kept)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, kept: int | None = None) -> None:
+        super().__init__(message, hint)
+        self.kept = kept
 
 
 @dataclass(frozen=True)
@@ -391,7 +396,7 @@ def _download_http(
                     f"Could not download {ctx.url} (expected {ctx.expectation()}): {last}; "
                     f"gave up after {requests_made} attempts{kept}.",
                     hint="Check your network connection and proxy settings (HTTPS_PROXY), then retry; or "
-                    + ctx.fallback_hint(),
+                    + ctx.fallback_hint(), kept=writer.written if resume else 0,
                 )
             retry.sleep(retry.delay(failures))
         digest = writer.hexdigest()

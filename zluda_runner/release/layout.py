@@ -168,7 +168,8 @@ def _tracer_dir(root: Path) -> str | None:
     return None
 
 
-def _launchers(root: Path) -> dict[str, str]:
+def launchers_of(root: Path) -> dict[str, str]:
+    """The launchers a release folder ships, by kind (``injector``: zluda.exe; ``ld_audit``: zluda_ld)."""
     out: dict[str, str] = {}
     for name, kind in _LAUNCHER_NAMES.items():
         cand = root / name
@@ -237,9 +238,9 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
         )
     fork = _fork_shims(folder)
     if fork is not None:
-        return _with_recognised(folder, "windows", fork, _launchers(folder))
+        return _with_recognised(folder, "windows", fork, launchers_of(folder))
     return ReleaseLayout(
-        root=str(folder), os=host_os, shims=tuple(shims), launchers=_launchers(folder),
+        root=str(folder), os=host_os, shims=tuple(shims), launchers=launchers_of(folder),
         tracer_dir=_tracer_dir(folder),
     )
 

@@ -116,7 +116,7 @@ def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manif
         )
     if st.st_size > limit:
         raise ManifestError(
-            f"{what} {path} is {st.st_size} bytes, more than the {limit} a manifest may have",
+            f"{what} {path} is {st.st_size} bytes, more than the {limit} a {what} may have",
             hint="is it really a ZLUDA release manifest?",
         )
     flags = os.O_RDONLY

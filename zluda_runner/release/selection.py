@@ -170,6 +170,20 @@ class Resolution:
     def chosen(self) -> Choice | None:
         return self.selection.chosen
 
+    @property
+    def candidates(self) -> list[Choice]:
+        """Every asset that fits, best first: the choice, then the others in the order :func:`select_asset`
+        ranked them (its rejections that fit); what ``find`` tries, nothing selected again."""
+        if self.selection.chosen is None:
+            return []
+        ranked = [self.selection.chosen]
+        for rejection in self.selection.rejected:
+            if rejection.fits:
+                release = next(r for r in self.manifest.releases if r.id == rejection.release_id)
+                asset = next(a for a in release.assets if a.name == rejection.asset_name)
+                ranked.append(Choice(release, asset))
+        return ranked
+
     def require(self) -> Choice:
         """The choice, or the one "nothing fits" error (:func:`nothing_fits`, exit 3)."""
         if self.selection.chosen is not None:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.core.errors import CacheError, FetchError, ManifestError
+from zluda_runner.core.errors import CacheError, FetchError, ManifestError, ZludaRunnerError
 from zluda_runner.core.fsutil import atomic_write_bytes, atomic_write_json
 from zluda_runner.core.redact import MASK, redact_url
 from zluda_runner.core.serial import JsonMixin
@@ -70,19 +70,20 @@ def cached_origin(cache_dir: Path) -> dict[str, str] | None:
     return None
 
 
-def _check_url(url: str, allow_http: bool) -> None:
+def _check_url(url: str, allow_http: bool, what: str = "manifest",
+               error: type[ZludaRunnerError] = ManifestError) -> None:
     """``url`` (the first or any redirect hop) as the HTTP client connects to it: https, or plain http
     to the loopback address (or anywhere with ``allow_http``)."""
     from zluda_runner.release.httpguard import client_url  # imports requests: only when updating
 
-    parts = client_url(url, "manifest URL")
+    parts = client_url(url, f"{what} URL")
     scheme, host = (parts.scheme or "").lower(), (parts.host or "").strip("[]").lower()
     if scheme == "https" and host:
         return
     if scheme == "http" and host and (host in _LOOPBACK or allow_http):
         return
-    raise ManifestError(
-        f"refusing to fetch a manifest from {redact_url(url)!r} (the HTTP client would connect to "
+    raise error(
+        f"refusing to fetch a {what} from {redact_url(url)!r} (the HTTP client would connect to "
         f"{scheme}://{host or '?'}): only https:// URLs are used",
         hint="give an https:// URL (every redirect must stay on https); plain http:// only to 127.0.0.1, "
         "or with {opt:allow_http} if you trust the network",
@@ -103,29 +104,41 @@ def _budget(total: float | None) -> float:
     return value
 
 
-def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, float], total: float) -> bytes:
+def fetch_document(url: str, *, what: str, limit: int, error: type[ZludaRunnerError],
+                   allow_http: bool = False, timeout: tuple[float, float] = DEFAULT_TIMEOUT,
+                   total: float = TOTAL_SECONDS) -> bytes:
+    """A small document (a manifest, a results bundle) fetched from ``url`` over https (or plain http to
+    the loopback address, or anywhere with ``allow_http``), every redirect hop checked, at most ``limit``
+    bytes, within ``total`` seconds however slowly it trickles; ``error`` (or FetchError) says what failed,
+    nothing was kept."""
+    _check_url(url, allow_http, what, error)
+    return _download(url, limit, allow_http, timeout, total, what, error)
+
+
+def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, float], total: float,
+              what: str = "manifest", error: type[ZludaRunnerError] = ManifestError) -> bytes:
     import requests  # here: listing the manifest must not pay for importing requests
 
     from zluda_runner.release.httpguard import Watchdog, guarded_session, reason
 
     shown = redact_url(url)
-    late = FetchError(f"fetching the manifest {shown} took more than {total:g} s (the whole budget)",
+    late = FetchError(f"fetching the {what} {shown} took more than {total:g} s (the whole budget)",
                       hint=f"try again, or raise {BUDGET_ENV}; nothing was replaced")
     deadline = time.monotonic() + total
     dog = Watchdog()
     dog.arm(total)  # a server trickling headers or body (each byte resets the read time-out) is cut here
-    session = guarded_session(lambda hop: _check_url(hop, allow_http), dog)
+    session = guarded_session(lambda hop: _check_url(hop, allow_http, what, error), dog)
     try:
         with session, session.get(url, stream=True, timeout=timeout, verify=True) as resp:
             if resp.status_code != 200:
                 raise FetchError(
-                    f"could not fetch the manifest {shown}: HTTP {resp.status_code}",
+                    f"could not fetch the {what} {shown}: HTTP {resp.status_code}",
                     hint="check the URL; nothing was replaced",
                 )
             declared = resp.headers.get("Content-Length")
             if declared and declared.isdigit() and int(declared) > limit:
-                raise ManifestError(
-                    f"the manifest at {shown} is {declared} bytes, more than the {limit} a manifest may have",
+                raise error(
+                    f"the {what} at {shown} is {declared} bytes, more than the {limit} a {what} may have",
                     hint="is the URL right? nothing was replaced",
                 )
             chunks: list[bytes] = []
@@ -133,8 +146,8 @@ def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, floa
             for chunk in resp.iter_content(64 * 1024):
                 size += len(chunk)
                 if size > limit:
-                    raise ManifestError(
-                        f"the manifest at {shown} is more than {limit} bytes",
+                    raise error(
+                        f"the {what} at {shown} is more than {limit} bytes",
                         hint="is the URL right? nothing was replaced",
                     )
                 if dog.fired or time.monotonic() > deadline:
@@ -149,7 +162,7 @@ def _download(url: str, limit: int, allow_http: bool, timeout: tuple[float, floa
         if isinstance(exc, requests.exceptions.SSLError):
             raise FetchError(f"TLS verification failed for {shown}: {reason(exc)}",
                              hint="the certificate is not trusted; nothing was replaced") from None
-        raise FetchError(f"could not fetch the manifest {shown}: {reason(exc)}",
+        raise FetchError(f"could not fetch the {what} {shown}: {reason(exc)}",
                          hint="check the network and the URL; nothing was replaced") from None
     finally:
         dog.disarm()

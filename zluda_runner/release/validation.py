@@ -458,9 +458,9 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
     release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS,
                                           RELEASE_OPTIONAL_FACTS)
     if release.commit is not None and "commit" not in release.provenance:
-        c.fail("provenance", "a release's commit needs a source (provenance.commit)")
+        c.fail("provenance.commit", "is missing: a release's commit needs a source")
     if release.commit is None and "commit" in release.provenance:
-        c.fail("provenance", "provenance.commit sources a commit the release does not state")
+        c.fail("commit", "is missing: provenance.commit sources a commit the release does not state")
     raw_assets = c.objects("assets", nonempty=True)
     names: set[str] = set()
     for i, item in enumerate(raw_assets):

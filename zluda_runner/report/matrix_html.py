@@ -14,6 +14,10 @@ COLUMNS = [Column("release", "release"), Column("gfx", "GPU target"), Column("to
            Column("runs", "runs", True), Column("last", "last run"), Column("status", "failing"),
            Column("failing", "failing items")]
 
+LOCK_COLUMNS = [Column("gfx", "GPU target"), Column("torch", "torch build"), Column("release", "release"),
+                Column("variant", "settings"), Column("status", "status"), Column("proven", "proven"),
+                Column("run", "find run"), Column("when", "when")]
+
 
 def _row(c: Cell) -> dict[str, object]:
     items = "; ".join(f"{f.kind} {f.item}: {f.status}" + (f" ({f.detail[:200]})" if f.detail else "")
@@ -30,4 +34,12 @@ def render_html(matrix: Matrix, title: str = "ZLUDA compatibility matrix") -> st
     meta = (f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "
             f"{len(matrix.torch_builds)} torch builds; each cell: the latest run of each kind")
     table = Table("", COLUMNS, [_row(c) for c in matrix.cells])
-    return page_html(title, [Section("releases x GPU targets x torch builds", [meta], [table])])
+    sections = [Section("releases x GPU targets x torch builds", [meta], [table])]
+    if matrix.locks:
+        rows = [{"gfx": k.gfx, "torch": k.torch, "release": k.release, "variant": k.variant,
+                 "status": "ok" if k.proven_on_gpu else "warn",
+                 "proven": "proven on the GPU" if k.proven_on_gpu else "not proven on the GPU",
+                 "run": k.run_id[:12], "when": k.when[:16].replace("T", " ")} for k in matrix.locks]
+        sections.append(Section("known-good locks", ["the lock each recorded find kept, per GPU x torch"],
+                                [Table("", LOCK_COLUMNS, rows)]))
+    return page_html(title, sections)

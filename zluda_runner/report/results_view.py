@@ -98,6 +98,12 @@ def render_matrix(matrix: Matrix, width: int | None = None) -> str:
         for c in shown:
             names = ", ".join(f.item for f in c.failing[:6]) + (" …" if len(c.failing) > 6 else "")
             lines += wrap_words(names, width, first=f"  {c.release} / {c.gfx} / {c.torch}: ", rest="      ")
+    if matrix.locks:
+        lines += ["", "known-good locks (zluda-run find; reuse one with --lock FILE or find --from):"]
+        for k in matrix.locks:
+            proven = "proven on the GPU" if k.proven_on_gpu else "not proven on the GPU"
+            lines += wrap_words(f"{k.release} [{k.variant}], {proven}, run {k.run_id[:12]} "
+                                f"({k.when[:10]})", width, first=f"  {k.gfx} / {k.torch}: ", rest="      ")
     lines.append("")
     lines.append(
         f"{matrix.runs} runs; {len(matrix.releases)} releases x {len(matrix.gfx_targets)} GPU targets x "

@@ -254,6 +254,8 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     if not isinstance(items, list) or len(items) > MAX_ITEMS_PER_RUN:
         raise ValueError(f"items must be a list of at most {MAX_ITEMS_PER_RUN}")
     rows, as_kept = _items(items)
+    if raw["kind"] == "find":
+        _check_locks(rows)
     run = RunRecord(
         kind=raw["kind"],
         started_at=raw["started_at"],
@@ -278,6 +280,20 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
                               "edited")
     # a NUL (written \u0000) another store kept becomes U+FFFD here (and the id follows)
     return clean_run(run) if "\\u0000" in text else run
+
+
+def _check_locks(rows: list[ResultRow]) -> None:
+    """A find run's lock (its ``lock`` item) is data a later ``find --from`` reads: validated as a lock is
+    (the field at fault named), so that a bundle with a bad one is refused at import."""
+    from zluda_runner.core.errors import LockError
+    from zluda_runner.release.lockfile import SHARED_ITEM, lock_from_shared
+
+    for row in rows:
+        if row.item == SHARED_ITEM:
+            try:
+                lock_from_shared(row.detail, "the run's lock item")
+            except LockError as exc:
+                raise ValueError(exc.raw_message) from None
 
 
 def _newer(schema: int | None, raw: Mapping[str, object]) -> str:

@@ -2,7 +2,8 @@
 
 Each cell takes the latest run of each kind recorded for that (release, gfx, torch
 build): the probe's pass rate, the torch-op pass rate, the A/B verdict, and the
-failing items of those runs (the drill-down).
+failing items of those runs (the drill-down). Beside the cells, per GPU target and torch
+build, the known-good locks recorded finds kept (:mod:`zluda_runner.results.locks`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.results.locks import KnownLock, known_locks
 from zluda_runner.results.recordable import text_of
 from zluda_runner.results.schema import summary_count
 from zluda_runner.results.store import ResultsStore
@@ -60,6 +62,7 @@ class Cell(JsonMixin):
 class Matrix(JsonMixin):
     cells: list[Cell] = field(default_factory=list)
     runs: int = 0
+    locks: list[KnownLock] = field(default_factory=list)  # the known-good locks, per GPU x torch
 
     @property
     def releases(self) -> list[str]:
@@ -97,5 +100,6 @@ def build_matrix(store: ResultsStore, *, since: str | None = None) -> Matrix:
     failing = store.failing_items(list(wanted), per_run=FAILING_PER_RUN)
     for run_id, (cell, kind) in sorted(wanted.items(), key=lambda w: DRILL_KINDS.index(w[1][1])):
         cell.failing += [Failing(kind, i.item, i.status, i.detail) for i in failing.get(run_id, [])]
+    finds = store.run_ids("find", since)
     return Matrix(sorted(cells.values(), key=lambda c: (c.release, c.gfx, c.torch)),
-                  sum(c.runs for c in cells.values()))
+                  sum(c.runs for c in cells.values()), known_locks(store.get_runs(finds)) if finds else [])

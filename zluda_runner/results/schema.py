@@ -19,7 +19,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import JsonMixin, to_plain
 
 # Kinds of run we record, and the item each row stands for.
-KINDS = ("probe", "torch-ops", "trace", "ab", "verify-load", "doctor", "poc")
+KINDS = ("probe", "torch-ops", "trace", "ab", "verify-load", "doctor", "poc", "find")
 
 # Bounds on what a run may hold (records built here, and bundles read from elsewhere).
 MAX_ITEMS_PER_RUN = 100_000

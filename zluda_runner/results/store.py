@@ -376,6 +376,15 @@ class ResultsStore(abc.ABC):
         runs = [self._run_from_row(r) for r in rows]
         return runs if limit is None else runs[::-1]
 
+    def run_ids(self, kind: str, since: str | None = None) -> list[str]:
+        """The ids of the runs of ``kind`` (since a time), in no order."""
+        sql, params = "SELECT run_id FROM runs WHERE kind = ?", [kind]
+        if since is not None:
+            sql += " AND started_at >= ?"
+            params.append(since)
+        with self._tx(write=False) as cur:
+            return [text_of(r[0]) for r in self._exec(cur, sql, params).fetchall()]
+
     def cells(self, since: str | None = None) -> tuple[list[Row], list[Row]]:
         """The matrix, computed in the database: per (release, gfx, torch build) the number of runs and
         the latest start; and the latest run of each kind in each cell (the latest by start, then id,
