@@ -66,11 +66,12 @@ class StoreWriteFailedError(ResultsStoreError):
 
 class BundleError(ResultsStoreError):
     """A results bundle cannot be read: ``problem`` says what, as a stable code (``not-a-file``,
-    ``edited``, ``newer``, ``too-deep``, ``malformed``, ...), ``line`` where (None: the file)."""
+    ``edited``, ``newer``, ``too-deep``, ``malformed``, ...), ``line`` where (None: the file); both are
+    its ``details`` (the --json error's)."""
 
     def __init__(self, message: str, hint: str | None = None, *, problem: str = "malformed",
                  line: int | None = None) -> None:
-        super().__init__(message, hint)
+        super().__init__(message, hint, details={"problem": problem, "line": line})
         self.problem = problem
         self.line = line
 
