@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 
+from tests.golden import assert_golden
 from zluda_runner.abtest.compare import summarise
 from zluda_runner.abtest.model import AbReport, Output, RunResult, SideSummary
-from zluda_runner.report.ab_view import render_html, render_text
+from zluda_runner.probe import output_compare as oc
+from zluda_runner.report.ab_view import ab_sections, render_html, render_text
 
 
 def _report(a_values: tuple[float, ...], b_values: tuple[float, ...]) -> AbReport:
@@ -31,10 +33,14 @@ def test_a_disagreement_names_the_element_in_text_page_and_record() -> None:
 
 def test_a_finite_difference_names_the_largest_one_and_agreement_says_nothing() -> None:
     report = _report((1.0, 2.0, 3.5), (1.0, 2.0, 3.0))
-    assert "the largest difference" in report.outputs[0].detail
+    compared = oc.compare_values([1.0, 2.0, 3.5], [1.0, 2.0, 3.0], got_dtype="float32", want_dtype="float32")
+    assert report.outputs[0].detail == compared.detail and compared.index == 2  # the comparator's words
+    assert_golden("abtest-finite-difference", render_text(report) + "\n")  # element 2: 3.5 against 3
     agreeing = _report((1.0, 2.0, 3.0), (1.0, 2.0, 3.0))
     assert agreeing.outputs[0].status == "agree" and agreeing.outputs[0].detail == ""
-    assert "what differs" in render_html(agreeing)  # the column is there, empty
+    (outputs,) = [t for t in ab_sections(agreeing)[0].tables if t.title == "outputs"]
+    assert [row["detail"] for row in outputs.rows] == [None]  # the column is there, empty
+    assert "detail" in [column.key for column in outputs.columns]
 
 
 def test_a_shape_mismatch_says_both_shapes() -> None:

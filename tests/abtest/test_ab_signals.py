@@ -41,7 +41,7 @@ _SCRIPT = textwrap.dedent("""
         from zluda_runner.telemetry.model import NoTelemetry
         run_sides(Workload('zluda', tuple(side), {}), Workload('reference', tuple(side), {}), runs=2,
                   source=NoTelemetry('none here'), thresholds=Thresholds(), work_dir=Path(sys.argv[1]))
-    print('not ended')
+    print('NOT-ENDED')
 """)
 
 
@@ -55,5 +55,5 @@ def test_a_sigterm_between_runs_ends_with_143_and_no_record_folder(tmp_path: Pat
                           text=True, timeout=120, stdin=subprocess.DEVNULL,
                           preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
     assert proc.returncode == 128 + signal.SIGTERM, proc.stderr  # was -SIGTERM: its default
-    assert "not ended" not in proc.stdout and "Traceback" not in proc.stderr
+    assert "NOT-ENDED" not in proc.stdout and "Traceback" not in proc.stderr
     assert list(work.iterdir()) == []

@@ -3,6 +3,7 @@ exit code from the project's table, never a Python traceback."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -103,8 +104,6 @@ def test_no_traceback_for_bad_input(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [["releases", "--no-such-option"], ["relases"], ["inspect", "/etc/passwd"]])
 def test_errors_are_json_with_json(args: list[str], tmp_path: Path) -> None:
-    import json
-
     proc = _zluda_run(["--json", *args], tmp_path)
     assert proc.returncode in ALLOWED
     data = json.loads(proc.stdout)
@@ -113,5 +112,7 @@ def test_errors_are_json_with_json(args: list[str], tmp_path: Path) -> None:
 
 def test_trace_report_of_a_folder_without_a_trace_is_an_error(tmp_path: Path) -> None:
     proc = _zluda_run(["trace-report", str(tmp_path)], tmp_path)
-    assert proc.returncode == exitcodes.ERROR
-    assert "holds no trace" in proc.stderr and "hint:" in proc.stderr
+    assert proc.returncode == exitcodes.ERROR and "hint:" in proc.stderr, proc.stderr
+    error = json.loads(_zluda_run(["--json", "trace-report", str(tmp_path)], tmp_path).stdout)
+    assert (error["kind"], error["exit_code"]) == ("trace", exitcodes.ERROR), error
+    assert str(tmp_path) in error["error"], error  # the folder that holds none

@@ -36,5 +36,6 @@ def test_a_bad_value_is_the_command_lines_usage_error(args: list[str], option: s
     result = CliRunner().invoke(main_group, args)
     assert result.exit_code == exitcodes.USAGE, (result.output, result.exception)
     assert f"Invalid value for '{option}" in result.output or f"Invalid value for '[{option}" in result.output
-    assert "must be" not in result.output and "zluda_runner." not in result.output, result.output
+    # the command line's words (exit 2, click's), not the API's argument check (exit 1, naming zluda_runner.)
+    assert "zluda_runner." not in result.output and "Traceback" not in result.output, result.output
     assert not (tmp_path / "cache").exists()  # refused while parsing: nothing ran

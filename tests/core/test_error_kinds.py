@@ -25,10 +25,14 @@ KINDS = {
     "CacheError": "cache", "BinaryFormatError": "binary-format", "TargetError": "target", "PlanError": "plan",
     "FatalPlanError": "fatal-plan", "LaunchError": "launch", "CommandNotFoundError": "command-not-found",
     "CommandNotExecutableError": "command-not-executable", "PlacementError": "placement",
+    "NothingToRestoreError": "nothing-to-restore",
     "FileInUseError": "file-in-use", "NativeBuildError": "native-build", "ProbeError": "probe",
     "TraceError": "trace", "HostError": "host", "ArgumentTypeError": "argument-type",
     "ArgumentValueError": "argument-value", "ResultsStoreError": "results-store",
-    "NoResultsStoreError": "no-results-store", "OutputFileError": "output-file",
+    "NoResultsStoreError": "no-results-store", "StoreBusyError": "store-busy",
+    "StoreUnreachableError": "store-unreachable", "StoreRefusedValueError": "store-refused-value",
+    "ReadOnlyStoreError": "read-only-store", "ForeignDatabaseError": "foreign-database",
+    "StoreWriteFailedError": "store-write-failed", "BundleError": "bundle", "OutputFileError": "output-file",
     "UnsupportedArchError": "unsupported-arch",
 }
 

@@ -63,10 +63,10 @@ def test_term_then_hup_while_a_side_starts_ends_ab_with_143_and_no_record_folder
         proctree.start_tree = start
         run_ab([sys.executable, '-c', 'import time; time.sleep(600)'], [sys.executable, '-c', 'pass'],
                runs=1, work_dir=Path(sys.argv[1]))
-        print('not ended')
+        print('NOT-ENDED')
         """, str(tmp_path))
     assert proc.returncode == 128 + signal.SIGTERM, proc.stderr  # was -SIGHUP: the second one's default
-    assert "not ended" not in proc.stdout and "Traceback" not in proc.stderr
+    assert "NOT-ENDED" not in proc.stdout and "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []  # the record folder went with the cleanup (it stayed)
 
 
@@ -89,12 +89,12 @@ def test_a_second_sigterm_while_a_probe_kills_its_workers_kills_them_all(tmp_pat
                                        prefix=b'@@') for _ in range(2)]
             Path(sys.argv[1]).write_text(' '.join(str(k.proc.pid) for k in kids))
             signal.raise_signal(signal.SIGTERM)
-        print('not ended')
+        print('NOT-ENDED')
         """, str(pids))
     workers = [int(p) for p in pids.read_text().split()]
     try:
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr  # was 1, with a traceback
-        assert "Traceback" not in proc.stderr and "not ended" not in proc.stdout
+        assert "Traceback" not in proc.stderr and "NOT-ENDED" not in proc.stdout
         assert [pid for pid in workers if still_running(pid)] == []  # both were left running
     finally:
         for pid in workers:

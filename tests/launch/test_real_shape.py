@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden import assert_golden
 from zluda_runner.binfmt.elf import read_elf
 from zluda_runner.conduct.context import run_context
 from zluda_runner.conduct.plan import plan_run
+from zluda_runner.conduct.resolve import ASSUMED_PREFIX
 from zluda_runner.core.settings import Settings
 from zluda_runner.devtools.standin_v6 import zluda_ld_source
 from zluda_runner.launch.prepare import expected_bindings, launch_env
@@ -129,7 +131,9 @@ def test_real_shape_imports_cleanly_and_the_log_proves_it(
     argv = [str(world["script"])] + ([] if preload else ["nopreload"])
     plan = plan_run(run_context(argv, Settings(zluda_dir=release, cache_dir=cache), env)).plan
     assert plan.verdict != "fatal", [b.problems for b in plan.fatal]
-    assert any("could not inspect the target" in w for w in plan.warnings)
+    # a script: not inspected; every library is assumed needed, and the plan says so
+    assert {b.requested_by for b in plan.bindings} == {("(assumed)",)}, plan.bindings
+    assert [w for w in plan.warnings if w.startswith(ASSUMED_PREFIX)], plan.warnings
     assert plan.library_path == (str(world["rocm"] / "lib"),)  # libamdhip64.so found in the host's /opt/rocm
     if zluda_ld and soname:
         assert plan.audit_library == str(release / "zluda_ld"), plan.audit_why
@@ -171,8 +175,9 @@ def test_versioned_only_rocm_is_named(cc_build, world, tmp_path: Path) -> None:
     env = _clean_env(LD_LIBRARY_PATH="/opt/distro/lib", ZLUDA_RUNNER_ROOT=str(tmp_path / "root"))
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "c")
     plan = plan_run(run_context([str(world["script"])], settings, env)).plan
-    problems = " ".join(p for b in plan.fatal for p in b.problems)
-    assert "only the versioned" in problems and str(only / "libamdhip64.so.6") in problems
+    problems = list(dict.fromkeys(p for b in plan.fatal for p in b.problems))
+    assert problems and all(str(only / "libamdhip64.so.6") in p for p in problems), problems
+    assert_golden("launch-versioned-only-rocm", "\n".join(problems) + "\n", tmp=tmp_path)  # the fix
 
 
 def test_upstream_zluda_ld_aborts_and_verify_load_says_so(cc_build, world, tmp_path: Path, capfd) -> None:

@@ -99,8 +99,8 @@ def test_a_place_waiting_while_restore_removes_the_journal_folder_takes_the_lock
 def test_a_restore_waiting_while_another_restore_finishes_says_it_was_restored_meanwhile(
         torch_lib: Path, placements, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     _first, second = _race(torch_lib, placements, monkeypatch, lambda: windows.restore(torch_lib))
-    assert isinstance(second.get("error"), PlacementError), repr(second.get("error"))
-    assert "restored meanwhile" in second["error"].hint
+    assert isinstance(second.get("error"), windows_restore.NothingToRestoreError), repr(second.get("error"))
+    assert second["error"].kind == "nothing-to-restore" and str(torch_lib) in second["error"].message
     assert not (torch_lib / windows.JOURNAL_DIRNAME).exists(), "no trace left"
 
 

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import zluda_runner.conduct.plan as prepare
+from tests.golden import assert_golden
 from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_TABLE, load_module
 from zluda_runner.conduct.context import run_context
@@ -79,8 +80,14 @@ def test_plan_json_schema(apps, standin_releases, zluda_run, tmp_path: Path) -> 
 
 def test_plan_fatal_exit_code_and_text(apps, standin_releases, zluda_run, tmp_path: Path) -> None:
     proc = zluda_run(_args(tmp_path, standin_releases["other_version"], "plan", "--", str(apps["none"])))
-    assert proc.returncode == 3
-    assert "FATAL" in proc.stdout and "base version" in proc.stdout and "verdict: fatal" in proc.stdout
+    assert proc.returncode == 3 and "FATAL" in proc.stdout, proc.stdout + proc.stderr
+    proc = zluda_run(_args(tmp_path, standin_releases["other_version"], "plan", "--json", "--",
+                           str(apps["none"])))
+    assert proc.returncode == 3, proc.stderr
+    data = json.loads(proc.stdout)
+    cublas = next(b for b in data["bindings"] if b["need"] == CUBLAS)
+    assert (data["verdict"], cublas["verdict"]) == ("fatal", "fatal")
+    assert_golden("plan-faulty-shim-other_version", "\n".join(cublas["problems"]) + "\n")  # the base version
 
 
 def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path, monkeypatch) -> None:
@@ -196,12 +203,15 @@ def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
 def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path]) -> None:
     torch_lib, original = placed_torch_lib
     runner = CliRunner()
-    done = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
-    assert done.exit_code == 0 and "restored cublas64_12.dll" in done.output
+    done = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
+    result = json.loads(done.output)
+    assert done.exit_code == 0 and (result["restored"], result["skipped"], result["complete"]) == (
+        ["cublas64_12.dll"], [], True), result
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
     again = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
     error = json.loads(again.output)
-    assert again.exit_code == 1 and error["kind"] == "placement" and str(torch_lib) in error["error"], error
+    assert (again.exit_code, error["kind"]) == (1, "nothing-to-restore"), error
+    assert str(torch_lib) in error["error"], error
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
 
 

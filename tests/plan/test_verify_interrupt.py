@@ -6,6 +6,7 @@ SIGINT to the whole foreground process group (zluda-run and the workload), as a 
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -31,11 +32,9 @@ def _read_until(fd: int, needle: bytes, out: bytearray) -> None:
         out.extend(chunk)
 
 
-def test_ctrl_c_during_verify_load_is_130_with_the_workload_output_kept(standin_releases,  # type: ignore[no-untyped-def]
-                                                                        tmp_path: Path) -> None:
-    script = "echo workload-ready; echo workload-stderr-line >&2; read line; echo never-here"
-    argv = [sys.executable, "-m", "zluda_runner", "--cache-dir", str(tmp_path / "cache"), "--zluda-dir",
-            str(standin_releases["good"]), "--no-record", "--verify-load", "--", "sh", "-c", script]
+def _typed_ctrl_c(argv: list[str]) -> tuple[int, str]:
+    """``argv`` on a pseudo-terminal, ^C typed once the workload has written its stderr line: the exit
+    code and everything the terminal showed."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: a session leader whose controlling terminal is the pty
         try:
@@ -55,7 +54,21 @@ def test_ctrl_c_during_verify_load_is_130_with_the_workload_output_kept(standin_
         os.close(fd)
     text = out.decode(errors="replace")
     print(text)
-    assert os.waitstatus_to_exitcode(status) == 130, text
+    return os.waitstatus_to_exitcode(status), text
+
+
+def test_ctrl_c_during_verify_load_is_130_with_the_workload_output_kept(standin_releases,  # type: ignore[no-untyped-def]
+                                                                        tmp_path: Path) -> None:
+    script = "echo workload-ready; echo workload-stderr-line >&2; read line; echo never-here"
+    argv = [sys.executable, "-m", "zluda_runner", "--cache-dir", str(tmp_path / "cache"), "--zluda-dir",
+            str(standin_releases["good"]), "--no-record", "--verify-load", "--", "sh", "-c", script]
+    code, text = _typed_ctrl_c(argv)
+    assert code == 130, text
     assert "workload-ready" in text and "workload-stderr-line" in text and "never-here" not in text
     assert "interrupted (Ctrl-C, exit 130)" in text
-    assert "VERIFICATION FAILED" not in text and "did not get past loading" not in text
+    code, text = _typed_ctrl_c([*argv[:3], "--json", *argv[3:]])  # the same verification, as its record
+    assert code == 130, text
+    result = json.loads(text[text.index('{\r\n  "schema"'):])["verify_load"]
+    # ended by the user's Ctrl-C (not a death while loading): no loader error, no failed verification
+    assert (result["exit_code"], result["stopped_by"], result["signal"], result["loader_errors"],
+            result["ok"]) == (130, signal.SIGINT, signal.SIGINT, [], True), result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
+from tests.golden import assert_golden
 from zluda_runner.abtest.model import OutputComparison
 from zluda_runner.poc.model import PocRun, Thresholds, Timing
 from zluda_runner.poc.session import PocRequest, judge
@@ -42,6 +43,14 @@ def _judge(runs: list[PocRun], available: bool = True, **kw: object) -> dict[str
     return {c.name: (c.status, c.summary) for c in report.criteria}
 
 
+def _why(runs: list[PocRun], name: str, available: bool = True) -> tuple[str, str, tuple[int, ...]]:
+    """Criterion ``name``'s (status, cause, runs) for ``runs``."""
+    request = PocRequest(command=("python", "x.py"), runs=len(runs))
+    found = judge(request, runs, REFERENCE, telemetry="amdgpu-sysfs, card1", telemetry_available=available)
+    criterion = found.criterion(name)
+    return criterion.status, criterion.cause, criterion.runs
+
+
 def test_all_pass_and_the_first_run_is_apart_from_the_speed() -> None:
     runs = [_run(1, 9.0, _trace(GIB, GIB)), _run(2, 0.5, _trace(GIB, GIB)), _run(3, 0.5, _trace(GIB, GIB))]
     judged = _judge(runs)
@@ -63,15 +72,13 @@ def test_vram_held_after_a_run_fails_stable_even_without_growth() -> None:
 def test_an_idle_gpu_fails_on_the_gpu() -> None:
     idle = _trace(GIB, GIB, busy=2.0)
     idle = replace(idle, samples=tuple(replace(s, vram_used=GIB) for s in idle.samples))
-    status, summary = _judge([_run(1, 0.5, idle), _run(2, 0.5, _trace(GIB, GIB))])["on the GPU"]
-    assert status == "fail" and "idle in runs [1]" in summary
+    assert _why([_run(1, 0.5, idle), _run(2, 0.5, _trace(GIB, GIB))], "on the GPU") == ("fail", "idle", (1,))
 
 
 def test_speed_below_what_is_needed_and_no_region() -> None:
     assert _judge([_run(1, 4.0)], available=False)["speed"][0] == "fail"  # 0.5x the CPU
     assert _judge([_run(1, 4.0)], available=False, min_speedup=0.5)["speed"][0] == "pass"
-    status, summary = _judge([_run(1, 1.0, timings=())], available=False)["speed"]
-    assert status == "fail" and "no ab.timer region" in summary
+    assert _why([_run(1, 1.0, timings=())], "speed", available=False) == ("fail", "no-region", ())
 
 
 def test_missing_outputs_and_a_failed_reference_fail_right() -> None:
@@ -87,8 +94,8 @@ def test_views_show_every_criterion_and_plot_each_run() -> None:
     runs = [_run(1, 9.0, _trace(GIB, GIB)), _run(2, 0.5, _trace(GIB, GIB))]
     request = PocRequest(command=("python", "x.py"), runs=2)
     report = judge(request, runs, REFERENCE, telemetry="amdgpu-sysfs, card1", telemetry_available=True)
-    text = "\n".join(render_lines(report))
-    assert "[PASS] on the GPU" in text and "verdict: PASS" in text and "busy mean" in text
+    assert report.verdict == "pass" and all(c.passed and not c.cause for c in report.criteria), report
+    assert_golden("poc-criteria-all-pass", "\n".join(render_lines(report)) + "\n")  # each one, its evidence
     busy, vram, power = plots(report)
     assert [s.label for s in busy.series] == ["run 1 (compiles)", "run 2"]
     assert busy.series[0].points == ((0.0, 0.0), (0.2, 70.0), (0.4, 35.0))
@@ -109,8 +116,8 @@ def test_a_run_the_telemetry_read_nothing_of_is_not_called_idle() -> None:
     status, summary = _judge([_run(1, 0.5, blind), _run(2, 0.5, _trace(GIB, GIB))])["on the GPU"]
     assert status == "fail"
     assert summary.startswith("not shown: the telemetry read no busy or VRAM value while runs [1] ran")
-    status, summary = _judge([_run(1, 0.5, None), _run(2, 0.5, _trace(GIB, GIB))])["on the GPU"]
-    assert status == "fail" and "runs [1]" in summary and "idle" not in summary
+    unseen = [_run(1, 0.5, None), _run(2, 0.5, _trace(GIB, GIB))]
+    assert _why(unseen, "on the GPU") == ("fail", "unread", (1,))
     idle = replace(_trace(GIB, GIB, busy=2.0), samples=tuple(replace(s, busy_percent=2.0, vram_used=GIB)
                                                              for s in _trace(GIB, GIB).samples))
-    assert "idle in runs [2]" in _judge([_run(1, 0.5, blind), _run(2, 0.5, idle)])["on the GPU"][1]
+    assert _why([_run(1, 0.5, blind), _run(2, 0.5, idle)], "on the GPU") == ("fail", "idle", (2,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,16 +23,17 @@ def html_destination(path: Path) -> Path:
 def test_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReportFileError, match="it is a folder") as refused:
         html_destination(tmp_path)
-    assert "the path of a file, not a folder" in refused.value.hint
+    assert refused.value.kind == "output-file" and "--html" in (refused.value.hint_for("command line") or "")
 
 
 def test_a_folder_no_file_can_be_made_in_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def read_only(*_args: object, **_kwargs: object) -> tuple[int, str]:
-        raise OSError(errno.EROFS, "Read-only file system")
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
     monkeypatch.setattr("zluda_runner.results.userfiles.tempfile.mkstemp", read_only)
-    with pytest.raises(ReportFileError, match="Read-only file system"):
+    with pytest.raises(ReportFileError) as refused:
         html_destination(tmp_path / "r.html")
+    assert os.strerror(errno.EROFS) in refused.value.message  # the system's reason, passed on
 
 
 def test_a_writable_folder_is_left_as_it_was(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.poc.conftest import EXAMPLES, WORKLOAD
+from zluda_runner.poc.model import CRITERIA, PocReport
+from zluda_runner.report.poc_html import render_poc_html
 
 pytestmark = pytest.mark.slow  # real torch and transformers, through a stand-in release: tens of seconds
 
@@ -40,7 +42,7 @@ def test_llama_poc_report_is_complete_and_on_the_gpu_fails_honestly(
     assert all(c["status"] in ("pass", "fail") and c["summary"] for c in criteria.values())
     # no GPU here (the fake root is empty): honestly failing, with the reason
     gpu = criteria["on the GPU"]
-    assert gpu["status"] == "fail" and "no amdgpu card" in " ".join(gpu["evidence"])
+    assert (gpu["status"], gpu["cause"]) == ("fail", "no-telemetry"), gpu
     # every other criterion evaluated on the real runs
     assert criteria["ran"]["status"] == "pass" and criteria["ran"]["summary"] == "all 3 runs exited 0"
     assert criteria["right"]["status"] == "pass", criteria["right"]
@@ -60,14 +62,13 @@ def test_llama_poc_report_is_complete_and_on_the_gpu_fails_honestly(
     assert report["reference_runs"][0]["argv"] == llama
     # the HTML page: the verdict table and the two plots (inline SVG, well-formed)
     page = html.read_text(encoding="utf-8")
-    assert "<h1>zluda-run poc</h1>" in page and "Verdict: FAIL" in page
+    assert page == render_poc_html(PocReport.from_dict(report))  # the view of the very report --json gave
     for name in ("ran", "right", "on the GPU", "stable", "speed"):
         assert f"<td class=\"\">{name}</td>" in page
     svgs = [page[i: page.index("</svg>", i) + 6] for i in range(len(page)) if page.startswith("<svg", i)]
     assert len(svgs) == 2
     for svg in svgs:
         ET.fromstring(svg)  # noqa: S314 -- our own output, not untrusted data
-    assert "GPU utilisation" in svgs[0] and "VRAM used" in svgs[1] and "no samples" in svgs[0]
     assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing fetched at view time
 
 
@@ -96,7 +97,8 @@ def test_planted_wrong_output_on_the_zluda_side_fails_right(
 def test_help_and_bad_input_are_answered_without_a_traceback(tmp_path: Path) -> None:
     helped = subprocess.run([sys.executable, "-m", "zluda_runner", "poc", "--help"], capture_output=True,
                             text=True, timeout=120, check=False)
-    assert helped.returncode == 0 and "on the GPU" in helped.stdout and "--reference" in helped.stdout
+    assert helped.returncode == 0 and "--reference" in helped.stdout
+    assert all(name in " ".join(helped.stdout.split()) for name in CRITERIA), helped.stdout  # what it judges
     bad = subprocess.run([sys.executable, "-m", "zluda_runner", "poc", "--runs", "0", "--", "true"],
                          capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

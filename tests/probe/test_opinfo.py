@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import require
 from zluda_runner.core.errors import ProbeError
 from zluda_runner.probe.opinfo_probe import run_opinfo_probe
-from zluda_runner.report.probe_sections import probe_html
+from zluda_runner.report.probe_sections import probe_html, probe_sections
 
 # Loaded by the probe's interpreter (PYTHONPATH) before the OpInfo database is built, so the
 # database picks up the patched functions: logaddexp answers wrong in float32, hypot kills the
@@ -65,8 +65,9 @@ def test_300_ops_on_cpu_with_planted_failure_and_crash(tmp_path: Path) -> None:
     # torch's own skips are honoured, with torch's reason
     skipped = [c for c in report.cases if c.status == "skipped"]
     assert skipped and all(c.detail.startswith(("torch ", "OpInfo ")) for c in skipped)
-    page = probe_html(report)
-    assert '<select class="group">' in page and 'data-group="binary"' in page and "by op family" in page
+    by_family, ops = probe_sections(report)[0].tables  # the counts per op family, then the ops by family
+    assert {r["area"]: r for r in by_family.rows}["binary"].get("crashed") == 1 and ops.group_key == "area"
+    assert 'data-group="binary"' in probe_html(report)  # the page shows one family at a time
     print(f"\n{len(cases)} op x dtype cases in {report.duration_s:.1f} s: {report.summary}")
 
 

@@ -257,7 +257,7 @@ def terminated(_result):
 
 run_probe(Path(sys.argv[1]), timeout=20.0, case_ids=["init.cuInit", "error.name", "device.count"],
           progress=terminated)
-print("not reached")
+print("NOT-REACHED")
 """
 
 
@@ -271,7 +271,7 @@ def test_a_sigterm_during_a_probe_ends_the_worker_then_us(cc_build, tmp_path: Pa
         done = subprocess.run([sys.executable, "-c", _TERMINATED_PROBE, str(lib)], env=env,
                               capture_output=True, text=True, timeout=120,
                               preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
-        assert done.returncode == 128 + signal.SIGTERM and "not reached" not in done.stdout, done.stderr
+        assert done.returncode == 128 + signal.SIGTERM and "NOT-REACHED" not in done.stdout, done.stderr
         assert "Traceback" not in done.stderr
         pids = [int(p) for p in pid_file.read_text().split()]
         assert pids and all(_killed(p) for p in pids)

@@ -31,7 +31,7 @@ _SCRIPT = textwrap.dedent("""
         child = channel.ProbeChild([sys.executable, '-c', 'import time; time.sleep(600)'], None, prefix=b'@@')
         open(sys.argv[1], 'w').write(str(child.proc.pid))
         child.finish()
-    print('not ended')
+    print('NOT-ENDED')
 """)
 
 
@@ -43,7 +43,7 @@ def test_a_sigterm_in_a_workers_grace_kills_it_then_us(tmp_path: Path) -> None:
     pid = int(pidfile.read_text())
     try:
         assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
-        assert "not ended" not in proc.stdout and "Traceback" not in proc.stderr
+        assert "NOT-ENDED" not in proc.stdout and "Traceback" not in proc.stderr  # the script's own marker
         assert not still_running(pid), "the worker outlived the probe"
     finally:
         with contextlib.suppress(ProcessLookupError, PermissionError):

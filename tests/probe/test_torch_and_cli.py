@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from tests.conftest import require
 from zluda_runner.cli import main_group
+from zluda_runner.probe import output_compare as oc
 from zluda_runner.probe.torch_probe import run_torch_probe
 
 
@@ -37,7 +38,7 @@ def test_torch_without_cuda_says_unavailable() -> None:
     require(not torch.cuda.is_available(), "this torch has a CUDA device")
     report = run_torch_probe(sys.executable, os.environ, device="cuda", timeout=300)
     assert report.load is not None and report.load.status == "unavailable"
-    assert "CUDA is not available" in report.load.detail and report.cases == ()
+    assert report.cases == () and sys.executable in report.load.detail  # the interpreter whose torch said so
 
 
 def test_probe_command_json_and_html(standin: Path, tmp_path: Path) -> None:
@@ -197,7 +198,8 @@ def test_tolerances_are_dtype_aware() -> None:
     assert _compare(off.to(torch.bfloat16), want)[0]
     assert not _compare(off.to(torch.float16), want)[0]
     ok, max_abs, _, why = _compare(off.float(), want)
-    assert not ok and abs(max_abs - 2e-2) < 1e-6 and "outside rtol 0.001 / atol 0.001" in why
+    assert not ok and abs(max_abs - 2e-2) < 1e-6
+    assert oc.tolerance("float32") == (1e-3, 1e-3) and why.startswith("60/64 "), why  # all but |x| <= 0.25
     assert _compare(want.float(), want)[0]
     nan = want.clone()
     nan[3] = float("nan")

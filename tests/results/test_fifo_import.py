@@ -22,4 +22,6 @@ def test_import_of_a_fifo_without_a_writer_is_refused_at_once(tmp_path: Path) ->
                          stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "Traceback" not in out.stderr, (out.stdout, out.stderr)
     error = json.loads(out.stdout)  # the data, not the wording folded to the terminal's width
-    assert str(fifo) in error["error"] and "FIFO" in error["error"] and "file first" in error["hint"], error
+    assert (error["kind"], error["exit_code"], error["details"]) == (
+        "bundle", 1, {"problem": "not-a-file", "line": None}), error
+    assert str(fifo) in error["error"] and "FIFO" in error["error"], error

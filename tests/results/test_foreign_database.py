@@ -40,11 +40,11 @@ def test_a_foreign_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path)
                                                  "--results-db", str(other), "results", *args])
         assert result.exit_code == 1, (args, result.output)
         error = json.loads(result.output)
-        assert "is a SQLite database of another program" in error["error"], error
+        assert (error["kind"], error["exit_code"]) == ("foreign-database", 1), error
         assert "moz_places, runs" in error["error"] and "mv " not in error["hint"], error
     outcome = record_report("torch-ops", reports.torch_ops(3), settings=Settings(cache_dir=tmp_path),
                             db_url=str(other), command=["zluda-run", "probe"], host=reports.HOST)
-    assert not outcome.recorded and outcome.warning and "another program" in outcome.warning
+    assert (outcome.recorded, outcome.error_kind) == (False, "foreign-database"), outcome
     assert hashlib.sha256(other.read_bytes()).hexdigest() == digest
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("places")) == ["places.sqlite"]
 

@@ -41,8 +41,8 @@ def test_an_older_store_on_a_read_only_share_is_read(tmp_path: Path) -> None:
         assert _cli("--results-db", url, "show", runs[0]["run_id"][:8], tmp_path=tmp_path)[0] == 0
         assert _cli("--results-db", url, "matrix", "--json", tmp_path=tmp_path)[0] == 0
         assert _cli("--results-db", url, "export", str(bundle), tmp_path=tmp_path)[0] == 0
-        code, out = _cli("--results-db", url, "import", str(bundle), tmp_path=tmp_path)
-        assert code == 1 and "can only be read here" in out, out
+        code, out = _cli("--results-db", url, "import", str(bundle), "--json", tmp_path=tmp_path)
+        assert code == 1 and json.loads(out)["kind"] == "read-only-store", out
     assert Path(url).read_bytes() == before
     conn = sqlite3.connect(url)
     assert conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 1

@@ -133,8 +133,8 @@ def test_importing_and_recording_still_make_a_store(tmp_path: Path) -> None:
     imported = tmp_path / "new" / "imported.db"
     code, out = _cli(tmp_path, "results", "--results-db", str(imported), "import", str(_bundle(tmp_path)))
     assert code == 0 and imported.is_file(), out
-    code, out = _cli(tmp_path, "results", "--results-db", str(imported), "list")
-    assert code == 0 and "no runs recorded in" in out, out
+    code, out = _cli(tmp_path, "results", "--results-db", str(imported), "list", "--json")
+    assert code == 0 and json.loads(out) == {"schema": 1, "store": str(imported), "runs": []}, out
     recorded = tmp_path / "rec" / "recorded.db"
     outcome = record_report("torch-ops", reports.torch_ops(3), settings=Settings(cache_dir=tmp_path),
                             db_url=str(recorded), command=["zluda-run", "probe"], host=reports.HOST)

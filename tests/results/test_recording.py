@@ -171,7 +171,7 @@ def test_unreachable_postgres_and_bad_report_give_warnings(tmp_path: Path) -> No
         command=[],
         db_url=f"postgresql://nobody@/none?host={tmp_path}/nosock",
     )
-    assert not out.recorded and out.warning and "cannot reach" in out.warning
+    assert (out.recorded, out.error_kind) == (False, "store-unreachable"), out
     bad = record_report("probe", object(), settings=Settings(cache_dir=tmp_path), command=[])
     assert not bad.recorded and bad.warning and "result_rows" in bad.warning
     odd = record_report("benchmark", reports.torch_ops(1), settings=Settings(cache_dir=tmp_path), command=[])

@@ -18,7 +18,7 @@ from zluda_runner.results import bundle as bundle_mod
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle, import_bundles, read_bundle
 from zluda_runner.results.recording import record_report
-from zluda_runner.results.schema import SCHEMA_VERSION, ResultsStoreError
+from zluda_runner.results.schema import SCHEMA_VERSION, BundleError, ResultsStoreError
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -128,8 +128,9 @@ def test_bad_bundles_are_refused_with_the_line_and_nothing_is_stored(tmp_path: P
             import_bundles(
                 store, [_bundle_with(tmp_path, "", header='{"format": "zluda-runner-results", "version": 2}')]
             )
-        with pytest.raises(ResultsStoreError, match="nested deeper"):
+        with pytest.raises(BundleError) as caught:
             import_bundles(store, [_bundle_with(tmp_path, "[" * 50 + "]" * 50)])
+        assert (caught.value.problem, caught.value.line) == ("too-deep", 2)
         with pytest.raises(ResultsStoreError, match="line 2"):
             import_bundles(store, [_bundle_with(tmp_path, '{"run": {"kind": "probe", "items": "x"}}')])
         with pytest.raises(ResultsStoreError) as caught:

@@ -127,6 +127,8 @@ def test_a_store_in_a_read_only_folder_can_be_listed_not_added_to(tmp_path: Path
         run_id = json.loads(out)["runs"][0]["run_id"]
         code, out = _cli("--results-db", url, "show", run_id[:10], tmp_path=tmp_path)
         assert code == 0, out
-        code, out = _cli("--results-db", f"sqlite:///{url}", "import", str(bundle), tmp_path=tmp_path)
-        assert code == 1 and "can only be read here" in out and "mv " not in out, out
+        code, out = _cli("--results-db", f"sqlite:///{url}", "import", str(bundle), "--json",
+                         tmp_path=tmp_path)
+        error = json.loads(out)
+        assert (code, error["kind"]) == (1, "read-only-store") and "mv " not in error["hint"], out
         assert sorted(p.name for p in shared.iterdir()) == ["results.db"]

@@ -20,7 +20,9 @@ from tests.results import reports
 from zluda_runner.cli import main_group
 from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store
+from zluda_runner.results.bundle import import_bundles
 from zluda_runner.results.recording import record_report
+from zluda_runner.results.schema import BundleError
 
 
 def _cli(tmp_path: Path, url: str, *args: str) -> tuple[int, str]:
@@ -68,5 +70,8 @@ def test_such_a_store_can_still_be_exported(odd_store: tuple[str, str], tmp_path
     assert code == 0 and "exported 1 run(s)" in out, out
     with make_store(str(tmp_path / "fresh.db")).open() as fresh:
         code, out = _cli(tmp_path, str(tmp_path / "fresh.db"), "import", str(bundle))
-        assert code == 1 and "edited or damaged after export" in out, out  # its id no longer matches
+        assert code == 1, out
+        with pytest.raises(BundleError) as caught:
+            import_bundles(fresh, [bundle])
+        assert (caught.value.problem, caught.value.line) == ("edited", 2)  # its id no longer matches
         assert len(fresh.list_runs()) == 0

@@ -23,7 +23,7 @@ from zluda_runner.doctor.model import Check, DoctorReport, Status
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import import_bundles
 from zluda_runner.results.recording import build_run, record_report
-from zluda_runner.results.schema import ResultRow, ResultsStoreError, RunRecord, canonical_json
+from zluda_runner.results.schema import ResultRow, RunRecord, StoreRefusedValueError, canonical_json
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -92,7 +92,7 @@ def test_a_value_postgresql_refuses_is_not_blamed_on_table_permissions(pg_server
     run = RunRecord(kind="doctor", started_at="2025-07-03T10:00:00.000000Z",
                     items=[ResultRow("hip_runtime", "fail", False, "a\x00b")])
     run = dataclasses.replace(run, run_id="ab" * 32)
-    with make_store(url).open() as store, pytest.raises(ResultsStoreError) as caught:
+    with make_store(url).open() as store, pytest.raises(StoreRefusedValueError) as caught:
         store.insert_run(run)
-    assert "refused a value" in caught.value.message and "NUL" in caught.value.message
-    assert "create tables" not in (caught.value.hint or "")
+    assert caught.value.kind == "store-refused-value"  # not a refused request (table permissions)
+    assert "NUL" in caught.value.message  # PostgreSQL's own word for the value

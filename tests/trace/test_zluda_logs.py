@@ -7,6 +7,7 @@ folder's README cites the files and says which parts are exact and which illustr
 
 from __future__ import annotations
 
+import html
 import shutil
 from pathlib import Path
 
@@ -69,7 +70,11 @@ def test_merged_report_and_views() -> None:
     calls = {row["function"]: row for row in tables["calls"]}
     assert (calls["cuCtxGetDevice_v2"]["count"], calls["cuCtxGetDevice_v2"]["failed"]) == (1, 0)
     assert calls["cuCtxGetDevice_v2"]["status"] == "missing"
-    assert "tracer notes and unrecognised lines" in trace_html(report)
+    columns = ["process", "kind", "text"]  # the table of the tracer's notes and lines it did not read
+    (notes,) = [t for t in trace_sections(report)[0].tables if [c.key for c in t.columns] == columns]
+    assert notes.rows and {row["kind"] for row in notes.rows} <= {"unknown", "note"}, notes.rows
+    page = trace_html(report)  # the page shows each of the tracer's own lines
+    assert all(html.escape(row["text"], quote=False) in page for row in notes.rows), notes.rows
 
 
 def test_zluda3_dump_format() -> None:

@@ -76,7 +76,7 @@ def _comparison_text(c: OutputComparison) -> str:
 def judge_gpu(runs: Sequence[PocRun], telemetry: str, available: bool) -> Criterion:
     if not available:
         return Criterion("on the GPU", "fail", "not shown: no GPU telemetry on this machine",
-                         (f"telemetry: {telemetry}",))
+                         (f"telemetry: {telemetry}",), cause="no-telemetry")
     evidence = [f"telemetry: {telemetry}"]
     idle: list[int] = []
     unread: list[int] = []  # no busy or VRAM value read while it ran: nothing shown either way
@@ -96,12 +96,13 @@ def judge_gpu(runs: Sequence[PocRun], telemetry: str, available: bool) -> Criter
             idle.append(run.index)
     if idle:
         return Criterion("on the GPU", "fail",
-                         f"the GPU stayed idle in runs {idle}: did torch see no device?", tuple(evidence))
+                         f"the GPU stayed idle in runs {idle}: did torch see no device?", tuple(evidence),
+                         cause="idle", runs=tuple(idle))
     if unread:
         return Criterion("on the GPU", "fail",
                          f"not shown: the telemetry read no busy or VRAM value while runs {unread} ran "
                          "(the run ended before the first sample, or the GPU stopped answering)",
-                         tuple(evidence))
+                         tuple(evidence), cause="unread", runs=tuple(unread))
     return Criterion("on the GPU", "pass", "the GPU was busy or held VRAM in every run", tuple(evidence))
 
 
@@ -122,7 +123,8 @@ def judge_stable(runs: Sequence[PocRun], thresholds: Thresholds, available: bool
         evidence.append("VRAM not checked: no GPU telemetry (crashes only)")
         status: Status = "fail" if crashed else "pass"
         return Criterion("stable", status, "no crash over the runs (VRAM unchecked)" if status == "pass"
-                         else f"{len(crashed)} of {len(runs)} runs failed", tuple(evidence))
+                         else f"{len(crashed)} of {len(runs)} runs failed", tuple(evidence),
+                         cause="vram-unchecked" if status == "pass" else "crashed", runs=tuple(crashed))
     total = next((r.trace.vram_total for r in traced if r.trace and r.trace.vram_total), None)
     tolerance = vram_tolerance(thresholds, total)
     afters = [r.trace.vram_after or 0 for r in traced if r.trace]
@@ -151,7 +153,8 @@ def judge_speed(runs: Sequence[PocRun], reference: Sequence[PocRun], min_speedup
     ours = _pooled(steady)
     theirs = _pooled([r for r in reference if r.ok])
     if not ours:
-        return Criterion("speed", "fail", "no ab.timer region was recorded (time the work with ab.timer)")
+        return Criterion("speed", "fail", "no ab.timer region was recorded (time the work with ab.timer)",
+                         cause="no-region")
     name = max(ours, key=lambda n: statistics.median(ours[n]))
     ours_s = statistics.median(ours[name])
     evidence = [f"region {name!r}: median {ours_s:.4g} s over {len(ours[name])} sample(s) "
@@ -164,7 +167,7 @@ def judge_speed(runs: Sequence[PocRun], reference: Sequence[PocRun], min_speedup
     rate = f", {tokens / ours_s:.1f} tokens/s" if tokens and ours_s > 0 else ""
     if name not in theirs:
         return Criterion("speed", "fail", f"{name}: {ours_s:.4g} s{rate}; the reference has no such region",
-                         tuple(evidence))
+                         tuple(evidence), cause="no-such-region")
     ref_s = statistics.median(theirs[name])
     speedup = ref_s / ours_s if ours_s > 0 else float("inf")
     ref_rate = f", {tokens / ref_s:.1f} tokens/s" if tokens and ref_s > 0 else ""

@@ -59,6 +59,8 @@ class Criterion(JsonMixin):
     status: Status
     summary: str  # one line
     evidence: tuple[str, ...] = ()
+    cause: str = ""  # why it failed or went unchecked, stable: "idle", "unread", "no-telemetry", ...
+    runs: tuple[int, ...] = ()  # the runs the cause is about
 
     @property
     def passed(self) -> bool:

@@ -65,7 +65,9 @@ class Closeness:
     ``assert_close`` reports it: ``inf`` where an infinity differs (from a number, from the other
     infinity), ``nan`` where a NaN stands against a number. ``max_rel_error``: the largest
     ``|got - want| / |want|`` over the pairs that differ by a finite amount, None where it is no finite
-    number (a reference of 0, an infinity or NaN on one side). ``detail`` says what differs."""
+    number (a reference of 0, an infinity or NaN on one side). ``non_finite``: how many mismatches are a
+    NaN or an infinity against something else; ``index``: the flat index of the element ``detail`` names
+    (the first of those, else the largest difference; None: no mismatch). ``detail`` says what differs."""
 
     status: Status
     rtol: float
@@ -75,6 +77,8 @@ class Closeness:
     max_abs_error: float | None = None
     max_rel_error: float | None = None
     detail: str = ""
+    non_finite: int = 0
+    index: int | None = None
 
     @property
     def agree(self) -> bool:
@@ -164,12 +168,13 @@ def compare_values(got: Sequence[complex], want: Sequence[complex], *, got_dtype
         else:
             detail += (f" (the largest difference: {_number_text(worst_diff)}, "
                        f"{_pair_text(got, want, worst, shape_g)})")
+    named = (first_odd if non_finite else worst) if mismatched else None
     if unbounded is not None:
         return Closeness("differ", r, a, elements=len(got), mismatched=mismatched, max_abs_error=unbounded,
-                         max_rel_error=None, detail=detail)
+                         max_rel_error=None, detail=detail, non_finite=non_finite, index=named)
     return Closeness("agree" if not mismatched else "differ", r, a, elements=len(got), mismatched=mismatched,
                      max_abs_error=max_abs, max_rel_error=max_rel if math.isfinite(max_rel) else None,
-                     detail=detail)
+                     detail=detail, non_finite=non_finite, index=named)
 
 
 def _pair_text(got: Sequence[complex], want: Sequence[complex], index: int, shape: Sequence[int]) -> str:

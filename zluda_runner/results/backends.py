@@ -47,7 +47,16 @@ from typing import Any
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_text, redact_url, userinfo
 from zluda_runner.core.settings import Settings
-from zluda_runner.results.schema import NoResultsStoreError, ResultsStoreError
+from zluda_runner.results.schema import (
+    ForeignDatabaseError,
+    NoResultsStoreError,
+    ReadOnlyStoreError,
+    ResultsStoreError,
+    StoreBusyError,
+    StoreRefusedValueError,
+    StoreUnreachableError,
+    StoreWriteFailedError,
+)
 from zluda_runner.results.store import Connection, Cursor, ResultsStore
 
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
@@ -94,7 +103,7 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path, *, may_create: bool = 
     if not names or "schema_version" in names:
         return
     shown = ", ".join(n[:40] for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    raise ResultsStoreError(
+    raise ForeignDatabaseError(
         f"{path} is a SQLite database of another program (its tables: {shown}), not a zluda-runner "
         "results store; nothing in it was changed",
         "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB another file (a new name makes a new store)",
@@ -209,7 +218,7 @@ class SQLiteStore(ResultsStore):
         cur.execute("BEGIN IMMEDIATE")
 
     def _read_only_error(self) -> ResultsStoreError:
-        return ResultsStoreError(
+        return ReadOnlyStoreError(
             f"the results store {self.path} can only be read here (its folder or file cannot be "
             "written): runs can be listed, not added; nothing was changed",
             "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB a store in a folder you can write",
@@ -221,7 +230,7 @@ class SQLiteStore(ResultsStore):
         if not self.may_create and not os.path.exists(self.path):  # removed while a reader opened it
             return _no_store(self.path)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            return ResultsStoreError(
+            return StoreBusyError(
                 f"the results store {self.path} stayed locked by another process ({exc})",
                 "another zluda-run is writing to it; try again when it finishes",
             )
@@ -244,7 +253,7 @@ class SQLiteStore(ResultsStore):
         (a store that does not exist, or one a full disk stopped a write to, is not unusable)."""
         text = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and ("disk I/O error" in text or "disk is full" in text):
-            return ResultsStoreError(
+            return StoreWriteFailedError(
                 f"the results store {self.path} could not be written ({text}): a full disk or a file-size "
                 "limit does this; the write that failed stored nothing, and what the store held before is"
                 " kept",
@@ -349,12 +358,12 @@ class PostgresStore(ResultsStore):
             return None
         said = redact_text(str(exc).strip(), self.url)  # the driver's words may quote a password's tail
         if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
-            return ResultsStoreError(
+            return StoreBusyError(
                 f"the results database {self.location} kept us waiting: {said}",
                 "another session holds the store (a stalled writer?); try again when it finishes",
             )
         if isinstance(exc, psycopg.OperationalError):
-            return ResultsStoreError(
+            return StoreUnreachableError(
                 f"cannot reach the results database {self.location}: {said}",
                 "check the URL given to {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB and that the server runs"
                 " (and answers)",
@@ -365,7 +374,7 @@ class PostgresStore(ResultsStore):
                 "check that the database user may create tables there and write to them",
             )
         if isinstance(exc, psycopg.DataError):
-            return ResultsStoreError(
+            return StoreRefusedValueError(
                 f"the results database {self.location} refused a value: {said}",
                 "a value PostgreSQL cannot keep reached it; nothing of this write was stored",
             )

@@ -56,6 +56,8 @@ from zluda_runner.results.schema import (
     MAX_TEXT,
     SCHEMA_VERSION,
     SUMMARY_TEXT_KEYS,
+    BundleError,
+    BundleLineError,
     ResultRow,
     ResultsStoreError,
     RunRecord,
@@ -272,8 +274,10 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     text = canonical_json(content)  # a lone surrogate cannot be encoded: ValueError, a bad line
     if id_of(text) != run.run_id:
         if newer:
-            raise ValueError("run_id does not match the run's content as this zluda-runner reads it" + newer)
-        raise ValueError("run_id does not match the run's content (edited or damaged after export)")
+            raise BundleLineError("run_id does not match the run's content as this zluda-runner reads it"
+                                  + newer, "newer")
+        raise BundleLineError("run_id does not match the run's content (edited or damaged after export)",
+                              "edited")
     # a NUL (written \u0000) another store kept becomes U+FFFD here (and the id follows)
     return clean_run(run) if "\\u0000" in text else run
 
@@ -320,9 +324,10 @@ def _open_bundle(path: Path) -> BinaryIO:
         handle = open_regular(path)
         size = os.fstat(handle.fileno()).st_size
     except NotRegularFileError as exc:
-        raise ResultsStoreError(
+        raise BundleError(
             f"cannot read {path}: {exc.strerror}",
             "save the bundle to a file first: it is read twice (checked whole, then stored)",
+            problem="not-a-file",
         ) from exc
     except OSError as exc:
         raise ResultsStoreError(
@@ -369,16 +374,17 @@ def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
             data = json.loads(line.decode("utf-8-sig" if number == 1 else "utf-8"))
             if number == 1:
                 if _too_deep(data):
-                    raise ValueError("nested deeper than a bundle is")
+                    raise BundleLineError("nested deeper than a bundle is", "too-deep")
                 schema, expected = _check_header(data)
                 continue
             run = run_from_bundle(data, schema)  # what it keeps is checked shallow, field by field
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             # a run line nested too deep is refused as that (what a run keeps is checked shallow)
-            reason = "nested deeper than a bundle is" if number > 1 and _too_deep(data) else exc
-            raise ResultsStoreError(
-                f"{where}: {reason}", "give a bundle written by {cmd:results export}"
-            ) from exc
+            deep = number > 1 and _too_deep(data)
+            reason = "nested deeper than a bundle is" if deep else exc
+            problem = "too-deep" if deep else getattr(exc, "problem", "malformed")
+            raise BundleError(f"{where}: {reason}", "give a bundle written by {cmd:results export}",
+                              problem=problem, line=number) from exc
         read += 1
         if expected is not None and read > expected:
             raise ResultsStoreError(
@@ -404,8 +410,8 @@ def _check_header(data: object) -> tuple[int | None, int | None]:
         raise ValueError(f'not a results bundle (the first line has no "format": "{BUNDLE_FORMAT}")')
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > BUNDLE_VERSION:
-        raise ValueError(f"bundle version {version} was written by a newer zluda-runner (this one reads"
-                         f" 1..{BUNDLE_VERSION}); upgrade zluda-runner to import it")
+        raise BundleLineError(f"bundle version {version} was written by a newer zluda-runner (this one"
+                              f" reads 1..{BUNDLE_VERSION}); upgrade zluda-runner to import it", "newer")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ValueError(
             f"bundle version {str(version)[:20]!r} is not one this zluda-runner reads (1..{BUNDLE_VERSION})"

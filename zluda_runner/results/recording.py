@@ -48,6 +48,7 @@ class RecordOutcome:
     duplicate: bool = False  # the same run was already stored
     warning: str | None = None
     location: str = ""
+    error_kind: str | None = None  # not recorded: the error's stable kind (None: not one of ours)
 
 
 def _small_dict(value: Mapping[str, object] | None, scrubber: Scrubber) -> dict[str, Any] | None:
@@ -142,7 +143,8 @@ def record_report(
         message = (known.message if known else None) or f"{type(exc).__name__}: {exc}"
         hint = known.hint if known else None
         warning = f"results not recorded: {message}" + (f" (hint: {hint})" if hint else "")
-        return RecordOutcome(False, warning=warning, location=location)
+        return RecordOutcome(False, warning=warning, location=location,
+                             error_kind=known.kind if known else None)
 
 
 def known_on_this_gpu(settings: Settings, gfx: str | None, release_id: str | None = None) -> list[str]:

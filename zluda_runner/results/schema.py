@@ -40,6 +40,50 @@ class NoResultsStoreError(ResultsStoreError):
     nothing was made there: only recording and importing make a store."""
 
 
+class StoreBusyError(ResultsStoreError):
+    """Another process held the store's lock (SQLite) or a row or lock (PostgreSQL) past the wait."""
+
+
+class StoreUnreachableError(ResultsStoreError):
+    """The results database server cannot be reached, or stopped answering."""
+
+
+class StoreRefusedValueError(ResultsStoreError):
+    """The results database refused a value of a write (PostgreSQL); nothing of it was stored."""
+
+
+class ReadOnlyStoreError(ResultsStoreError):
+    """The store can only be read here (its folder or file cannot be written): runs cannot be added."""
+
+
+class ForeignDatabaseError(ResultsStoreError):
+    """The file is a SQLite database of another program; nothing in it is changed."""
+
+
+class StoreWriteFailedError(ResultsStoreError):
+    """A write to the store failed for the disk (full, a file-size limit); what it held is kept."""
+
+
+class BundleError(ResultsStoreError):
+    """A results bundle cannot be read: ``problem`` says what, as a stable code (``not-a-file``,
+    ``edited``, ``newer``, ``too-deep``, ``malformed``, ...), ``line`` where (None: the file); both are
+    its ``details`` (the --json error's)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, problem: str = "malformed",
+                 line: int | None = None) -> None:
+        super().__init__(message, hint, details={"problem": problem, "line": line})
+        self.problem = problem
+        self.line = line
+
+
+class BundleLineError(ValueError):
+    """Why one line of a bundle is refused, with its ``problem`` code (see :class:`BundleError`)."""
+
+    def __init__(self, message: str, problem: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
 @dataclass(frozen=True)
 class ResultRow(JsonMixin):
     """One outcome inside a run: a probe case, a torch op, a traced function, a binding, a check, as a

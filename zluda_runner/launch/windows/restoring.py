@@ -48,6 +48,10 @@ ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original",
 NEXT_NOTHING, NEXT_REPLACE, NEXT_REFUSE = "nothing", "re-place", "refuse"
 
 
+class NothingToRestoreError(PlacementError):
+    """No placement journal in torch/lib: never placed there, or already restored (by a concurrent call)."""
+
+
 @dataclass
 class RestoreResult(JsonMixin):
     torch_lib: Path
@@ -207,7 +211,7 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
     jdir = journal_dir_for(torch_lib, journal_dir)
     if read_journal(torch_lib, journal_dir) is None:
         swept = sweep_stale_lock(jdir)  # a placement killed before its journal left only its lock
-        raise PlacementError(
+        raise NothingToRestoreError(
             f"nothing to restore in {torch_lib}: no placement journal at {jdir / JOURNAL_FILE}"
             + (f" (the empty {jdir} a killed placement left was removed)" if swept else ""),
             hint="zluda-runner never placed DLLs here (or already restored them)",
@@ -217,7 +221,8 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
             journal = read_journal(torch_lib, journal_dir)
             if journal is None:  # restored meanwhile by a concurrent call
                 held.drop = not (jdir / ORIGINALS_DIR).exists()
-                raise PlacementError(f"nothing to restore in {torch_lib}", hint="it was restored meanwhile")
+                raise NothingToRestoreError(f"nothing to restore in {torch_lib}",
+                                            hint="it was restored meanwhile")
             result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
             result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
             if not result.complete:
