@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ZludaRunnerError
-from zluda_runner.core.paths import MANIFEST_ENV
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.checks_gpu import check_gpu_hip_rules
 from zluda_runner.doctor.model import Check, Findings, Status
