@@ -6,21 +6,22 @@ word that is not one of our commands (or anything after ``--``) is the workload.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zluda_runner.commands import COMMAND_TABLE, load_command
 from zluda_runner.core import exitcodes
-from zluda_runner.core.errors import UsageFault, ZludaRunnerError
-from zluda_runner.core.paths import CACHE_ENV, MANIFEST_ENV
+from zluda_runner.core.envnames import CACHE_ENV, MANIFEST_ENV
 from zluda_runner.core.textio import make_standard_streams_safe
 from zluda_runner.core.version import JSON_SCHEMA_VERSION, __version__
+
+if TYPE_CHECKING:  # `zluda-run --help` imports neither the errors nor pathlib, json or shutil
+    from pathlib import Path
+
+    from zluda_runner.core.errors import ZludaRunnerError
 
 RUN_COMMAND = "run"
 # Commands that need the x86-64 machine ZLUDA runs on (everything else works anywhere).
@@ -79,6 +80,8 @@ class FallthroughGroup(click.Group):
         raise click.NoSuchOption(arg.split("=", 1)[0], possibilities=close, ctx=ctx)
 
     def _refuse_typo(self, ctx: click.Context, word: str) -> None:
+        import shutil
+
         if os.sep in word or shutil.which(word):
             return
         import difflib  # only on this path: a cached launch must start fast
@@ -145,6 +148,7 @@ class FallthroughGroup(click.Group):
         # what running a command needs is imported here: `zluda-run --help` starts without it
         from zluda_runner.api.options import worded_for
         from zluda_runner.core.arch import require_x86_64
+        from zluda_runner.core.errors import ZludaRunnerError
 
         if ctx.meta.get("zluda_command") in X86_COMMANDS:
             require_x86_64()
@@ -170,6 +174,8 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     the command line: its flags and commands)."""
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
+        import json
+
         payload = {"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code,
                    "kind": exc.kind, **({"details": dict(getattr(exc, "details", {}))}
                                         if getattr(exc, "details", None) else {})}
@@ -181,7 +187,11 @@ def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
 
 
 def _path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
-    return Path(value).expanduser() if value else None
+    if not value:
+        return None
+    from pathlib import Path
+
+    return Path(value).expanduser()
 
 
 @click.group(
@@ -270,28 +280,38 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: exit codes from :mod:`zluda_runner.core.exitcodes`."""
     args = sys.argv[1:] if argv is None else list(argv)
     make_standard_streams_safe()  # a cp1252 pipe on Windows: UTF-8, never UnicodeEncodeError
-    as_json = _wants_json(args)
     try:
         code = main_group.main(args=args, prog_name="zluda-run", standalone_mode=False)
-    except ZludaRunnerError as exc:  # raised outside a command's invoke
+    except (Exception, KeyboardInterrupt) as exc:
+        sys.exit(_failed(exc, as_json=_wants_json(args)))
+    sys.exit(code if isinstance(code, int) else exitcodes.OK)
+
+
+def _failed(exc: BaseException, *, as_json: bool) -> int:
+    """What an exception out of the command line says (``--json``: the machine's reading of every outcome,
+    Ctrl-C's too), and its exit code; anything else is raised again."""
+    import json
+
+    from zluda_runner.core.errors import UsageFault, ZludaRunnerError
+
+    if isinstance(exc, ZludaRunnerError):  # raised outside a command's invoke
         report_error(exc, as_json=as_json)
-        sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, click.exceptions.Abort) as exc:
+        return exc.exit_code
+    if isinstance(exc, (KeyboardInterrupt, click.exceptions.Abort)):
         said = str(exc.__cause__ or exc) or "interrupted"  # an interrupted fetch says what it kept
-        if as_json:  # --json is the machine's reading of every outcome, Ctrl-C's too
+        if as_json:
             click.echo(json.dumps({"schema": JSON_SCHEMA_VERSION, "error": said, "hint": None,
                                    "exit_code": exitcodes.INTERRUPTED, "kind": "interrupted"}, indent=2))
         else:
             click.echo(said, err=True)
-        sys.exit(exitcodes.INTERRUPTED)
-    except click.ClickException as exc:
+        return exitcodes.INTERRUPTED
+    if isinstance(exc, click.ClickException):
         if as_json:
             report_error(UsageFault(exc.format_message(), exit_code=exc.exit_code), as_json=True)
         else:
             exc.show()
-        sys.exit(exc.exit_code)
-    sys.exit(code if isinstance(code, int) else exitcodes.OK)
-
+        return exc.exit_code
+    raise exc
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,7 @@ ALLOWED_MODULES = {
     "zluda_runner.core.version": "__version__ (--version) and JSON_SCHEMA_VERSION (--json's schema)",
     "zluda_runner.core.errors": "the exceptions the CLI prints as error:/hint: (and UsageFault for --json)",
     "zluda_runner.core.exitcodes": "the exit codes a command exits with",
-    "zluda_runner.core.paths": "the environment variables an option reads (CACHE_ENV, MANIFEST_ENV, ...)",
+    "zluda_runner.core.envnames": "the environment variables an option reads (CACHE_ENV, MANIFEST_ENV, ...)",
     "zluda_runner.core.textio": "the CLI's own stdout/stderr made safe (a cp1252 pipe on Windows)",
     "zluda_runner.core.serial": "--json: records to plain JSON values",
     "zluda_runner.core.arch": "refusing a non-x86-64 machine before a workload's words are parsed",

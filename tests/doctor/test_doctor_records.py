@@ -17,7 +17,7 @@ from zluda_runner.cli import main_group
 from zluda_runner.core.exitcodes import CHECK_FAILED, OK
 from zluda_runner.doctor import Check, DoctorOptions, DoctorReport, Status, run_doctor
 from zluda_runner.doctor.run import exit_code
-from zluda_runner.host.model import HostFacts
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.report.doctor_view import render_text
 
 HIPSDK = ("hip_sdks", "hip_runtime_mix", "sdk_rocblas")

@@ -242,7 +242,9 @@ def test_command_table_matches_the_modules() -> None:
 
 def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) -> None:
     """The cached launch path stays light (benchmarks/launch_overhead.py has the figures): what is
-    loaded at the moment zluda-run replaces itself with the workload."""
+    loaded at the moment zluda-run replaces itself with the workload. A --zluda-dir launch on a host
+    whose GPU and HIP are unknown reads no manifest, so the release stack is not imported either; nor
+    are the results store's tables or the doctor's HIP query."""
     import subprocess
 
     args = _args(tmp_path, standin_releases["good"], "--", "true")
@@ -250,7 +252,9 @@ def test_cached_run_imports_no_heavy_module(standin_releases, tmp_path: Path) ->
         "import os, sys\nfrom zluda_runner.cli import main\n"
         "def fake_execve(path, argv, env):\n"
         "    heavy = [m for m in ('requests', 'elftools', 'pefile', 'zluda_runner.inspection.inspect',"
-        " 'zluda_runner.probe', 'zluda_runner.doctor', 'zluda_runner.abtest', 'rich') if m in sys.modules]\n"
+        " 'zluda_runner.probe', 'zluda_runner.doctor', 'zluda_runner.abtest', 'rich',"
+        " 'zluda_runner.release.manifest', 'zluda_runner.release.selection', 'zluda_runner.results.schema',"
+        " 'zluda_runner.host.hip', 'zluda_runner.host.compile_cache') if m in sys.modules]\n"
         "    print(heavy, flush=True)\n"
         "    os._exit(0)\n"
         "os.execve = fake_execve\n"

@@ -12,8 +12,9 @@ from zluda_runner.abtest.model import (
     TimingStats,
 )
 from zluda_runner.doctor.model import Check, DoctorReport, Status
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.hip import HipInfo
-from zluda_runner.host.model import GpuAgent, HostFacts
+from zluda_runner.host.model import GpuAgent
 from zluda_runner.launch.verdict import BindingEvidence, VerifyResult
 from zluda_runner.probe.model import KIND_TORCH, CaseResult, ProbeReport
 from zluda_runner.trace.model import FirstFailure, TraceCall, TraceReport

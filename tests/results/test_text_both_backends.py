@@ -32,7 +32,7 @@ RECORD_ARGV = """
 import json, sys
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.model import Check, DoctorReport, Status
-from zluda_runner.host.model import HostFacts
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.results.recording import record_report
 facts = HostFacts("linux", "x86_64", "Debian 12", "3.11")
 report = DoctorReport(facts, [Check("hip_runtime", Status.OK, "found")])

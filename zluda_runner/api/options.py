@@ -69,7 +69,7 @@ R = TypeVar("R")
 def recorded(function: Callable[P, R]) -> Callable[P, R]:
     """An API function whose run is recorded: what it was asked (its name and the arguments given, an
     :class:`Options` by the fields set) is the run's command, unless a front end said already (the
-    command line's words: :func:`zluda_runner.results.recordable.asked`)."""
+    command line's words: :func:`zluda_runner.results.asked.asked`)."""
 
     @functools.wraps(function)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -88,7 +88,7 @@ def recorded(function: Callable[P, R]) -> Callable[P, R]:
 
 def asked_for(words: Sequence[str]) -> contextlib.AbstractContextManager[None]:
     """A front end's words for what the user asked: the command of every run recorded meanwhile."""
-    from zluda_runner.results.recordable import asked
+    from zluda_runner.results.asked import asked
 
     return asked(words)
 

@@ -43,7 +43,7 @@ class Invocation:
 
 def pass_invocation(command: Callable[Concatenate[Invocation, P], R]) -> Callable[P, R]:
     """A command's callback given the :class:`Invocation`, its words read from what click parsed; every
-    run it records stores them (:func:`zluda_runner.results.recordable.asked`)."""
+    run it records stores them (:func:`zluda_runner.results.asked.asked`)."""
 
     @functools.wraps(command)
     def invoked(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -16,7 +16,7 @@ from zluda_runner.api.releases import fetch
 from zluda_runner.api.terms import OSES
 from zluda_runner.commands import command, group
 from zluda_runner.commands.common import Invocation, emit_json, pass_invocation
-from zluda_runner.core.paths import MIRROR_ENV
+from zluda_runner.core.envnames import MIRROR_ENV
 from zluda_runner.report.terminal import say
 
 

@@ -15,7 +15,6 @@ from zluda_runner.api.launching import prepare_launch, start
 from zluda_runner.commands import command
 from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
-from zluda_runner.report.terminal import say
 
 if TYPE_CHECKING:
     from zluda_runner.api.evidence import Telemetry
@@ -49,6 +48,7 @@ def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[s
         _gpu_line(heard)
         sys.exit(traced.exit_code)
     if call.verify_load:
+        from zluda_runner.report.terminal import say
         from zluda_runner.report.verify_view import render_verification
 
         result = verify_launch(launch, call.options, on_warning=warn, on_telemetry=on_telemetry)
@@ -96,6 +96,7 @@ def plan_command(call: Invocation, no_cache: bool, torch_lib: Path | None, comma
 
         print_plan(plan)
         if verification is not None:
+            from zluda_runner.report.terminal import say
             from zluda_runner.report.verify_view import render_verification
 
             say([render_verification(verification)], err=True)

@@ -164,9 +164,10 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
     if use_cache:
         cached = _load_cached_plan(cache_file)
         if cached is not None:  # the host is judged with the cached target's CUDA: nothing inspected
-            from zluda_runner.release.selection import parse_cuda
+            if settings.zluda_dir is None:  # (a --zluda-dir run resolves no release: none is imported)
+                from zluda_runner.release.selection import parse_cuda
 
-            ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
+                ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
             return _planned(ctx, dataclasses.replace(cached, argv=tuple(argv)))
     from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.plan.build import make_plan

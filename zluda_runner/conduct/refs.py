@@ -14,7 +14,6 @@ from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults_facts import read_host
 from zluda_runner.plan.model import PlanTarget, RecordRefs, ReleaseRef, recorded_refs
-from zluda_runner.release.selection import parse_cuda
 
 
 def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
@@ -32,6 +31,8 @@ def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
     if settings.zluda_dir is not None:
         release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
     elif ctx.resolution is not None or resolve:  # no plan: the release the resolver gives this torch
+        from zluda_runner.release.selection import parse_cuda  # a --zluda-dir run never imports releases
+
         with contextlib.suppress(Exception):
             resolution = ctx.resolution or resolve_run(ctx, cuda=parse_cuda(target.cuda))
             chosen = resolution.require()

@@ -18,10 +18,8 @@ import errno
 import io
 import json
 import os
-import secrets
 import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -159,7 +157,7 @@ def _temp_beside(path: Path) -> tuple[int, str]:
             st = os.stat(path)
             keep = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
     for _ in range(100):
-        tmp = os.path.join(path.parent, f"{TMP_PREFIX}{path.name}.{secrets.token_hex(6)}")
+        tmp = os.path.join(path.parent, f"{TMP_PREFIX}{path.name}.{os.urandom(6).hex()}")
         try:
             fd = os.open(tmp, _TEMP_FLAGS, 0o666)
         except FileExistsError:
@@ -218,6 +216,8 @@ def atomic_output(path: Path) -> Iterator[Path]:
     that file is renamed over ``path``, and the folder is removed either way."""
     path = Path(path)
     make_folder(path.parent)
+    import tempfile
+
     work = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
     try:
         yield work / path.name

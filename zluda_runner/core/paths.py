@@ -6,9 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-CACHE_ENV = "ZLUDA_RUNNER_CACHE"
-MANIFEST_ENV = "ZLUDA_RUNNER_MANIFEST"
-MIRROR_ENV = "ZLUDA_RUNNER_MIRROR"
+from zluda_runner.core.envnames import CACHE_ENV
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import subprocess
 import sys
@@ -119,7 +118,7 @@ def start_tree(args: Sequence[str], *, own_group: bool = True, pass_fds: Sequenc
             popen.update(startupinfo=info, close_fds=True)
         proc, job = winproc.popen_in_job(argv, new_group=own_group, **popen)
         return ProcessTree(proc, job, own_group)
-    token = secrets.token_hex(8)
+    token = os.urandom(8).hex()
     env = dict(os.environ if popen.get("env") is None else popen["env"])
     env[TREE_ENV] = ":".join(filter(None, (env.get(TREE_ENV), token)))
     popen["env"] = env

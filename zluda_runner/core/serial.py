@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import enum
+import functools
 import json
 import types
 import typing
@@ -85,12 +86,16 @@ def _from_plain(tp: object, value: Any) -> Any:
 def _dataclass_from_dict(cls: type[D], data: dict[str, Any]) -> D:
     if not isinstance(data, dict):
         raise TypeError(f"expected an object for {cls.__name__}, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if f.name in data:
-            kwargs[f.name] = _from_plain(hints.get(f.name, Any), data[f.name])
+    kwargs = {name: _from_plain(tp, data[name]) for name, tp in _field_types(cls) if name in data}
     return cls(**kwargs)
+
+
+@functools.cache
+def _field_types(cls: type) -> tuple[tuple[str, object], ...]:
+    """A dataclass's fields and their types, worked out once per class (``get_type_hints`` evaluates every
+    annotation: a cached plan's hundred bindings would evaluate Binding's a hundred times)."""
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls))
 
 
 class JsonMixin:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.argcheck import check_fields
-from zluda_runner.core.paths import MANIFEST_ENV, default_cache_dir
+from zluda_runner.core.envnames import MANIFEST_ENV
+from zluda_runner.core.paths import default_cache_dir
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,11 @@ import os
 from collections.abc import Mapping, Sequence
 
 from zluda_runner.doctor.model import Check, Status
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import generation, is_rdna_or_newer
 from zluda_runner.host.hip import format_hip_version
-from zluda_runner.host.model import GpuAgent, HostFacts
+from zluda_runner.host.model import GpuAgent
 from zluda_runner.host.visibility import Visibility
 from zluda_runner.release.gpurules import rules_against
 from zluda_runner.release.model import GpuHipRule

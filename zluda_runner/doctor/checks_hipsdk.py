@@ -12,7 +12,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.doctor.model import Check, DoctorOptions, Findings, Status
 from zluda_runner.host import hipsdk
-from zluda_runner.host.model import HostFacts
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.selection import Resolution
 

@@ -12,8 +12,8 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.core.units import format_bytes
 from zluda_runner.doctor.model import Check, DoctorOptions, Status
 from zluda_runner.host.compile_cache import CompileCacheInfo
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.gpus import effective_gfx
-from zluda_runner.host.model import HostFacts
 from zluda_runner.host.quick import hip_found
 from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.cache import list_cache, verify_cache

@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ZludaRunnerError
-from zluda_runner.core.paths import MANIFEST_ENV
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor.checks_gpu import check_gpu_hip_rules
 from zluda_runner.doctor.model import Check, Findings, Status
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx
@@ -23,7 +24,7 @@ from zluda_runner.host.libraries import (
     kernel_folder,
     library_name,
 )
-from zluda_runner.host.model import GpuAgent, HostFacts, RocmInstall
+from zluda_runner.host.model import GpuAgent, RocmInstall
 from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.selection import Resolution, blocked_needs
 

@@ -15,9 +15,9 @@ from zluda_runner.core import exitcodes
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.gpus import HipQuery
 from zluda_runner.host.hip import query_hip_isolated
-from zluda_runner.host.model import HostFacts
 from zluda_runner.results.recordable import ResultRow, ResultRows
 
 # Environment variables shown in the report's facts (they change what HIP / ZLUDA / torch do).

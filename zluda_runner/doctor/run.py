@@ -46,9 +46,9 @@ from zluda_runner.doctor.model import (
     Status,
 )
 from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_cache
+from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
-from zluda_runner.host.model import HostFacts
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.host.visibility import workload_target

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
 from zluda_runner.host.model import GpuAgent, RocmInstall
-from zluda_runner.host.tools import ToolRunner
 
-if TYPE_CHECKING:  # the HIP binding is only needed when the runtime is queried
+if TYPE_CHECKING:  # the HIP binding (and the tools' runner) only when the runtime is queried
     from zluda_runner.host.hip import HipInfo
+    from zluda_runner.host.tools import ToolRunner
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.gfx import normalize_gfx
 
@@ -210,6 +209,8 @@ def query_hip_isolated(
     argv = [python or sys.executable, "-m", "zluda_runner.host.hip", *(library_names or ())]
     base = os.environ if env is None else env
     child_env = {k: v for k, v in base.items() if k not in DEVICE_SELECTION_ENV}
+    from zluda_runner.core.child import json_line, run_child  # a run only reads the host's files
+
     result = run_child(argv, timeout=timeout, env=child_env)
     if result.timed_out:
         return HipInfo(error=f"the HIP runtime did not answer within {timeout:.0f} s (driver hang?)",

@@ -1,18 +1,17 @@
-"""What the host has, as plain data: GPU agents, the ROCm / HIP SDK install, the gathered facts.
+"""What the host has, as plain data: GPU agents, the ROCm / HIP SDK install (the gathered facts:
+:mod:`.facts`, apart, so that a launch reading the GPUs imports no HIP query).
 
-Discovery (:mod:`.gpus`, :mod:`.rocm`, :mod:`.hip`) fills these; the doctor judges them.
+Discovery (:mod:`.gpus`, :mod:`.rocm`) fills these; the doctor judges them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.units import format_bytes
-from zluda_runner.host.compile_cache import CompileCacheInfo
-from zluda_runner.host.hip import HipInfo
 
 
 @dataclass
@@ -50,20 +49,3 @@ class RocmInstall(JsonMixin):
     @property
     def label(self) -> str:
         return {"hip-sdk": "HIP SDK", "distribution": "distribution HIP"}.get(self.kind, "ROCm")
-
-
-@dataclass
-class HostFacts(JsonMixin):
-    os: str
-    arch: str
-    os_version: str
-    python: str
-    root: Path | None = None
-    gpus: list[GpuAgent] = field(default_factory=list)
-    gpu_source: str | None = None
-    rocm: RocmInstall | None = None
-    hip: HipInfo | None = None
-    driver_version: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    gpu_search: list[str] = field(default_factory=list)
-    compile_cache: CompileCacheInfo | None = None

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,6 +168,8 @@ def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
 
 
 def _make_link_dir(parent: Path, final: Path, mapping: Mapping[str, Path]) -> Path:
+    import tempfile  # only when the links are made (a cached launch finds them)
+
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=parent))
     try:

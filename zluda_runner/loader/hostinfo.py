@@ -11,8 +11,6 @@ import shutil
 import struct
 from pathlib import Path
 
-from zluda_runner.core.child import run_child
-
 LD_SO_CACHE = "/etc/ld.so.cache"
 
 
@@ -20,6 +18,8 @@ def interpreter_search_info(interp: str) -> tuple[list[str], list[str]]:
     """(system search dirs, hwcap subdirs) as ``ld.so --help`` prints them (glibc >= 2.33)."""
     if not os.access(interp, os.X_OK):
         return [], []
+    from zluda_runner.core.child import run_child  # children only when asked: a launch reads files
+
     return parse_ld_so_help(run_child([interp, "--help"], timeout=10).stdout)
 
 
@@ -98,6 +98,8 @@ def _ldconfig_p() -> dict[str, str]:
     exe = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None)
     if exe is None:
         return {}
+    from zluda_runner.core.child import run_child
+
     out = run_child([exe, "-p"], timeout=10).stdout
     found: dict[str, str] = {}
     for m in re.finditer(r"^\s+(\S+) \(([^)]*)\) => (\S+)$", out, re.MULTILINE):

@@ -52,9 +52,9 @@ from urllib.request import url2pathname
 import requests
 import urllib3.exceptions
 
+from zluda_runner.core.envnames import CACHE_ENV, MIRROR_ENV
 from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
 from zluda_runner.core.fsutil import open_regular
-from zluda_runner.core.paths import CACHE_ENV, MIRROR_ENV
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar

@@ -20,8 +20,9 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
-from zluda_runner.core.paths import MANIFEST_ENV, CachePaths, manifests_dir
+from zluda_runner.core.paths import CachePaths, manifests_dir
 from zluda_runner.release.model import (
     ARCHES,
     CHANNELS,

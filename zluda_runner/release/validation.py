@@ -12,9 +12,9 @@ from pathlib import PurePosixPath
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.families import FAMILIES, parse_library_name
-from zluda_runner.core.paths import MANIFEST_ENV
 from zluda_runner.release.model import (
     ARCHES,
     ASSET_FACTS,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from zluda_runner.results.schema import MAX_TEXT
 
 if TYPE_CHECKING:
-    from zluda_runner.host.model import HostFacts
+    from zluda_runner.host.facts import HostFacts
 
 FINGERPRINT_KEYS = (
     "os",
@@ -102,7 +102,7 @@ def _home() -> str | None:
 
 
 def from_doctor_facts(facts: HostFacts) -> dict[str, str]:
-    """Fingerprint fields from a doctor's :class:`~zluda_runner.host.model.HostFacts`: the OS, the
+    """Fingerprint fields from a doctor's :class:`~zluda_runner.host.facts.HostFacts`: the OS, the
     dedicated GPU (else the first), ROCm's and HIP's versions, the driver's."""
     from zluda_runner.host.hip import format_hip_version
 

@@ -10,19 +10,16 @@ above it: the reports import this module. Recording scrubs and bounds what it is
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from zluda_runner.core.redact import redact_words
 from zluda_runner.results.schema import MAX_KEY, MAX_KEYS, clean_text
 from zluda_runner.results.schema import ResultRow as ResultRow  # the row a report gives is the row kept
 
 if TYPE_CHECKING:
-    from zluda_runner.host.model import HostFacts
+    from zluda_runner.host.facts import HostFacts
 
 # A summary value the store keeps beside the counts (verdict, exit code, agree ...): JSON scalars.
 SummaryValue = str | int | float | bool | None
@@ -82,22 +79,3 @@ def numbers_of(value: object) -> dict[str, float | None]:
     if not isinstance(value, Mapping):
         return {}
     return {text_of(k)[:MAX_KEY]: number(v) for k, v in list(value.items())[:MAX_KEYS]}
-
-
-# what the user asked (the command of every run recorded meanwhile): set by asked(), read by recording
-ASKED: ContextVar[tuple[str, ...] | None] = ContextVar("zluda_runner_asked", default=None)
-
-
-@contextlib.contextmanager
-def asked(words: Sequence[str]) -> Iterator[None]:
-    """``words`` (what the user asked: the command line as parsed, or an API call and its arguments) is
-    the command of every run recorded meanwhile; an outer one stands (the command line that made the
-    API call, an API call that made another)."""
-    if ASKED.get() is not None:
-        yield
-        return
-    token = ASKED.set(tuple(redact_words([str(w) for w in words])))
-    try:
-        yield
-    finally:
-        ASKED.reset(token)

@@ -21,12 +21,12 @@ from typing import Any
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.redact import redact_url, redact_words
 from zluda_runner.core.settings import Settings
+from zluda_runner.results.asked import ASKED
+from zluda_runner.results.asked import asked as asked
 from zluda_runner.results.backends import make_store, store_url
 from zluda_runner.results.bundle import run_from_bundle
 from zluda_runner.results.convert import items_of, rows_of
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
-from zluda_runner.results.recordable import ASKED
-from zluda_runner.results.recordable import asked as asked
 from zluda_runner.results.schema import (
     MAX_ARGV,
     MAX_KEYS,
