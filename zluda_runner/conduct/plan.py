@@ -38,8 +38,10 @@ if TYPE_CHECKING:
     from zluda_runner.release.layout import ReleaseLayout
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
-PLAN_CACHE_FORMAT = 6
-_ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH")
+PLAN_CACHE_FORMAT = 7  # 7: a stand-in whose ROCm library is missing is "unbound"
+# (ZLUDA_RUNNER_ROOT: a fake host tree is another host, whose ROCm the shims' dependencies are found in)
+_ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "HIP_PATH",
+             "ZLUDA_RUNNER_ROOT")
 
 
 
@@ -189,9 +191,11 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
     plan = dataclasses.replace(plan, warnings=(*plan.warnings, *_assumed(target)))
     if use_cache:
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
+            from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
             from zluda_runner.host.libraries import rocm_dirs
 
-            extra = [*plan.library_path, *rocm_dirs(run_env),
+            host_fs = HostFs(root_from_env(run_env.get(ROOT_ENV) or ""))  # a MIOpen installed there, too
+            extra = [*plan.library_path, *(str(host_fs.path(d)) for d in rocm_dirs(run_env, host_fs)),
                      *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]
             if plan.os == "windows":  # where the dependency walk looked for HIP's DLLs
                 from zluda_runner.plan.windows_deps import walk_inputs

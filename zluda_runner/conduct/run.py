@@ -83,11 +83,13 @@ def prepare_run(
     refuse_if_fatal(plan, settings.force)
     from zluda_runner.plan.defaults import switch_off_warning
     from zluda_runner.plan.defaults_facts import visibility_warnings
+    from zluda_runner.plan.unbound import unbound_notes
 
     switch_off = switch_off_warning(ctx.env)  # the plan says it too; a run shows the plan's nothing else
     if switch_off is not None:
         warnings.append(switch_off)
     warnings += visibility_warnings(plan.os, host, ctx.env)  # the user's GPU choice as ROCm reads it
+    warnings += unbound_notes(plan.bindings)  # a stand-in left out (its ROCm library missing), and the fix
     notes: list[str] = []
     if host.quick.gfx is not None:
         from zluda_runner.results.recording import known_on_this_gpu

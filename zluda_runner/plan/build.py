@@ -34,7 +34,6 @@ from zluda_runner.inspection.profile import TargetProfile
 
 # --------------------------------------------------------------------------- matching
 from zluda_runner.plan.model import (
-    FATAL,
     INHERITED_VARIABLES,
     KEEP,
     KEEP_FAMILIES,
@@ -63,6 +62,7 @@ from zluda_runner.plan.shimfacts import (
     check_versions,
     read_shim_facts,
 )
+from zluda_runner.plan.unbound import with_missing_dependencies
 from zluda_runner.plan.windows import (
     WindowsContext,
     verdict_of,
@@ -277,13 +277,13 @@ def make_plan(
     win = windows_context(target, layout) if os_name == "windows" else None
     bindings = [_bind(need, layout, cuda_major, os_name, facts_cache, facts_reader, torch_preloads, win)
                 for need in needs]
-    needs_audit = any(b.action == REPLACE and b.mechanism == MECH_LD_AUDIT for b in bindings)
     env = dict(base_env or {})
     setup = _environment(bindings, needs, layout, torch_version, env, os_name, planned_for.torch_path)
     library_path: tuple[str, ...] = ()
     if os_name == "linux" and layout.os == "linux":
         resolver = deps_resolver or (lambda shims: resolve_shim_deps(shims, env))
         bindings, library_path = _with_shim_deps(bindings, resolver)
+    needs_audit = any(b.action == REPLACE and b.mechanism == MECH_LD_AUDIT for b in bindings)
     plan = ShimPlan(
         release=release, target=planned_for, os=os_name, bindings=tuple(bindings), env=setup.env,
         library_path=library_path, placements=setup.placements, warnings=(*warnings, *setup.warnings),
@@ -433,7 +433,8 @@ def _shim_environment(env: dict[str, str], binding: Binding, shim: ShimFile, os_
 def _with_shim_deps(
     bindings: Sequence[Binding], resolver: DepsResolver
 ) -> tuple[list[Binding], tuple[str, ...]]:
-    """Every shim's own DT_NEEDED, resolved on this host: missing ones make its bindings fatal. The
+    """Every shim's own DT_NEEDED, resolved on this host: a missing one makes the driver's and cuBLAS's
+    bindings fatal and leaves any other stand-in unbound (:mod:`zluda_runner.plan.unbound`). The
     bindings with what was found, and the folders the shims need on the library path."""
     deps = resolver([b.shim for b in bindings if b.action == REPLACE and b.shim])
     checked: list[Binding] = []
@@ -441,11 +442,9 @@ def _with_shim_deps(
         if b.action != REPLACE or not b.shim:
             checked.append(b)
             continue
-        problems = tuple(deps.problems.get(b.shim, ()))
-        b = replace(b, reasons=(*b.reasons, *deps.notes.get(b.shim, ())))
-        if problems:
-            b = replace(b, verdict=FATAL, reasons=(*b.reasons, *problems), problems=(*b.problems, *problems))
-        checked.append(b)
+        shim = b.shim
+        b = replace(b, reasons=(*b.reasons, *deps.notes.get(shim, ())))
+        checked.append(with_missing_dependencies(b, deps.problems.get(shim, ())))
     return checked, tuple(dict.fromkeys(deps.library_path))
 
 

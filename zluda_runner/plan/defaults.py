@@ -79,6 +79,7 @@ class DefaultsFacts(JsonMixin):
     flavour: str | None = None  # "upstream" | "fork" | None (a folder of one's own)
     served: tuple[str, ...] = ()  # families the release really serves this target (stubs excluded)
     served_files: Mapping[str, str] = field(default_factory=dict)  # family -> the release's file
+    unbound: Mapping[str, str] = field(default_factory=dict)  # family -> the release's file, not bound
     miopen: str | None = None  # where MIOpen was found on the host
     miopen_looked: str | None = None  # what was looked at (None: not looked: another OS's plan)
     gpus: tuple[HostGpu, ...] = ()
@@ -161,11 +162,17 @@ def _sdpa(facts: DefaultsFacts) -> AppliedDefault | None:
         "the math path", source))
 
 
+_UNBOUND = "a host library it needs is missing: see its binding in the plan"
+
+
 def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
     if not facts.torch_version:
         return None
     reasons = []
-    if "cudnn" not in facts.served:
+    if "cudnn" in facts.unbound:
+        reasons.append(f"the release's {facts.unbound['cudnn']} is not bound ({_UNBOUND}): torch's "
+                       "convolutions through NVIDIA's cuDNN would fail")
+    elif "cudnn" not in facts.served:
         reasons.append("the release has no cuDNN stand-in for this torch: torch's convolutions through "
                        "NVIDIA's cuDNN would fail")
     if facts.miopen_looked is not None and facts.miopen is None:
@@ -181,10 +188,11 @@ def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
 def _addmm(facts: DefaultsFacts) -> AppliedDefault | None:
     if "cublasLt" in facts.served or not _torch_at_least(facts.torch_version, (2, 4)):
         return None
+    serves = (f"the release's {facts.unbound['cublasLt']} is not bound ({_UNBOUND})" if "cublasLt" in
+              facts.unbound else "the release serves no cuBLASLt for it")
     return _decide(facts, AppliedDefault(
         ADDMM_LT_OFF, f"{ADDMM_LT_ENV}=1", VEHICLE_ENV,
-        f"torch {facts.torch_version} uses cuBLASLt for addmm and the release serves no cuBLASLt for it",
-        SRC_ADDMM), ADDMM_LT_ENV)
+        f"torch {facts.torch_version} uses cuBLASLt for addmm and {serves}", SRC_ADDMM), ADDMM_LT_ENV)
 
 
 def _gpu(facts: DefaultsFacts) -> AppliedDefault | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import ZludaRunnerError
@@ -32,7 +32,7 @@ from zluda_runner.plan.defaults import (
     plan_with_defaults,
     switch_off_warning,
 )
-from zluda_runner.plan.model import REPLACE, ShimPlan
+from zluda_runner.plan.model import REPLACE, UNBOUND, ShimPlan
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -85,12 +85,16 @@ def _identity(plan: ShimPlan, manifest: Manifest | None) -> ComputeIdentity | No
     return ComputeIdentity(cc.text, cc.override_env, cited)
 
 
-def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str]]:
+def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
+    """The families served (and their files), and the stand-ins not bound (family -> file)."""
     files: dict[str, str] = {}
+    unbound: dict[str, str] = {}
     for b in plan.bindings:
         if b.action == REPLACE and b.shim and b.stub is None:
             files.setdefault(b.family, Path(b.shim).name)
-    return tuple(files), files
+        elif b.action == UNBOUND and b.shim:
+            unbound.setdefault(b.family, PureWindowsPath(b.shim).name)
+    return tuple(files), files, unbound
 
 
 def _host_os(platform: str) -> str:
@@ -169,14 +173,14 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
     miopen = find_library(library_name("miopen", host.platform), env, host.platform, fs=host.fs,
                           path_prepend=plan.path_prepend) if same_host else None
     gpus, source = (host.gpus, host.gpu_source) if same_host else ((), None)
-    served, files = _served(plan)
+    served, files, unbound = _served(plan)
     tgt = plan.target
     return DefaultsFacts(
         enabled=enabled, os=plan.os, python=bool(tgt.python or tgt.torch_path),
         startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
         release_id=plan.release.id if plan.release else None,
         flavour=plan.release.flavour if plan.release else None,
-        served=served, served_files=files, miopen=miopen.path if miopen else None,
+        served=served, served_files=files, unbound=unbound, miopen=miopen.path if miopen else None,
         miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),

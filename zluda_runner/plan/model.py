@@ -15,10 +15,12 @@ WARN: Final = "warn"
 FATAL: Final = "fatal"
 SEVERITY: dict[Verdict, int] = {OK: 0, WARN: 1, FATAL: 2}
 
-Action = Literal["replace", "keep", "missing"]
+Action = Literal["replace", "keep", "missing", "unbound"]
 REPLACE: Final = "replace"
 KEEP: Final = "keep"
 MISSING: Final = "missing"
+# the release's stand-in is not bound (a host library it needs is missing): NVIDIA's own loads instead
+UNBOUND: Final = "unbound"
 
 # NVIDIA's own library keeps working on top of ZLUDA's driver (it only calls the runtime/driver API
 # or compiles on the CPU); nothing to replace.
@@ -27,25 +29,37 @@ KEEP_FAMILIES = {
     "cupti", "nvtx", "cufile", "nvshmem", "cusparseLt",
 }
 
-# What the workload loses when a release has no stand-in for a family, and how bad that is.
+# What the workload loses without ZLUDA's library for an optional family (the release has no stand-in,
+# or its stand-in is not bound: plan.unbound): the family's name as users know it, and what fails.
+OPTIONAL_LOSSES: dict[str, tuple[str, str]] = {
+    "cublasLt": ("cuBLASLt", "torch's addmm fast path must be switched off (DISABLE_ADDMM_CUDA_LT=1: an "
+                 "applied default, see 'applied for you')"),
+    "cudnn": ("cuDNN", "convolutions through cuDNN would fail; torch's cuDNN is switched off inside the "
+              "workload (torch.backends.cudnn.enabled = False: an applied default, see 'applied for you')"),
+    "cufft": ("cuFFT", "torch.fft on the GPU fails"),
+    "cufftw": ("cuFFTW", "FFTW-style FFT calls fail"),
+    "cusparse": ("cuSPARSE", "sparse tensor ops on the GPU fail"),
+    "nccl": ("NCCL", "distributed training with the nccl backend (torchrun) fails; use the gloo backend"),
+    "nvml": ("NVML", "GPU memory/utilisation queries (torch.cuda.mem_get_info via NVML, nvidia-smi style "
+             "tools) fail or report nothing"),
+}
+
+# What the workload loses when a release has no stand-in for a family, and how bad that is: fatal only
+# for the driver and cuBLAS, without which a CUDA torch does nothing on an AMD GPU.
 MISSING_CONSEQUENCE: dict[str, tuple[Verdict, str]] = {
     "driver": (FATAL, "no ZLUDA driver library: every CUDA call would go to NVIDIA's driver, which is "
                "not there on an AMD machine"),
     "cublas": (FATAL, "matrix multiplies (torch.mm, nn.Linear, attention) would run NVIDIA's cuBLAS "
                "kernels, which cannot run on an AMD GPU"),
-    "cublasLt": (WARN, "no cuBLASLt stand-in: torch's addmm fast path must be switched off "
-                 "(DISABLE_ADDMM_CUDA_LT=1: an applied default, see 'applied for you')"),
-    "cudnn": (WARN, "no cuDNN stand-in: convolutions through cuDNN would fail; torch's cuDNN is switched "
-              "off inside the workload (torch.backends.cudnn.enabled = False: an applied default, see "
-              "'applied for you')"),
-    "cufft": (WARN, "no cuFFT stand-in: torch.fft on the GPU fails"),
-    "cufftw": (WARN, "no cuFFTW stand-in: FFTW-style FFT calls fail"),
-    "cusparse": (WARN, "no cuSPARSE stand-in: sparse tensor ops on the GPU fail"),
-    "nccl": (WARN, "no NCCL stand-in: distributed training with the nccl backend (torchrun) fails; use "
-             "the gloo backend"),
-    "nvml": (WARN, "no NVML stand-in: GPU memory/utilisation queries (torch.cuda.mem_get_info via NVML, "
-             "nvidia-smi style tools) fail or report nothing"),
+    **{family: (WARN, f"no {name} stand-in: {lost}") for family, (name, lost) in OPTIONAL_LOSSES.items()},
 }
+
+
+def is_optional(family: str) -> bool:
+    """Does a CUDA torch run without ZLUDA's library for ``family`` (everything but the driver and
+    cuBLAS)? Such a stand-in whose own host library is missing is not bound rather than fatal."""
+    return MISSING_CONSEQUENCE.get(family, (WARN, ""))[0] != FATAL
+
 
 ADDMM_LT_ENV = "DISABLE_ADDMM_CUDA_LT"
 

@@ -46,12 +46,14 @@ from zluda_runner.plan.model import (
     MECH_INJECTOR,
     MECH_PRELOAD,
     REPLACE,
+    UNBOUND,
     WARN,
     Binding,
     ShimPlan,
     Verdict,
     worst,
 )
+from zluda_runner.plan.unbound import with_walked_dependencies
 
 MAX_DEPTH = 8
 
@@ -297,6 +299,24 @@ def add_dependency_walk(plan: ShimPlan, env: Mapping[str, str], *, torch_lib: st
     that ``plan.path_prepend`` is the PATH the launched process gets)."""
     host = WindowsHost.from_env(env, plan.path_prepend)
     folders = _Folders()  # each folder (System32: thousands of files) listed once per plan
-    return replace(plan, bindings=tuple(
-        check_binding(binding, plan, host, imports_of, loop_fallback=loop_fallback, torch_lib=torch_lib,
-                      app_dir=app_dir, folders=folders) for binding in plan.bindings))
+    bindings = []
+    for binding in plan.bindings:
+        walked = check_binding(binding, plan, host, imports_of, loop_fallback=loop_fallback,
+                               torch_lib=torch_lib, app_dir=app_dir, folders=folders)
+        bindings.append(with_walked_dependencies(binding, walked))
+    return _without_unbound(replace(plan, bindings=tuple(bindings)))
+
+
+def _without_unbound(plan: ShimPlan) -> ShimPlan:
+    """``plan`` with nothing placed or preloaded for a stand-in not bound: NVIDIA's DLL stays in torch/lib."""
+    unbound = [b for b in plan.bindings if b.action == UNBOUND]
+    if not unbound:
+        return plan
+    names = {b.need.lower() for b in unbound}  # placed (and preloaded from torch/lib) under these
+    shims = {PureWindowsPath(b.shim).as_posix().lower() for b in unbound if b.shim}  # preloaded as is
+    hook = plan.startup_hook
+    if hook is not None:
+        hook = replace(hook, preload=tuple(p for p in hook.preload if PureWindowsPath(p).name.lower() not in
+                                           names and PureWindowsPath(p).as_posix().lower() not in shims))
+    return replace(plan, startup_hook=hook,
+                   placements=tuple(p for p in plan.placements if p.dest_name.lower() not in names))
