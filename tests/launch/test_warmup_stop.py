@@ -2,7 +2,8 @@
 workload even when it ignores SIGTERM: on 062e6f1 it was sent SIGTERM and waited for without end
 (zluda-run hung until killed, the workload with it).  Now it has ``core.child.GRACE_S`` to clean up, then it
 is killed.  The workload ignores SIGTERM from its start (inherited), and the heartbeat fires at the
-first timeout of a wait on a workload that sleeps for minutes: nothing depends on timing."""
+first timeout of a wait after the workload wrote its pid, on a workload that sleeps for minutes:
+nothing depends on timing (a heartbeat before the workload ran would leave no pid to check)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ _SCRIPT = textwrap.dedent("""
     from zluda_runner.core import child
     child.GRACE_S = 0.05  # what it waits before the kill (the default gives 5 s to clean up)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the workload inherits it: it ignores SIGTERM
-    def beat(*_):
-        raise RuntimeError('sink-failed')
+    def beat(*_):  # once the workload runs (its pid written): it is then surely there to be ended
+        if Path(sys.argv[1]).exists():
+            raise RuntimeError('sink-failed')
     workload = ('import os, sys, time; open(sys.argv[1], "w").write(str(os.getpid())); '
                 'time.sleep(600)')
     try:
