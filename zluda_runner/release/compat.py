@@ -76,8 +76,9 @@ def render_markdown(manifest: Manifest) -> str:
             lines.append("| " + " | ".join(row) + " |")
     if manifest.gpu_hip_rules:
         lines += ["", "## GPU generations and HIP", "",
-                  "Selection rejects a release for a GPU whose rule your HIP breaks; `doctor` and the plan "
-                  "name the rule and its fix.", "",
+                  "Selection rejects a release for a GPU whose rule the HIP that release runs on breaks (the "
+                  "HIP SDK's or ROCm's; the AMD driver's own runtime for a release that needs no SDK); "
+                  "`doctor` and the plan name the rule and its fix.", "",
                   "| GPUs | OS | HIP | fix | source |", "|---|---|---|---|---|"]
         for rule in manifest.gpu_hip_rules:
             lines.append(f"| {', '.join(rule.gfx)} | {rule.os or 'any'} | {_esc(rule.needs())}: "

@@ -233,9 +233,12 @@ def _parse_hip(data: Any, where: str, source: str) -> HipRequirement:
         max=c.string("max", required=False, nullable=True),
         label=c.string("label", required=False, default="") or "",
         torch_needs=c.string("torch_needs", required=False, default="") or "",
+        driver_hip=c.string("driver_hip", required=False, nullable=True),
     )
-    _check_version_text(c, "min", req.min)
-    _check_version_text(c, "max", req.max)
+    for key in ("min", "max", "driver_hip"):
+        _check_version_text(c, key, getattr(req, key))
+    if req.driver_hip and req.kind != "driver":
+        c.fail("driver_hip", "only a 'driver' requirement runs on the driver's HIP runtime")
     if req.min and req.max:
         lo, hi = parse_version(req.min), parse_version(req.max)
         if not version_at_most(lo, hi):
