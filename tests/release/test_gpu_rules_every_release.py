@@ -39,7 +39,7 @@ def test_strix_on_hip_64_gets_no_release_not_even_the_one_on_the_drivers_hip(gfx
     v5 = _reasons("upstream-v5", os="windows", hip="6.4", cuda=12, gfx=gfx)
     assert any(f"{gfx} with HIP 6:" in r and "AMD driver's HIP 6 runtime" in r and PROFILES in r for r in v5)
     for preview in ("upstream-v6", "upstream-v7-preview.10", "upstream-v7-preview.11"):
-        assert any("need HIP 7.2 or newer" in r for r in
+        assert any("needs HIP SDK 7.2 or newer" in r for r in
                    _reasons(preview, os="windows", hip="6.4", cuda=12, gfx=gfx, channel="preview"))
 
 

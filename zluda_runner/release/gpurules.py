@@ -90,3 +90,17 @@ def outside(req: HipRequirement, rule: GpuHipRule) -> bool:
         if lo is not None and hi is not None and lo[: len(b)] == b and hi[: len(b)] == b:
             return True
     return False
+
+
+def gpu_defaults(rules: Sequence[GpuHipRule], gfxs: Sequence[str], os: str) -> dict[str, str]:
+    """The launch defaults the rules name for any of ``gfxs`` on ``os`` (``cudnn-off`` for gfx1150-gfx1153 on
+    Windows), each with why and the rule's source: what the plan applies whatever the HIP."""
+    out: dict[str, str] = {}
+    for rule in rules:
+        hit = next((g for g in gfxs if g in rule.gfx), None)
+        if hit is None or (rule.os is not None and rule.os != os):
+            continue
+        for name in rule.defaults:
+            out.setdefault(name, f"{hit}: {rule.defaults_why} [{rule.source.cite()}]")
+    return out
+

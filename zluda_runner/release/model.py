@@ -376,6 +376,8 @@ class Release(JsonMixin):
 #: where a host's HIP came from (zluda_runner.host.hipversion.HostHip.kind): AMD's ROCm folder, the
 #: Windows HIP SDK, or a distribution's own packages (Debian's libamdhip64)
 HIP_ORIGINS = ("rocm", "hip-sdk", "distribution")
+#: the launch defaults a GPU rule can name (zluda_runner.plan.defaults): cuDNN off, torch's own convolutions
+RULE_DEFAULTS = ("cudnn-off",)
 
 
 @dataclass
@@ -397,6 +399,9 @@ class GpuHipRule(JsonMixin):
     broken: list[str] = field(default_factory=list)
     hip_from: str | None = None
     fix: str = ""
+    # settings a launch applies for these GPUs on ``os`` whatever their HIP (:data:`RULE_DEFAULTS`), and why
+    defaults: list[str] = field(default_factory=list)
+    defaults_why: str = ""
 
     def applies(self, gfx: str, os: str | None, hip_from: str | None = None) -> bool:
         """The rule is about ``gfx`` on ``os`` with HIP from ``hip_from`` (None: not known, the rule

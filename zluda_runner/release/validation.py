@@ -30,6 +30,7 @@ from zluda_runner.release.model import (
     PIN,
     RELEASE_FACTS,
     RELEASE_OPTIONAL_FACTS,
+    RULE_DEFAULTS,
     SCHEMA_VERSION,
     UNKNOWN,
     UNVERIFIED,
@@ -511,7 +512,15 @@ def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
         broken=c.strings("broken"),
         hip_from=c.string("hip_from", required=False, nullable=True, choices=HIP_ORIGINS),
         fix=c.string("fix", required=False, default="") or "",
+        defaults=c.strings("defaults"),
+        defaults_why=c.string("defaults_why", required=False, default="") or "",
     )
+    for name in rule.defaults:
+        if name not in RULE_DEFAULTS:
+            c.fail("defaults", f"names no default a GPU rule can apply: {name!r} "
+                   f"(known: {', '.join(RULE_DEFAULTS)})")
+    if rule.defaults and not rule.defaults_why:
+        c.fail("defaults_why", "is required with defaults: the plan says why they are applied")
     _check_version_text(c, "min", rule.min)
     _check_version_text(c, "max", rule.max)
     for version in rule.broken:
