@@ -104,7 +104,7 @@ def test_version_from_hip_version_h_when_the_folder_name_has_none(tmp_path: Path
            b"#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n")
     env = {"HIP_PATH": "D:\\hip\\", "HIP_PATH_62": "D:\\hip"}
     [sdk] = hipsdk.find_sdks(tmp_path, env)
-    assert (sdk.version, sdk.version_source) == ("6.4", "include\\hip\\hip_version.h")
+    assert (sdk.version, sdk.version_source) == ("6.4", "D:\\hip\\include\\hip\\hip_version.h")
     [mismatch] = hipsdk.sdk_conflicts([sdk], env)
     assert mismatch.kind == "variable-mismatch" and "HIP_PATH_62" in mismatch.message
 

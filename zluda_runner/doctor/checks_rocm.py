@@ -82,13 +82,14 @@ def check_rocm(facts: HostFacts, platform: str,
         return Check("rocm", Status.FAIL, "No ROCm installation found (/opt/rocm, ROCM_PATH)",
                      f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/.")
     label = rocm.label
-    details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source}
+    details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source,
+               **({"package": rocm.package} if rocm.package else {})}
     mm = rocm.major_minor
     if mm is not None and mm < (5, 7):
         return Check(
             "rocm",
             Status.WARN,
-            f"{label} {rocm.version} at {rocm.path} is older than 5.7",
+            f"{rocm.words()} at {rocm.path} is older than 5.7",
             _newer_hip(label, facts.os, release),
             details,
         )
@@ -101,7 +102,7 @@ def check_rocm(facts: HostFacts, platform: str,
     return Check(
         "rocm",
         Status.OK,
-        f"{label} {rocm.version or '(version unknown)'} at {rocm.path}{note}",
+        f"{rocm.words()} at {rocm.path}{note}",
         details=details,
     )
 

@@ -33,7 +33,7 @@ from zluda_runner.binfmt.pe import read_pe
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.fs import HostFs
-from zluda_runner.host.hipversion import find_host_hip
+from zluda_runner.host.hipversion import FolderVersion, find_host_hip, folder_version, install_words
 from zluda_runner.host.libraries import (
     files_for_gfx,
     find_library,
@@ -70,13 +70,20 @@ class HipSdk(JsonMixin):
     version_source: str
     exists: bool
     used: bool = False  # the SDK the launch uses (find_host_hip's pick)
+    package: str | None = None  # the SDK's own number (its folder, HIP_PATH_NN) where found
 
     @property
     def bin(self) -> str:
         return f"{self.path}\\bin"
 
+    @property
+    def number(self) -> str | None:
+        """The SDK's number as its installer names it (``ROCm\\6.4``, ``HIP_PATH_64``), else HIP's."""
+        return self.package or self.version
+
     def label(self) -> str:
-        return f"HIP SDK {self.version or '(version unknown)'} at {self.path} ({', '.join(self.variables)})"
+        words = install_words("hip-sdk", self.version, self.package)
+        return f"{words} at {self.path} ({', '.join(self.variables)})"
 
 
 @dataclass(frozen=True)
@@ -106,23 +113,12 @@ def _key(path: str) -> str:
     return str(PureWindowsPath(_clean(path))).lower()
 
 
-def _folder_version(fs: HostFs, path: str, variables: Sequence[str]) -> tuple[str | None, str]:
-    """As :func:`~zluda_runner.host.hipversion.find_host_hip` reads it (the folder name, the installer's
-    ``ROCm\\6.4``), then the SDK's ``include\\hip\\hip_version.h``, then a ``HIP_PATH_NN`` name."""
-    m = re.match(r"(\d+\.\d+)", PureWindowsPath(path).name)
-    if m:
-        return m.group(1), "folder name"
-    header = fs.read_small(f"{path}\\include\\hip\\hip_version.h")
-    if header:
-        major = re.search(r"#define\s+HIP_VERSION_MAJOR\s+(\d+)", header)
-        minor = re.search(r"#define\s+HIP_VERSION_MINOR\s+(\d+)", header)
-        if major and minor:
-            return f"{major.group(1)}.{minor.group(1)}", "include\\hip\\hip_version.h"
-    for var in variables:
-        vm = _HIP_VAR.match(var)
-        if vm and vm.group(1):
-            return f"{vm.group(1)}.{vm.group(2)}", var
-    return None, "version not in the folder name"
+def _folder_version(fs: HostFs, path: str, variables: Sequence[str]) -> FolderVersion:
+    """As :func:`~zluda_runner.host.hipversion.find_host_hip` reads it (:func:`folder_version`: the SDK's
+    ``include\\hip\\hip_version.h``, its ``amdhip64_N.dll``, then the folder name or a ``HIP_PATH_NN``)."""
+    how = next((v for v in variables if _variable_version(v)), "")  # a last resort: it is what is checked
+    found = folder_version(fs, path, windows=True) or folder_version(fs, path, windows=True, how=how)
+    return found or FolderVersion(None, "version not in the folder name")
 
 
 def _variable_version(var: str) -> str | None:
@@ -153,9 +149,9 @@ def find_sdks(root: Path | None, env: Mapping[str, str]) -> tuple[HipSdk, ...]:
     used_key = _key(chosen.path) if chosen is not None else None
     sdks: list[HipSdk] = []
     for key, (path, variables) in list(named.items())[:MAX_SDKS]:
-        version, source = _folder_version(fs, path, variables)
-        sdks.append(HipSdk(path, tuple(variables) or ("Program Files",), version, source,
-                           fs.is_dir(path), used=key == used_key))
+        found = _folder_version(fs, path, variables)
+        sdks.append(HipSdk(path, tuple(variables) or ("Program Files",), found.version, found.source,
+                           fs.is_dir(path), used=key == used_key, package=found.package))
     return tuple(sdks)
 
 
@@ -181,13 +177,13 @@ def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Confl
             continue
         for var in sdk.variables:
             claimed = _variable_version(var)
-            if sdk.exists and claimed and sdk.version and claimed != sdk.version:
+            if sdk.exists and claimed and sdk.number and claimed != sdk.number:
                 out.append(Conflict(
                     "variable-mismatch", "warn",
-                    f"{var} says HIP SDK {claimed} but names the HIP SDK {sdk.version} folder {sdk.path}",
+                    f"{var} says HIP SDK {claimed} but names the HIP SDK {sdk.number} folder {sdk.path}",
                     f"Point {var} at the HIP SDK {claimed} folder, or delete {var} if {claimed} is not "
                     "installed."))
-    versions = {s.version for s in present if s.version}
+    versions = {s.number for s in present if s.number}
     if len(versions) > 1:
         others = [s for s in present if not s.used]
         if used is not None:
@@ -195,9 +191,9 @@ def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Confl
         else:
             head = "none of them is the one the launch uses"
         other_text = "; ".join(s.label() for s in others)
-        disagree = [s for s in others if used is None or s.version != used.version]
-        what = ", ".join(f"HIP SDK {s.version}" for s in disagree if s.version) or "the others"
-        keep = f"HIP SDK {used.version}" if used is not None and used.version else "one SDK"
+        disagree = [s for s in others if used is None or s.number != used.number]
+        what = ", ".join(f"HIP SDK {s.number}" for s in disagree if s.number) or "the others"
+        keep = f"HIP SDK {used.number}" if used is not None and used.number else "one SDK"
         out.append(Conflict(
             "several-sdks", "warn",
             f"{len(present)} HIP SDKs of different versions are installed: {head}; also {other_text}",
@@ -209,9 +205,9 @@ def sdk_conflicts(sdks: Sequence[HipSdk], env: Mapping[str, str]) -> tuple[Confl
         if first is not None and not first.used:
             out.append(Conflict(
                 "path-order", "warn",
-                f"PATH lists {first.bin} (HIP SDK {first.version}) before {used.bin}: Windows loads "
+                f"PATH lists {first.bin} (HIP SDK {first.number}) before {used.bin}: Windows loads "
                 "HIP's DLLs "
-                f"from HIP SDK {first.version} while the launch uses HIP SDK {used.version}",
+                f"from HIP SDK {first.number} while the launch uses HIP SDK {used.number}",
                 f"Put {used.bin} before {first.bin} on PATH (or take {first.bin} off it)."))
     return tuple(out)
 
@@ -299,7 +295,8 @@ def runtime_mix(root: Path | None, env: Mapping[str, str], sdk: HipSdk,
                    if found else "the release runs only where it falls back to their HIP runtime")
     return Conflict(
         "hip-runtime-mix", severity,
-        f"the ZLUDA release is built for {wanted}, but HIP SDK {sdk.version} at {sdk.path} has math "
+        f"the ZLUDA release is built for {wanted}, but {install_words('hip-sdk', sdk.version, sdk.package)} "
+        f"at {sdk.path} has math "
         f"libraries that load {' / '.join(theirs)}: {names}; {where}: {consequence} (mixed 6.4/7 "
         f"installs: {FIX_SOURCE})",
         f"Install HIP SDK {_major(wanted)}.x (its rocBLAS/hipBLASLt/MIOpen load {wanted}) and put its bin "

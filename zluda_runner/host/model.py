@@ -12,6 +12,7 @@ from pathlib import Path
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.units import format_bytes
+from zluda_runner.host.hipversion import install_words
 
 
 @dataclass
@@ -40,6 +41,11 @@ class RocmInstall(JsonMixin):
     path: Path
     version: str | None = None
     version_source: str | None = None
+    package: str | None = None  # the package number where it is not HIP's (ROCm 10.0.0 with HIP 7.17)
+
+    def words(self) -> str:
+        """``ROCm 6.2.4``, ``HIP 7.17 (ROCm 10.0.0)``: as every view says it (:func:`install_words`)."""
+        return install_words(self.kind, self.version, self.package)
 
     @property
     def major_minor(self) -> tuple[int, int] | None:

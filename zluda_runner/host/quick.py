@@ -100,10 +100,8 @@ def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
         major = (version or "").split(".")[0]
         package = f"libamdhip64-{major} package" if major else "package"
         text = f"{shown} from {distro}'s {package} ({hip.source})"
-    elif hip.kind == "hip-sdk":
-        text = f"HIP SDK {version or '(version unknown)'} at {hip.path}"
     else:
-        text = f"ROCm {hip.version or '(version unknown)'} at {hip.path}"
+        text = f"{hip.words()} at {hip.path}"  # "HIP SDK 6.4 at ...", "HIP 7.17 (ROCm 10.0.0) at ..."
     return HipFound(version, text, routes, origin=hip.kind)
 
 

@@ -32,4 +32,4 @@ def find_rocm(
         out = tools([str(fs.path(f"{found.path}/bin/hipconfig")), "--version"])
         if out and out.strip():
             version, source = out.strip().splitlines()[0], "hipconfig --version"
-    return RocmInstall(found.kind, Path(found.path), version, source)
+    return RocmInstall(found.kind, Path(found.path), version, source, found.other_package)

@@ -87,6 +87,7 @@ class DefaultsFacts(JsonMixin):
     gpu_order_known: bool = True  # False: the list is not in HIP's device order (the Windows registry)
     identity: ComputeIdentity | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # the user's environment
+    gpu_defaults: Mapping[str, str] = field(default_factory=dict)  # name -> why: the manifest's GPU rules
 
 
 def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
@@ -178,6 +179,8 @@ def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
     if facts.miopen_looked is not None and facts.miopen is None:
         reasons.append(f"this host has no MIOpen (looked for {facts.miopen_looked}), which ZLUDA's cuDNN "
                        "runs on")
+    if CUDNN_OFF in facts.gpu_defaults:
+        reasons.append(facts.gpu_defaults[CUDNN_OFF])
     if not reasons:
         return None
     return _startup(facts, AppliedDefault(

@@ -33,6 +33,7 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, UNBOUND, ShimPlan
+from zluda_runner.release.gpurules import gpu_defaults
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -184,7 +185,15 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),
+        gpu_defaults=gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
+        if manifest is not None and same_host else {},
     )
+
+
+def _gfxs(host: HostRead, enabled: bool) -> tuple[str, ...]:
+    """The workload's GPU, else (HIP's order not known: the Windows registry) every GPU the host lists."""
+    gfx = host.workload_gfx(enabled)
+    return (gfx,) if gfx else tuple(g.gfx for g in host.gpus if g.gfx)
 
 
 def with_defaults(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,

@@ -76,12 +76,15 @@ def render_markdown(manifest: Manifest) -> str:
             lines.append("| " + " | ".join(row) + " |")
     if manifest.gpu_hip_rules:
         lines += ["", "## GPU generations and HIP", "",
-                  "Selection rejects a release for a GPU whose rule your HIP breaks; `doctor` and the plan "
-                  "name the rule and its fix.", "",
+                  "Selection rejects a release for a GPU whose rule the HIP that release runs on breaks (the "
+                  "HIP SDK's or ROCm's; the AMD driver's own runtime for a release that needs no SDK); "
+                  "`doctor` and the plan name the rule and its fix.", "",
                   "| GPUs | OS | HIP | fix | source |", "|---|---|---|---|---|"]
         for rule in manifest.gpu_hip_rules:
+            fix = rule.fix + (f"; a launch applies {', '.join(rule.defaults)}: {rule.defaults_why}"
+                              if rule.defaults else "")
             lines.append(f"| {', '.join(rule.gfx)} | {rule.os or 'any'} | {_esc(rule.needs())}: "
-                         f"{_esc(rule.label)} | {_esc(rule.fix) or '-'} | {_esc(_fact_text(rule.source))} |")
+                         f"{_esc(rule.label)} | {_esc(fix) or '-'} | {_esc(_fact_text(rule.source))} |")
     lines += _identity_section(manifest)
     lines += _stub_section(manifest)
     lines += _caveat_section(manifest)

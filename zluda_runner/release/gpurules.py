@@ -40,22 +40,39 @@ def rule_warnings(rules: Sequence[GpuHipRule], gfx: str | None, hip: str | None,
 
 
 def rule_reasons(asset: Asset, gfx: str | None, hip: str | None, rules: Sequence[GpuHipRule]) -> list[str]:
-    """Why the (already applicable) ``rules`` keep ``asset`` out for ``gfx``, in their words.
+    """Why the (already applicable) ``rules`` keep ``asset`` out for ``gfx``, in their words: judged by the
+    HIP the asset runs on, whichever release it is (:func:`runs_on`).
 
-    With the host's HIP known: a rule that HIP breaks rejects every asset that runs on it (all but those
-    needing only the AMD driver's own runtime). Without it: an asset whose HIP requirement lies wholly where
-    the rule says the GPU does not work (an RDNA4 GPU and a HIP SDK 5.7 build)."""
+    A release on the host's HIP (SDK, ROCm): with that HIP known, a rule it breaks rejects the asset; without
+    it, an asset whose HIP requirement lies wholly where the rule says the GPU does not work (an RDNA4 GPU and
+    a HIP SDK 5.7 build). A release on the AMD driver's own runtime: that runtime's HIP line (upstream v5 on
+    Windows loads amdhip64_6: HIP 6 for a GPU that needs 7.2), never the SDK's; a rule about one kind of
+    install (``hip_from``) is not about it."""
     if not gfx:
         return []
     out = []
+    driver = asset.hip.kind == "driver"
     for rule in rules:
-        if hip:
-            if asset.hip.kind != "driver" and not rule.accepts(hip):
+        if driver:
+            line = asset.hip.driver_hip
+            if line and rule.hip_from is None and outside(runs_on(asset.hip), rule):
+                out.append(f"for your GPU: {rule.reason(gfx, line)}; it runs on the AMD driver's HIP {line} "
+                           f"runtime ({asset.hip.describe()}), whatever HIP SDK is installed")
+        elif hip:
+            if not rule.accepts(hip):
                 out.append(f"for your GPU: {rule.reason(gfx, hip)}")
         elif outside(asset.hip, rule):
             out.append(f"for your GPU: {gfx} cannot use it: it needs {asset.hip.describe()}, and "
                        f"{rule.label} (it needs {rule.needs()}) [{rule.source.cite()}]")
     return out
+
+
+def runs_on(req: HipRequirement) -> HipRequirement:
+    """The HIP a release runs on, as a requirement: the driver's runtime line for a ``driver`` one (``6``:
+    any 6.x), else ``req`` itself."""
+    if req.kind != "driver" or not req.driver_hip:
+        return req
+    return HipRequirement("runtime", min=req.driver_hip, max=req.driver_hip)
 
 
 def outside(req: HipRequirement, rule: GpuHipRule) -> bool:
@@ -73,3 +90,17 @@ def outside(req: HipRequirement, rule: GpuHipRule) -> bool:
         if lo is not None and hi is not None and lo[: len(b)] == b and hi[: len(b)] == b:
             return True
     return False
+
+
+def gpu_defaults(rules: Sequence[GpuHipRule], gfxs: Sequence[str], os: str) -> dict[str, str]:
+    """The launch defaults the rules name for any of ``gfxs`` on ``os`` (``cudnn-off`` for gfx1150-gfx1153 on
+    Windows), each with why and the rule's source: what the plan applies whatever the HIP."""
+    out: dict[str, str] = {}
+    for rule in rules:
+        hit = next((g for g in gfxs if g in rule.gfx), None)
+        if hit is None or (rule.os is not None and rule.os != os):
+            continue
+        for name in rule.defaults:
+            out.setdefault(name, f"{hit}: {rule.defaults_why} [{rule.source.cite()}]")
+    return out
+

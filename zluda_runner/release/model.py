@@ -148,6 +148,8 @@ class HipRequirement(JsonMixin):
     driver's own HIP runtime is enough: any HIP SDK version, or none, is fine), ``unknown``.
     ``torch_needs``: what PyTorch additionally needs with this build (upstream v6 on Windows:
     AMD's TheRock SDK, not the official HIP SDK); empty when nothing beyond the bounds.
+    ``driver_hip`` (``driver`` only): the HIP line of the driver's runtime the release loads (upstream v5
+    on Windows links ``amdhip64_6``: ``"6"``), what the GPU x HIP rules judge it by; None: not known.
     """
 
     kind: str
@@ -155,6 +157,7 @@ class HipRequirement(JsonMixin):
     max: str | None = None
     label: str = ""
     torch_needs: str = ""
+    driver_hip: str | None = None
 
     @property
     def known(self) -> bool:
@@ -373,6 +376,8 @@ class Release(JsonMixin):
 #: where a host's HIP came from (zluda_runner.host.hipversion.HostHip.kind): AMD's ROCm folder, the
 #: Windows HIP SDK, or a distribution's own packages (Debian's libamdhip64)
 HIP_ORIGINS = ("rocm", "hip-sdk", "distribution")
+#: the launch defaults a GPU rule can name (zluda_runner.plan.defaults): cuDNN off, torch's own convolutions
+RULE_DEFAULTS = ("cudnn-off",)
 
 
 @dataclass
@@ -394,13 +399,18 @@ class GpuHipRule(JsonMixin):
     broken: list[str] = field(default_factory=list)
     hip_from: str | None = None
     fix: str = ""
+    # settings a launch applies for these GPUs on ``os`` whatever their HIP (:data:`RULE_DEFAULTS`), and why
+    defaults: list[str] = field(default_factory=list)
+    defaults_why: str = ""
 
     def applies(self, gfx: str, os: str | None, hip_from: str | None = None) -> bool:
         """The rule is about ``gfx`` on ``os`` with HIP from ``hip_from`` (None: not known, the rule
         is then taken to apply only when it names no origin)."""
         if gfx not in self.gfx or not (self.os is None or os is None or self.os == os):
             return False
-        return self.hip_from is None or self.hip_from == hip_from
+        # a Windows HIP of no stated origin is the HIP SDK's: the one install the Windows finder reports
+        origin = hip_from or ("hip-sdk" if (os or self.os) == "windows" else None)
+        return self.hip_from is None or self.hip_from == origin
 
     def accepts(self, hip: str) -> bool:
         have = parse_version(hip)

@@ -30,6 +30,7 @@ from zluda_runner.release.model import (
     PIN,
     RELEASE_FACTS,
     RELEASE_OPTIONAL_FACTS,
+    RULE_DEFAULTS,
     SCHEMA_VERSION,
     UNKNOWN,
     UNVERIFIED,
@@ -233,9 +234,12 @@ def _parse_hip(data: Any, where: str, source: str) -> HipRequirement:
         max=c.string("max", required=False, nullable=True),
         label=c.string("label", required=False, default="") or "",
         torch_needs=c.string("torch_needs", required=False, default="") or "",
+        driver_hip=c.string("driver_hip", required=False, nullable=True),
     )
-    _check_version_text(c, "min", req.min)
-    _check_version_text(c, "max", req.max)
+    for key in ("min", "max", "driver_hip"):
+        _check_version_text(c, key, getattr(req, key))
+    if req.driver_hip and req.kind != "driver":
+        c.fail("driver_hip", "only a 'driver' requirement runs on the driver's HIP runtime")
     if req.min and req.max:
         lo, hi = parse_version(req.min), parse_version(req.max)
         if not version_at_most(lo, hi):
@@ -508,7 +512,15 @@ def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
         broken=c.strings("broken"),
         hip_from=c.string("hip_from", required=False, nullable=True, choices=HIP_ORIGINS),
         fix=c.string("fix", required=False, default="") or "",
+        defaults=c.strings("defaults"),
+        defaults_why=c.string("defaults_why", required=False, default="") or "",
     )
+    for name in rule.defaults:
+        if name not in RULE_DEFAULTS:
+            c.fail("defaults", f"names no default a GPU rule can apply: {name!r} "
+                   f"(known: {', '.join(RULE_DEFAULTS)})")
+    if rule.defaults and not rule.defaults_why:
+        c.fail("defaults_why", "is required with defaults: the plan says why they are applied")
     _check_version_text(c, "min", rule.min)
     _check_version_text(c, "max", rule.max)
     for version in rule.broken:
