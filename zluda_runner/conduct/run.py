@@ -18,7 +18,6 @@ from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 from zluda_runner.launch.process import command_words, resolve_command
 from zluda_runner.launch.run import PreparedRun
 from zluda_runner.plan.defaults_facts import HostRead, read_host
-from zluda_runner.release.selection import host_os
 
 
 def host_warnings(host: HostRead, *, strict: bool,
@@ -56,11 +55,14 @@ def prepare_run(
     args = command_words(argv)  # text words without NUL (a Path, an int written as text)
     if not args:
         raise LaunchError("no command to run", hint="{usage}")
-    if injector and host_os() != "windows":  # said before anything is read, fetched or started
-        raise UsageFault(f"{{opt:injector}} is for Windows only (this host: {host_os() or sys.platform}): "
-                         "it starts the workload through the release's zluda.exe",
-                         hint="leave it out: on Linux the loader set-up (LD_LIBRARY_PATH, LD_AUDIT) "
-                              "needs no injector")
+    if injector:  # said before anything is read, fetched or started (the release stack only then)
+        from zluda_runner.release.selection import host_os
+
+        if host_os() != "windows":
+            raise UsageFault(f"{{opt:injector}} is for Windows only (this host: {host_os() or sys.platform}):"
+                             " it starts the workload through the release's zluda.exe",
+                             hint="leave it out: on Linux the loader set-up (LD_LIBRARY_PATH, LD_AUDIT) "
+                                  "needs no injector")
     resolve_command(args[0], os.environ)  # a command that does not exist: exit 127 before planning
     lock = None
     if settings.lock is not None:  # the lock's release, nothing chosen again
