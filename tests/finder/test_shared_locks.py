@@ -78,7 +78,7 @@ def test_a_bundle_with_a_bad_lock_is_refused_at_import_naming_the_field(
     theirs = Options(results_db=str(tmp_path / "theirs.db"))
     with pytest.raises(ResultsStoreError) as refused:
         import_results([bad], theirs)
-    assert refused.value.kind == "results-store" and "field 'variant'" in refused.value.raw_message
+    assert refused.value.kind == "bundle" and "field 'variant'" in refused.value.raw_message
     assert not (tmp_path / "theirs.db").exists() or results_matrix(theirs).runs == 0  # nothing stored
 
 

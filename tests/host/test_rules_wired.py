@@ -168,8 +168,8 @@ def test_doctor_judges_by_the_manifest_given(host: Path) -> None:
     gpu_hip = ruled.check("gpu_hip")  # type: ignore[attr-defined]
     assert gpu_hip.status is Status.FAIL
     (rule,) = gpu_hip.details["rules"]  # the test manifest's rule, as given, source and fix
-    assert rule == {**TEST_RULE, "min": None, "max": None, "hip_from": None,
-                    "source": {**TEST_RULE["source"], "independent": None}}
+    assert rule == {**TEST_RULE, "min": None, "max": None, "hip_from": None, "defaults": [],
+                    "defaults_why": "", "source": {**TEST_RULE["source"], "independent": None}}
     assert gpu_hip.fix == "Install ROCm 6.3 or 7.1."
     release = ruled.check("release")  # type: ignore[attr-defined]
     assert release.status is Status.FAIL  # the run refused, for the same rule, in its words

@@ -28,7 +28,8 @@ def test_preview_channel_text_offers_both_previews_with_hash_and_source() -> Non
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
     start = lines.index(_offers(res.output)[0]) - 1  # the section's heading, then its offers
-    offer = "\n".join(lines[start:lines.index("not selected:")]) + "\n"
+    rejections = next(i for i, line in enumerate(lines) if line.startswith("not selected"))
+    offer = "\n".join(lines[start:rejections]) + "\n"
     # newest first, each with its date and commit, its SHA-256 with the third-party pin that gives it, and
     # the sources of its name and date (Speedstu/CUDA-for-AMD-Windows:manifests/zluda-releases.json@9aec666a)
     assert_golden("release-preview-offer-windows", offer)

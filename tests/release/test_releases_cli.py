@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -25,11 +26,16 @@ def test_selection_text_explains_the_others() -> None:
     lines = result.output.splitlines()
     assert lines[1].startswith("selected: fork-3.9.5 ")
     assert lines[2] == "  asset:  ZLUDA-windows-rocm6-amd64.zip"
-    # every other asset under "not selected:", each with the reasons the record gives
-    shown = dict(line[2:].split(": ", 1) for line in lines[lines.index("not selected:") + 1:]
+    # every other asset of this OS under "not selected for windows", each with the reasons the record
+    # gives; the other OS's are counted in the heading (issue 29: this host's OS only unless --all)
+    start = next(i for i, line in enumerate(lines) if line.startswith("not selected for windows"))
+    hidden = re.search(r"\((\d+) asset\(s\) for another OS not shown", lines[start])
+    shown = dict(line[2:].split(": ", 1) for line in lines[start + 1:]
                  if line.startswith("  "))  # then the manifest's own line
     rejected = json.loads(CliRunner().invoke(main_group, [*argv, "--json"]).output)["rejected"]
-    assert shown == {f"{r['release_id']}/{r['asset_name']}": "; ".join(r["reasons"]) for r in rejected}
+    expected = {f"{r['release_id']}/{r['asset_name']}": "; ".join(r["reasons"]) for r in rejected}
+    assert all(expected[key] == reasons for key, reasons in shown.items())
+    assert hidden is not None and len(shown) + int(hidden.group(1)) == len(expected)
     rocm5 = [r for r in rejected if r["release_id"] == "fork-3.9.5" and "rocm5" in r["asset_name"]]
     assert [(r["blocked_by"], r["needs"]) for r in rocm5] == [("hip", "HIP SDK 5.7")]  # what it needs
 
