@@ -89,3 +89,16 @@ def trailing_json(stdout: str) -> tuple[list[str], dict[str, Any]]:
     assert start is not None, f"no JSON object on stdout:\n{stdout}"
     data: dict[str, Any] = json.loads("\n".join(lines[start:]))
     return lines[:start], data
+
+
+def read_verified(stdout: str) -> tuple[ProgramReport, dict[str, Any]]:
+    """``zluda-run --json --verify-load run``'s stdout: the workload's own lines as a report, and the
+    verification (``verify_load``: the run's exit code, each binding's state and the file taken)."""
+    lines, data = trailing_json(stdout)
+    verified: dict[str, Any] = data["verify_load"]
+    return read_report("\n".join(lines)), verified
+
+
+def bindings(verified: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """Each planned binding of a verification: name -> (state, the file the process took)."""
+    return {b["name"]: (b["state"], b["actual"]) for b in verified["bindings"]}
