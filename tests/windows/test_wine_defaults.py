@@ -120,8 +120,8 @@ def test_placed_defaults_reach_a_python_started_alone_and_restore_removes_them(
     assert _seen(py.run([workload], env=NO_HIP)) == APPLIED  # the user's own `python app.py`
     mine = _seen(py.run([workload], env={**NO_HIP, "DISABLE_ADDMM_CUDA_LT": "0"}))
     assert mine["addmm_lt"] == "0" and mine["flash"] is False  # the user's own value wins
-    st = py.zluda_run("status", "--torch-lib", winpath(lib), env=env)
-    assert "placed-defaults hook" in " ".join(st.stdout.split()), st.stdout
+    st = py.zluda_run("--json", "status", "--torch-lib", winpath(lib), env=env)
+    assert [h.lower() for h in json.loads(st.stdout)["hooks"]] == [winpath(hook).lower()], st.stdout
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
     assert restored.returncode == 0, restored.stderr[-3000:]
     assert not hook.exists()

@@ -16,12 +16,13 @@ import subprocess
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 import pytest
 
 from tests.conftest import one_asset_manifest
 from tests.windows.winpy import WinPython, winpath
+from zluda_runner.core.replace import UNKNOWN_HOLDER_HINT
 
 HOLD = ("import ctypes, os, sys\n"
         "held = ctypes.CDLL(sys.argv[1]) if sys.argv[2] == 'load' else open(sys.argv[1], 'rb')\n"
@@ -75,12 +76,20 @@ def tree(folder: Path) -> dict[str, str]:
 
 
 def refused(out: subprocess.CompletedProcess[str], held: Path, pid: int) -> None:
-    """Exit 1 with the documented error: the file and the process that holds it named, no traceback."""
+    """Exit 1 with the documented error (``--json``): file-in-use, the file and the process that holds
+    it named in the error, that process in the hint (what to close), no traceback."""
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert "Traceback" not in out.stderr
-    assert "error: cannot " in out.stderr and winpath(held) in out.stderr, out.stderr
-    assert f"python.exe (pid {pid})" in out.stderr, out.stderr
-    assert f"hint: close python.exe (pid {pid}), then retry" in out.stderr, out.stderr
+    error = json.loads(out.stdout)
+    assert (error["kind"], error["exit_code"]) == ("file-in-use", 1), error
+    assert winpath(held) in error["error"] and f"python.exe (pid {pid})" in error["error"], error
+    assert f"python.exe (pid {pid})" in error["hint"], error
+
+
+# a FileInUseError raised inside the Windows python, as data: its kind and the files it names
+IN_USE_AS_JSON = ("except FileInUseError as exc:\n"
+                  "    import json\n"
+                  "    print(json.dumps({'kind': exc.kind, 'paths': list(exc.paths)}))\n")
 
 
 @pytest.fixture
@@ -101,9 +110,8 @@ def test_place_and_restore_refuse_while_a_dll_is_loaded_and_restore_is_exact_aft
 
     # place while an app has NVIDIA's cuBLAS loaded: refused, torch/lib untouched, no journal left
     with holding(winpy, lib / "cublas64_12.dll") as pid:
-        out = winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib))
+        out = winpy.zluda_run(*base, "--json", "place", "--torch-lib", winpath(lib))
         refused(out, lib / "cublas64_12.dll", pid)
-        assert "Nothing was changed." in out.stderr
         assert tree(lib) == nvidia and not (lib / ".zluda-runner").exists()
 
     out = winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib))
@@ -113,14 +121,12 @@ def test_place_and_restore_refuse_while_a_dll_is_loaded_and_restore_is_exact_aft
 
     # restore while an app has the placed (ZLUDA) cuBLAS loaded: refused, every file as it was
     with holding(winpy, lib / "cublas64_12.dll") as pid:
-        out = winpy.zluda_run("restore", "--torch-lib", winpath(lib))
+        out = winpy.zluda_run("--json", "restore", "--torch-lib", winpath(lib))
         refused(out, lib / "cublas64_12.dll", pid)
         assert tree(lib) == placed  # torch/lib, the journal and the saved originals: byte for byte
-        as_json = winpy.zluda_run("--json", "restore", "--torch-lib", winpath(lib))
-        assert as_json.returncode == 1
-        error = json.loads(as_json.stdout)
-        assert error["exit_code"] == 1 and winpath(lib / "cublas64_12.dll") in error["error"]
-        assert f"pid {pid}" in error["hint"]
+        text = winpy.zluda_run("restore", "--torch-lib", winpath(lib))  # the same refusal, as text
+        assert text.returncode == 1 and text.stderr.startswith("error: ") and "\nhint: " in text.stderr
+        assert winpath(lib / "cublas64_12.dll") in text.stderr and f"(pid {pid})" in text.stderr
         assert winpy.zluda_run("status", "--torch-lib", winpath(lib)).returncode == 0  # still intact
         # an intact placement asked again writes nothing, so it is not refused
         assert winpy.zluda_run(*base, "place", "--torch-lib", winpath(lib)).returncode == 0
@@ -168,7 +174,7 @@ def test_cache_clean_and_reinstall_refuse_while_a_release_dll_is_loaded(
     with holding(winpy, folder / "nvcuda.dll") as pid:
         for args in (["cache", "clean", "v6"], ["cache", "clean"],
                      ["fetch", "v6", "--os", "windows", "--reinstall"]):
-            out = winpy.zluda_run(*base, *args)
+            out = winpy.zluda_run(*base, "--json", *args)
             refused(out, folder / "nvcuda.dll", pid)
             assert cache_tree(cache) == before, args  # the release whole: folder, marker, archive
             assert listed(winpy, base) == ["upstream-v6"]
@@ -200,12 +206,13 @@ def test_a_release_that_becomes_busy_mid_clean_is_gone_from_the_cache_never_half
              "from zluda_runner.release.cache import clean_cache\n"
              "try:\n"
              "    clean_cache(Path(sys.argv[1]), 'upstream-v6', check=no_locks)\n"
-             "except FileInUseError as exc:\n"
-             "    print(exc.message)\n")
+             + IN_USE_AS_JSON)
     with holding(winpy, folder / "nvcuda.dll"):
         out = winpy.run(["-c", clean, winpath(cache)])
         assert out.returncode == 0, out.stderr
-        assert "is removed (moved to" in out.stdout and "nvcuda.dll" in out.stdout, out.stdout
+        error = json.loads(out.stdout)
+        assert error["kind"] == "file-in-use" and [PureWindowsPath(p).name for p in error["paths"]] == [
+            "nvcuda.dll"], error
         assert listed(winpy, base) == []  # gone, not half there
         assert not (cache / "releases" / "upstream-v6").exists()
         left = [p.name for p in (cache / "tmp").rglob("*") if p.is_file()]
@@ -225,10 +232,13 @@ def test_a_file_held_open_not_loaded_is_refused_too_and_the_hint_says_what_to_cl
     archive = cache / "downloads" / "upstream-v6" / "zluda-windows-test.zip"
     before = cache_tree(cache)
     with holding(winpy, archive, how="open") as pid:
-        out = winpy.zluda_run(*base, "cache", "clean", "v6")
+        out = winpy.zluda_run(*base, "--json", "cache", "clean", "v6")
         assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
-        assert winpath(archive) in out.stderr and "Nothing was changed." in out.stderr
-        assert f"close python.exe (pid {pid})" in out.stderr or "could not say which program" in out.stderr
+        error = json.loads(out.stdout)
+        assert (error["kind"], error["exit_code"]) == ("file-in-use", 1), error
+        assert winpath(archive) in error["error"], error
+        # the holder, where Windows could name it; else the hint saying what to close
+        assert f"python.exe (pid {pid})" in error["hint"] or error["hint"] == UNKNOWN_HOLDER_HINT, error
         assert cache_tree(cache) == before and listed(winpy, base) == ["upstream-v6"]
     assert winpy.zluda_run(*base, "cache", "clean", "v6").returncode == 0
 
@@ -252,12 +262,14 @@ def test_a_dll_loaded_after_the_check_stops_restore_with_the_journal_kept_and_th
                "from zluda_runner.launch.windows.restoring import restore\n"
                "try:\n"
                "    restore(Path(sys.argv[1]), check=no_locks)\n"
-               "except FileInUseError as exc:\n"
-               "    print(exc.message)\n")
+               + IN_USE_AS_JSON)
     with holding(winpy, lib / last):
         out = winpy.run(["-c", restore, winpath(lib)])
         assert out.returncode == 0, out.stderr
-        assert winpath(lib / last) in out.stdout and "already put back" in out.stdout, out.stdout
+        error = json.loads(out.stdout)
+        assert error["kind"] == "file-in-use" and error["paths"] == [winpath(lib / last)], error
+        # every other file is already put back (restore goes last placed first)
+        assert all(tree(lib).get(name) == sha for name, sha in nvidia.items() if name != last)
         assert (lib / ".zluda-runner" / "journal.json").is_file()
     out = winpy.zluda_run("restore", "--torch-lib", winpath(lib))
     assert out.returncode == 0, out.stderr

@@ -14,11 +14,13 @@ Python without ``import site`` (nothing of ours can run in it: ``--verify-load``
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.windows.report_lines import bindings, read_report, read_verified
 from tests.windows.winpy import WinPython, torch_dir, winpath
 
 pytestmark = pytest.mark.slow
@@ -96,7 +98,7 @@ def regular(new_cuda11_winpy) -> WinPython:  # type: ignore[no-untyped-def]
 
 
 def _run(py: WinPython, fork: Path, cache: Path, *args: str | Path, verify: bool = False):  # type: ignore[no-untyped-def]
-    opts = ["--zluda-dir", winpath(fork), *(["--verify-load"] if verify else []), "run"]
+    opts = ["--zluda-dir", winpath(fork), *(["--json", "--verify-load"] if verify else []), "run"]
     return py.zluda_run(*opts, *[winpath(a) if isinstance(a, Path) else a for a in args],
                         env={"ZLUDA_RUNNER_CACHE": winpath(cache)})
 
@@ -105,28 +107,36 @@ def _lib(py: WinPython) -> str:
     return winpath(torch_dir(py) / "lib")
 
 
+def _not_found(proc) -> str:  # type: ignore[no-untyped-def]
+    """The exception a workload died of: its traceback's last line, ``TYPE: message``."""
+    assert proc.returncode == 1, proc.stderr
+    return str(proc.stderr.strip().splitlines()[-1])
+
+
 def test_torch_dll_loop_regular_python_uses_every_zluda_dll(regular: WinPython, fork: Path, workloads: Path,
                                                            tmp_path: Path) -> None:
     out = _run(regular, fork, tmp_path / "cache", regular.exe, workloads / "torch_workload.py")
     show("regular python, torch's DLL loop", out)
     assert out.returncode == 0, out.stderr
     lib = _lib(regular)
-    assert f"[standin zluda nvcuda] cuInit (module {lib}\\nvcuda.dll)" in out.stdout
-    assert f"[standin zluda cublas] cublasCreate_v2 (module {lib}\\cublas64_11.dll)" in out.stdout
-    assert "workload: cublasCreate -> 0" in out.stdout  # NVIDIA's stand-in would answer 42
-    assert "[standin nvidia" not in out.stdout
+    seen = read_report(out.stdout)
+    assert seen.modules_of("zluda nvcuda", "cuInit") == {f"{lib}\\nvcuda.dll"}
+    assert seen.modules_of("zluda cublas", "cublasCreate_v2") == {f"{lib}\\cublas64_11.dll"}
+    assert "workload: cublasCreate -> 0" in seen.other  # NVIDIA's stand-in would answer 42
+    assert seen.sources() == {"zluda"}
 
 
 def test_ctypes_workload_gets_the_driver_it_loads_by_name(regular: WinPython, fork: Path, workloads: Path,
                                                           tmp_path: Path) -> None:
     bare = regular.run([workloads / "ctypes_workload.py"])
     show("ctypes workload without zluda-run", bare)
-    assert bare.returncode == 1 and "Could not find module 'nvcuda.dll'" in bare.stderr
+    assert _not_found(bare).startswith("FileNotFoundError:") and "'nvcuda.dll'" in _not_found(bare)
     out = _run(regular, fork, tmp_path / "cache", regular.exe, workloads / "ctypes_workload.py")
     show("ctypes workload under zluda-run", out)
     assert out.returncode == 0, out.stderr
-    assert f"[standin zluda nvcuda] cuDriverGetVersion (module {_lib(regular)}\\nvcuda.dll)" in out.stdout
-    assert "workload: cuDriverGetVersion -> 0 12080" in out.stdout
+    seen = read_report(out.stdout)
+    assert seen.modules_of("zluda nvcuda", "cuDriverGetVersion") == {f"{_lib(regular)}\\nvcuda.dll"}
+    assert "workload: cuDriverGetVersion -> 0 12080" in seen.other
 
 
 def test_plain_exe_runs_through_the_injector(regular: WinPython, fork: Path, nvidia_cudart, mingw_build,  # type: ignore[no-untyped-def]
@@ -143,13 +153,16 @@ def test_plain_exe_runs_through_the_injector(regular: WinPython, fork: Path, nvi
     out = _run(regular, fork, tmp_path / "cache", app / "client.exe", "cudart64_110.dll", "-")
     show("plain .exe under zluda-run", out)
     assert out.returncode == 0, out.stderr
-    assert f"[standin zluda nvcuda] cuInit (module {winpath(fork)}\\nvcuda.dll)" in out.stdout
-    assert f"nvcuda.dll in process: {winpath(fork)}\\nvcuda.dll" in out.stdout
+    seen = read_report(out.stdout)
+    assert seen.modules_of("zluda nvcuda", "cuInit") == {f"{winpath(fork)}\\nvcuda.dll"}
+    assert seen.in_process == (f"{winpath(fork)}\\nvcuda.dll",)
     # no Python in it: nothing of ours runs inside to list its modules, so --verify-load proves nothing
     blind = _run(regular, fork, tmp_path / "cache", app / "client.exe", "cudart64_110.dll", "-", verify=True)
     show("plain .exe, --verify-load", blind)
-    assert "[standin zluda nvcuda] cuInit" in blind.stdout
-    assert blind.returncode == 3 and "nothing proven" in blind.stderr
+    seen, verified = read_verified(blind.stdout)
+    assert "cuInit" in seen.functions("zluda nvcuda")
+    assert blind.returncode == 3 and verified["unproven"] and not verified["ok"]
+    assert verified["exit_code"] == 0
 
 
 def test_verify_load_proves_each_module_and_fails_on_a_planted_driver(
@@ -158,20 +171,21 @@ def test_verify_load_proves_each_module_and_fails_on_a_planted_driver(
     show("--verify-load, torch workload", ok)
     assert ok.returncode == 0, ok.stderr
     lib = _lib(regular)
-    assert "module evidence (each process's own module list at exit: 1 process(es))" in ok.stderr
-    assert f"taken     nvcuda.dll               -> {lib}\\nvcuda.dll" in ok.stderr
-    assert f"taken     cublas64_11.dll          -> {lib}\\cublas64_11.dll" in ok.stderr
-    assert "VERIFICATION FAILED" not in ok.stderr
+    _, verified = read_verified(ok.stdout)
+    assert (verified["processes"], verified["unproven"], verified["ok"]) == (1, None, True)
+    taken = bindings(verified)
+    assert taken["nvcuda.dll"] == ("taken", f"{lib}\\nvcuda.dll")
+    assert taken["cublas64_11.dll"] == ("taken", f"{lib}\\cublas64_11.dll")
     nvidia = tmp_path / "nvidia"
     nvidia.mkdir()
     shutil.copyfile(standin("nvidia nvcuda", "DRIVER", "nvcuda.dll", answer=42), nvidia / "nvcuda.dll")
     bad = _run(regular, fork, tmp_path / "cache", regular.exe, workloads / "planted.py",
                nvidia / "nvcuda.dll", verify=True)
     show("--verify-load, NVIDIA's driver planted", bad)
-    assert "workload: torch 2.13.0" in bad.stdout  # the workload itself ran to its end
-    assert bad.returncode == 3
-    assert f"NOT TAKEN nvcuda.dll               -> {winpath(nvidia)}\\nvcuda.dll" in bad.stderr
-    assert "VERIFICATION FAILED" in bad.stderr
+    seen, verified = read_verified(bad.stdout)
+    assert seen.other == ("workload: torch 2.13.0+cpu",)  # the workload itself ran to its end
+    assert bad.returncode == 3 and verified["exit_code"] == 0 and not verified["ok"]
+    assert bindings(verified)["nvcuda.dll"] == ("not-taken", f"{winpath(nvidia)}\\nvcuda.dll")
 
 
 def test_ctrl_c_during_verify_load_is_130_with_the_workload_output_kept(
@@ -179,9 +193,11 @@ def test_ctrl_c_during_verify_load_is_130_with_the_workload_output_kept(
     out = _run(regular, fork, tmp_path / "cache", regular.exe, workloads / "interrupted.py", verify=True)
     show("--verify-load, workload interrupted", out)
     assert out.returncode == 130
-    assert "workload: imported torch, now Ctrl-C" in out.stdout
+    seen, verified = read_verified(out.stdout)
+    assert seen.other == ("workload: imported torch, now Ctrl-C",)  # the workload's stdout, all of it
+    # the workload's own stderr, as it wrote it: the phrase is the workload's, passed through untouched
     assert "workload: my own stderr line" in out.stderr and "KeyboardInterrupt" in out.stderr
-    assert "interrupted (Ctrl-C, exit 130)" in out.stderr
+    assert verified["exit_code"] == 130 and verified["bindings"]
 
 
 def test_portable_python_runs_through_its_pth_hook_and_restore_removes_it(
@@ -201,21 +217,22 @@ def test_portable_python_runs_through_its_pth_hook_and_restore_removes_it(
     out = _run(py, fork, cache, py.exe, workloads / "ctypes_workload.py", verify=True)
     show("portable python, ctypes workload, --verify-load", out)
     assert out.returncode == 0, out.stderr
-    assert f"[standin zluda nvcuda] cuDriverGetVersion (module {winpath(lib)}\\nvcuda.dll)" in out.stdout
-    assert f"taken     nvcuda.dll               -> {winpath(lib)}\\nvcuda.dll" in out.stderr
+    seen, verified = read_verified(out.stdout)
+    assert seen.modules_of("zluda nvcuda", "cuDriverGetVersion") == {f"{winpath(lib)}\\nvcuda.dll"}
+    assert bindings(verified)["nvcuda.dll"] == ("taken", f"{winpath(lib)}\\nvcuda.dll")
     assert hook.read_text().startswith("# zluda-runner start-up hook")
     alone = py.run([workloads / "ctypes_workload.py"])  # without zluda-run the hook is inert
-    assert alone.returncode == 1 and "Could not find module 'nvcuda.dll'" in alone.stderr, alone.stderr
+    assert _not_found(alone).startswith("FileNotFoundError:") and "'nvcuda.dll'" in _not_found(alone)
 
     torch_run = _run(py, fork, cache, py.exe, workloads / "torch_workload.py")
     show("portable python, torch workload", torch_run)
     assert torch_run.returncode == 0, torch_run.stderr
-    served = f"[standin zluda cublas] cublasCreate_v2 (module {winpath(lib)}\\cublas64_11.dll)"
-    assert served in torch_run.stdout
+    served = read_report(torch_run.stdout).modules_of("zluda cublas", "cublasCreate_v2")
+    assert served == {f"{winpath(lib)}\\cublas64_11.dll"}
 
-    st = py.zluda_run("status", "--torch-lib", winpath(lib), env=env)
+    st = py.zluda_run("--json", "status", "--torch-lib", winpath(lib), env=env)
     show("status, portable python", st)
-    assert st.returncode == 0 and f"start-up hook {winpath(hook)} is in place" in " ".join(st.stdout.split())
+    assert st.returncode == 0 and json.loads(st.stdout)["hooks"] == [winpath(hook)], st.stdout
 
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
     show("restore, portable python", restored)
@@ -228,14 +245,19 @@ def test_portable_python_runs_through_its_pth_hook_and_restore_removes_it(
     pth = py.home / "python313._pth"
     pth.write_text(pth.read_text().replace("\nimport site", "\n#import site"))
     cache, env = tmp_path / "cache-no-site", {"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache-no-site")}
-    no_site = py.zluda_run("--zluda-dir", winpath(fork), "plan", "--", winpath(py.exe), "x.py", env=env)
+    no_site = py.zluda_run("--zluda-dir", winpath(fork), "--json", "plan", "--", winpath(py.exe), "x.py",
+                           env=env)
     show("plan, portable python without import site", no_site)
-    assert "uncomment `import site`" in " ".join(no_site.stdout.split())
+    unhooked = json.loads(no_site.stdout)
+    assert unhooked["startup_hook"] is None
+    # the fix names the ._pth file to edit
+    assert any(winpath(pth) in r for b in unhooked["bindings"] for r in b["reasons"]), unhooked["bindings"]
     blind = _run(py, fork, cache, py.exe, workloads / "torch_workload.py", verify=True)
     show("--verify-load, portable python without import site", blind)
     # torch's loop still loads the placed driver; only the proof is missing
-    assert f"[standin zluda nvcuda] cuInit (module {winpath(lib)}\\nvcuda.dll)" in blind.stdout
-    assert blind.returncode == 3 and "nothing proven" in blind.stderr
+    seen, verified = read_verified(blind.stdout)
+    assert seen.modules_of("zluda nvcuda", "cuInit") == {f"{winpath(lib)}\\nvcuda.dll"}
+    assert blind.returncode == 3 and verified["unproven"] and not verified["ok"]
     assert not hook.exists()
 
 
@@ -247,6 +269,6 @@ def test_warmup_runs_the_workload_under_the_plan(regular: WinPython, fork: Path,
                              env={"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache")})
     show("warmup, ctypes workload", warm)
     assert warm.returncode == 0, warm.stderr
-    served = f"[standin zluda nvcuda] cuDriverGetVersion (module {_lib(regular)}\\nvcuda.dll)"
-    assert served in warm.stdout
+    served = read_report(warm.stdout).modules_of("zluda nvcuda", "cuDriverGetVersion")
+    assert served == {f"{_lib(regular)}\\nvcuda.dll"}
     assert "exited 0 after" in warm.stdout

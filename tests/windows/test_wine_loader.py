@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.windows.conftest import Wine, winpath
+from tests.windows.report_lines import Call, read_report
 from zluda_runner.cli import main_group
 from zluda_runner.inspection.inspect import inspect_path
 from zluda_runner.inspection.windows import read_torch_dll_loop
@@ -43,14 +44,17 @@ def test_cudart_takes_no_driver_from_the_app_folder_but_an_already_loaded_one(
     # the stand-in driver sits in the application folder: cudart does not take it
     out = wine.run(["client.exe", cudart, "-"], cwd=app)
     show(f"{cudart}, nvcuda.dll in the app folder", out)
-    assert "cudaGetDeviceCount -> 35" in out and "nvcuda.dll in process: none" in out
-    assert "[standin" not in out
+    seen = read_report(out)
+    assert seen.device_count == (35,) and seen.in_process == (None,)  # 35: cudaErrorInsufficientDriver
+    assert seen.calls == ()
     # loaded first (as torch's DLL loop or our preload does): cudart uses it
     out = wine.run(["client.exe", cudart, ".\\nvcuda.dll"], cwd=app)
     show(f"{cudart}, nvcuda.dll loaded first", out)
-    first_call = "cuGetProcAddress_v2" if cudart == "cudart64_12.dll" else "cuInit"
-    assert f"[standin zluda nvcuda] {first_call}" in out
-    assert f"(module {winpath(app / 'nvcuda.dll')})" in out
+    called = "cuGetProcAddress_v2" if cudart == "cudart64_12.dll" else "cuInit"
+    seen = read_report(out)
+    assert called in seen.functions("zluda nvcuda")
+    assert seen.tags() == {"zluda nvcuda"}
+    assert seen.modules_of("zluda nvcuda") == {winpath(app / "nvcuda.dll")}
 
 
 @pytest.fixture
@@ -78,8 +82,9 @@ def test_torch_like_client_uses_every_placed_standin_and_restore_is_exact(
     before = snapshot(lib)
     out = wine.run(run, cwd=tmp_path)
     show("torch-like client, NVIDIA's files", out)
-    assert "[standin nvidia cublas] cublasCreate_v2" in out and "cudaGetDeviceCount -> 35" in out
-    assert "module nvcuda.dll = none" in out
+    seen = read_report(out)
+    assert seen.functions("nvidia cublas") == ["cublasCreate_v2"] and seen.device_count == (35,)
+    assert seen.tags() == {"nvidia cublas"} and seen.modules["nvcuda.dll"] is None
 
     runner = CliRunner()
     base = ["--zluda-dir", str(zluda_release), "--cache-dir", str(tmp_path / "cache")]
@@ -99,10 +104,12 @@ def test_torch_like_client_uses_every_placed_standin_and_restore_is_exact(
 
     out = wine.run(run, cwd=tmp_path)
     show("torch-like client after `zluda-run place`", out)
-    assert f"module nvcuda.dll = {winpath(lib / 'nvcuda.dll')}" in out
-    assert f"module cublas64_12.dll = {winpath(lib / 'cublas64_12.dll')}" in out
-    assert "[standin zluda cublas] cublasCreate_v2" in out and "[standin nvidia" not in out
-    assert f"[standin zluda nvcuda] cuGetProcAddress_v2 cuInit (module {winpath(lib / 'nvcuda.dll')})" in out
+    seen = read_report(out)
+    assert seen.modules["nvcuda.dll"] == winpath(lib / "nvcuda.dll")
+    assert seen.modules["cublas64_12.dll"] == winpath(lib / "cublas64_12.dll")
+    assert seen.functions("zluda cublas") == ["cublasCreate_v2"] and seen.sources() == {"zluda"}
+    first = Call("standin", "zluda nvcuda", "cuGetProcAddress_v2", "cuInit", winpath(lib / "nvcuda.dll"))
+    assert first in seen.calls
     assert (lib / "cublas64_12.dll").read_bytes() == (zluda_release / "cublas64_12.dll").read_bytes()
 
     done = runner.invoke(main_group, ["restore", "--torch-lib", str(lib)])
@@ -110,7 +117,8 @@ def test_torch_like_client_uses_every_placed_standin_and_restore_is_exact(
     assert snapshot(lib) == before  # NVIDIA's files back, byte for byte; nothing left behind
     out = wine.run(run, cwd=tmp_path)
     show("torch-like client after `zluda-run restore`", out)
-    assert "[standin nvidia cublas] cublasCreate_v2" in out and "[standin zluda" not in out
+    seen = read_report(out)
+    assert seen.functions("nvidia cublas") == ["cublasCreate_v2"] and seen.sources() == {"nvidia"}
 
 
 def test_plain_cuda_program_placement_is_not_enough_the_injector_is(
@@ -125,17 +133,22 @@ def test_plain_cuda_program_placement_is_not_enough_the_injector_is(
     plan = make_plan(inspect_path(app / "cuda_program.exe"), scan_release_dir(zluda_release))
     driver = next(b for b in plan.bindings if b.need == "nvcuda.dll")
     show("plan for a plain CUDA program", f"{driver.need}: {driver.mechanism}\n" + "\n".join(driver.reasons))
-    assert driver.mechanism == "injector" and any("placement is not enough" in r for r in driver.reasons)
+    # placement cannot make the driver loaded first: the release's injector starts the program instead
+    assert (driver.mechanism, driver.verdict, driver.problems) == ("injector", "ok", ())
+    assert any("zluda.exe" in r for r in driver.reasons)  # the reasons name the release's injector
     assert not plan.placements
     # what the plan rules out: the driver next to the program is not taken
     shutil.copyfile(zluda_release / "nvcuda.dll", app / "nvcuda.dll")
     out = wine.run(["cuda_program.exe"], cwd=app)
     show("plain program, nvcuda.dll placed next to it", out)
-    assert "cudaGetDeviceCount -> 35" in out and "nvcuda.dll in process: none" in out
+    seen = read_report(out)
+    assert seen.device_count == (35,) and seen.in_process == (None,) and seen.calls == ()
     (app / "nvcuda.dll").unlink()
     # what the plan chose: the release's injector starts it with the driver loaded first
     argv = zluda_exe_argv(zluda_release, ["cuda_program.exe"])
     out = wine.run([winpath(Path(argv[0])), *argv[1:]], cwd=app)
     show("plain program through the injector", out)
-    assert f"nvcuda.dll in process: {winpath(zluda_release / 'nvcuda.dll')}" in out
-    assert "[standin zluda nvcuda] cuGetProcAddress_v2" in out
+    seen = read_report(out)
+    assert seen.in_process == (winpath(zluda_release / "nvcuda.dll"),)
+    assert "cuGetProcAddress_v2" in seen.functions("zluda nvcuda")
+    assert seen.modules_of("zluda nvcuda") == {winpath(zluda_release / "nvcuda.dll")}

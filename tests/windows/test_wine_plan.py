@@ -22,6 +22,8 @@ from pathlib import Path, PureWindowsPath
 
 import pytest
 
+from tests.golden import assert_golden
+from tests.windows.report_lines import read_report
 from tests.windows.winpy import WinPython, make_torch_cuda_shaped, torch_dir, winpath
 
 pytestmark = pytest.mark.slow
@@ -112,8 +114,9 @@ def test_the_walk_names_a_missing_rocblas_and_real_torch_fails_the_same_until_th
         fixed = py.run(["-c", probe], env={**env, "WINEPATH": sdk_bin})
         show("import torch with the fix applied", fixed.stdout + fixed.stderr[-800:])
         assert fixed.returncode == 0, fixed.stderr[-2000:]
-        assert f"[hip-sdk rocblas] rocblas_create_handle (module {sdk_bin}\\rocblas.dll)" in fixed.stdout
-        assert "cublasCreate_v2 -> 0" in fixed.stdout
+        seen = read_report(fixed.stdout)
+        assert seen.modules_of("rocblas", "rocblas_create_handle") == {f"{sdk_bin}\\rocblas.dll"}
+        assert seen.blas_create == (0,)
     finally:
         shutil.copyfile(original, lib / "cublas64_11.dll")
 
@@ -123,8 +126,9 @@ def test_the_walk_names_a_missing_rocblas_and_real_torch_fails_the_same_until_th
     assert ok.returncode == 0, ok.stdout + ok.stderr
     data = json.loads(ok.stdout)
     cublas = next(b for b in data["bindings"] if b["need"] == "cublas64_11.dll")
-    assert data["verdict"] != "fatal" and cublas["verdict"] == "ok"
-    assert any("fails with error 126" in r and "finds them" in r for r in cublas["reasons"])
+    assert data["verdict"] != "fatal" and cublas["verdict"] == "ok" and cublas["problems"] == []
+    # its dependencies are found in the HIP SDK's bin, now on PATH
+    assert any(sdk_bin.lower() in r.lower() for r in cublas["reasons"]), cublas["reasons"]
 
 
 def test_zluda_dir_on_the_fork_folder_maps_its_un_renamed_dlls(hip_setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -150,8 +154,7 @@ def test_inspect_reports_the_start_up_of_a_portable_python(hip_setup) -> None:  
     assert out.returncode == 0, out.stderr
     assert "damaged" not in out.stdout and "skipped" not in out.stdout  # torch_python.dll's 6000+ imports
     home = winpath(portable.home)
-    assert f"start-up: {home}\\python313._pth fixes sys.path (portable layout): PYTHONPATH is ignored" in \
-        re.sub(r"\s*\n\s*", " ", out.stdout)
+    assert f"{home}\\python313._pth" in re.sub(r"\s*\n\s*", " ", out.stdout)  # the text names the ._pth
     st = json.loads(portable.zluda_run("--json", "inspect").stdout)["startup"]
     assert st["pth_file"] == f"{home}\\python313._pth" and st["honours_pythonpath"] is False
     assert st["site_enabled"] is True
@@ -180,8 +183,8 @@ def test_a_plain_exe_is_inspected_and_planned_in_windows_words(hip_setup, mingw_
     text = py.zluda_run(*base, "plan", "--no-cache", "--", exe)
     show("plan -- cuda_program.exe", text.stdout + text.stderr)
     assert text.returncode == 0, text.stdout + text.stderr
-    assert f"target:  {exe}" in text.stdout
-    assert "started through the release's injector (zluda.exe), which loads: nvcuda.dll" in text.stdout
+    view = text.stdout.replace(winpath(fork), "<fork>").replace(winpath(tmp_path), "<tmp>")
+    assert_golden("wine-plan-plain-exe", view)  # its target, the injector loading nvcuda.dll, the verdict
     data = json.loads(py.zluda_run(*base, "--json", "plan", "--no-cache", "--", exe).stdout)
     driver = next(b for b in data["bindings"] if b["need"] == "nvcuda.dll")
     assert (data["target"]["binary"], driver["mechanism"]) == (exe, "injector")

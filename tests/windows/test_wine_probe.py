@@ -20,7 +20,10 @@ import pytest
 from tests.probe.test_probe_standin import EXPECTED
 from tests.windows.test_wine_process import OUTER_JOB
 from tests.windows.winpy import WinPython
+from zluda_runner.core.version import JSON_SCHEMA_VERSION
+from zluda_runner.core.wording import render
 from zluda_runner.probe.cases import CATALOGUE
+from zluda_runner.trace.workload import NOT_ON_WINDOWS, NOT_ON_WINDOWS_HINT
 
 QUICK_OPS = {"matmul.fp32", "matmul.fp16", "matmul.bf16", "conv2d", "sdpa", "layer_norm", "softmax", "fft",
              "sort_topk", "index_scatter", "embedding", "random.seeded"}  # torch_ops.py's smoke set
@@ -73,7 +76,7 @@ def test_a_crash_and_a_hang_cost_only_their_own_case(driver_report: tuple[int, d
     assert crashed["calls"][-1] == fatal
     assert ("cuEventSynchronize", 0) in [(c["function"], c["result"]) for c in crashed["calls"]]
     hung = cases["context.stream_priority_range"]
-    assert hung["status"] == "timeout" and "no answer within 5 s" in hung["detail"]
+    assert hung["status"] == "timeout" and hung["signal"] is None  # killed at the timeout, not crashed
     assert hung["calls"][-1]["function"] == "cuCtxGetStreamPriorityRange"
     order = [c["id"] for c in report["cases"]]
     after = order[order.index("event.elapsed_time") + 1:]
@@ -91,10 +94,12 @@ def test_a_file_that_is_no_dll_fails_to_load_and_skips_every_case(winpy: WinPyth
 
 
 def test_a_missing_driver_is_named_with_windows_wording(winpy: WinPython, tmp_path: Path) -> None:
-    proc = winpy.zluda_run("probe", "--libcuda", winpy.winpath(tmp_path / "nvcuda.dll"))
+    missing = winpy.winpath(tmp_path / "nvcuda.dll")
+    proc = winpy.zluda_run("--json", "probe", "--libcuda", missing)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "no libcuda to probe at" in proc.stderr and "(nvcuda.dll)" in proc.stderr
-    assert "libcuda.so" not in proc.stderr
+    error = json.loads(proc.stdout)
+    assert (error["kind"], error["exit_code"]) == ("probe", 1) and missing in error["error"], error
+    assert "(nvcuda.dll)" in error["hint"] and "libcuda.so" not in proc.stdout, error
 
 
 def test_torch_quick_probe_says_no_cuda_device_on_a_cpu_torch(winpy: WinPython) -> None:
@@ -102,8 +107,8 @@ def test_torch_quick_probe_says_no_cuda_device_on_a_cpu_torch(winpy: WinPython) 
     report = _report(proc)
     assert proc.returncode == 1  # documented: the probe could not run at all (no device)
     assert report["load"]["status"] == "unavailable"
-    detail = report["load"]["detail"]
-    assert "CUDA is not available" in detail and "not compiled with CUDA" in detail
+    # why, in torch's own words (torch.cuda.init() of a CPU build)
+    assert "AssertionError: Torch not compiled with CUDA enabled" in report["load"]["detail"]
     assert report["environment"]["torch"] == "2.13.0+cpu" and report["cases"] == []
 
 
@@ -132,14 +137,16 @@ def test_opinfo_probe_reaches_a_verdict_through_the_same_channel(winpy: WinPytho
                            "float32", "--json")
     report = _report(proc)
     assert proc.returncode == 1
-    assert report["load"]["status"] == "unavailable" and "OpInfo database" in report["load"]["detail"]
+    assert report["load"]["status"] == "unavailable" and "'numpy'" in report["load"]["detail"], report["load"]
     assert report["environment"]["torch"] == "2.13.0+cpu"
 
 
 def test_torch_probe_under_zluda_refuses_a_cpu_torch_clearly(winpy: WinPython) -> None:
-    proc = winpy.zluda_run("probe", "--torch", "--quick")
+    proc = winpy.zluda_run("--json", "probe", "--torch", "--quick")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "CPU-only build" in proc.stderr and "hint:" in proc.stderr
+    error = json.loads(proc.stdout)
+    assert (error["kind"], error["exit_code"]) == ("target", 1) and "2.13.0+cpu" in error["error"], error
+    assert "https://download.pytorch.org/whl/cu118" in error["hint"], error  # where a CUDA build is
 
 
 @pytest.fixture(scope="module")
@@ -161,15 +168,16 @@ def test_trace_on_windows_is_refused_clearly(winpy: WinPython, injector_release:
     program = "C:\\windows\\system32\\hostname.exe"
     ran = winpy.zluda_run(*base, "run", "--", program, env=env)
     assert ran.returncode == 0, ran.stderr
-    traced = winpy.zluda_run(*base, "--trace", "--", program, env=env)
+    traced = winpy.zluda_run(*base, "--json", "--trace", "--", program, env=env)
     assert traced.returncode == 1 and "Traceback" not in traced.stderr
-    assert "error: `zluda-run --trace -- CMD` is not supported on Windows" in traced.stderr, traced.stderr
-    assert "hint: trace the workload on Linux; on Windows `zluda-run probe --libcuda" in traced.stderr
+    refusal = {"schema": JSON_SCHEMA_VERSION, "error": render(NOT_ON_WINDOWS, "command line"),
+               "hint": render(NOT_ON_WINDOWS_HINT, "command line"), "exit_code": 1, "kind": "trace"}
+    assert json.loads(traced.stdout) == refusal, traced.stdout
     # refused before anything is planned or fetched: a release that does not exist is not the error
     missing = winpy.winpath(tmp_path / "none")
-    early = winpy.zluda_run("--zluda-dir", missing, "--trace", "--", program, env=env)
+    early = winpy.zluda_run("--zluda-dir", missing, "--json", "--trace", "--", program, env=env)
     assert early.returncode == 1, early.stderr
-    assert "--trace -- CMD` is not supported on Windows" in early.stderr, early.stderr
+    assert json.loads(early.stdout) == refusal, early.stdout
 
 
 def test_ctrl_c_during_the_probe_leaves_no_worker_running(winpy: WinPython, standin_nvcuda: Path,

@@ -103,7 +103,7 @@ def test_exec_process_runs_the_workload_and_exits_with_its_code(winpy: WinPython
     )
     proc = _drive(winpy, tmp_path, source)
     assert proc.returncode == 7, proc.stderr
-    assert "workload ran" in proc.stdout and "after exec_process" not in proc.stdout
+    assert proc.stdout.splitlines() == ["workload ran"]  # the workload's output, then nothing of ours
 
 
 def test_nothing_the_workload_started_outlives_run_process(winpy: WinPython, tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def outcome(argv0):
     try:
         return ["ok", resolve_command(argv0, env)]
     except LaunchError as exc:
-        return [exc.exit_code, exc.message, exc.hint]
+        return [exc.exit_code, exc.kind, exc.hint]
 answer = {
     "bare": outcome("python"),
     "path_without_suffix": outcome(os.path.join(home, "python")),
@@ -175,7 +175,8 @@ print("ANSWER", json.dumps(answer), flush=True)
     exe = winpy.winpath(winpy.exe).lower()
     assert answer["bare"][0] == "ok" and answer["bare"][1].lower() == exe
     assert answer["path_without_suffix"][0] == "ok" and answer["path_without_suffix"][1].lower() == exe
-    assert answer["script"][0] == 126 and "python script.py" in answer["script"][2]
-    assert answer["script_on_path"][0] == 126  # found in the current folder, but not a program
-    assert answer["missing"][0] == 127
+    assert answer["script"][:2] == [126, "command-not-executable"]
+    assert "python script.py" in answer["script"][2]  # the hint's command line: run it with python
+    assert answer["script_on_path"][:2] == [126, "command-not-executable"]  # here, but not a program
+    assert answer["missing"][:2] == [127, "command-not-found"]
     assert answer["run_bare"] == 3

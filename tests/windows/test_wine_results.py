@@ -23,8 +23,10 @@ def test_results_import_list_show_delete_on_windows(winpy: WinPython, tmp_path: 
                       + json.dumps({"run": run.to_dict()}) + "\n", encoding="utf-8")
     base = ("--cache-dir", winpy.winpath(tmp_path / "cache"), "results")
 
-    imported = winpy.zluda_run(*base, "import", winpy.winpath(bundle))
-    assert imported.returncode == 0 and "imported 1 run(s)" in imported.stdout, imported.stderr
+    as_json = ("--cache-dir", winpy.winpath(tmp_path / "cache"), "--json", "results")
+    imported = winpy.zluda_run(*as_json, "import", winpy.winpath(bundle))
+    assert imported.returncode == 0, imported.stderr
+    assert (json.loads(imported.stdout)["imported"], json.loads(imported.stdout)["already_stored"]) == (1, 0)
     listed = winpy.zluda_run(*base, "list")
     shown = winpy.zluda_run(*base, "show", run.run_id[:12])
     for out in (listed, shown):
@@ -33,7 +35,7 @@ def test_results_import_list_show_delete_on_windows(winpy: WinPython, tmp_path: 
     assert "fork\\x1b[2J" in listed.stdout and "\\x1b]0;owned\\x07" in shown.stdout
     assert (tmp_path / "cache" / "results.db").is_file()
 
-    deleted = winpy.zluda_run(*base, "delete", run.run_id[:12])
-    assert deleted.returncode == 0 and f"deleted run {run.run_id[:12]}" in deleted.stdout, deleted.stderr
-    after = winpy.zluda_run(*base, "list")
-    assert after.returncode == 0 and "no runs recorded" in after.stdout, after.stdout + after.stderr
+    deleted = winpy.zluda_run(*as_json, "delete", run.run_id[:12])
+    assert deleted.returncode == 0 and json.loads(deleted.stdout)["deleted"] == run.run_id, deleted.stderr
+    after = winpy.zluda_run(*as_json, "list")
+    assert after.returncode == 0 and json.loads(after.stdout)["runs"] == [], after.stdout + after.stderr

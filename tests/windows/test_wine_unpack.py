@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tests.conftest import one_asset_manifest
 from tests.windows.winpy import WinPython, winpath
+from zluda_runner.core.wording import render
+from zluda_runner.release.unpack import _UNUSABLE_HINT
 
 MEMBERS = {"zluda/nvcuda.dll": b"MZ ZLUDA's driver", "zluda/NVCUDA.dll": b"MZ another file"}
 
@@ -44,8 +46,9 @@ def test_fetch_refuses_a_zip_whose_names_differ_only_by_case(winpy: WinPython, t
     out = winpy.zluda_run(*base, "--json", "fetch", "v6", "--os", "windows", "--archive", winpath(archive))
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     error = json.loads(out.stdout)
-    assert "'zluda/nvcuda.dll' and 'zluda/NVCUDA.dll' differ only by case" in error["error"], error
-    assert "report it" in error["hint"] and "--release VERSION" in error["hint"]
+    assert (error["kind"], error["exit_code"]) == ("unusable-archive", 1), error
+    assert all(repr(name) in error["error"] for name in MEMBERS), error  # both members named
+    assert error["hint"] == render(_UNUSABLE_HINT, "command line"), error  # pick another release
     assert not (cache / "releases").exists() or not any((cache / "releases").rglob("*"))
     assert not any(p.is_file() for p in (cache / "tmp").rglob("*"))
     assert not any(p.is_file() for p in (cache / "downloads").rglob("*"))

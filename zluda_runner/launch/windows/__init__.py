@@ -213,6 +213,7 @@ def status(torch_lib: Path, journal_dir: Path | None = None, placements: Sequenc
 
     result = placement_status(torch_lib, journal_dir, placements, deep=deep)
     for hook in our_hooks(_site_of(torch_lib)):
+        result.hooks.append(hook)
         note = hook_note(hook)
         result.advice = f"{result.advice}; {note}" if result.advice else note
     return result

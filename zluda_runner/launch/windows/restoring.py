@@ -84,6 +84,7 @@ class PlacementStatus(JsonMixin):
     needs_replace: bool = False
     next_run: str = NEXT_NOTHING  # nothing | re-place | refuse
     advice: str = ""
+    hooks: list[Path] = field(default_factory=list)  # zluda-run's .pth hooks in torch's site-packages
 
 
 def classify(entry: JournalEntry, current: FileState | None) -> str:
