@@ -27,6 +27,11 @@ def _chosen(**kw: Any) -> str | None:
     return chosen.release.id if chosen else None
 
 
+def _strix_rule() -> Any:
+    [rule] = [r for r in load_manifest().gpu_hip_rules if "gfx1150" in r.gfx and r.os == "windows"]
+    return rule
+
+
 def _reasons(release_id: str, **kw: Any) -> list[str]:
     sel = select_asset(None, **kw)
     return [r for rej in sel.rejected if rej.release_id == release_id for r in rej.reasons]
@@ -36,20 +41,23 @@ def _reasons(release_id: str, **kw: Any) -> list[str]:
 def test_strix_on_hip_64_gets_no_release_not_even_the_one_on_the_drivers_hip(gfx: str) -> None:
     assert _chosen(os="windows", hip="6.4", cuda=12) == "upstream-v6"  # without the GPU
     assert _chosen(os="windows", hip="6.4", cuda=12, gfx=gfx) is None  # upstream-v5 was taken
+    rule = _strix_rule()
     v5 = _reasons("upstream-v5", os="windows", hip="6.4", cuda=12, gfx=gfx)
-    assert any(f"{gfx} with HIP 6:" in r and "AMD driver's HIP 6 runtime" in r and PROFILES in r for r in v5)
+    # judged by the driver's HIP 6 it runs on, not the SDK's 6.4; the rule's own reason, with its source
+    assert any(r.startswith(f"for your GPU: {rule.reason(gfx, '6')}") for r in v5) and PROFILES in v5[0]
     for preview in ("upstream-v6", "upstream-v7-preview.10", "upstream-v7-preview.11"):
-        assert any("needs HIP SDK 7.2 or newer" in r for r in
+        assert any(r.startswith(f"for your GPU: {rule.reason(gfx, '6.4')}") for r in
                    _reasons(preview, os="windows", hip="6.4", cuda=12, gfx=gfx, channel="preview"))
 
 
 def test_strix_on_hip_72_runs_what_runs_on_hip_7_and_not_the_drivers_hip_6() -> None:
     assert _chosen(os="windows", hip="7.2", cuda=12, gfx="gfx1151") == "upstream-v6"
-    assert any("AMD driver's HIP 6 runtime" in r
+    rule = _strix_rule()
+    assert any(r.startswith(f"for your GPU: {rule.reason('gfx1151', '6')}")
                for r in _reasons("upstream-v5", os="windows", hip="7.2", cuda=12, gfx="gfx1151"))
     # no HIP SDK found: the driver's runtime is still HIP 6, whatever becomes of the SDK builds
-    assert any("AMD driver's HIP 6 runtime" in r for r in _reasons("upstream-v5", os="windows", cuda=12,
-                                                                   gfx="gfx1152"))
+    assert any(r.startswith(f"for your GPU: {rule.reason('gfx1152', '6')}")
+               for r in _reasons("upstream-v5", os="windows", cuda=12, gfx="gfx1152"))
 
 
 def test_the_strix_rule_is_sourced_not_unverified() -> None:
