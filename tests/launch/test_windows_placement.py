@@ -226,18 +226,16 @@ def edit_journal(torch_lib: Path, change) -> None:  # type: ignore[no-untyped-de
     path.write_text(json.dumps(data))
 
 
-def test_restore_that_skips_keeps_journal_and_originals_and_force_finishes(torch_lib: Path, placements,
-                                                                           dlls) -> None:
-    """Issue 11 defect 1: a skipped file must not cost the user the saved original."""
+def test_restore_keeps_a_file_another_tool_wrote_and_force_never_replaces_it(torch_lib: Path, placements,
+                                                                              dlls) -> None:
+    """Issue 29: a file written since placement is the other tool's: kept, the rest put back."""
     before = snapshot(torch_lib)
     windows.place(torch_lib, placements)
     (torch_lib / "cublas64_11.dll").write_bytes(b"MZ changed by another tool")
-    result = windows.restore(torch_lib)
-    assert result.skipped == ["cublas64_11.dll"]
-    assert journal_path(torch_lib).exists()
-    assert (torch_lib / windows.JOURNAL_DIRNAME / windows.ORIGINALS_DIR / "cublas64_11.dll").exists()
-    windows.restore(torch_lib, force=True)  # finishes: the original is back
-    assert snapshot(torch_lib) == before
+    result = windows.restore(torch_lib, force=True)
+    assert result.kept == ["cublas64_11.dll"] and result.complete
+    assert (torch_lib / "cublas64_11.dll").read_bytes() == b"MZ changed by another tool"
+    assert snapshot(torch_lib) == {**before, "cublas64_11.dll": snapshot(torch_lib)["cublas64_11.dll"]}
     assert not (torch_lib / windows.JOURNAL_DIRNAME).exists()
 
 
@@ -352,13 +350,12 @@ def test_antivirus_quarantine_named_restored_and_replaced(torch_lib: Path, place
 
 def test_a_journal_with_a_flipped_hash_loses_no_original(torch_lib: Path, placements, dlls) -> None:
     """Issue 11 defect 1's other cause: one flipped character in the journal's placed hash. The
-    placed file then looks changed: restore leaves it and keeps NVIDIA's original for --force."""
+    placed file then looks changed, but it is the very file placed: restore puts NVIDIA's back."""
     before = snapshot(torch_lib)
     windows.place(torch_lib, placements)
     edit_journal(torch_lib, lambda d: d["entries"][0]["placed"].update(sha256="0" * 64))
     assert windows.status(torch_lib, deep=True).next_run == "re-place"
-    assert windows.restore(torch_lib).skipped == ["cublas64_11.dll"]
-    windows.restore(torch_lib, force=True)
+    assert windows.restore(torch_lib).kept == []  # the very file placed (size, mtime, inode): ours
     assert snapshot(torch_lib) == before
 
 
@@ -381,19 +378,18 @@ def test_status_cli_exit_codes(torch_lib: Path, placements, cli_runner) -> None:
     result = cli_runner(["status", "--torch-lib", str(torch_lib)])
     assert result.exit_code == 3 and "antivirus" in result.output
     (torch_lib / "cublas64_11.dll").write_bytes(b"MZ another")
-    result = cli_runner(["restore", "--torch-lib", str(torch_lib)])
-    assert result.exit_code == 3 and "--force" in result.output
-    assert cli_runner(["restore", "--force", "--torch-lib", str(torch_lib)]).exit_code == 0
+    result = cli_runner(["--json", "restore", "--torch-lib", str(torch_lib)])
+    assert result.exit_code == 0 and json.loads(result.output)["kept"] == ["cublas64_11.dll"]
 
 
-def test_the_global_force_forces_restore_too(torch_lib: Path, placements, cli_runner) -> None:
-    """One meaning of --force (issue 21): on 5c673db `zluda-run --force restore` left the changed file."""
-    before = snapshot(torch_lib)
+def test_the_global_force_never_replaces_a_file_we_did_not_place(torch_lib: Path, placements,
+                                                                  cli_runner) -> None:
+    """One meaning of --force (issues 21, 29): `zluda-run --force restore` keeps another's file too."""
     windows.place(torch_lib, placements)
     (torch_lib / "cublas64_11.dll").write_bytes(b"MZ another")
-    assert cli_runner(["restore", "--torch-lib", str(torch_lib)]).exit_code == 3
-    assert cli_runner(["--force", "restore", "--torch-lib", str(torch_lib)]).exit_code == 0
-    assert snapshot(torch_lib) == before
+    result = cli_runner(["--json", "--force", "restore", "--torch-lib", str(torch_lib)])
+    assert result.exit_code == 0 and json.loads(result.output)["kept"] == ["cublas64_11.dll"]
+    assert (torch_lib / "cublas64_11.dll").read_bytes() == b"MZ another"
 
 
 # ---------------------------------------------------------------- files in use (Windows: a loaded DLL)

@@ -195,8 +195,8 @@ def test_status_and_restore_cli(placed_torch_lib: tuple[Path, Path]) -> None:
     assert drift.exit_code == 3 and "cublas64_12.dll" in drift.output
     drifted = runner.invoke(main_group, ["status", "--json", "--torch-lib", str(torch_lib)])
     assert "cublas64_12.dll" in json.dumps(json.loads(drifted.output)["drift"])
-    skipped = runner.invoke(main_group, ["restore", "--torch-lib", str(torch_lib)])
-    assert skipped.exit_code == 3 and "skipped  cublas64_12.dll" in skipped.output
+    kept = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
+    assert kept.exit_code == 0 and json.loads(kept.output)["kept"] == ["cublas64_12.dll"]
     assert (torch_lib / "cublas64_12.dll").read_bytes().endswith(b"reinstalled")  # left alone
 
 

@@ -81,12 +81,12 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
 @checked
 def restore(torch_lib: Path | str | None, options: Options | None = None, *,
             force: bool = False) -> RestoreResult:
-    """Put back exactly the files that were in ``torch_lib`` before placement (and remove
-    zluda-run's start-up hook from that torch's site-packages, if there is one). ``torch_lib`` None:
-    the torch/lib of ``options.python`` (else this interpreter).
+    """Put back exactly the files that were in ``torch_lib`` before placement, of those still
+    zluda-run's (and remove zluda-run's start-up hooks from that torch's site-packages once no
+    placement remains). ``torch_lib`` None: the torch/lib of ``options.python`` (else this interpreter).
 
-    A file changed since placement (pip reinstalled torch) is left alone and listed in ``skipped``
-    (``complete`` is then False and the journal is kept) unless ``force``.
+    A file another program wrote since placement (pip upgraded torch) is that program's: kept as it
+    is and listed in ``kept``. ``force`` is accepted and changes nothing of that.
 
     Raises:
         PlacementError: nothing was placed there, or the journal is damaged.
@@ -97,7 +97,8 @@ def restore(torch_lib: Path | str | None, options: Options | None = None, *,
 
     settings = to_settings(options)
     with caller_errors():
-        return restore_files(torch_lib_for(settings, torch_lib), force=force, cache_dir=settings.cache_dir)
+        del force
+        return restore_files(torch_lib_for(settings, torch_lib), cache_dir=settings.cache_dir)
 
 
 @checked
@@ -125,8 +126,8 @@ def placed(torch_lib: Path | str, options: Options | None = None) -> Iterator[Pl
         with zluda_runner.placed(torch_lib, options) as done:
             subprocess.run([python, "app.py"])
 
-    A file changed during the block (pip reinstalled torch) is left alone; the block then ends with
-    a :class:`PlacementError` saying which (``restore(torch_lib, force=True)`` puts back the rest).
+    A file another program wrote during the block (pip upgraded torch) is kept as it is, the rest is
+    put back, and the block then ends with a :class:`PlacementError` saying which file was kept.
     """
     done = place(torch_lib, options)
     try:
@@ -138,12 +139,13 @@ def placed(torch_lib: Path | str, options: Options | None = None) -> Iterator[Pl
     if not (done.placed or done.already_placed):
         return
     result = restore(done.torch_lib, options)
-    if not result.complete:
+    if result.kept:
         from zluda_runner.core.errors import PlacementError
 
         raise PlacementError(
-            f"{', '.join(result.skipped)} in {done.torch_lib} changed while ZLUDA was placed and was left "
-            "alone; the rest was put back",
-            hint="restore(torch_lib, force=True) puts back the originals over the changed files",
+            f"{', '.join(result.kept)} in {done.torch_lib} was written by another program while ZLUDA was "
+            "placed (pip?): it is kept as it is; the rest was put back",
+            hint="nothing of zluda-run's is left there; check that torch is the one you want "
+                 "(pip show torch)",
         )
 

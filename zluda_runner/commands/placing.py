@@ -47,13 +47,14 @@ def place_command(call: Invocation, torch_lib: Path, dry_run: bool, force_opt: b
 
 @command("restore")
 @_torch_lib
-@click.option("--force", "force_opt", is_flag=True, help="Also put back files changed since placement.")
+@click.option("--force", "force_opt", is_flag=True,
+              help="Accepted, changes nothing: a file written since placement (pip) is never replaced.")
 @pass_invocation
 def restore_command(call: Invocation, torch_lib: Path | None, force_opt: bool) -> None:
-    """Exit 0 when everything is back; 3 when a file changed since placement was left alone
-    (the journal and saved originals are kept: `restore --force` finishes)."""
-    force = force_opt or call.options.force  # one --force: `zluda-run --force restore` forces too
-    result = restore(torch_lib, call.options, force=force)
+    """Exit 0 when nothing of zluda-run's is left placed: each file it placed has its original back; a
+    file another program wrote since (pip upgraded torch) is kept as it is (listed in ``kept``)."""
+    del force_opt
+    result = restore(torch_lib, call.options)
     emit_json(result) if call.json else say([render_restore(result)])
     sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 

@@ -22,11 +22,9 @@ def render_placement(result: PlacementResult | None, defaults_hook: Path | None 
 def render_restore(result: RestoreResult) -> str:
     lines = [f"restored {name}" for name in result.restored]
     lines += [f"removed  {name} (was not there before)" for name in result.removed]
-    lines += [f"skipped  {name} (changed since placement; `zluda-run restore --force` puts the original "
-              "back)" for name in result.skipped]
+    lines += [f"kept     {name} (written by another program since placement, pip upgrading torch or by "
+              "hand: that file is kept; its original from before is dropped)" for name in result.kept]
     lines += [f"removed  {name} (left by an interrupted placement)" for name in result.temp_files_removed]
-    if result.journal_kept:
-        lines.append(f"the journal and saved originals are kept in {result.journal_kept.parent}")
     return "\n".join(lines) or "nothing to restore"
 
 

@@ -183,23 +183,27 @@ def _site_of(torch_lib: Path) -> Path:
 
 def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
             force: bool = False, check: InUseCheck | None = None) -> RestoreResult:
-    """Put back exactly what was in ``torch_lib`` before placement
-    (:func:`~zluda_runner.launch.windows.restoring.restore`); then, once that is complete, remove
-    zluda-run's ``.pth`` start-up hook from this torch's site-packages, if there is one (listed
-    in ``removed`` by its path; ``cache_dir`` holds the hook journal). With only a hook to remove,
-    that is the restore."""
+    """Put back exactly what was in ``torch_lib`` before placement, of what is still zluda-run's
+    (:func:`~zluda_runner.launch.windows.restoring.restore`: a file pip wrote since is kept, listed
+    in ``kept``); then, once no placement remains there to serve, remove zluda-run's ``.pth`` hooks
+    (the start-up hook, the placed-defaults hook) from this torch's site-packages (listed in
+    ``removed`` by their paths; ``cache_dir`` holds the hook journal). With only a hook to remove,
+    that is the restore. ``force`` is accepted and changes nothing: a file zluda-run did not place is
+    never replaced."""
     from zluda_runner.core.errors import PlacementError
     from zluda_runner.core.paths import default_cache_dir
     from zluda_runner.launch.windows.hook import our_hooks, remove_pth_hook
 
+    del force
+    journal = journal_dir_for(torch_lib, journal_dir) / JOURNAL_FILE  # there: a placement remains
     hooks = our_hooks(_site_of(torch_lib))  # the start-up hook, the placed-defaults hook
     try:
-        result = restore_placement(torch_lib, journal_dir, force=force, check=check)
+        result = restore_placement(torch_lib, journal_dir, check=check)
     except PlacementError:
-        if not hooks:
+        if not hooks or journal.exists():
             raise
         result = RestoreResult(Path(torch_lib))
-    for hook in hooks if result.complete else []:
+    for hook in [] if journal.exists() else hooks:
         if remove_pth_hook(hook, cache_dir or default_cache_dir()):
             result.removed.append(str(hook))
     return result

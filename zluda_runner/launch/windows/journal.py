@@ -42,6 +42,9 @@ ORIGINALS_DIR = "originals"
 JOURNAL_SCHEMA = 1
 IN_PROGRESS = "in-progress"
 PLACED = "placed"
+# A restore (or the undoing before a re-placement) has begun changing files: said by an empty file beside
+# the journal (no space needed: a full disk still restores); read as the journal's state.
+RESTORING = "restoring"
 # Temp names of earlier versions (``.<name>.zluda-runner-tmp-<pid>``); current ones are fsutil's.
 _LEGACY_TMP_TAG = ".zluda-runner-tmp"
 _MAX_JOURNAL_BYTES = 4 << 20
@@ -175,6 +178,57 @@ def remove_stale_temps(torch_lib: Path, names: list[str]) -> list[str]:
     return removed
 
 
+# ---------------------------------------------------------------- whose a file is
+
+# A placed file's state, read from the file itself.
+ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original", "changed", "missing", "empty"
+# Who made a file what it is now (None: it is as placed).
+BY_PLACING = "placing"  # not placed yet: the placement (journal in-progress) stopped before it
+BY_RESTORING = "restoring"  # already put back: the restore (journal restoring) stopped after it
+BY_OTHER = "other"  # not zluda-run: pip (re)installed torch, an antivirus, a hand copy
+
+
+def classify(entry: JournalEntry, current: FileState | None) -> str:
+    if current == entry.placed:
+        return ST_PLACED
+    if current is None:
+        return ST_MISSING
+    if current == entry.original:
+        return ST_ORIGINAL
+    if current.size == 0:
+        return ST_EMPTY
+    return ST_CHANGED
+
+
+def is_before(entry: JournalEntry, state: str) -> bool:
+    """Is the file as it was before placement (its original content, or absent as it was)?"""
+    return state == ST_ORIGINAL or (state == ST_MISSING and entry.original is None)
+
+
+def is_ours(entry: JournalEntry, state: str, torch_lib: Path | None = None) -> bool:
+    """Is the file zluda-run's to put back: the content it placed, or its placed file gone or emptied
+    (nothing of anyone's is lost by putting the original there)? A ``changed`` file was written by
+    another program (pip upgraded torch): it is that program's, never replaced; unless (``torch_lib``
+    given) it is the very file placed, never written since (its size, mtime and inode as recorded),
+    whose recorded hash is what changed."""
+    if state in (ST_PLACED, ST_EMPTY) or (state == ST_MISSING and entry.original is not None):
+        return True
+    return (state == ST_CHANGED and torch_lib is not None and entry.placed_stat is not None
+            and stat_key(torch_lib / entry.name) == entry.placed_stat)
+
+
+def made_by(journal_state: str, entry: JournalEntry, state: str) -> str | None:
+    """Who made the file ``state`` (see ``BY_*``): zluda-run itself, when the journal says a placement
+    or a restore stopped half-way and the file is as that left it; else another program."""
+    if state == ST_PLACED:
+        return None
+    if is_before(entry, state) and journal_state == IN_PROGRESS:
+        return BY_PLACING
+    if is_before(entry, state) and journal_state == RESTORING:
+        return BY_RESTORING
+    return BY_OTHER
+
+
 # ---------------------------------------------------------------- journal on disk
 
 
@@ -288,7 +342,10 @@ def read_journal(torch_lib: Path, journal_dir: Path | None = None) -> Journal | 
     try:
         if len(data) > _MAX_JOURNAL_BYTES:
             raise _Bad("larger than any journal we write")
-        return parse_journal(data)
+        journal = parse_journal(data)
+        if (jdir / RESTORING).exists():
+            journal.state = RESTORING
+        return journal
     except _Bad as exc:
         raise PlacementError(
             f"the placement journal {path} is damaged: {exc}",
@@ -301,6 +358,7 @@ def read_journal(torch_lib: Path, journal_dir: Path | None = None) -> Journal | 
 
 def write_journal(jdir: Path, journal: Journal) -> Path:
     path = jdir / JOURNAL_FILE
+    assert journal.state != RESTORING, "a restore is marked by mark_restoring"
     atomic_write_text(path, journal.to_json(), durable=True)
     return path
 
@@ -417,10 +475,12 @@ else:
 
 
 def _remove_journal_temps(jdir: Path) -> None:
-    """The journal's temp files a killed write left (only the lock's holder may remove them)."""
+    """The journal's temp files a killed write left, and a killed :func:`forget`'s restore mark (only the
+    lock's holder may remove them)."""
     with contextlib.suppress(OSError):
         for name in os.listdir(jdir):
-            if name.startswith(f"{TMP_PREFIX}{JOURNAL_FILE}."):
+            if name.startswith(f"{TMP_PREFIX}{JOURNAL_FILE}.") or (
+                    name == RESTORING and not (jdir / JOURNAL_FILE).exists()):  # a killed forget's
                 os.unlink(jdir / name)
 
 
@@ -429,10 +489,21 @@ def lock(jdir: Path) -> JournalLock:
     return JournalLock(jdir)
 
 
+def mark_restoring(jdir: Path, journal: Journal) -> None:
+    """Before a restore's first change: the journal's state becomes ``restoring`` (an empty file, durable;
+    where even that cannot be written, the restore goes on unmarked)."""
+    journal.state = RESTORING
+    with contextlib.suppress(OSError):
+        os.close(os.open(jdir / RESTORING, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644))
+        fsync_dir(jdir)
+
+
 def forget(jdir: Path) -> None:
     """Remove the journal and the saved originals (after a complete restore)."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(jdir / JOURNAL_FILE)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(jdir / RESTORING)
     shutil.rmtree(jdir / ORIGINALS_DIR, ignore_errors=True)
     fsync_dir(jdir)
 

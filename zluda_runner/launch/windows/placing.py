@@ -30,19 +30,25 @@ from zluda_runner.core.errors import PlacementError
 from zluda_runner.core.replace import InUseCheck, refuse_if_in_use
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows.journal import (
+    BY_OTHER,
     IN_PROGRESS,
     JOURNAL_FILE,
     JOURNAL_SCHEMA,
     ORIGINALS_DIR,
     PLACED,
+    RESTORING,
+    ST_CHANGED,
+    ST_PLACED,
     FileState,
     Journal,
     JournalEntry,
     Placement,
     check_name,
+    classify,
     copy_into,
     file_state,
     forget,
+    is_before,
     journal_dir_for,
     lock,
     read_journal,
@@ -53,12 +59,9 @@ from zluda_runner.launch.windows.journal import (
 )
 from zluda_runner.launch.windows.restoring import (
     NEXT_NOTHING,
-    ST_CHANGED,
-    ST_ORIGINAL,
-    ST_PLACED,
     RestoreResult,
     advise,
-    classify,
+    drift_text,
     put_back,
     status_of,
     to_put_back,
@@ -163,7 +166,7 @@ def _apply(torch_lib: Path, jdir: Path, entry: JournalEntry, source: Path, check
     state = classify(entry, current)
     if state == ST_PLACED:
         return False
-    if state != ST_ORIGINAL and not (current is None and entry.original is None):
+    if not is_before(entry, state):
         raise PlacementError(
             f"{dest} changed while being placed (neither the original nor the shim)",
             hint="run {cmd:restore} to put back what can be, then reinstall torch if needed",
@@ -244,8 +247,9 @@ def _undo_earlier(
     warnings = []
     if journal.state == IN_PROGRESS:
         warnings.append("an earlier placement was interrupted: it was undone and placed again")
-    warnings.extend(f"{line}: placed again" for line in found.drift
-                    if journal.state == PLACED or "quarantined" in line)
+    if journal.state == RESTORING:
+        warnings.append("an earlier restore stopped half-way: it was finished and placed again")
+    warnings.extend(f"{drift_text(f.name, f.state)}: placed again" for f in found.files if f.by == BY_OTHER)
     if found.quarantined:
         warnings.append("add torch/lib and the ZLUDA folder to your antivirus exclusions, or it will happen "
                         "again")
@@ -255,10 +259,10 @@ def _undo_earlier(
         if state is not None:
             ours[p.dest_name.lower()] = state.sha256
     result = RestoreResult(torch_lib)
-    put_back(torch_lib, jdir, to_put_back(torch_lib, journal, ours), result, check)
+    put_back(torch_lib, jdir, journal, to_put_back(torch_lib, journal, ours), result, check)
     for entry in journal.entries:
         if classify(entry, file_state(torch_lib / entry.name)) == ST_CHANGED:
-            result.skipped.append(entry.name)  # the user's new original: adopted
+            result.kept.append(entry.name)  # the user's new original: adopted
     remove_stale_temps(torch_lib, [e.name for e in journal.entries])
     return result, warnings
 

@@ -1,15 +1,18 @@
 """Undoing a DLL placement exactly, and telling what became of it (pip drift, antivirus quarantine).
 
-Each placed file is in one of five states, read from the file itself:
+Each placed file is in one of five states, read from the file itself
+(:func:`~zluda_runner.launch.windows.journal.classify`):
 
 * ``placed``: the content we put there;
 * ``original``: what was there before (pip reinstalled the same torch);
 * ``changed``: something else (pip upgraded torch, or a hand copy);
 * ``missing`` / ``empty``: gone or truncated to 0 bytes: what antivirus quarantine does to a DLL.
 
+Whose a file is, the journal decides (:func:`~zluda_runner.launch.windows.journal.is_ours`):
 ``restore`` puts the original back over ``placed``, ``missing`` and ``empty`` files (nothing of
-the user's is lost by that) and leaves ``changed`` ones alone unless forced; when it leaves
-anything, the journal and every saved original stay, so ``restore --force`` can finish.
+anyone's is lost by that) and keeps a ``changed`` file as it is: another program wrote it (pip's
+new torch DLL), and its pre-placement original is dropped with the journal. ``--force`` changes
+nothing of that: a file zluda-run did not place is never replaced.
 """
 
 from __future__ import annotations
@@ -22,18 +25,31 @@ from zluda_runner.core.errors import FileInUseError, PlacementError
 from zluda_runner.core.replace import InUseCheck, refuse_if_in_use, remove_file
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows.journal import (
+    BY_OTHER,
+    BY_PLACING,
+    BY_RESTORING,
     IN_PROGRESS,
     JOURNAL_FILE,
     ORIGINALS_DIR,
     PLACED,
-    FileState,
+    RESTORING,
+    ST_CHANGED,
+    ST_EMPTY,
+    ST_MISSING,
+    ST_ORIGINAL,
+    ST_PLACED,
     Journal,
     JournalEntry,
     Placement,
+    classify,
     file_state,
     forget,
+    is_before,
+    is_ours,
     journal_dir_for,
     lock,
+    made_by,
+    mark_restoring,
     move_into,
     read_journal,
     remove_stale_temps,
@@ -43,7 +59,6 @@ from zluda_runner.launch.windows.journal import (
     sweep_stale_lock,
 )
 
-ST_PLACED, ST_ORIGINAL, ST_CHANGED, ST_MISSING, ST_EMPTY = "placed", "original", "changed", "missing", "empty"
 # What the next run does about an existing journal.
 NEXT_NOTHING, NEXT_REPLACE, NEXT_REFUSE = "nothing", "re-place", "refuse"
 
@@ -58,10 +73,9 @@ class RestoreResult(JsonMixin):
     restored: list[str] = field(default_factory=list)  # original put back
     removed: list[str] = field(default_factory=list)  # placed where nothing was: deleted
     unchanged: list[str] = field(default_factory=list)  # already the original
-    skipped: list[str] = field(default_factory=list)  # changed since placement (pip?): left alone
+    kept: list[str] = field(default_factory=list)  # written by another program since placement (pip): kept
     temp_files_removed: list[str] = field(default_factory=list)  # left by a killed placement
-    complete: bool = True  # False: something was skipped; the journal and originals are kept
-    journal_kept: Path | None = None
+    complete: bool = True  # nothing of zluda-run's is left placed; the journal is gone
 
 
 @dataclass
@@ -71,32 +85,21 @@ class FileStatus(JsonMixin):
     state: str  # placed | original | changed | missing | empty
     placed_sha256: str
     actual_sha256: str | None
+    by: str | None = None  # who made it so (journal.BY_*): placing / restoring (zluda-run, stopped) | other
 
 
 @dataclass
 class PlacementStatus(JsonMixin):
     torch_lib: Path
     journal: Path | None
-    state: str  # "none" | "in-progress" | "placed"
+    state: str  # "none" | "in-progress" | "placed" | "restoring"
     files: list[FileStatus] = field(default_factory=list)
     drift: list[str] = field(default_factory=list)  # one line per file that is not as placed
-    quarantined: list[str] = field(default_factory=list)  # missing or emptied (antivirus?)
+    quarantined: list[str] = field(default_factory=list)  # missing or emptied, not by zluda-run (antivirus?)
     needs_replace: bool = False
     next_run: str = NEXT_NOTHING  # nothing | re-place | refuse
     advice: str = ""
     hooks: list[Path] = field(default_factory=list)  # zluda-run's .pth hooks in torch's site-packages
-
-
-def classify(entry: JournalEntry, current: FileState | None) -> str:
-    if current == entry.placed:
-        return ST_PLACED
-    if current is None:
-        return ST_MISSING
-    if current == entry.original:
-        return ST_ORIGINAL
-    if current.size == 0:
-        return ST_EMPTY
-    return ST_CHANGED
 
 
 _DRIFT_TEXT = {
@@ -105,10 +108,15 @@ _DRIFT_TEXT = {
     ST_ORIGINAL: "{} has its original content again (torch reinstalled?)",
     ST_CHANGED: "{} was replaced by another file (torch upgraded, or by hand)",
 }
+_MADE_TEXT = {
+    BY_PLACING: "{} is not placed yet: the placement stopped before it",
+    BY_RESTORING: "{} was already put back by a restore that stopped half-way",
+}
 
 
-def drift_text(name: str, state: str) -> str:
-    return _DRIFT_TEXT[state].format(name)
+def drift_text(name: str, state: str, by: str | None = BY_OTHER) -> str:
+    """What happened to one file, as the journal tells it: zluda-run's own stopped work, or another's."""
+    return _MADE_TEXT.get(by or BY_OTHER, _DRIFT_TEXT[state]).format(name)
 
 
 def _saved_ok(jdir: Path, entry: JournalEntry) -> bool:
@@ -132,17 +140,21 @@ def originals_error(jdir: Path, names: list[str]) -> PlacementError:
     )
 
 
-def put_back(torch_lib: Path, jdir: Path, entries: list[JournalEntry], result: RestoreResult,
-             check: InUseCheck | None = None) -> None:
+def put_back(torch_lib: Path, jdir: Path, journal: Journal, entries: list[JournalEntry],
+             result: RestoreResult, check: InUseCheck | None = None) -> None:
     """Put each entry's original back (or delete what we added), last placed first.
 
     Every saved original is checked, and every file to change is checked not to be held by a running
-    program (Windows: a loaded DLL), before anything is changed: all of it is put back, or none."""
+    program (Windows: a loaded DLL), before anything is changed: all of it is put back, or none. The
+    journal says ``restoring`` before the first change: stopped half-way, what it put back is known
+    to be zluda-run's doing (:func:`~zluda_runner.launch.windows.journal.made_by`)."""
     damaged = damaged_originals(jdir, entries)
     if damaged:
         raise originals_error(jdir, damaged)
     doing = f"restore {torch_lib}"
     refuse_if_in_use([torch_lib / e.name for e in entries], doing, check)
+    if entries and journal.state != RESTORING:
+        mark_restoring(jdir, journal)
     for entry in reversed(entries):
         dest = torch_lib / entry.name
         saved = saved_path(jdir, entry)
@@ -178,35 +190,34 @@ def fault(exc: OSError, torch_lib: Path, jdir: Path, done: int = 0, total: int =
     )
 
 
-def restore_entries(torch_lib: Path, jdir: Path, journal: Journal, *, force: bool,
+def restore_entries(torch_lib: Path, jdir: Path, journal: Journal,
                     check: InUseCheck | None = None) -> RestoreResult:
     result = RestoreResult(torch_lib)
     todo: list[JournalEntry] = []
     for entry in journal.entries:
         state = classify(entry, file_state(torch_lib / entry.name))
-        if state == ST_ORIGINAL or (state == ST_MISSING and entry.original is None):
-            result.unchanged.append(entry.name)
-        elif state in (ST_PLACED, ST_MISSING, ST_EMPTY) or force:
+        if is_ours(entry, state, torch_lib):
             todo.append(entry)
+        elif is_before(entry, state):
+            result.unchanged.append(entry.name)
         else:
-            result.skipped.append(entry.name)
-    put_back(torch_lib, jdir, todo, result, check)
-    result.complete = not result.skipped
+            result.kept.append(entry.name)
+    put_back(torch_lib, jdir, journal, todo, result, check)
     return result
 
 
-def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = False,
+def restore(torch_lib: Path, journal_dir: Path | None = None, *,
             check: InUseCheck | None = None) -> RestoreResult:
-    """Put back exactly what was in ``torch_lib`` before placement.
+    """Put back exactly what was in ``torch_lib`` before placement, of what is still zluda-run's.
 
     A file held by a running program (Windows: the app still has the DLL loaded) refuses the whole
     restore with a :class:`~zluda_runner.core.errors.FileInUseError` naming it, nothing changed
     (``check`` replaces the platform's test, :func:`zluda_runner.core.replace.platform_check`).
 
-    A file changed since placement (torch upgraded by pip, a hand copy) is left alone and
-    listed in ``skipped``, unless ``force``; then the journal and every saved original are
-    kept (``complete`` is False) so that ``restore --force`` can finish. A complete restore
-    drops the journal, and removes temp files a killed placement left in ``torch_lib``.
+    A file another program wrote since placement (pip upgraded torch, a hand copy) is that program's:
+    it is kept as it is and listed in ``kept`` (its pre-placement original is obsolete and dropped).
+    Then nothing of zluda-run's is left: the journal is dropped, and temp files a killed placement
+    left in ``torch_lib`` are removed.
     """
     torch_lib = Path(torch_lib)
     jdir = journal_dir_for(torch_lib, journal_dir)
@@ -224,11 +235,8 @@ def restore(torch_lib: Path, journal_dir: Path | None = None, *, force: bool = F
                 held.drop = not (jdir / ORIGINALS_DIR).exists()
                 raise NothingToRestoreError(f"nothing to restore in {torch_lib}",
                                             hint="it was restored meanwhile")
-            result = restore_entries(torch_lib, jdir, journal, force=force, check=check)
+            result = restore_entries(torch_lib, jdir, journal, check=check)
             result.temp_files_removed = remove_stale_temps(torch_lib, [e.name for e in journal.entries])
-            if not result.complete:
-                result.journal_kept = jdir / JOURNAL_FILE
-                return result
             forget(jdir)
             held.drop = True  # no trace left: the lock file and the folder go as the lock is released
     except OSError as exc:  # its lock could not be taken (a read-only journal folder)
@@ -249,12 +257,13 @@ def status_of(torch_lib: Path, jdir: Path, journal: Journal, *, deep: bool) -> P
             continue
         current = file_state(path)
         state = classify(entry, current)
+        by = made_by(journal.state, entry, state)
         if state != ST_PLACED:
-            status.drift.append(drift_text(entry.name, state))
-        if state in (ST_MISSING, ST_EMPTY):
+            status.drift.append(drift_text(entry.name, state, by))
+        if state in (ST_MISSING, ST_EMPTY) and by == BY_OTHER:
             status.quarantined.append(entry.name)
         status.files.append(FileStatus(entry.name, entry.kind, state, entry.placed.sha256,
-                                       current.sha256 if current else None))
+                                       current.sha256 if current else None, by))
     return status
 
 
@@ -268,9 +277,7 @@ def to_put_back(torch_lib: Path, journal: Journal, ours: dict[str, str]) -> list
     for entry in journal.entries:
         current = file_state(torch_lib / entry.name)
         state = classify(entry, current)
-        if state == ST_MISSING and entry.original is None:
-            continue
-        if state in (ST_PLACED, ST_MISSING, ST_EMPTY) or (
+        if is_ours(entry, state) or (
             state == ST_CHANGED and current is not None and ours.get(entry.name.lower()) == current.sha256
         ):
             todo.append(entry)
@@ -296,6 +303,9 @@ def advise(status: PlacementStatus, jdir: Path, journal: Journal) -> None:
     if journal.state == IN_PROGRESS:
         status.advice = ("an earlier placement was interrupted: the next `zluda-run` undoes it and places "
                          "again; `zluda-run restore` puts the originals back instead")
+    elif journal.state == RESTORING:
+        status.advice = ("an earlier `zluda-run restore` stopped half-way: `zluda-run restore` finishes it; "
+                         "the next `zluda-run` places again instead")
     elif status.quarantined:
         status.advice = (
             f"{', '.join(status.quarantined)} quarantined or deleted: the next `zluda-run` re-places them "
