@@ -205,7 +205,7 @@ def test_restore_cli_puts_back_the_original(placed_torch_lib: tuple[Path, Path])
     runner = CliRunner()
     done = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
     result = json.loads(done.output)
-    assert done.exit_code == 0 and (result["restored"], result["skipped"], result["complete"]) == (
+    assert done.exit_code == 0 and (result["restored"], result["kept"], result["complete"]) == (
         ["cublas64_12.dll"], [], True), result
     assert (torch_lib / "cublas64_12.dll").read_bytes() == original.read_bytes()
     again = runner.invoke(main_group, ["--json", "restore", "--torch-lib", str(torch_lib)])
