@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -78,15 +81,38 @@ def test_file_cache_hits_and_invalidates(libfoo: Path, tmp_path: Path) -> None:
     first = cached_read(lib, "elf", reader, cache, ElfInfo)
     second = cached_read(lib, "elf", reader, cache, ElfInfo)
     assert first == second and len(calls) == 1
-    entries = list((cache / "binfmt" / "elf").rglob("*.json"))
-    assert len(entries) == 1
-    entries[0].write_text("{not json")  # a corrupt entry is a miss, then rewritten
+    entries = list((cache / "binfmt").rglob("*.json"))
+    assert [e.name for e in entries] == ["elf.json"]  # one file per kind, one entry per file in it
+    assert list(json.loads(entries[0].read_text())["files"]) == [str(lib)]
+    entries[0].write_text("{not json")  # a corrupt cache file is a miss, then rewritten
     assert cached_read(lib, "elf", reader, cache, ElfInfo) == first and len(calls) == 2
-    shutil.copy(libfoo, lib)  # new mtime: new key
+    shutil.copy(libfoo, lib)  # new mtime: a miss
     lib.touch()
     cached_read(lib, "elf", reader, cache, ElfInfo)
     assert len(calls) == 3
     assert cached_read(lib, "elf", reader, None, ElfInfo) == first and len(calls) == 4
+    cached_read(lib, "elf", reader, cache, ElfInfo)
+    assert len(calls) == 4
+    moved = tmp_path / "libfoo.moved"  # same path, size and mtime, another inode: a miss
+    shutil.copy2(lib, moved)
+    os.replace(moved, lib)
+    cached_read(lib, "elf", reader, cache, ElfInfo)
+    assert len(calls) == 5
+
+
+def test_skip_cxx_leaves_out_only_unversioned_cxx_names(cc_build: Callable[..., Path]) -> None:
+    dep_map = FOO_MAP.parent / "cxx_dep.map"
+    dep = cc_build(["elf/cxx_dep.c"], "libcxxdep.so.1", deps=["elf/cxx_dep.map"],
+                   args=["-Wl,-soname,libcxxdep.so.1", f"-Wl,--version-script,{dep_map}"])
+    lib = cc_build(["elf/cxx_names.c"], "libcxxnames.so", args=[f"-L{dep.parent}", "-l:libcxxdep.so.1"])
+    full, skipped = read_elf(lib), read_elf(lib, skip_cxx=True)
+    assert {(s.name, s.file) for s in full.imports} >= {
+        ("_Z7dep_cxxv", "libcxxdep.so.1"), ("_Z7ext_cxxv", None), ("ext_c", None)}
+    assert {"_ZN3api4callEv", "api_c"} <= {s.name for s in full.exports}
+    assert skipped.imports == [s for s in full.imports if s.file is not None or not s.name.startswith("_Z")]
+    assert skipped.exports == [s for s in full.exports if not s.name.startswith("_Z")]
+    assert "_Z7dep_cxxv" in {s.name for s in skipped.imports}
+    assert dataclasses.replace(skipped, imports=full.imports, exports=full.exports) == full
 
 
 def test_bad_inputs_raise_with_hint(tmp_path: Path, libfoo: Path) -> None:

@@ -97,6 +97,25 @@ def test_inspect_python_finds_torch_without_importing_it(fake_torch, tmp_path: P
     assert sorted((tmp_path / "cache" / "inspect").rglob("*.json")) == sorted(entries)
 
 
+def test_a_warm_inspection_reads_no_binary(fake_torch, tmp_path: Path, monkeypatch) -> None:
+    """One cache file for the ELF facts, one entry per file in it; the second inspection reads none."""
+    import json
+
+    from zluda_runner.inspection import readers
+
+    cache = tmp_path / "cache"
+    first = inspect_path(fake_torch.site_packages, env=fake_torch.env, cache_dir=cache)
+    files = sorted(p.relative_to(cache) for p in cache.rglob("*.json"))
+    assert files == [Path("inspect/binfmt/elf.json")]
+    entries = json.loads((cache / files[0]).read_text())["files"]
+    assert str(fake_torch.torch_dir / "lib" / "libtorch_cuda.so") in entries
+    assert all(len(e) == 4 and e[3]["info"]["path"] == p for p, e in entries.items())
+    reads: list[str] = []
+    monkeypatch.setattr(readers, "read_elf", lambda path, **kw: reads.append(str(path)))
+    assert inspect_path(fake_torch.site_packages, env=fake_torch.env, cache_dir=cache) == first
+    assert reads == []
+
+
 def test_changed_file_is_read_again(fake_torch, tmp_path: Path, elf_stand_ins) -> None:
     cache = tmp_path / "cache"
     inspect_path(fake_torch.site_packages, env=fake_torch.env, cache_dir=cache)

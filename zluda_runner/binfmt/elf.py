@@ -1,12 +1,12 @@
 """Read what an ELF file asks of the dynamic loader, without reading it whole.
 
-Headers, section headers and the dynamic segment come from pyelftools. The
-dynamic symbol table and the GNU symbol-versioning sections (``.dynsym``,
-``.gnu.version``, ``.gnu.version_r``, ``.gnu.version_d``, ``.dynstr``) are read
-straight from an ``mmap`` with ``struct.iter_unpack``: libtorch_cpu.so has
-~75k dynamic symbols and pyelftools' per-entry parsing is far too slow for
-them. Only those few sections are touched, so a 500 MB library costs a few
-megabytes of page cache.
+Everything is read straight from an ``mmap`` with ``struct``: the ELF, program
+and section headers, the dynamic section, the dynamic symbol table and the GNU
+symbol-versioning sections (``.dynsym``, ``.gnu.version``, ``.gnu.version_r``,
+``.gnu.version_d``, ``.dynstr``). Only those few sections are touched, so a
+500 MB library costs a few megabytes of page cache. libtorch_cpu.so has ~75k
+dynamic symbols, nearly all C++: ``skip_cxx`` leaves ``_Z``-mangled names
+undecoded (sorted out in C, never one by one in Python).
 
 Every walk is bounded by the file, because a hostile file is cheap to make (a
 96 KB one whose version needs share one chain of entries once cost 35 s and
@@ -29,32 +29,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zluda_runner.binfmt.elfsyms import select_symbols
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
 
 #: bump when ElfInfo's content or meaning changes (invalidates the file cache)
-READER_VERSION = 2
+READER_VERSION = 3
 
 ELF_MAGIC = b"\x7fELF"
 
-_MACHINES = {
-    "EM_X86_64": "x86_64",
-    "EM_386": "i386",
-    "EM_AARCH64": "aarch64",
-    "EM_ARM": "arm",
-    "EM_PPC64": "ppc64",
-    "EM_PPC": "ppc",
-    "EM_S390": "s390",
-    "EM_RISCV": "riscv",
-    "EM_MIPS": "mips",
-    "EM_LOONGARCH": "loongarch",
-}
-# e_machine numbers for the cheap header peek (no pyelftools)
+# e_machine numbers
 _MACHINE_NUMBERS = {62: "x86_64", 3: "i386", 183: "aarch64", 40: "arm", 21: "ppc64", 20: "ppc",
                     22: "s390", 243: "riscv", 8: "mips", 258: "loongarch"}
 
-_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
-_STT_SECTION, _STT_FILE = 3, 4
+_STB_WEAK = 2
 _VER_FLG_BASE, _VER_FLG_WEAK = 0x1, 0x2
 _DF_1_NODEFLIB = 0x800
 
@@ -174,15 +162,18 @@ def peek_elf_header(path: str | Path) -> tuple[int, str] | None:
     return (32 if head[4] == 1 else 64), _MACHINE_NUMBERS.get(e_machine, f"em{e_machine}")
 
 
-def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = False) -> ElfInfo:
+def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = False,
+             skip_cxx: bool = False, side: str | None = None) -> ElfInfo:
     """Read an ELF file's loader-facing facts.
+
+    ``skip_cxx``: leave out the ``_Z``-mangled exports and unversioned imports (their names are never
+    decoded): what inspection keeps of libtorch's symbol tables. ``side``: ``"imports"`` or
+    ``"exports"`` reads only those symbols (default: both).
 
     Raises :class:`BinaryFormatError` for a missing, non-ELF, truncated or
     corrupt file, and - unless ``allow_foreign`` - for anything that is not a
     64-bit x86-64 ELF (ZLUDA exists only for x86-64).
     """
-    from elftools.common.exceptions import ELFError  # here: a cached launch only peeks at headers
-
     p = Path(path)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below, mmap needs the fd
@@ -198,15 +189,16 @@ def read_elf(path: str | Path, *, symbols: bool = True, allow_foreign: bool = Fa
             raise BinaryFormatError(f"{p} is a truncated or corrupt ELF file (bad header)",
                                     hint=_BAD_ELF_HINT)
         size = os.fstat(fh.fileno()).st_size
-        mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            info = _read(p, fh, _Image(mm, size), symbols)
-        except (ELFError, struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError) as exc:
+            mm = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                info = _read(p, head, _Image(mm, size), symbols, skip_cxx, side)
+            finally:
+                mm.close()
+        except (struct.error, ValueError, IndexError, KeyError, UnicodeDecodeError) as exc:
             raise BinaryFormatError(
                 f"{p} is a truncated or corrupt ELF file ({exc})", hint=_BAD_ELF_HINT
             ) from exc
-        finally:
-            mm.close()
     if not allow_foreign and not info.is_x86_64:
         raise BinaryFormatError(
             f"{p} is a {info.elf_class}-bit {info.machine} ELF file, not x86-64",
@@ -265,8 +257,7 @@ class _Image:
 
 
 class _Sections:
-    """Section headers by type. Read with struct: pyelftools builds a Python object per header,
-    which costs more than everything else we read from a small library."""
+    """Section headers by type."""
 
     def __init__(self, mm: mmap.mmap, hdr: Any, elf_class: int, order: str, size: int) -> None:
         fmt = order + ("IIQQQQIIQQ" if elf_class == 64 else "IIIIIIIIII")
@@ -290,28 +281,31 @@ class _Sections:
             self.by_type.setdefault(sh_type, sec)
 
 
-def _read(p: Path, fh: Any, img: _Image, symbols: bool) -> ElfInfo:
-    from elftools.elf.elffile import ELFFile
+_ELF_TYPES = {0: "NONE", 1: "REL", 2: "EXEC", 3: "DYN", 4: "CORE"}
+_HEADER_FIELDS = ("e_type", "e_machine", "e_version", "e_entry", "e_phoff", "e_shoff", "e_flags", "e_ehsize",
+                  "e_phentsize", "e_phnum", "e_shentsize", "e_shnum", "e_shstrndx")
 
+
+def _read(p: Path, head: bytes, img: _Image, symbols: bool, skip_cxx: bool, side: str | None) -> ElfInfo:
     mm, size = img.mm, img.size
-    elf = ELFFile(fh)  # pyelftools validates and decodes the ELF header
-    hdr = elf.header
-    phentsize = 56 if elf.elfclass == 64 else 32
+    elf_class = 64 if head[4] == 2 else 32
+    little = head[5] == 1
+    order = "<" if little else ">"
+    hdr = dict(zip(_HEADER_FIELDS, struct.unpack_from(
+        order + ("HHIQQQIHHHHHH" if elf_class == 64 else "HHIIIIIHHHHHH"), head, 16), strict=True))
+    phentsize = 56 if elf_class == 64 else 32
     if hdr["e_phoff"] and hdr["e_phnum"] and hdr["e_phentsize"] != phentsize:
         raise ValueError(f"unexpected program header size {hdr['e_phentsize']}")
     if hdr["e_shoff"] + hdr["e_shnum"] * hdr["e_shentsize"] > size or hdr["e_phoff"] + hdr[
         "e_phnum"
     ] * hdr["e_phentsize"] > size:
         raise ValueError("section or program headers run past the end of the file")
-    elf_class = elf.elfclass
-    little = elf.little_endian
-    order = "<" if little else ">"
-    machine = _MACHINES.get(hdr["e_machine"], str(hdr["e_machine"]).removeprefix("EM_").lower())
+    machine = _MACHINE_NUMBERS.get(hdr["e_machine"], f"em{hdr['e_machine']}")
     info = ElfInfo(
         path=str(p),
         elf_class=elf_class,
         machine=machine,
-        elf_type=str(hdr["e_type"]).removeprefix("ET_"),
+        elf_type=_ELF_TYPES.get(hdr["e_type"], str(hdr["e_type"])),
         symbols_read=symbols,
     )
     segments = _program_headers(mm, hdr, elf_class, order)
@@ -345,7 +339,7 @@ def _read(p: Path, fh: Any, img: _Image, symbols: bool) -> ElfInfo:
         sym_strtab = _strtab_of(sections, _SHT_DYNSYM)
         if dynsym is not None and sym_strtab is not None:
             _read_dynsym(img, dynsym, sym_strtab, sections.by_type.get(_SHT_GNU_VERSYM), elf_class, little,
-                         need_index, def_index, info)
+                         need_index, def_index, info, skip_cxx, side)
     return info
 
 
@@ -511,7 +505,7 @@ def _read_verdef(img: _Image, sec: _Shdr, strtab: tuple[int, int], order: str,
 
 def _read_dynsym(img: _Image, sec: _Shdr, strtab: tuple[int, int], versym_sec: _Shdr | None, elf_class: int,
                  little: bool, need_index: dict[int, tuple[str, str]], def_index: dict[int, str],
-                 info: ElfInfo) -> None:
+                 info: ElfInfo, skip_cxx: bool = False, side: str | None = None) -> None:
     mm = img.mm
     # 64-bit Elf_Sym: name u32, info u8, other u8, shndx u16, value u64, size u64 (24 bytes)
     # 32-bit Elf_Sym: name u32, value u32, size u32, info u8, other u8, shndx u16 (16 bytes)
@@ -540,12 +534,16 @@ def _read_dynsym(img: _Image, sec: _Shdr, strtab: tuple[int, int], versym_sec: _
     find = mm.find
     imports: list[ElfSymbol] = []
     exports: list[ElfSymbol] = []
-    keep = _KEEP_INFO
+    selected, cxx = select_symbols(mm, raw, elf_class, names, infos, strtab, skip_cxx, side)
     budget = img.budget
-    for i in itertools.compress(range(count), map(keep.__getitem__, infos)):
+    for i in itertools.compress(range(count), selected):  # only the selected symbols, in Python
         st_name = names[i]
         if not st_name or i == 0:
             continue
+        vs = versyms[i]
+        idx = vs & 0x7FFF
+        if cxx[i] and (idx <= 1 or idx not in need_index):
+            continue  # an unversioned C++ import (C++ exports are not selected)
         if st_name >= str_size:
             raise ValueError(f"symbol {i} names offset {st_name} outside .dynstr")
         start = str_base + st_name
@@ -556,8 +554,6 @@ def _read_dynsym(img: _Image, sec: _Shdr, strtab: tuple[int, int], versym_sec: _
         if budget < 0:
             img.charge(img.budget + 1)  # raises: names overlap far more than any linker shares them
         name = mm[start:end].decode("utf-8", "replace")
-        vs = versyms[i]
-        idx = vs & 0x7FFF
         weak = infos[i] >> 4 == _STB_WEAK
         if shndxs[i] == 0:
             need = need_index.get(idx) if idx > 1 else None
@@ -571,14 +567,3 @@ def _read_dynsym(img: _Image, sec: _Shdr, strtab: tuple[int, int], versym_sec: _
     img.budget = budget
     info.imports = imports
     info.exports = exports
-
-
-def _keep_table() -> bytes:
-    """st_info values of symbols we report: global/weak/unique binding, not a section or file symbol."""
-    return bytes(
-        (v >> 4) in (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE) and (v & 0xF) not in (_STT_SECTION, _STT_FILE)
-        for v in range(256)
-    )
-
-
-_KEEP_INFO = _keep_table()

@@ -38,7 +38,9 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
                 hint="ZLUDA runs x86-64 (AMD64) programs only; inspect the 64-bit build",
             )
         model = DllSearchModel(app_dir=path.parent)
-        return profile_of(walk_pe(str(path), [path], model, readers))
+        walked = walk_pe(str(path), [path], model, readers)
+        readers.flush()
+        return profile_of(walked)
     header = peek_elf_header(path)
     if header is None:
         raise TargetError(
@@ -55,7 +57,9 @@ def inspect_binary(path: Path, cache_dir: Path | None, env: Mapping[str, str] | 
         readers.elf(path)
     except BinaryFormatError as exc:
         raise TargetError(exc.raw_message, hint=exc.raw_hint) from exc
-    return profile_of(_walk_elf(path, [], readers, env))
+    walked = _walk_elf(path, [], readers, env)
+    readers.flush()
+    return profile_of(walked)
 
 
 def profile_of(walked: Walked, base: TargetProfile | None = None) -> TargetProfile:
@@ -100,6 +104,7 @@ def walk_linux_torch(torch_dir: Path, cache_dir: Path | None, env: Mapping[str, 
         root, libs = cuda_libs[0], cuda_libs[1:]
         warnings.append(f"no torch/_C extension found: simulated loading {root.name} instead")
     walked = _walk_elf(root, libs, readers, env, scope=torch_dir.parent)
+    readers.flush()
     return dataclasses.replace(walked, warnings=(*warnings, *walked.warnings))
 
 
@@ -194,7 +199,7 @@ def _collect_elf_needs(collector: Collector, model: LoaderModel, readers: Reader
         symbols = list(by_file.get(needed, []))
         if remaining and res.found and res.path:
             try:
-                exported = set(readers.symbols(res.path).c_exports)
+                exported = set(readers.c_exports(res.path))
             except BinaryFormatError:
                 exported = set()
             hits = remaining & exported

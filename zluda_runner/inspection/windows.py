@@ -58,7 +58,10 @@ def walk_windows_torch(torch_dir: Path, cache_dir: Path | None, *, exec_prefix: 
     roots = _dlls_in(torch_dir / "lib")
     if read_torch_dll_loop(torch_dir).present:
         model.loop_loaded = {p.name.lower(): str(p) for p in roots}
-    return walk_pe(str(torch_dir / "lib"), roots, model, Readers(cache_dir))
+    readers = Readers(cache_dir)
+    walked = walk_pe(str(torch_dir / "lib"), roots, model, readers)
+    readers.flush()
+    return walked
 
 
 def walk_pe(shown_root: str, roots: list[Path], model: DllSearchModel, readers: Readers) -> Walked:

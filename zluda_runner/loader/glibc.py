@@ -25,6 +25,7 @@ ground truth the model is tested against.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -206,7 +207,11 @@ class _Map:
         self.loader = loader
         self.origin = origin
         self.names = names
-        self.file_id = _file_id(path)
+
+    @functools.cached_property
+    def file_id(self) -> tuple[int, int] | None:
+        """(device, inode): asked only when a new object is mapped, never by a lone lookup."""
+        return _file_id(self.path)
 
 
 def _file_id(path: str) -> tuple[int, int] | None:
@@ -234,6 +239,8 @@ class LoaderModel:
         self.env = env
         self.reader = reader
         self._infos: dict[str, ElfInfo] = {}
+        self._listings: dict[str, frozenset[str] | None] = {}
+        self._subfolders: dict[str, list[tuple[str, str]]] = {}
 
     # ------------------------------------------------------------------ public API
 
@@ -458,14 +465,38 @@ class LoaderModel:
     def _search_dirs(self, name: str, dirs: Sequence[str], tried: list[str]) -> tuple[str | None, str]:
         """Try each dir (hwcap subdirs first). Returns (path, status) of the first usable or fatal file."""
         for d in dirs:
-            base = d.rstrip("/") or "/"
-            for sub in [*self.env.hwcap_subdirs, ""]:
-                cand = os.path.join(base, sub, name) if sub else os.path.join(base, name)
+            for folder, prefix in self._folders_of(d):
+                cand = prefix + name  # os.path.join(folder, name) for a bare name
                 tried.append(cand)
+                if not self._listed(folder, name):
+                    continue
                 status = self._verify(cand)
                 if status in ("ok", "invalid"):
                     return cand, status
         return None, "absent"
+
+    def _folders_of(self, d: str) -> list[tuple[str, str]]:
+        """The folders a search of ``d`` tries, each with the prefix of a name in it: its hwcap
+        subfolders, then ``d``."""
+        folders = self._subfolders.get(d)
+        if folders is None:
+            base = d.rstrip("/") or "/"
+            names = [*(os.path.join(base, s) for s in self.env.hwcap_subdirs if s), base]
+            folders = self._subfolders[d] = [(f, os.path.join(f, "")) for f in names]
+        return folders
+
+    def _listed(self, folder: str, name: str) -> bool:
+        """Whether ``folder`` may hold ``name``: each folder is listed once per model, as a search tries
+        the same folders (and their hwcap subfolders) for every name and most candidates are absent."""
+        if folder not in self._listings:
+            try:
+                self._listings[folder] = frozenset(os.listdir(folder or "."))
+            except FileNotFoundError:
+                self._listings[folder] = frozenset()
+            except OSError:  # e.g. a folder that may be searched but not listed: ask each time
+                self._listings[folder] = None
+        names = self._listings[folder]
+        return names is None or name in names
 
     def _rpath_dirs(self, obj: _Map, which: str) -> list[str]:
         entries = obj.info.runpath if which == "runpath" else obj.info.rpath
