@@ -6,11 +6,15 @@ import math
 import shlex
 
 from zluda_runner.abtest.model import AbReport, TimingStats
+from zluda_runner.core.textfit import view_width, wrap_words
 from zluda_runner.report.html import render_html as report_html
 from zluda_runner.report.table import Column, Section, Table
 
 
-def render_text(report: AbReport) -> str:
+def render_text(report: AbReport, width: int | None = -1) -> str:
+    """The report as text, each line folded at spaces to ``width`` (default: COLUMNS or the terminal's;
+    unfolded when piped), later lines of a fold indented under its own."""
+    width = view_width() if width == -1 else width
     lines = [f"A: {shlex.join(report.a.argv)}", f"B: {shlex.join(report.b.argv)}", ""]
     if report.outputs:
         lines.append("outputs:")
@@ -36,7 +40,14 @@ def render_text(report: AbReport) -> str:
             ratio = f"A/B {t.ratio_a_over_b:.2f}" if t.ratio_a_over_b is not None else ""
             lines.append(f"  {t.name:<20} A {a}  B {b}  {ratio}")
     lines += ["", f"verdict: {report.verdict}"]
-    return "\n".join(lines)
+    return "\n".join(folded for line in lines for folded in _fit(line, width))
+
+
+def _fit(line: str, width: int | None) -> list[str]:
+    if width is None or len(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    return wrap_words(line[indent:], width, first=" " * indent, rest=" " * (indent + 4))
 
 
 def _abs_text(value: float | None) -> str:
