@@ -25,7 +25,10 @@ def test_rdna2_on_windows_hip_7_gets_nothing_and_the_fix() -> None:
     assert sel.chosen is None
     (rule,) = sel.gpu_rules  # RDNA2 with HIP SDK 7 on Windows, and its source
     assert (rule.os, rule.broken, "gfx1031" in rule.gfx) == ("windows", ["7"], True)
-    assert [s.ref for s in rule.source.sources] == ["https://github.com/patientx/ComfyUI-Zluda/issues/438"]
+    assert [s.ref for s in rule.source.sources] == [  # the report, and the sources that scope it to the SDK
+        "https://github.com/patientx/ComfyUI-Zluda/issues/438",
+        "Speedstu/CUDA-for-AMD-Windows:manifests/windows-gpu-profiles.json@5a7059d34f77c042e8fa3c71d18873c0d6fa76de",
+        "patientx-cfz/comfyui-rocm:detect_gpu.py@5e4fb740e37f73b783998a463cea217ccf684b6e"]
     fork = next(r for r in sel.rejected if r.asset_name == "ZLUDA-windows-amd64.zip")
     assert fork.reasons == [f"for your GPU: {rule.reason('gfx1031', '7.1')}"]  # the rule's words, cited
     with pytest.raises(NothingFitsError) as err:
