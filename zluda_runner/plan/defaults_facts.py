@@ -34,6 +34,7 @@ from zluda_runner.plan.defaults import (
 )
 from zluda_runner.plan.model import REPLACE, UNBOUND, ShimPlan
 from zluda_runner.release.gpurules import gpu_defaults
+from zluda_runner.release.model import PINNED_MEMORY_FUNCTIONS
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -84,6 +85,18 @@ def _identity(plan: ShimPlan, manifest: Manifest | None) -> ComputeIdentity | No
         return None
     cited = f"manifest {rel.id} compute_capability ({cc.source.cite()})"
     return ComputeIdentity(cc.text, cc.override_env, cited)
+
+
+def _unpinned(plan: ShimPlan, manifest: Manifest | None) -> tuple[str, ...]:
+    """The pinned-memory functions the plan's release does not implement, by the manifest's data."""
+    rel = plan.release
+    if rel is None or not rel.id or manifest is None:
+        return ()
+    try:
+        gaps = manifest.find(rel.id).unimplemented
+    except ZludaRunnerError:
+        return ()
+    return tuple(gaps.lacks(PINNED_MEMORY_FUNCTIONS)) if gaps is not None else ()
 
 
 def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
@@ -187,6 +200,7 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         identity=_identity(plan, manifest), env=dict(env),
         gpu_defaults=gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
         if manifest is not None and same_host else {},
+        unpinned=_unpinned(plan, manifest),
     )
 
 
