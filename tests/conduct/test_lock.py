@@ -62,7 +62,7 @@ def test_a_lock_round_trips_and_its_files_are_hashed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("edit", "field"), [
     (lambda d: d.pop("variant"), "the lock: field 'variant' is missing"),
     (lambda d: d.update(variant="turbo"), "the lock: field 'variant' must be one of"),
-    (lambda d: d.update(schema=2), "the lock: field 'schema' is 2"),
+    (lambda d: d.update(schema=3), "the lock: field 'schema' is 3"),
     (lambda d: d.update(sha265="x"), "the lock: field 'sha265' is not part of the schema"),
     (lambda d: d["release"]["files"][1].update(sha256="abc"),
      "release: files[1]: field 'sha256' is malformed"),

@@ -19,7 +19,8 @@ the settings are applied right after ``torch/__init__`` has run and before the w
 ``torch.backends.cuda.enable_flash_sdp(False)``, ``enable_mem_efficient_sdp(False)``,
 ``enable_cudnn_sdp(False)`` where torch has it, ``enable_math_sdp(True)``;
 ``torch.backends.cudnn.enabled = False``; ``torch.Tensor.pin_memory`` returning the tensor itself and
-``DataLoader.pin_memory`` reading False (pinned memory off). A failure is one line on stderr, never the workload's end.
+``DataLoader.pin_memory`` reading False (pinned memory off). A failure is one line on stderr, never the
+workload's end.
 ``ZLUDA_RUNNER_STARTUP_REPORT=1`` prints what was applied.
 """
 

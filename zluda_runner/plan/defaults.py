@@ -40,8 +40,8 @@ SRC_ADDMM = ("torch >= 2.4 routes addmm/linear through cuBLASLt unless DISABLE_A
              "(torch > 2.4 needs DISABLE_ADDMM_CUDA_LT=1 unless cuBLASLt is shimmed)")
 SRC_PINNED = ("the manifest's unimplemented functions of the release (vosen/ZLUDA zluda/src/lib.rs: "
               "cuMemAllocHost, cuMemHostRegister are stubs); patientx/ComfyUI-Zluda comfyui-n.bat@8622f33e "
-              "runs ComfyUI with --disable-pinned-memory (\"the cause of many recent problems with generation "
-              "using zluda\"), whose pinning is torch.cuda.cudart().cudaHostRegister "
+              "runs ComfyUI with --disable-pinned-memory (\"the cause of many recent problems with "
+              "generation using zluda\"), whose pinning is torch.cuda.cudart().cudaHostRegister "
               "(comfy/model_management.py@8622f33e)")
 SRC_GPU = ("vosen/ZLUDA#218, patientx/ComfyUI-Zluda#231 (an APU's integrated GPU is device 0 and the "
            "workload runs there, or fails)")

@@ -211,9 +211,10 @@ def _gfxs(host: HostRead, enabled: bool) -> tuple[str, ...]:
 
 
 def with_defaults(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
-                  manifest: Manifest | None) -> ShimPlan:
-    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`)."""
-    facts = gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
+                  manifest: Manifest | None, facts: DefaultsFacts | None = None) -> ShimPlan:
+    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`; ``facts``: gathered
+    already)."""
+    facts = facts or gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
     plan = plan_with_defaults(plan, compute_defaults(facts))
     added = [w for w in (switch_off_warning(env), *visibility_warnings(plan.os, host, env))
              if w is not None and w not in plan.warnings]

@@ -511,7 +511,8 @@ def _parse_unimplemented(data: Any, where: str, source: str) -> Unimplemented:
         c.fail("functions", f"must list 1 to {MAX_UNIMPLEMENTED} CUDA function names, got {len(names)}")
     bad = [n for n in names if not _CUDA_FUNCTION_RE.match(n)]
     if bad:
-        c.fail("functions", f"must be CUDA function names (cuMemAllocHost, cublasSgemv_v2 ...), got {bad[0]!r}")
+        c.fail("functions", f"must be CUDA function names (cuMemAllocHost, cublasSgemv_v2 ...), "
+               f"got {bad[0]!r}")
     fact = parse_fact(c.get("source"), f"{where} unimplemented source", source)
     if fact.kind == UNVERIFIED:
         c.fail("source", "what a release does not implement is recorded only with a source; leave the field "
