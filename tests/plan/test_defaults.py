@@ -79,8 +79,7 @@ def test_pinned_memory_off_only_where_the_release_lacks_it() -> None:
     lacking = replace(TORCH, unpinned=("cuMemAllocHost", "cuMemHostRegister"))
     got = _by_name(lacking)[PINNED_OFF]
     assert got.applied and got.vehicle == "startup"
-    assert "cuMemAllocHost and cuMemHostRegister" in got.reason and "upstream-v6" in got.reason
-    assert "ComfyUI-Zluda comfyui-n.bat@8622f33e" in got.source and "zluda/src/lib.rs" in got.source
+    assert_golden("defaults_pinned_off", _records([got]))  # the functions and release named, its sources
     assert defaults_env((got,)) == {TORCH_DEFAULTS_ENV: PINNED_OFF}
     assert PINNED_OFF not in _by_name(TORCH)  # a release that implements them (or not recorded): nothing
     assert PINNED_OFF not in _by_name(replace(lacking, torch_version=None))  # no torch to switch
