@@ -161,7 +161,8 @@ def test_pinned_memory_off_inside_windows_torch_where_the_release_lacks_it(  # t
              "nvml.dll": standin("v6 nvml", "NVML", "nvml.dll"),
              "cublas64_11.dll": standin("v6 cublas", "CUBLAS", "cublas64_11.dll")}
     archive = tmp_path / "zluda-windows-pinned.zip"
-    archive.write_bytes(zip_bytes([("file", f"zluda/{name}", path.read_bytes()) for name, path in files.items()]))
+    members = [("file", f"zluda/{name}", path.read_bytes()) for name, path in files.items()]
+    archive.write_bytes(zip_bytes(members))
     manifest = one_asset_manifest(tmp_path, archive.read_bytes(), archive.name, "windows")
     workload = tmp_path / "pinned.py"
     workload.write_text(PINNED_WORKLOAD)
