@@ -50,6 +50,7 @@ from zluda_runner.release.model import (
     parse_version,
     version_at_most,
 )
+from zluda_runner.release.native import parse_native_rocm
 
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -446,6 +447,9 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         source=source,
         update_url=c.string("update_url", required=False, nullable=True),
     )
+    raw_native = c.get("native_rocm", required=False)
+    if raw_native is not None:
+        manifest.native_rocm = parse_native_rocm(raw_native, source)
     if manifest.update_url is not None:
         parts = urlsplit(manifest.update_url)
         if parts.scheme != "https" or not parts.netloc or parts.username or parts.password:
