@@ -16,6 +16,8 @@ from zluda_runner.core.errors import ManifestError
 from zluda_runner.release.model import FACT_KINDS, INFERRED, PIN, UNVERIFIED, Fact, Source
 
 VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
+DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")  # YYYY, YYYY-MM or YYYY-MM-DD
+_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 # owner/repo[:path]@<40-hex commit> or @unverified (the commit could not be pinned)
 _REPO_REF_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(:[^@\s]+)?@([0-9a-f]{40}|unverified)$")
 # a public file found in a code index whose repository could not be resolved
@@ -84,6 +86,14 @@ class Checker:
         if nonempty and not value:
             self.fail(name, "must not be empty")
         return list(value)
+
+    def gfx_names(self, name: str = "gfx") -> list[str]:
+        """A non-empty list of GPU targets, each as the manifest writes them (``gfx1201``)."""
+        gfx = self.strings(name, required=True, nonempty=True)
+        for g in gfx:
+            if not _GFX_RE.match(g):
+                self.fail(name, f"entries must look like gfx1201, got {g!r}")
+        return gfx
 
     def objects(self, name: str, *, nonempty: bool) -> list[Any]:
         value = self.get(name, required=nonempty, default=[])

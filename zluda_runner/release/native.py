@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.core.wording import render
-from zluda_runner.release.checker import VERSION_RE, Checker, parse_fact
+from zluda_runner.release.checker import DATE_RE, VERSION_RE, Checker, parse_fact
 from zluda_runner.release.model import (
     NATIVE_SUPPORT,
     OSES,
@@ -29,9 +29,7 @@ from zluda_runner.release.model import (
     unverified_fact,
 )
 
-_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 _SHORT_COMMIT = re.compile(r"@([0-9a-f]{8})[0-9a-f]{32}")  # a source's commit, as a line shows it
-_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 #: what each of TheRock's columns means to a user
 SUPPORT_WORDS = {"built": "built and published, not yet sanity-tested by AMD",
                  "sanity-tested": "sanity-tested by AMD", "release-ready": "release-ready by AMD"}
@@ -105,7 +103,7 @@ def parse_native_rocm(data: Any, source: str) -> NativeRocm:
         hip=c.string("hip", pattern=VERSION_RE),
         torch=c.string("torch"),
         index_url=c.string("index_url"),
-        date=c.string("date", required=False, nullable=True, pattern=_DATE_RE),
+        date=c.string("date", required=False, nullable=True, pattern=DATE_RE),
         source=parse_fact(c.get("source"), "native_rocm source", source),
         torch_source=parse_fact(c.get("torch_source"), "native_rocm torch_source", source),
     )
@@ -138,10 +136,7 @@ def parse_native_rocm(data: Any, source: str) -> NativeRocm:
 
 def _parse_entry(data: Any, index: int, source: str) -> NativeWheelEntry:
     c = Checker(data, f"native_rocm wheels #{index}", source)
-    gfx = c.strings("gfx", required=True, nonempty=True)
-    for g in gfx:
-        if not _GFX_RE.match(g):
-            c.fail("gfx", f"entries must look like gfx1100, got {g!r}")
+    gfx = c.gfx_names()
     available = c.get("available")
     if available is not None and not isinstance(available, bool):
         c.fail("available", f"must be true, false or null (no source found), got {available!r}")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.families import FAMILIES, parse_library_name
 from zluda_runner.release.checker import (
+    DATE_RE,
     VERSION_RE,
     Checker,
     check_version_text,
@@ -54,10 +55,8 @@ from zluda_runner.release.native import parse_native_rocm
 
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 _ENV_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
 #: an asset's ``size`` bounds its download, so it is a real one: the cap fetch.MAX_DOWNLOAD_BYTES sets
 #: when no size is known (a ZLUDA release archive is tens of MB)
@@ -309,7 +308,7 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
         tag=c.string("tag"),
         assets=[],
         repo=c.string("repo", pattern=_REPO_RE),
-        date=c.string("date", required=False, nullable=True, pattern=_DATE_RE),
+        date=c.string("date", required=False, nullable=True, pattern=DATE_RE),
         prerelease=c.boolean("prerelease", False),
         gpu_generations=c.strings("gpu_generations"),
         caveats=c.strings("caveats"),
@@ -362,10 +361,7 @@ def _parse_compute_capability(data: Any, where: str, source: str) -> ComputeCapa
 
 def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
     c = Checker(data, f"gpu_hip_rules #{index}", source)
-    gfx = c.strings("gfx", required=True, nonempty=True)
-    for g in gfx:
-        if not _GFX_RE.match(g):
-            c.fail("gfx", f"entries must look like gfx1201, got {g!r}")
+    gfx = c.gfx_names()
     rule = GpuHipRule(
         gfx=gfx,
         min=c.string("min", required=False, nullable=True),
@@ -414,7 +410,7 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         c.fail("manifest_version", f"must be a whole number from 1 to {MAX_MANIFEST_VERSION} (it grows by "
                "one step per published manifest; a larger one would lock out every later update), "
                f"got {shown}")
-    updated = c.string("updated", pattern=_DATE_RE)
+    updated = c.string("updated", pattern=DATE_RE)
     raw = c.objects("releases", nonempty=True)
     releases = [_parse_release(item, i, source) for i, item in enumerate(raw)]
     seen: set[str] = set()
