@@ -15,6 +15,7 @@ from zluda_runner.core.argcheck import checked
 if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
     from zluda_runner.release.listing import ReleasesReport
+    from zluda_runner.release.native import NativeWheels
     from zluda_runner.release.obtain import Fetched
     from zluda_runner.release.selection import Resolution
     from zluda_runner.release.update import UpdateResult
@@ -53,6 +54,9 @@ class ReleaseChoice:
         rejected: every other asset, with its reasons.
         warnings: facts of the host or the manifest that stand in the way (a stale manifest, a GPU that
             needs another HIP).
+        native_wheels: whether AMD publishes native ROCm PyTorch wheels for the GPU selected for on this OS
+            (``available``: True, False, or None where no source was found; ``install`` and ``compare``: how
+            to get them and compare them with ZLUDA on the user's workload); None when no GPU is known.
     """
 
     release: str
@@ -70,6 +74,7 @@ class ReleaseChoice:
     notes: tuple[str, ...]
     rejected: tuple[Rejected, ...]
     warnings: tuple[str, ...]
+    native_wheels: NativeWheels | None = None
 
 
 @checked
@@ -112,6 +117,7 @@ def choose_release(
         rejected=tuple(Rejected(r.release_id, r.asset_name, tuple(r.reasons), r.fits)
                        for r in selection.rejected),
         warnings=tuple(report.warnings),
+        native_wheels=report.native,
     )
 
 

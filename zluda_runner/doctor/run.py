@@ -32,7 +32,9 @@ from zluda_runner.doctor.checks_release import (
     check_cached_releases,
     check_compile_cache,
     check_history,
+    check_native_wheels,
     check_release,
+    native_for,
     release_resolution,
 )
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
@@ -117,12 +119,13 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts, resolution)
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
-    findings += Findings.of(check_release(facts, resolution),
+    native = native_for(resolution)
+    findings += Findings.of(check_release(facts, resolution), check_native_wheels(native),
                             check_cached_releases(opts),
                             check_history(target.gfx if target is not None else None, opts))
     findings += Findings.of(check_compile_cache(compile_cache))
     return DoctorReport(facts=facts, checks=findings.checks, skipped=findings.skipped,
-                        exit_code=exit_code(findings.checks, strict=opts.strict))
+                        exit_code=exit_code(findings.checks, strict=opts.strict), native_wheels=native)
 
 
 def _workload_env(facts: HostFacts, opts: DoctorOptions) -> dict[str, str]:
