@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.core.fsutil import TMP_PREFIX, atomic_output, write_if_changed
+from zluda_runner.core.fsutil import TMP_PREFIX, atomic_output, file_kind, write_if_changed
 
 
 def test_write_if_changed_keeps_an_unchanged_file_untouched(tmp_path: Path) -> None:
@@ -69,3 +69,16 @@ def test_a_written_file_has_the_permissions_a_plain_create_gives_and_a_replaced_
     os.chmod(kept, 0o604)
     assert write(kept, "077") == 0o604 and kept.read_text() == "x"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_file_kind_names_each_type_of_file_once(tmp_path: Path) -> None:
+    """One name per stat type, for every refusal of a file by its type (manifest, cache, archive member,
+    results store, open_regular); the names differ from each other and say nothing of a folder for a
+    file that is none."""
+    formats = (stat.S_IFREG, stat.S_IFDIR, stat.S_IFLNK, stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK,
+               stat.S_IFSOCK)
+    names = [file_kind(fmt | 0o644) for fmt in formats]
+    assert len(set(names)) == len(formats)
+    assert file_kind(os.lstat(tmp_path).st_mode) == file_kind(stat.S_IFDIR)
+    assert "0o" not in file_kind(stat.S_IFDIR)  # a known type shows no mode number
+    assert oct(0o070000) in file_kind(0o070000 | 0o644)  # no known type: its type bits, not a guess

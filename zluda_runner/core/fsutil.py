@@ -45,13 +45,16 @@ class NotRegularFileError(OSError):
     """A file to read is not a regular file (a FIFO, a device, a socket, a folder): refused, unread."""
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return f"it is {name}, not a regular file"
-    return "it is not a regular file"
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of stat mode ``mode`` is, as a message names it ("a folder", "a FIFO (named pipe)",
+    "a character device" ...): the one name every refusal of a file by its type uses."""
+    return next((name for test, name in _KINDS if test(mode)),
+                f"a file of unknown type (mode {oct(stat.S_IFMT(mode))})")
 
 
 def open_regular(path: Path) -> io.BufferedReader:
@@ -66,7 +69,7 @@ def open_regular(path: Path) -> io.BufferedReader:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, _kind(mode), str(path))
+            raise NotRegularFileError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
         if nonblock:
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

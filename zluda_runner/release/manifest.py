@@ -22,6 +22,7 @@ from typing import Any
 
 from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.fsutil import file_kind
 from zluda_runner.core.paths import CachePaths, manifests_dir
 from zluda_runner.release.model import (
     ARCHES,
@@ -112,7 +113,7 @@ def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manif
         raise ManifestError(f"cannot read {what} {path}: {exc.strerror or exc}", hint=_HINT) from None
     if not stat.S_ISREG(st.st_mode):
         raise ManifestError(
-            f"{what} {path} is not a regular file ({_file_type(st.st_mode)})",
+            f"{what} {path} is not a regular file (it is {file_kind(st.st_mode)})",
             hint="point {opt:manifest} at a JSON file; pipes, devices and folders are not read",
         )
     if st.st_size > limit:
@@ -145,15 +146,6 @@ def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manif
     if total > limit:
         raise ManifestError(f"{what} {path} grew past {limit} bytes while being read", hint=_HINT)
     return b"".join(chunks)
-
-
-def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a plain file"
 
 
 _STRUCTURE_RE = re.compile(r'[\[\]{}"\\]')
