@@ -125,6 +125,11 @@ class HostRead:
         """The gfx of the GPU the workload gets, the defaults on or off: what the GPU x HIP rules judge."""
         return self.default_gfx if defaults else self.gfx
 
+    def recorded(self) -> dict[str, str | None]:
+        """The host as a recorded run names it (the results store's ``host``, whose ``gfx`` files the
+        run): one answer for a run's record, ``record_result``, ``list_releases`` and the doctor's."""
+        return self.quick.fingerprint()
+
     def same_os(self, plan_os: str) -> bool:
         """Does a workload of ``plan_os`` run here (its GPUs, libraries and variables are this host's)?"""
         return _host_os(self.platform) == plan_os
