@@ -78,6 +78,29 @@ def open_regular(path: Path) -> io.BufferedReader:
         raise
 
 
+class FileTooLargeError(OSError):
+    """A file to read holds more than its reader takes (``size``: its size; None: it grew while read)."""
+
+    def __init__(self, path: Path, size: int | None, limit: int) -> None:
+        held = f"it holds {size} bytes" if size is not None else "it grew while being read"
+        super().__init__(errno.EFBIG, f"{held}, more than the {limit} read", str(path))
+        self.size, self.limit = size, limit
+
+
+def read_regular(path: Path, limit: int, *, more: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (:func:`open_regular`: a FIFO, a device,
+    a folder is refused unread). A larger file is a :class:`FileTooLargeError`, unless ``more``: then
+    ``limit + 1`` bytes come back, the last showing there was more. The one bounded read of a file."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit and not more:
+            raise FileTooLargeError(path, size, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit and not more:
+        raise FileTooLargeError(path, None, limit)
+    return data
+
+
 def is_special(path: Path) -> bool:
     """``path`` (links followed) exists and is neither a regular file nor a folder: a device, a FIFO,
     a socket. Such a file is written in place, never renamed over."""
