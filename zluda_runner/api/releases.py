@@ -219,7 +219,9 @@ def list_releases(
     Raises:
         ManifestError: the manifest is missing or malformed.
     """
-    from zluda_runner.host.quick import quick_facts
+    from os import environ  # (``os`` is the argument here)
+
+    from zluda_runner.plan.defaults_facts import read_host
     from zluda_runner.results.recording import known_on_this_gpu
 
     settings = to_settings(options)
@@ -228,7 +230,8 @@ def list_releases(
     aside = _zluda_dir_aside(settings, "the release selected here")
     report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
                                  every=not select)
-    return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+    gfx = read_host(environ).recorded()["gfx"]  # the GPU as a recorded run names it
+    return ReleaseListing(report, tuple(known_on_this_gpu(settings, gfx)))
 
 
 def _zluda_dir_aside(settings: Settings, what: str) -> tuple[str, ...]:

@@ -24,7 +24,6 @@ from zluda_runner.doctor.checks_gpu import (
     check_hidden_gpus,
     check_platform,
     check_windows_driver,
-    linux_driver_version,
     windows_driver_version,
 )
 from zluda_runner.doctor.checks_hipsdk import hipsdk_checks
@@ -51,6 +50,7 @@ from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_
 from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
+from zluda_runner.host.quick import amdgpu_driver
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.host.visibility import workload_target
@@ -89,7 +89,7 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         gpu_search=[] if found.gpus else found.tried,
     )
     if opts.platform.startswith("linux"):
-        facts = dataclasses.replace(facts, driver_version=linux_driver_version(fs))
+        facts = dataclasses.replace(facts, driver_version=amdgpu_driver(fs))
     elif opts.platform == "win32":
         facts = dataclasses.replace(facts, driver_version=windows_driver_version(facts))
     dirs = [fs.path(d) for d in compile_cache_dirs(opts.platform, env, opts.home)]
