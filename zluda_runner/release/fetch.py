@@ -58,6 +58,7 @@ from zluda_runner.core.fsutil import open_regular
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
+from zluda_runner.release.httpbody import announced_total, body_reader, content_range_start
 from zluda_runner.release.httpguard import HopCheck, Watchdog, client_url, guarded_session
 from zluda_runner.release.httpguard import connection_problem as _connection_problem
 from zluda_runner.release.httpguard import reason as _reason
@@ -459,7 +460,7 @@ def _one_request(
             restarted = 1
         length = resp.headers.get("Content-Length")
         remaining = int(length) if length and length.isdigit() else None
-        total = _announced_total(resp, writer.written, remaining)
+        total = announced_total(resp, writer.written, remaining)
         if ctx.size is not None and total is not None and total != ctx.size:
             raise ChecksumError(
                 f"{ctx.url} announces {total} bytes, but {ctx.expectation()} has {ctx.size} bytes; "
@@ -471,7 +472,7 @@ def _one_request(
             raise ctx.too_big(total, limit, why, announced=True)
         if isinstance(tick, Progress) and tick.total is None and total is not None:
             tick.total = total
-        received, read_some, eof = 0, _body_reader(resp), False
+        received, read_some, eof = 0, body_reader(resp), False
         while not eof:
             buf = writer.buffer()
             view = memoryview(buf)
@@ -538,48 +539,10 @@ class _Pace:
         self.start, self.count = now, 0
 
 
-def _announced_total(resp: requests.Response, written: int, remaining: int | None) -> int | None:
-    """The whole file's size as the server states it (Content-Range's total, else the length)."""
-    if resp.status_code == 206:
-        tail = resp.headers.get("Content-Range", "").rsplit("/", 1)[-1].strip()
-        if tail.isdigit():
-            return int(tail)
-    return None if remaining is None else written + remaining
-
-
-def _body_reader(resp: requests.Response) -> Callable[[memoryview], int]:
-    """Read the body into a buffer, at most one socket read per call, keeping every byte sent.
-
-    For a plain (identity-encoded) body the underlying ``http.client.HTTPResponse``
-    is read directly with ``read1``: one ``recv`` per call (so a trickling server
-    cannot hold a read for long), and a body cut short returns what did arrive
-    (urllib3's buffered ``read(amt)`` drops it when it raises), so a resume
-    re-requests only what is really missing.
-    """
-    raw = resp.raw
-    fp = getattr(raw, "_fp", None)
-    encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-    read1: Callable[[int], bytes]
-    if isinstance(fp, http.client.HTTPResponse) and encoding in ("", "identity"):
-        read1 = fp.read1
-    else:
-        read_any = getattr(raw, "read1", None) or raw.read
-
-        def read1(n: int) -> bytes:
-            return bytes(read_any(n, decode_content=True))
-
-    def readinto(buf: memoryview) -> int:
-        data = read1(len(buf))
-        buf[: len(data)] = data
-        return len(data)
-
-    return readinto
-
-
 def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
     status = resp.status_code
     if status == 206 and written:
-        start = _content_range_start(resp.headers.get("Content-Range", ""))
+        start = content_range_start(resp.headers.get("Content-Range", ""))
         if start != written:
             raise _Restart(f"the server resumed at byte {start} instead of {written}")
         return
@@ -599,13 +562,3 @@ def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
         f"{status} {resp.reason or ''}".rstrip() + ".",
         hint=hint,
     )
-
-
-def _content_range_start(value: str) -> int | None:  # "bytes 100-999/1000"
-    try:
-        unit, rest = value.strip().split(" ", 1)
-        if unit.lower() != "bytes":
-            return None
-        return int(rest.split("-", 1)[0])
-    except ValueError:
-        return None

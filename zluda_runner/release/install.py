@@ -30,6 +30,7 @@ from zluda_runner.release.fetch import (
     normalize_sha256,
 )
 from zluda_runner.release.integrity import inventory
+from zluda_runner.release.names import UnusableArchiveError, shown
 from zluda_runner.release.store import (
     CacheLayout,
     Marker,
@@ -40,7 +41,7 @@ from zluda_runner.release.store import (
     safe_component,
     write_json,
 )
-from zluda_runner.release.unpack import UnusableArchiveError, archive_format, safe_extract, shown
+from zluda_runner.release.unpack import archive_format, safe_extract
 
 
 @dataclass
