@@ -26,8 +26,8 @@ from zluda_runner.host.libraries import (
 )
 from zluda_runner.host.model import GpuAgent, RocmInstall
 from zluda_runner.host.visibility import workload_target
-from zluda_runner.plan.defaults import DEFAULTS_OFF
-from zluda_runner.plan.defaults_facts import without_miopen
+from zluda_runner.plan.defaults import ADDMM_LT_TORCH, DEFAULTS_OFF
+from zluda_runner.plan.defaults_facts import without_hipblaslt, without_miopen
 from zluda_runner.plan.unbound import packaged
 from zluda_runner.release.selection import Resolution, blocked_needs
 
@@ -154,6 +154,7 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
     folders beside the libraries the launch's loader takes: :func:`~zluda_runner.host.libraries.find_library`)
     and MIOpen, found by the finder the plan's dependency checks and defaults read."""
     rules = gpu_hip_rule_check(facts, env, platform, settings)
+    enabled = settings.defaults if settings is not None else True
     if platform not in ("win32",) and not platform.startswith("linux"):
         return rules + Findings(skipped=("rocblas", "hipblaslt", "miopen"))
     target = workload_target(facts.gpus, env)[0]
@@ -164,8 +165,8 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
         blas = Findings.of(
             check_rocblas(fs, find_library(library_name("rocblas", platform), env, platform, fs=fs), target,
                           gfx, facts.rocm, platform),
-            check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx))
-    enabled = settings.defaults if settings is not None else True
+            check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx,
+                            env, platform, enabled=enabled))
     found = check_miopen(find_library(library_name("miopen", platform), env, platform, fs=fs), env, platform,
                          enabled=enabled)
     return rules + blas + Findings.of(found)
@@ -253,10 +254,23 @@ def check_rocblas(
     return Check("rocblas", Status.FAIL, message, fix, details)
 
 
-def check_hipblaslt(fs: HostFs, lib: HostLibrary, gfx: str) -> Check:
+def check_hipblaslt(fs: HostFs, lib: HostLibrary, gfx: str, env: Mapping[str, str], platform: str, *,
+                    enabled: bool) -> Check:
+    """hipBLASLt and its kernels for ``gfx``; where it is missing, what a run does about it, as the plan
+    decides it (:func:`~zluda_runner.plan.defaults_facts.without_hipblaslt`): ZLUDA's cuBLASLt not bound,
+    torch's addmm kept off cuBLASLt unless the user says otherwise."""
     fix = "Set DISABLE_ADDMM_CUDA_LT=1 so torch does not route addmm/linear through cuBLASLt."
     if lib.path is None:
-        return _not_found("hipblaslt", "hipBLASLt", lib, fix, Status.WARN)
+        lt = without_hipblaslt(env, enabled=enabled, platform=platform)
+        why_not = "{opt:no_defaults}" if lt.why_not == DEFAULTS_OFF else lt.why_not  # as the plan's view
+        done = (f"sets {lt.setting} in a torch workload from {ADDMM_LT_TORCH} on" if lt.applied else
+                f"does not set {lt.setting} ({why_not}): torch's addmm through cuBLASLt fails")
+        return Check(
+            "hipblaslt", Status.WARN,
+            f"hipBLASLt not found (looked for {lib.searched()}): zluda-run leaves ZLUDA's cuBLASLt, which "
+            f"runs on it, unbound (NVIDIA's own loads in its place) and {done}",
+            f"To run cuBLASLt through ZLUDA, install {packaged(lib.name)}.",
+            {"library": lib.to_dict(), "default": lt.to_dict()})
     folder = kernel_folder(lib.path, "hipblaslt")
     files = files_for_gfx(fs, folder, gfx)
     if files:

@@ -23,10 +23,12 @@ from zluda_runner.host.model import GpuAgent
 from zluda_runner.host.quick import QuickFacts, judged_gfx, quick_facts
 from zluda_runner.host.visibility import gpu_visibility, restated_env
 from zluda_runner.plan.defaults import (
+    ADDMM_LT_TORCH,
     DEDICATED_GPU,
     ComputeIdentity,
     DefaultsFacts,
     HostGpu,
+    addmm_lt_off,
     compute_defaults,
     cudnn_off,
     defaults_env,
@@ -181,6 +183,19 @@ def without_miopen(looked: str, env: Mapping[str, str], *, enabled: bool, platfo
     facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, miopen_looked=looked,
                           env=dict(env))
     return cudnn_off(facts, [no_miopen_reason(looked)])
+
+
+def without_hipblaslt(env: Mapping[str, str], *, enabled: bool, platform: str) -> AppliedDefault:
+    """What a run of a torch workload (from :data:`~zluda_runner.plan.defaults.ADDMM_LT_TORCH` on: the first
+    that routes addmm through cuBLASLt) does on this host without hipBLASLt: ZLUDA's cuBLASLt, which runs
+    on it, is not bound, and the ``addmm-lt-off`` default, as decided for the user's ``env`` and
+    ``enabled``, says whether ``DISABLE_ADDMM_CUDA_LT=1`` is set: the one decision the plan and the doctor
+    both follow."""
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, torch_version=ADDMM_LT_TORCH,
+                          unbound={"cublasLt": "cuBLASLt stand-in"}, env=dict(env))
+    decided = addmm_lt_off(facts)
+    assert decided is not None  # a torch from ADDMM_LT_TORCH on, no cuBLASLt served: it always concerns it
+    return decided
 
 
 def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
