@@ -214,7 +214,6 @@ def list_releases(
         ManifestError: the manifest is missing or malformed.
     """
     from zluda_runner.host.quick import quick_facts
-    from zluda_runner.results.recording import known_on_this_gpu
 
     settings = to_settings(options)
     with caller_errors():
@@ -222,7 +221,12 @@ def list_releases(
     aside = _zluda_dir_aside(settings, "the release selected here")
     report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
                                  every=not select)
-    return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+    gfx = quick_facts().gfx
+    if gfx is None:  # nothing the store could know: not imported (a start-up under Wine pays per module)
+        return ReleaseListing(report, ())
+    from zluda_runner.results.recording import known_on_this_gpu
+
+    return ReleaseListing(report, tuple(known_on_this_gpu(settings, gfx)))
 
 
 def _zluda_dir_aside(settings: Settings, what: str) -> tuple[str, ...]:

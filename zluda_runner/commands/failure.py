@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import json
-
 from zluda_runner.core import exitcodes
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
 
@@ -16,6 +14,8 @@ if TYPE_CHECKING:
 
 
 def _echo_json(payload: dict[str, object]) -> None:
+    import json
+
     import click
 
     click.echo(json.dumps(payload, indent=2))
