@@ -20,7 +20,7 @@ def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
     (``ctx.target``, else its torch as installed) and ``--zluda-dir``, else the release the run's resolution
     gives (``ctx.resolution``; ``resolve``: else resolved for that torch), else ``--release`` as given. The
     host as the context read it. Never raises."""
-    host = ctx.host.quick.fingerprint()
+    host = ctx.host.recorded()
     if ctx.plan is not None:
         release_ref, target_ref = ctx.plan.refs()
         return RecordRefs(release_ref, target_ref, host)

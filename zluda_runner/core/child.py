@@ -293,23 +293,34 @@ class ChildResult:
         return f"{self.argv[0]} exited {self.returncode}: {self.tail()}"
 
 
-class _Tail:
-    """The last ``limit`` bytes of a pipe, read as they come: memory stays bounded however much a
-    child writes."""
+class Tail:
+    """The last ``limit`` bytes written to a child's output stream, kept as they come: memory stays
+    bounded however much a child writes (``limit`` 0: nothing is kept). The one tail of a child's
+    output, for :func:`run_child` and the probe's channel alike."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
 
+    def add(self, chunk: bytes) -> None:
+        if self.limit <= 0:
+            return
+        self.data += chunk[-self.limit :]
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
     def drain(self, pipe: IO[bytes]) -> None:
+        """Read ``pipe`` to its end (then close it), keeping its tail."""
         with pipe:
             while chunk := pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536):
-                self.data += chunk
-                if len(self.data) > 2 * self.limit:
-                    del self.data[: len(self.data) - self.limit]
+                self.add(chunk)
 
     def value(self) -> bytes:
-        return bytes(self.data[-self.limit:])
+        return bytes(self.data)
+
+    def text(self, limit: int) -> str:
+        """The last ``limit`` characters, decoded leniently, surrounding blanks dropped."""
+        return self.value().decode("utf-8", "replace").strip()[-limit:]
 
 
 def run_child(
@@ -322,7 +333,7 @@ def run_child(
     """Run ``argv`` to completion (or ``timeout`` seconds) and return its output, decoded leniently.
     A signal sent to us while it runs ends it (its tree), then us (:meth:`Ended.pass_on`)."""
     args = tuple(str(a) for a in argv)
-    tails = [_Tail(max_output), _Tail(max_output)]
+    tails = [Tail(max_output), Tail(max_output)]
     readers: list[threading.Thread] = []
 
     def read(proc: subprocess.Popen[bytes]) -> None:

@@ -26,6 +26,9 @@ from zluda_runner.host.libraries import (
 )
 from zluda_runner.host.model import GpuAgent, RocmInstall
 from zluda_runner.host.visibility import workload_target
+from zluda_runner.plan.defaults import DEFAULTS_OFF
+from zluda_runner.plan.defaults_facts import without_miopen
+from zluda_runner.plan.unbound import packaged
 from zluda_runner.release.selection import Resolution, blocked_needs
 
 
@@ -162,20 +165,32 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
             check_rocblas(fs, find_library(library_name("rocblas", platform), env, platform, fs=fs), target,
                           gfx, facts.rocm, platform),
             check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx))
-    miopen = find_library(library_name("miopen", platform), env, platform, fs=fs)
-    if miopen.found:
-        found = Check("miopen", Status.OK, f"MIOpen present ({miopen.path}, {miopen.how})",
-                      details={"library": miopen.to_dict()})
-    else:
-        found = Check(
-            "miopen",
-            Status.WARN,
-            f"MIOpen not found (looked for {miopen.searched()}): cuDNN calls through ZLUDA will fail",
-            "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
-            "torch.backends.cudnn.enabled = False.",
-            {"library": miopen.to_dict()},
-        )
+    enabled = settings.defaults if settings is not None else True
+    found = check_miopen(find_library(library_name("miopen", platform), env, platform, fs=fs), env, platform,
+                         enabled=enabled)
     return rules + blas + Findings.of(found)
+
+
+def check_miopen(miopen: HostLibrary, env: Mapping[str, str], platform: str, *, enabled: bool) -> Check:
+    """MIOpen, and where it is missing what a run does about it, as the plan decides it
+    (:func:`~zluda_runner.plan.defaults_facts.without_miopen`): ZLUDA's cuDNN not bound, torch's cuDNN
+    switched off unless the user keeps it on; installing MIOpen is what enables cuDNN."""
+    if miopen.found:
+        return Check("miopen", Status.OK, f"MIOpen present ({miopen.path}, {miopen.how})",
+                     details={"library": miopen.to_dict()})
+    looked = miopen.searched()
+    cudnn = without_miopen(looked, env, enabled=enabled, platform=platform)
+    why_not = "{opt:no_defaults}" if cudnn.why_not == DEFAULTS_OFF else cudnn.why_not  # as the plan's view
+    done = (f"switches cuDNN off in a torch workload ({cudnn.setting})" if cudnn.applied else
+            f"does not switch cuDNN off ({why_not}): a torch workload's convolutions through cuDNN fail")
+    return Check(
+        "miopen",
+        Status.WARN,
+        f"MIOpen not found (looked for {looked}): zluda-run leaves ZLUDA's cuDNN, which runs on it, unbound "
+        f"(NVIDIA's own loads in its place) and {done}",
+        f"To run cuDNN through ZLUDA, install {packaged(miopen.name)}.",
+        {"library": miopen.to_dict(), "default": cudnn.to_dict()},
+    )
 
 
 def _not_found(check_id: str, label: str, lib: HostLibrary, fix: str, status: Status) -> Check:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.host.fs import HostFs
+from zluda_runner.host.fs import HostFs, read_small
 from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
 from zluda_runner.host.model import GpuAgent, RocmInstall
 
@@ -58,10 +58,7 @@ def kfd_gpu_nodes(fs: HostFs) -> list[tuple[Path, dict[str, int]]]:
     nodes = sorted((p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()), key=lambda p: int(p.name))
     found = []
     for node in nodes:
-        try:
-            props = _properties((node / "properties").read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        props = _properties(read_small(node / "properties") or "")
         if props.get("simd_count", 0) > 0 and gfx_from_target_version(props.get("gfx_target_version", 0)):
             found.append((node, props))
     return found
@@ -73,10 +70,7 @@ def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = 
     for node, props in kfd_gpu_nodes(fs) if nodes is None else nodes:
         simd = props["simd_count"]
         gfx = gfx_from_target_version(props["gfx_target_version"])
-        try:
-            name = (node / "name").read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            name = ""
+        name = (read_small(node / "name") or "").strip()
         per_cu = props.get("simd_per_cu", 0)
         memory = _kfd_local_memory(node)
         agents.append(
@@ -102,10 +96,7 @@ def _kfd_local_memory(node: Path) -> int | None:
         return None
     total = 0
     for bank in banks:
-        try:
-            props = _properties(bank.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        props = _properties(read_small(bank) or "")
         if props.get("heap_type") in (1, 2):
             total += props.get("size_in_bytes", 0)
     return total

@@ -4,8 +4,9 @@ Looked for, in order (the first that gives a version wins):
 
 * Linux: ``$ROCM_PATH``, ``$HIP_PATH``, ``/opt/rocm``, ``/opt/rocm-X.Y.Z`` (newest first): HIP's own
   version from ``include/hip/hip_version.h`` or the real file name of ``lib/libamdhip64.so.N.M.P``,
-  else the package number (``.info/version``, the folder name): AMD's ROCm 10.0.0 (release notes
-  2026-08-26) numbers its packages 10.x while its HIP is 7.x, so the package number is HIP's only
+  else the package number (``.info/version``, the folder name): AMD's ROCm 10.0.0 (2026-08-26)
+  numbers its packages 10.x while its HIP is 7.x (sources: the manifest's ``native_rocm.source``, listed
+  on docs/compatibility.md), so the package number is HIP's only
   where nothing of HIP's own says otherwise; then distribution packages: a
   ``libamdhip64.so.N.M.P`` in the system library folders (Debian's ``libamdhip64-5`` ships
   ``/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153``, i.e. HIP 5.2).

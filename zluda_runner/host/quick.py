@@ -62,13 +62,27 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
             facts.problems.append("no AMD GPU driver (/dev/kfd is missing)")
         else:
             facts.problems.append("no AMD GPU in the KFD topology")
-        version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
         if gpu is not None:
-            facts.driver_version = f"amdgpu {version or '(in-tree)'}"
+            facts.driver_version = amdgpu_driver(fs)
     if facts.hip.origin is None:
         facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
                               "library folders)" if plat != "win32" else "no AMD HIP SDK found")
     return facts
+
+
+def amdgpu_module(fs: HostFs) -> str | None:
+    """The loaded amdgpu kernel module's version (its sysfs ``version``; "" for an in-tree module, which
+    has none); None when the module is not loaded."""
+    if not fs.is_dir("/sys/module/amdgpu"):
+        return None
+    return (fs.read_small("/sys/module/amdgpu/version") or "").strip()
+
+
+def amdgpu_driver(fs: HostFs) -> str | None:
+    """``amdgpu <version>`` (``amdgpu (in-tree)`` without one) where the module is loaded, else None: the
+    Linux driver as a recorded run and the doctor name it."""
+    version = amdgpu_module(fs)
+    return None if version is None else f"amdgpu {version or '(in-tree)'}"
 
 
 def os_release(fs: HostFs) -> dict[str, str]:

@@ -177,12 +177,20 @@ def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
         reasons.append("the release has no cuDNN stand-in for this torch: torch's convolutions through "
                        "NVIDIA's cuDNN would fail")
     if facts.miopen_looked is not None and facts.miopen is None:
-        reasons.append(f"this host has no MIOpen (looked for {facts.miopen_looked}), which ZLUDA's cuDNN "
-                       "runs on")
+        reasons.append(no_miopen_reason(facts.miopen_looked))
     if CUDNN_OFF in facts.gpu_defaults:
         reasons.append(facts.gpu_defaults[CUDNN_OFF])
-    if not reasons:
-        return None
+    return cudnn_off(facts, reasons) if reasons else None
+
+
+def no_miopen_reason(looked: str) -> str:
+    """Why cuDNN goes off on a host without MIOpen (``looked``: where it was looked for)."""
+    return f"this host has no MIOpen (looked for {looked}), which ZLUDA's cuDNN runs on"
+
+
+def cudnn_off(facts: DefaultsFacts, reasons: Sequence[str]) -> AppliedDefault:
+    """The ``cudnn-off`` default for ``reasons``, as decided for ``facts``: applied, or not and why (the
+    user's switch, the defaults off, no start-up code in the workload)."""
     return _startup(facts, AppliedDefault(
         CUDNN_OFF, "torch.backends.cudnn.enabled = False", VEHICLE_STARTUP,
         "; ".join(reasons) + ": torch uses its own convolution kernels", SRC_CUDNN))

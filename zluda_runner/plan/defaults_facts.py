@@ -28,11 +28,13 @@ from zluda_runner.plan.defaults import (
     DefaultsFacts,
     HostGpu,
     compute_defaults,
+    cudnn_off,
     defaults_env,
+    no_miopen_reason,
     plan_with_defaults,
     switch_off_warning,
 )
-from zluda_runner.plan.model import REPLACE, UNBOUND, ShimPlan
+from zluda_runner.plan.model import REPLACE, UNBOUND, AppliedDefault, ShimPlan
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -122,6 +124,11 @@ class HostRead:
         """The gfx of the GPU the workload gets, the defaults on or off: what the GPU x HIP rules judge."""
         return self.default_gfx if defaults else self.gfx
 
+    def recorded(self) -> dict[str, str | None]:
+        """The host as a recorded run names it (the results store's ``host``, whose ``gfx`` files the
+        run): one answer for a run's record, ``record_result``, ``list_releases`` and the doctor's."""
+        return self.quick.fingerprint()
+
     def same_os(self, plan_os: str) -> bool:
         """Does a workload of ``plan_os`` run here (its GPUs, libraries and variables are this host's)?"""
         return _host_os(self.platform) == plan_os
@@ -162,6 +169,17 @@ def gpu_choice_env(gpus: tuple[HostGpu, ...], source: str | None, env: Mapping[s
                           gpu_order_known=source != REGISTRY, env=dict(env))
     chosen = [d for d in compute_defaults(facts) if d.name == DEDICATED_GPU]
     return {**env, **defaults_env(chosen)}
+
+
+def without_miopen(looked: str, env: Mapping[str, str], *, enabled: bool, platform: str) -> AppliedDefault:
+    """What a run of a torch workload on this host does where MIOpen was looked for (``looked``) and not
+    found: ZLUDA's cuDNN, which runs on it, is not bound (:func:`~zluda_runner.plan.unbound.unbind`: an
+    optional stand-in), and the ``cudnn-off`` default, as decided for the user's ``env`` and ``enabled``
+    (``--no-defaults``), says whether torch's cuDNN is switched off: the one decision the plan and the
+    doctor both follow."""
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, miopen_looked=looked,
+                          env=dict(env))
+    return cudnn_off(facts, [no_miopen_reason(looked)])
 
 
 def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,

@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from zluda_runner.core.errors import ArchiveError, CacheError, UnsafeArchiveError
+from zluda_runner.core.fsutil import file_kind
 
 ARCHIVE_FORMATS = ("zip", "tar.gz")
 CHUNK_SIZE = 1 << 20
@@ -243,7 +244,7 @@ class _TarReader(_Reader):
                 out.append(Member(name, "hardlink", 0, executable, target, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {_q(info.name)} is a {_tar_kind(info)}; "
+                    f"{self.archive.name}: member {_q(info.name)} is {_tar_kind(info)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -289,7 +290,7 @@ class _ZipReader(_Reader):
                 out.append(Member(name, "file", info.file_size, bool(mode & 0o111), None, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {_q(info.filename)} is a {_mode_kind(mode)}; "
+                    f"{self.archive.name}: member {_q(info.filename)} is {file_kind(mode)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -651,23 +652,9 @@ def _check_resolved(archive: Path, root: Path, member: Member) -> None:
         )
 
 
+_TAR_FORMATS = {tarfile.CHRTYPE: stat.S_IFCHR, tarfile.BLKTYPE: stat.S_IFBLK, tarfile.FIFOTYPE: stat.S_IFIFO}
+
+
 def _tar_kind(info: tarfile.TarInfo) -> str:
-    if info.ischr():
-        return "character device"
-    if info.isblk():
-        return "block device"
-    if info.isfifo():
-        return "fifo"
-    return f"special member (type {info.type!r})"
-
-
-def _mode_kind(mode: int) -> str:
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISFIFO(mode):
-        return "fifo"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return f"special member (mode {oct(mode)})"
+    fmt = _TAR_FORMATS.get(info.type)
+    return file_kind(fmt) if fmt is not None else f"a special member (type {info.type!r})"
