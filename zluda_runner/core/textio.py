@@ -14,7 +14,10 @@ import contextlib
 import io
 import re
 import sys
-from typing import TextIO, cast
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 # C0 controls but newline, DEL, C1 controls (0x9b is CSI to many terminals), and the Unicode
 # direction marks/overrides/isolates and line separators that reorder or break what is shown.
@@ -105,6 +108,6 @@ def make_standard_streams_safe() -> None:
     make_safe(sys.stdout)
     make_safe(sys.stderr)
     if sys.stdout is not None and not isinstance(sys.stdout, Sink):
-        sys.stdout = cast(TextIO, Sink(sys.stdout))
+        sys.stdout = Sink(sys.stdout)
     if sys.stderr is not None and not isinstance(sys.stderr, Sink):
-        sys.stderr = cast(TextIO, Sink(sys.stderr))
+        sys.stderr = Sink(sys.stderr)

@@ -37,7 +37,6 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, UNBOUND, AppliedDefault, ShimPlan
-from zluda_runner.release.gpurules import gpu_defaults
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -209,6 +208,11 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
     gpus, source = (host.gpus, host.gpu_source) if same_host else ((), None)
     served, files, unbound = _served(plan)
     tgt = plan.target
+    rules: dict[str, str] = {}
+    if manifest is not None and same_host:  # the release stack only with a manifest (none for --zluda-dir)
+        from zluda_runner.release.gpurules import gpu_defaults
+
+        rules = gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
     return DefaultsFacts(
         enabled=enabled, os=plan.os, python=bool(tgt.python or tgt.torch_path),
         startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
@@ -218,8 +222,7 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),
-        gpu_defaults=gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
-        if manifest is not None and same_host else {},
+        gpu_defaults=rules,
     )
 
 
