@@ -49,6 +49,7 @@ from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_
 from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
+from zluda_runner.host.hipversion import gone_hip_folders
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.host.visibility import workload_target
@@ -113,7 +114,8 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     torch = check_torch(opts) if opts.check_torch else None
     resolution = release_resolution(facts, dataclasses.replace(opts, env=run_env), torch)  # the run's own
     findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
-                            check_rocm(facts, opts.platform, resolution))
+                            check_rocm(facts, opts.platform, resolution, gone_hip_folders(opts.root, env,
+                                                                                          opts.platform)))
     findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts, resolution)
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
