@@ -85,7 +85,8 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         hip=found.hip,
         gpus=found.gpus,
         gpu_source=found.source,
-        gpu_search=[] if found.gpus else found.tried,
+        gpu_search=[] if found.gpus else found.tried_text(),
+        gpu_asked=[] if found.gpus else [source for source, _said in found.tried],
     )
     if opts.platform.startswith("linux"):
         facts = dataclasses.replace(facts, driver_version=linux_driver_version(fs))
