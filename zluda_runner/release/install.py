@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
@@ -293,7 +294,7 @@ def _copy_verified(source: Path, staged: Path, asset: AssetLike, expected: _Expe
             f"The archive {source} given with {{opt:archive}} does not exist or is not a file.",
             hint=f"Pass the path of the downloaded {asset.name}.",
         )
-    result = download(source.resolve().as_uri(), staged, progress=False, upstream_url=asset.url)
+    result = download(Path(real_path(source)).as_uri(), staged, progress=False, upstream_url=asset.url)
     if expected.sha256 is not None and result.sha256 != expected.sha256:
         staged.unlink(missing_ok=True)
         what = "the manifest's" if expected.source == "manifest" else "the hash recorded on first use"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.forknames import FORK_FILES, FORK_INJECTOR, NOT_THE_FORK
 
@@ -198,7 +199,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
                 continue
             family, how = by_symbols, "symbols"
         os_votes["windows" if is_dll else "linux"] += 1
-        real = path.resolve()
+        real = Path(real_path(path))
         load_names = (name,) if name == real.name else (real.name, name)
         cuda_major = cuda_major_of(family, parsed.major if parsed else None)
         key = str(real)
@@ -300,9 +301,9 @@ def _with_recognised(root: Path, os_name: str, shims: list[ShimFile],
                      launchers: Mapping[str, str]) -> ReleaseLayout:
     """The layout of ``shims`` as a file list names them; the archive may hold more than it lists (a newer
     cuBLASLt, say): the rest is recognised."""
-    listed = {str(Path(s.path).resolve()) for s in shims}
+    listed = {real_path(s.path) for s in shims}
     extra, _ = _recognise(root)
-    shims.extend(s for s in extra if str(Path(s.path).resolve()) not in listed)
+    shims.extend(s for s in extra if real_path(s.path) not in listed)
     return ReleaseLayout(root=str(root), os=os_name, shims=tuple(shims), tracer_dir=_tracer_dir(root),
                          launchers={k: v for k, v in launchers.items() if Path(v).exists()})
 
