@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.core.fsutil import atomic_write_json
-from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.version import __version__
 from zluda_runner.launch.process import command_path
@@ -52,15 +52,15 @@ def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]
     plan is found without working the choice out again.
     """
     if settings.python:
-        py = os.path.realpath(shutil.which(settings.python) or settings.python)
+        py = real_path(shutil.which(settings.python) or settings.python)
         return {"python": py, "python_stat": _stat_id(py)}
     if not argv:
-        py = os.path.realpath(sys.executable)
+        py = real_path(sys.executable)
         return {"python": py, "python_stat": _stat_id(py)}
     exe = command_path(argv[0])
     if exe is None:
         return {"command": argv[0], "command_stat": None}
-    real = os.path.realpath(exe)
+    real = real_path(exe)
     return {"command": real, "command_stat": _stat_id(real)}
 
 
@@ -88,7 +88,7 @@ def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoic
     files: set[str] = set()
     for chosen in (choice.python, choice.binary):
         if chosen:
-            files.add(os.path.realpath(shutil.which(chosen) or chosen))
+            files.add(real_path(shutil.which(chosen) or chosen))
     for obj in target.objects:
         files.add(obj.path)
     for lib in target.libraries:

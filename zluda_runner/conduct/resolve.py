@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.conduct.context import RunContext
 from zluda_runner.core.hipfound import HipFound
-from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.process import command_path
 
@@ -183,7 +183,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
             return TargetChoice(python, None)
         exe = command_path(argv[0])
         if exe and Path(exe).is_file() and (peek_elf_header(exe) is not None or is_pe(exe)):  # ELF or PE
-            return TargetChoice(None, str(Path(exe).resolve()))
+            return TargetChoice(None, real_path(exe))
         return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
     return TargetChoice(sys.executable, None)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.hip import LINUX_LIBRARIES, WINDOWS_LIBRARIES
+from zluda_runner.host.hipversion import gone_words
 from zluda_runner.host.libraries import (
     HostLibrary,
     files_for_gfx,
@@ -71,19 +72,29 @@ def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], plat
 
 
 def check_rocm(facts: HostFacts, platform: str,
-               release: Resolution | ZludaRunnerError | None = None) -> Check:
-    """``release``: the release the run takes (the release check's): a missing install's fix names its HIP."""
+               release: Resolution | ZludaRunnerError | None = None,
+               gone: Sequence[tuple[str, str]] = ()) -> Check:
+    """``release``: the release the run takes (the release check's): a missing install's fix names its HIP.
+    ``gone``: the HIP variables that name a missing folder
+    (:func:`~zluda_runner.host.hipversion.gone_hip_folders`), in ``details["missing_folders"]``."""
     rocm = facts.rocm
     if rocm is None:
         chosen = release.chosen if isinstance(release, Resolution) else None
         needs = (f"{chosen.asset.hip.describe()}, what {chosen.release_id} needs" if chosen
                  else "the HIP the release check names")
+        missing: dict[str, Any] = {"missing_folders": [{"variable": v, "path": p} for v, p in gone]
+                                   } if gone else {}
+        names = " and ".join(v for v, _p in gone)
+        forget = f"; or, if it is uninstalled for good, delete {names} from the environment" if gone else ""
         if platform == "win32":
-            return Check("rocm", Status.FAIL,
-                         "No AMD HIP SDK found (HIP_PATH unset, no Program Files\\AMD\\ROCm)",
-                         f"Install the AMD HIP SDK ({needs}).")
-        return Check("rocm", Status.FAIL, "No ROCm installation found (/opt/rocm, ROCM_PATH)",
-                     f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/.")
+            said = (f"{gone_words(gone)}, and no Program Files\\AMD\\ROCm" if gone
+                    else "HIP_PATH unset, no Program Files\\AMD\\ROCm")
+            return Check("rocm", Status.FAIL, f"No AMD HIP SDK found ({said})",
+                         f"Install the AMD HIP SDK ({needs}){forget}.", missing)
+        said = f"/opt/rocm; {gone_words(gone)}" if gone else "/opt/rocm, ROCM_PATH"
+        return Check("rocm", Status.FAIL, f"No ROCm installation found ({said})",
+                     f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/{forget}.",
+                     missing)
     label = rocm.label
     details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source,
                **({"package": rocm.package} if rocm.package else {})}

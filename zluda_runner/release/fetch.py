@@ -222,6 +222,7 @@ def download(
     upstream_url: str | None = None,
     limits: Limits | None = None,
     resume: bool = False,
+    by_hand: str | None = None,
 ) -> DownloadResult:
     """Fetch ``url`` into ``dest`` (created or truncated), verifying SHA-256 when given.
 
@@ -229,11 +230,12 @@ def download(
     shapes error messages). ``progress=None`` shows a bar when stderr is a
     terminal. On any failure ``dest`` is removed and a FetchError raised;
     with ``resume`` (see the module doc) ``dest`` may hold the start of this
-    download, and an interruption or a :class:`TransferError` keeps it.
+    download, and an interruption or a :class:`TransferError` keeps it. ``by_hand``: the command that
+    installs a copy downloaded by hand, which a failure's hint offers (default: ``--archive FILE``).
     """
     expected = normalize_sha256(expected_sha256) if expected_sha256 else None
     ctx = _Context(url, label or Path(urlsplit(url).path).name, expected, expected_size, upstream_url,
-                   limits or Limits())
+                   limits or Limits(), by_hand=by_hand)
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if urlsplit(url).scheme.lower() == "file":
@@ -283,6 +285,7 @@ class _Context:
     upstream_url: str | None
     limits: Limits = field(default_factory=Limits)
     watchdog: Watchdog = field(default_factory=Watchdog)  # bounds the wait for each response's headers
+    by_hand: str | None = None  # the command that installs a hand-downloaded copy (install.by_hand)
 
     def size_limit(self, announced_total: int | None) -> tuple[int, str]:
         """The most bytes this download may bring, and where that bound comes from."""
@@ -309,7 +312,8 @@ class _Context:
         return what
 
     def fallback_hint(self) -> str:
-        parts = [f"download {self.upstream_url or self.url} by hand and install it with {{opt:archive FILE}}"]
+        parts = [f"download {self.upstream_url or self.url} by hand and install it with "
+                 + (self.by_hand or "{opt:archive FILE}")]
         if self.upstream_url and self.upstream_url != self.url:
             parts.append(f"check the mirror set in {MIRROR_ENV} (it maps the upstream path under its base)")
         else:
