@@ -62,13 +62,15 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     Raises:
         FatalPlanError: a verdict is fatal (unless ``Options(force=True)``); nothing was placed.
         FileInUseError: a file to replace is held by a running program; nothing was changed.
+        NotWritableError: torch/lib (or torch's site-packages, for the defaults hook) is not writable by
+            this user (a Python under Program Files); nothing was changed.
         TargetError: the folder holds no Windows torch. PlacementError: the journal is damaged.
     """
     from zluda_runner.conduct.plan import plan_for_torch_lib
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place as place_files
     from zluda_runner.launch.windows import placements_of
-    from zluda_runner.launch.windows.hook import place_defaults
+    from zluda_runner.launch.windows.hook import defaults_folder, place_defaults
 
     settings = to_settings(options)
     folder = Path(torch_lib)
@@ -79,7 +81,7 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
         refuse_if_fatal(the_plan, settings.force)
         if not the_plan.placements:
             return Placed(folder, the_plan, (), False, ())
-        result = place_files(folder, placements_of(the_plan))
+        result = place_files(folder, placements_of(the_plan), also_writes=defaults_folder(the_plan, folder))
         hook = place_defaults(the_plan, folder, settings.cache_dir)
     return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings),
                   result, hook)

@@ -222,7 +222,6 @@ def list_releases(
     from os import environ  # (``os`` is the argument here)
 
     from zluda_runner.plan.defaults_facts import read_host
-    from zluda_runner.results.recording import known_on_this_gpu
 
     settings = to_settings(options)
     with caller_errors():
@@ -231,6 +230,10 @@ def list_releases(
     report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
                                  every=not select)
     gfx = read_host(environ).recorded()["gfx"]  # the GPU as a recorded run names it
+    if not gfx:  # nothing the store could know: not imported (a start-up under Wine pays per module)
+        return ReleaseListing(report, ())
+    from zluda_runner.results.recording import known_on_this_gpu
+
     return ReleaseListing(report, tuple(known_on_this_gpu(settings, gfx)))
 
 

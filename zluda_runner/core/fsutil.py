@@ -152,7 +152,7 @@ def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
             yield fh
         return
     make_folder(path.parent)
-    fd, tmp = _temp_beside(path)
+    fd, tmp = temp_beside(path)
     encoding = None if "b" in mode else "utf-8"
     try:
         with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else newline) as fh:
@@ -172,7 +172,7 @@ _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
                | getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
-def _temp_beside(path: Path) -> tuple[int, str]:
+def temp_beside(path: Path) -> tuple[int, str]:
     """A new temporary file next to ``path`` with the permissions a plain create gives (``0o666`` less
     the umask, as a shell's ``>`` or ``open(path, "w")`` makes it; ``mkstemp``'s ``0o600`` made every
     exported bundle and report private), or ``path``'s own when it replaces one (as an editor keeps a

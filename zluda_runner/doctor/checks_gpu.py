@@ -69,7 +69,8 @@ def check_gpu(facts: HostFacts, fs: HostFs, platform: str) -> Check:
             "(https://rocm.docs.amd.com/projects/install-on-linux/); in a container: "
             "docker run --device=/dev/kfd --device=/dev/dri."
         )
-    return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix)
+    return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix,
+                 details={"asked": list(facts.gpu_asked)})
 
 
 def check_arch(gpu: GpuAgent) -> Check:

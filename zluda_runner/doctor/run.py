@@ -50,6 +50,7 @@ from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_
 from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
+from zluda_runner.host.hipversion import gone_hip_folders
 from zluda_runner.host.quick import amdgpu_driver
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
@@ -86,7 +87,8 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         hip=found.hip,
         gpus=found.gpus,
         gpu_source=found.source,
-        gpu_search=[] if found.gpus else found.tried,
+        gpu_search=[] if found.gpus else found.tried_text(),
+        gpu_asked=[] if found.gpus else [source for source, _said in found.tried],
     )
     if opts.platform.startswith("linux"):
         facts = dataclasses.replace(facts, driver_version=amdgpu_driver(fs))
@@ -115,7 +117,8 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     torch = check_torch(opts) if opts.check_torch else None
     resolution = release_resolution(facts, dataclasses.replace(opts, env=run_env), torch)  # the run's own
     findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
-                            check_rocm(facts, opts.platform, resolution))
+                            check_rocm(facts, opts.platform, resolution, gone_hip_folders(opts.root, env,
+                                                                                          opts.platform)))
     findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts, resolution)
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))

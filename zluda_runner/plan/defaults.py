@@ -221,7 +221,13 @@ def _pinned(facts: DefaultsFacts) -> AppliedDefault | None:
         "unpinned copies give the same values, only without overlap", SRC_PINNED))
 
 
-def _addmm(facts: DefaultsFacts) -> AppliedDefault | None:
+#: the first torch that routes addmm/linear through cuBLASLt (SRC_ADDMM)
+ADDMM_LT_TORCH = "2.4"
+
+
+def addmm_lt_off(facts: DefaultsFacts) -> AppliedDefault | None:
+    """``addmm-lt-off`` for a torch from :data:`ADDMM_LT_TORCH` on that the release serves no cuBLASLt (or
+    whose cuBLASLt stand-in is not bound), as decided for the user (None: it does not concern this run)."""
     if "cublasLt" in facts.served or not _torch_at_least(facts.torch_version, (2, 4)):
         return None
     serves = (f"the release's {facts.unbound['cublasLt']} is not bound ({_UNBOUND})" if "cublasLt" in
@@ -271,7 +277,7 @@ def _identity(facts: DefaultsFacts) -> AppliedDefault | None:
 
 def compute_defaults(facts: DefaultsFacts) -> tuple[AppliedDefault, ...]:
     """The defaults for ``facts``, in a fixed order (see the module doc)."""
-    made = (_sdpa(facts), _cudnn(facts), _pinned(facts), _addmm(facts), _gpu(facts), _identity(facts))
+    made = (_sdpa(facts), _cudnn(facts), _pinned(facts), addmm_lt_off(facts), _gpu(facts), _identity(facts))
     return tuple(d for d in made if d is not None)
 
 

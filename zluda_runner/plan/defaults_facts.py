@@ -23,10 +23,12 @@ from zluda_runner.host.model import GpuAgent
 from zluda_runner.host.quick import QuickFacts, judged_gfx, quick_facts
 from zluda_runner.host.visibility import gpu_visibility, restated_env
 from zluda_runner.plan.defaults import (
+    ADDMM_LT_TORCH,
     DEDICATED_GPU,
     ComputeIdentity,
     DefaultsFacts,
     HostGpu,
+    addmm_lt_off,
     compute_defaults,
     cudnn_off,
     defaults_env,
@@ -35,7 +37,6 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, UNBOUND, AppliedDefault, ShimPlan
-from zluda_runner.release.gpurules import gpu_defaults
 from zluda_runner.release.model import PINNED_MEMORY_FUNCTIONS
 
 if TYPE_CHECKING:
@@ -196,6 +197,19 @@ def without_miopen(looked: str, env: Mapping[str, str], *, enabled: bool, platfo
     return cudnn_off(facts, [no_miopen_reason(looked)])
 
 
+def without_hipblaslt(env: Mapping[str, str], *, enabled: bool, platform: str) -> AppliedDefault:
+    """What a run of a torch workload (from :data:`~zluda_runner.plan.defaults.ADDMM_LT_TORCH` on: the first
+    that routes addmm through cuBLASLt) does on this host without hipBLASLt: ZLUDA's cuBLASLt, which runs
+    on it, is not bound, and the ``addmm-lt-off`` default, as decided for the user's ``env`` and
+    ``enabled``, says whether ``DISABLE_ADDMM_CUDA_LT=1`` is set: the one decision the plan and the doctor
+    both follow."""
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, torch_version=ADDMM_LT_TORCH,
+                          unbound={"cublasLt": "cuBLASLt stand-in"}, env=dict(env))
+    decided = addmm_lt_off(facts)
+    assert decided is not None  # a torch from ADDMM_LT_TORCH on, no cuBLASLt served: it always concerns it
+    return decided
+
+
 def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
                  manifest: Manifest | None) -> DefaultsFacts:
     """The facts for ``plan`` on ``host`` (``env``: the user's environment for the launch; ``manifest``: the
@@ -207,6 +221,11 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
     gpus, source = (host.gpus, host.gpu_source) if same_host else ((), None)
     served, files, unbound = _served(plan)
     tgt = plan.target
+    rules: dict[str, str] = {}
+    if manifest is not None and same_host:  # the release stack only with a manifest (none for --zluda-dir)
+        from zluda_runner.release.gpurules import gpu_defaults
+
+        rules = gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
     return DefaultsFacts(
         enabled=enabled, os=plan.os, python=bool(tgt.python or tgt.torch_path),
         startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
@@ -216,8 +235,7 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),
-        gpu_defaults=gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
-        if manifest is not None and same_host else {},
+        gpu_defaults=rules,
         unpinned=_unpinned(plan, manifest),
     )
 

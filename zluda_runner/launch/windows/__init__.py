@@ -140,6 +140,7 @@ def prepare_windows_launch(
     injector when the plan (or ``injector``) says so. ``listing``: the start-up code lists the
     process's modules at exit (``--verify-load``). The caller adds ``env`` to the workload's
     environment (after ``PATH`` from ``plan.path_prepend``) and runs ``argv``."""
+    from zluda_runner.plan.model import HOOK_PTH
     from zluda_runner.plan.windows import uses_injector
 
     env_in = dict(os.environ if base_env is None else base_env)
@@ -151,7 +152,9 @@ def prepare_windows_launch(
     else:
         launch = WindowsLaunch(list(argv), dict(plan.env))
         if plan.placements:
-            launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir)
+            hook = plan.startup_hook  # a portable Python's .pth hook is written there next
+            also = [Path(hook.folder)] if hook is not None and hook.kind == HOOK_PTH and hook.folder else []
+            launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir, also_writes=also)
             launch.warnings.extend(launch.placement.warnings)
     env, launch.hook = startup_env(plan, cache_dir, env_in, listing=listing, injected=injected)
     launch.env.update(env)
