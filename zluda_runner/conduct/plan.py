@@ -26,6 +26,7 @@ from zluda_runner.plan.model import ShimPlan
 if TYPE_CHECKING:
     from zluda_runner.conduct.resolve import ReleaseSource, TargetChoice
     from zluda_runner.inspection.profile import TargetProfile
+    from zluda_runner.plan.defaults import DefaultsFacts
     from zluda_runner.release.layout import ReleaseLayout
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
@@ -207,17 +208,19 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
 def _planned(ctx: RunContext, plan: ShimPlan) -> RunContext:
     """``ctx`` with its plan and the target it was made for; the defaults and the host's conflicts are
     never cached: the host's facts are the run's own."""
-    plan = _with_host_facts(plan, ctx)
-    return dataclasses.replace(ctx, target=plan.target, plan=plan)
+    plan, facts = _with_host_facts(plan, ctx)
+    return dataclasses.replace(ctx, target=plan.target, plan=plan, facts=facts)
 
 
-def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
-    """What a plan says of the host, from the run's context (never cached): the defaults, then the HIP SDK
-    conflicts and the GPU x HIP rules the host breaks."""
-    from zluda_runner.plan.defaults_facts import with_defaults
+def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> tuple[ShimPlan, DefaultsFacts]:
+    """What a plan says of the host, from the run's context (never cached): the defaults (and the facts
+    they follow), then the HIP SDK conflicts and the GPU x HIP rules the host breaks."""
+    from zluda_runner.plan.defaults_facts import gather_facts, with_defaults
 
-    plan = with_defaults(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest)
-    return _with_rule_warnings(_with_host_conflicts(plan, ctx), ctx)
+    facts = gather_facts(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest)
+    plan = with_defaults(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest,
+                         facts=facts)
+    return _with_rule_warnings(_with_host_conflicts(plan, ctx), ctx), facts
 
 
 def _with_rule_warnings(plan: ShimPlan, ctx: RunContext) -> ShimPlan:

@@ -187,14 +187,20 @@ def _found(kind: str, path: str, found: FolderVersion, looked: list[str]) -> Hos
     return HostHip(kind, path, found.version, found.source, looked, found.package, found.package_source)
 
 
-def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
+def linux_rocm_folders(fs: HostFs, env: Mapping[str, str]) -> list[str]:
+    """The ROCm folders looked at, in the order HIP is looked for: ``$ROCM_PATH``, ``$HIP_PATH``,
+    ``/opt/rocm``, ``/opt/rocm-X.Y.Z`` (newest first)."""
     candidates: list[str] = [folder for folder, _var in _named_by_variables(env, "linux")]
     candidates.append("/opt/rocm")
     opt = [n for n in fs.names("/opt") if n.startswith("rocm-")]
     versioned = sorted(opt, key=lambda n: _version_key(n[5:]), reverse=True)
     candidates.extend(f"/opt/{n}" for n in versioned)
+    return list(dict.fromkeys(candidates))
+
+
+def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
     unknown: HostHip | None = None
-    for cand in dict.fromkeys(candidates):
+    for cand in linux_rocm_folders(fs, env):
         looked.append(cand)
         if not fs.is_dir(cand):
             continue

@@ -122,7 +122,7 @@ def describe_hip(hip: HostHip | None, fs: HostFs, platform: str,
         text = f"{shown} from {distro}'s {package} ({hip.source})"
     else:
         text = f"{hip.words()} at {hip.path}"  # "HIP SDK 6.4 at ...", "HIP 7.17 (ROCm 10.0.0) at ..."
-    return HipFound(version, text, routes, origin=hip.kind)
+    return HipFound(version, text, routes, origin=hip.kind, path=hip.path)
 
 
 def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, TypeVar
 from zluda_runner.launch.process import exec_process, run_process, run_process_end
 
 if TYPE_CHECKING:
+    from zluda_runner.plan.defaults import DefaultsFacts
+    from zluda_runner.plan.defaults_facts import HostRead
     from zluda_runner.plan.model import RecordRefs, ShimPlan
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
@@ -30,6 +32,8 @@ class PreparedRun:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
     recorded: RecordRefs | None = None  # what a recording of this run names, from the run's context
+    facts: DefaultsFacts | None = None  # what the plan's defaults followed (find's variants read them)
+    host: HostRead | None = None  # the host as the run read it (its HIP chosen, if one was)
 
 
 def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None) -> int:

@@ -18,7 +18,9 @@ the settings are applied right after ``torch/__init__`` has run and before the w
 :data:`~zluda_runner.plan.defaults.TORCH_DEFAULTS_ENV` names, with torch's own switches:
 ``torch.backends.cuda.enable_flash_sdp(False)``, ``enable_mem_efficient_sdp(False)``,
 ``enable_cudnn_sdp(False)`` where torch has it, ``enable_math_sdp(True)``;
-``torch.backends.cudnn.enabled = False``. A failure is one line on stderr, never the workload's end.
+``torch.backends.cudnn.enabled = False``; ``torch.Tensor.pin_memory`` returning the tensor itself and
+``DataLoader.pin_memory`` reading False (pinned memory off). A failure is one line on stderr, never the
+workload's end.
 ``ZLUDA_RUNNER_STARTUP_REPORT=1`` prints what was applied.
 """
 
@@ -65,6 +67,16 @@ def _zluda_runner_torch_defaults():
             if "cudnn-off" in names:
                 torch.backends.cudnn.enabled = False
                 done.append("torch.backends.cudnn.enabled = False")
+            if "pinned-memory-off" in names:
+                def pin_memory(self, *args, **kwargs):
+                    """zluda-run: pinned memory is off (the release lacks it): the tensor, unpinned."""
+                    return self
+
+                torch.Tensor.pin_memory = pin_memory
+                from torch.utils.data import DataLoader
+
+                DataLoader.pin_memory = property(lambda self: False, lambda self, value: None)
+                done.append("Tensor.pin_memory() and DataLoader(pin_memory=True) unpinned")
         except Exception as exc:  # the workload goes on; the user is told
             _zluda_runner_say("zluda-run: could not apply its torch defaults (%r): %s\n" % (exc, names))
             return

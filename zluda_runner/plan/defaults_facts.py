@@ -37,6 +37,7 @@ from zluda_runner.plan.defaults import (
     switch_off_warning,
 )
 from zluda_runner.plan.model import REPLACE, UNBOUND, AppliedDefault, ShimPlan
+from zluda_runner.release.model import PINNED_MEMORY_FUNCTIONS
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -87,6 +88,18 @@ def _identity(plan: ShimPlan, manifest: Manifest | None) -> ComputeIdentity | No
         return None
     cited = f"manifest {rel.id} compute_capability ({cc.source.cite()})"
     return ComputeIdentity(cc.text, cc.override_env, cited)
+
+
+def _unpinned(plan: ShimPlan, manifest: Manifest | None) -> tuple[str, ...]:
+    """The pinned-memory functions the plan's release does not implement, by the manifest's data."""
+    rel = plan.release
+    if rel is None or not rel.id or manifest is None:
+        return ()
+    try:
+        gaps = manifest.find(rel.id).unimplemented
+    except ZludaRunnerError:
+        return ()
+    return tuple(gaps.lacks(PINNED_MEMORY_FUNCTIONS)) if gaps is not None else ()
 
 
 def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
@@ -223,6 +236,7 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),
         gpu_defaults=rules,
+        unpinned=_unpinned(plan, manifest),
     )
 
 
@@ -233,9 +247,10 @@ def _gfxs(host: HostRead, enabled: bool) -> tuple[str, ...]:
 
 
 def with_defaults(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
-                  manifest: Manifest | None) -> ShimPlan:
-    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`)."""
-    facts = gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
+                  manifest: Manifest | None, facts: DefaultsFacts | None = None) -> ShimPlan:
+    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`; ``facts``: gathered
+    already)."""
+    facts = facts or gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
     plan = plan_with_defaults(plan, compute_defaults(facts))
     added = [w for w in (switch_off_warning(env), *visibility_warnings(plan.os, host, env))
              if w is not None and w not in plan.warnings]

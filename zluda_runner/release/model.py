@@ -331,6 +331,25 @@ class ComputeCapability(JsonMixin):
         return f"compute capability {self.text}{extra}"
 
 
+#: driver functions whose absence means pinned host memory fails (torch's ``cudaHostRegister`` path, a
+#: ``cudaMallocHost``): what the ``pinned-memory-off`` default follows (zluda_runner.plan.defaults)
+PINNED_MEMORY_FUNCTIONS = ("cuMemAllocHost", "cuMemHostRegister")
+
+
+@dataclass(frozen=True)
+class Unimplemented(JsonMixin):
+    """CUDA functions a release exports but does not implement (they return an error such as
+    ``CUDA_ERROR_NOT_SUPPORTED``), as its source shows them (upstream v6: ``zluda/src/lib.rs`` lists
+    what is implemented; every other driver function is a stub)."""
+
+    functions: list[str]
+    source: Fact = field(default_factory=unverified_fact)
+
+    def lacks(self, names: tuple[str, ...]) -> list[str]:
+        """Those of ``names`` this release does not implement."""
+        return [n for n in names if n in self.functions]
+
+
 @dataclass
 class Release(JsonMixin):
     """A ZLUDA release: ``id`` is stable and unique ("upstream-v6", "fork-3.9.5").
@@ -339,7 +358,8 @@ class Release(JsonMixin):
     every release a pre-release); which builds are offered by default is the assets' ``channel``.
     ``commit`` is the commit the tag points at (40 hex digits, or a shorter prefix when only that is
     known), sourced by ``provenance["commit"]``; ``compute_capability`` is the device identity the
-    release reports (None: not recorded).
+    release reports (None: not recorded); ``unimplemented`` the functions it does not implement, with
+    their source (None: not recorded).
     """
 
     id: str
@@ -356,6 +376,7 @@ class Release(JsonMixin):
     provenance: dict[str, Fact] = field(default_factory=dict)
     commit: str | None = None
     compute_capability: ComputeCapability | None = None
+    unimplemented: Unimplemented | None = None
 
     def fact(self, name: str) -> Fact:
         return self.provenance.get(name) or unverified_fact("no source recorded")

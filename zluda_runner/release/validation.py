@@ -48,6 +48,7 @@ from zluda_runner.release.model import (
     Manifest,
     Release,
     ReleaseFile,
+    Unimplemented,
     parse_version,
     version_at_most,
 )
@@ -322,6 +323,9 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
     raw_cc = c.get("compute_capability", required=False)
     if raw_cc is not None:
         release.compute_capability = _parse_compute_capability(raw_cc, c.where, source)
+    raw_gaps = c.get("unimplemented", required=False)
+    if raw_gaps is not None:
+        release.unimplemented = _parse_unimplemented(raw_gaps, c.where, source)
     release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS,
                                           RELEASE_OPTIONAL_FACTS)
     if release.commit is not None and "commit" not in release.provenance:
@@ -357,6 +361,27 @@ def _parse_compute_capability(data: Any, where: str, source: str) -> ComputeCapa
                "it is not known")
     c.done()
     return ComputeCapability(major=parts[0], minor=parts[1], override_env=env, source=fact)
+
+
+MAX_UNIMPLEMENTED = 512
+_CUDA_FUNCTION_RE = re.compile(r"^cu[A-Za-z0-9_]{1,80}$")
+
+
+def _parse_unimplemented(data: Any, where: str, source: str) -> Unimplemented:
+    c = Checker(data, f"{where} unimplemented", source)
+    names = c.strings("functions", required=True, nonempty=True)
+    if len(names) > MAX_UNIMPLEMENTED:
+        c.fail("functions", f"must list 1 to {MAX_UNIMPLEMENTED} CUDA function names, got {len(names)}")
+    bad = [n for n in names if not _CUDA_FUNCTION_RE.match(n)]
+    if bad:
+        c.fail("functions", f"must be CUDA function names (cuMemAllocHost, cublasSgemv_v2 ...), "
+               f"got {bad[0]!r}")
+    fact = parse_fact(c.get("source"), f"{where} unimplemented source", source)
+    if fact.kind == UNVERIFIED:
+        c.fail("source", "what a release does not implement is recorded only with a source; leave the field "
+               "out when it is not known")
+    c.done()
+    return Unimplemented(functions=list(dict.fromkeys(names)), source=fact)
 
 
 def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
