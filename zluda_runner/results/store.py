@@ -376,14 +376,9 @@ class ResultsStore(abc.ABC):
         where, params = ("WHERE started_at >= ?", (since,)) if since is not None else ("", ())
         counts = (f"SELECT release_id, gfx, torch_build, COUNT(*), MAX(started_at) FROM runs {where}"  # noqa: S608 - only constant SQL is formatted in
                   " GROUP BY release_id, gfx, torch_build")
-        # ranked from the index runs_by_cell alone (its order, its columns), then only the latest rows read
-        columns = ", ".join(f"r.{c}" for c in ("release_id", "gfx", "torch_build", "kind", "run_id",
-                                                "started_at", "passed", "failed", "verdict", "summary_json"))
-        latest = (f"SELECT {columns} FROM (SELECT run_id, ROW_NUMBER() OVER"  # noqa: S608 - only constant SQL is formatted in
-                  " (PARTITION BY release_id, gfx, torch_build, kind"
-                  " ORDER BY started_at DESC, run_id DESC) AS nth"
-                  f" FROM runs {where}) AS ranked JOIN runs AS r ON r.run_id = ranked.run_id"
-                  " WHERE ranked.nth = 1")
+        # a kind's latest run in a cell is the first of its runs in runs_by_cell: a run with none since is
+        # none of that kind's since either
+        latest = LATEST_OF_EACH_KIND + (" WHERE r.started_at >= ?" if since is not None else "")
         with self._tx(write=False) as cur:
             cells = list(self._exec(cur, counts, params).fetchall())
             rows = self._exec(cur, latest, params).fetchall()
@@ -514,3 +509,30 @@ def _numbers_texts(numbers: Sequence[Mapping[str, float | None]]) -> list[str]:
         if text.count("}, {") == len(numbers) - 1:
             return text[1:-1].replace("}, {", "}\n{").split("\n")
     return [_sorted_json(n) for n in numbers]
+
+
+_CELL_KIND = ("release_id", "gfx", "torch_build", "kind")
+_FIRST_IN_CELL_ORDER = ("ORDER BY n.release_id, n.gfx, n.torch_build, n.kind, n.started_at DESC,"
+                        " n.run_id DESC LIMIT 1")
+
+
+def _after(depth: int) -> str:
+    """The first run (in runs_by_cell's order) whose first ``depth`` cell columns are p's and whose next
+    one comes after p's: one index seek."""
+    same = [f"n.{c} = p.{c}" for c in _CELL_KIND[:depth]]
+    where = " AND ".join([*same, f"n.{_CELL_KIND[depth]} > p.{_CELL_KIND[depth]}"])
+    return f"(SELECT n.run_id FROM runs AS n WHERE {where} {_FIRST_IN_CELL_ORDER})"  # noqa: S608 - only constant SQL is formatted in
+
+
+# The latest run of each kind in each cell, by a walk of runs_by_cell (release, gfx, torch build, kind, then
+# latest first) that seeks from one (cell, kind) straight to the next: a seek per cell and kind, whatever the
+# number of runs (ranking every run was a pass over all of them). p is where the walk is; the next is the same
+# cell's next kind, else the next torch build, GPU target, release.
+LATEST_OF_EACH_KIND = (
+    "WITH RECURSIVE latest (run_id) AS ("  # noqa: S608 - only constant SQL is formatted in
+    f" SELECT (SELECT n.run_id FROM runs AS n {_FIRST_IN_CELL_ORDER})"
+    f" UNION ALL SELECT COALESCE({', '.join(_after(depth) for depth in (3, 2, 1, 0))})"
+    " FROM latest JOIN runs AS p ON p.run_id = latest.run_id)"
+    " SELECT r.release_id, r.gfx, r.torch_build, r.kind, r.run_id, r.started_at, r.passed, r.failed,"
+    " r.verdict, r.summary_json FROM latest JOIN runs AS r ON r.run_id = latest.run_id"
+)
