@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sqlite3
 import stat
 import time
@@ -243,6 +242,8 @@ class SQLiteStore(ResultsStore):
             refused = _not_a_store_file(self.path) or self._not_its_content(exc)
             if refused is not None:
                 return refused
+            import shlex  # here: only this hint quotes
+
             quoted = shlex.quote(str(self.path))
             return ResultsStoreError(
                 f"the results store {self.path} is unusable: {exc}",
