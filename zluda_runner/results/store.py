@@ -30,10 +30,10 @@ from zluda_runner.results.schema import (
     summary_count,
 )
 
-RUN_COLUMNS = (
-    "run_id, kind, started_at, host_json, release_json, target_json, command_json, summary_json,"
-    " gfx, release_id, torch_build, passed, failed, verdict"
-)
+# what a run's record is read from (list, show, export); the columns after them are derived from it, for the
+# queries (the matrix)
+RECORD_COLUMNS = "run_id, kind, started_at, host_json, release_json, target_json, command_json, summary_json"
+RUN_COLUMNS = f"{RECORD_COLUMNS}, gfx, release_id, torch_build, passed, failed, verdict"
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 _SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
 _IN_CHUNK = 500  # ids per IN (...) list
@@ -345,7 +345,7 @@ class ResultsStore(abc.ABC):
         if since is not None:
             where.append("started_at >= ?")
             params.append(since)
-        sql = f"SELECT {RUN_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
+        sql = f"SELECT {RECORD_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
         if where:
             sql += " WHERE " + " AND ".join(where)
         if limit is not None and limit < 1:
@@ -411,7 +411,7 @@ class ResultsStore(abc.ABC):
             for chunk in _chunks(run_ids):
                 marks = ", ".join("?" * len(chunk))
                 for row in self._exec(
-                    cur, f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
+                    cur, f"SELECT {RECORD_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
                 ):
                     run = self._run_from_row(row)
                     found[run.run_id] = run
