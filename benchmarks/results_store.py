@@ -214,24 +214,26 @@ class Backend:
         return ours, self.server.cpu_seconds() - server
 
 
-    def matrix_cpu(self, db: str, repeat: int) -> float:
-        """CPU seconds of one ``build_matrix`` of the store ``db`` in this process: the median of ``repeat``
-        (SQLite); with a server, the mean of ``10 x repeat`` with the server's CPU meanwhile added (it is
-        read in clock ticks: one build is below the tick)."""
-        with make_store(db).open() as store:
-            if self.server is None:
-                times = []
-                for _ in range(repeat):
+    def matrix_cpu(self, dbs: list[str], repeat: int) -> list[float]:
+        """CPU seconds of one ``build_matrix`` in this process of each store in ``dbs``: the median of
+        ``repeat`` rounds, the stores taking turns in each; with a server, each round builds 20 times and its
+        CPU meanwhile is added (the server's is read in clock ticks: one build is below the tick)."""
+        builds = 1 if self.server is None else 20
+        taken: list[list[float]] = [[] for _ in dbs]
+        with contextlib.ExitStack() as stack:
+            stores = [stack.enter_context(make_store(db).open()) for db in dbs]
+            for _ in range(repeat):
+                for store, times in zip(stores, taken, strict=True):
+                    server = self.server.cpu_seconds() if self.server is not None else 0.0
                     t0 = time.process_time()
-                    build_matrix(store)
-                    times.append(time.process_time() - t0)
-                return statistics.median(times)
-            server, t0 = self.server.cpu_seconds(), time.process_time()
-            for _ in range(10 * repeat):
-                build_matrix(store)
-            ours = time.process_time() - t0
-            time.sleep(0.1)
-            return float(ours + self.server.cpu_seconds() - server) / (10 * repeat)
+                    for _ in range(builds):
+                        build_matrix(store)
+                    ours = time.process_time() - t0
+                    if self.server is not None:
+                        time.sleep(0.05)
+                        ours += self.server.cpu_seconds() - server
+                    times.append(ours / builds)
+        return [statistics.median(times) for times in taken]
 
 
 def zluda_run_command() -> list[str]:
@@ -243,7 +245,9 @@ def zluda_run_command() -> list[str]:
 
 def commands(tmp: Path, runs: int, repeat: int, backend: Backend) -> None:
     """The commands' CPU time at ``runs`` and 10x ``runs``, with ``python -c pass`` beside them: each the
-    median of ``repeat`` runs (each import into a fresh store); list, show and matrix on a terminal."""
+    median of ``repeat`` runs (each import into a fresh store; of 10x the runs, a third as many); list, show
+    and matrix on a terminal. The sizes and the floor take turns in every round, so that a machine whose
+    load changes meanwhile weighs on each alike (the ratio of the two sizes above all)."""
     zluda_run = zluda_run_command()
     ms = 1000
     tmp.mkdir(parents=True, exist_ok=True)
@@ -252,50 +256,60 @@ def commands(tmp: Path, runs: int, repeat: int, backend: Backend) -> None:
     # the views fit the terminal they are shown on
     plain = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "COLUMNS", "LINES")}
     plain["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env = dict(plain, ZLUDA_RUNNER_CACHE=str(tmp / "cache"))
     print(f"{backend.name}: {' '.join(zluda_run)}; CPU = user + sys, median of {repeat}")
     floors = {"python -c pass": [sys.executable, "-c", "pass"]}
     if backend.server is not None:  # the driver's own import, which every command against the server pays
         floors["python -c 'import psycopg'"] = [sys.executable, "-c", "import psycopg"]
+    sizes = (runs, runs * 10)
+    bundles = {size: tmp / f"bundle{size}.jsonl" for size in sizes}
+    for size, bundle in bundles.items():
+        write_bundle(bundle, size)
+    warm = dict(env, ZLUDA_RUNNER_RESULTS_DB=backend.fresh())  # each once, byte-compiled, in no figure
+    for argv in ([*zluda_run, "results", "import", str(bundles[runs])], [*zluda_run, "results", "list"],
+                 [*zluda_run, "results", "matrix"], *floors.values()):
+        cpu_of(argv, warm)
+    floor_cpu: dict[str, list[float]] = {what: [] for what in floors}
+    imports: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
+    stores: dict[int, str] = {}
+    for n in range(repeat):
+        for what, argv in floors.items():
+            floor_cpu[what].append(cpu_of(argv, plain))
+        for size in sizes:
+            if size == runs or n < max(1, repeat // 3):
+                stores[size] = backend.fresh()
+                imports[size].append(backend.cpu_of([*zluda_run, "results", "import", str(bundles[size])],
+                                                    dict(env, ZLUDA_RUNNER_RESULTS_DB=stores[size])))
     shown = []
-    for what, argv in floors.items():
-        cpu_of(argv, plain)
-        took = statistics.median(cpu_of(argv, plain) for _ in range(repeat)) * ms
-        print(f"  floor: {what} {took:.0f} ms CPU")
-        shown.append(f"{what.split()[-1].strip(chr(39))} {took:.0f} ms")
+    for what, taken in floor_cpu.items():
+        print(f"  floor: {what} {statistics.median(taken) * ms:.0f} ms CPU")
+        shown.append(f"{what.split()[-1].strip(chr(39))} {statistics.median(taken) * ms:.0f} ms")
     floor = f"; floor {', '.join(shown)}"
     server_note = " + the server's" if backend.server is not None else ""
-    built = {}
-    for size in (runs, runs * 10):
-        bundle = tmp / f"bundle{size}.jsonl"
-        write_bundle(bundle, size)
-        env = dict(plain, ZLUDA_RUNNER_CACHE=str(tmp / "cache"))
-        if size == runs:  # each command once, byte-compiled, in no figure
-            warm = dict(env, ZLUDA_RUNNER_RESULTS_DB=backend.fresh())
-            for words in (["import", str(bundle)], ["list"], ["matrix"]):
-                cpu_of([*zluda_run, "results", *words], warm)
-        tries = repeat if size == runs else max(1, repeat // 3)
-        imports = []
-        for _ in range(tries):  # each into a fresh store
-            db = backend.fresh()
-            imports.append(backend.cpu_of([*zluda_run, "results", "import", str(bundle)],
-                                        dict(env, ZLUDA_RUNNER_RESULTS_DB=db)))
-        env["ZLUDA_RUNNER_RESULTS_DB"] = db
+    for size in sizes:
         goal = "goal <= 1000 ms" if size == runs else "no goal"
-        print(f"  results import of {size} runs x 50 items ({bundle.stat().st_size / 2**20:.1f} MiB): "
-              f"{_figure(imports, server_note)} ({goal}{floor}; median of {tries})")
+        print(f"  results import of {size} runs x 50 items ({bundles[size].stat().st_size / 2**20:.1f} MiB): "
+              f"{_figure(imports[size], server_note)} ({goal}{floor}; median of {len(imports[size])})")
+    views: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    shows = {}
+    for size, db in stores.items():
         with make_store(db).open() as store:
-            some = store.list_runs(limit=1)[0].run_id[:12]
-        for words in (["list"], ["matrix"], ["show", some]):
-            viewed = [backend.cpu_of([*zluda_run, "results", *words], env, terminal=True)
-                      for _ in range(repeat)]
-            goal = "goal <= 150 ms" if size == runs and words[0] != "show" else "no goal"
-            print(f"  results {words[0]} of {size} runs, on a terminal: {_figure(viewed, server_note)} "
-                  f"({goal}{floor})")
-        built[size] = backend.matrix_cpu(db, repeat)
-        whose = " (this process's + the server's)" if backend.server is not None else ""
-        print(f"  build_matrix of {size} runs in the process: {built[size] * ms:.1f} ms CPU{whose}")
-    ratio = built[runs * 10] / max(built[runs], 1e-9)
-    print(f"  matrix of {runs * 10} runs / of {runs}: {ratio:.1f}x (goal <= 10x)")
+            shows[size] = store.list_runs(limit=1)[0].run_id[:12]
+    for _ in range(repeat):
+        for size in sizes:
+            for words in (["list"], ["matrix"], ["show", shows[size]]):
+                store_env = dict(env, ZLUDA_RUNNER_RESULTS_DB=stores[size])
+                views.setdefault((size, words[0]), []).append(
+                    backend.cpu_of([*zluda_run, "results", *words], store_env, terminal=True))
+    for (size, what), viewed in views.items():
+        goal = "goal <= 150 ms" if size == runs and what != "show" else "no goal"
+        print(f"  results {what} of {size} runs, on a terminal: {_figure(viewed, server_note)} "
+              f"({goal}{floor})")
+    built = backend.matrix_cpu([stores[size] for size in sizes], repeat)
+    whose = " (this process's + the server's)" if backend.server is not None else ""
+    for size, took in zip(sizes, built, strict=True):
+        print(f"  build_matrix of {size} runs in the process: {took * ms:.1f} ms CPU{whose}")
+    print(f"  matrix of {runs * 10} runs / of {runs}: {built[1] / max(built[0], 1e-9):.1f}x (goal <= 10x)")
 
 
 def _figure(times: list[tuple[float, float]], server_note: str) -> str:
