@@ -378,14 +378,16 @@ def main() -> None:
                 raise SystemExit(f"recording failed: {out.warning}")
         print(
             f"record a {args.ops}-op torch probe run: median {statistics.median(times) * 1000:.1f} ms "
-            f"(min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}; {args.repeat} runs; goal < 1000 ms)"
+            f"wall clock (min {min(times) * 1000:.1f}, max {max(times) * 1000:.1f}; {args.repeat} runs; "
+            "goal < 1000 ms)"
         )
 
         fill_s, records = fill(matrix_url, args.runs, args.ops)
-        print(f"store {args.runs} runs (batches of 100): {fill_s:.2f} s")
+        print(f"build {args.runs} runs and store them (batches of 100): {fill_s:.2f} s wall clock")
         store_s, count_s, items = floor(Path(tmp) / "floor.db", records)
         print(f"floor, SQLite alone: store the {args.runs} runs and {items} items in one transaction "
-              f"{store_s:.2f} s; count them per release x GPU x torch build {count_s * 1000:.1f} ms")
+              f"{store_s:.2f} s; count them per release x GPU x torch build {count_s * 1000:.1f} ms "
+              "(wall clock)")
         with make_store(matrix_url).open() as store:
             timings = []
             for _ in range(args.repeat):
@@ -398,11 +400,12 @@ def main() -> None:
         render = statistics.median(t[1] for t in timings)
         failing = sum(len(c.failing) for c in matrix.cells)
         print(
-            f"build the matrix from {matrix.runs} stored runs: median {build * 1000:.1f} ms "
+            f"build the matrix from {matrix.runs} stored runs: median {build * 1000:.1f} ms wall clock "
             f"({len(matrix.cells)} cells, {failing} failing items drilled down; goal < 1000 ms)"
         )
         print(
-            f"render it: median {render * 1000:.1f} ms (text {len(text)} chars, HTML {len(page) // 1024} KiB)"
+            f"render it: median {render * 1000:.1f} ms wall clock (text {len(text)} chars, "
+            f"HTML {len(page) // 1024} KiB)"
         )
 
         if args.db:
