@@ -124,7 +124,9 @@ def boot_prefix(exe: str, prefix: Path) -> WineEnv:
     subprocess.run([exe, "wineboot", "-i"], env=wine.env(), capture_output=True, timeout=300, check=False)
     server = Path(exe).with_name("wineserver")
     if server.exists():  # keep one server for the session: each start then takes ~0.1 s, not ~0.5 s
-        subprocess.run([str(server), "-p"], env=wine.env(), capture_output=True, timeout=60, check=False)
+        # (it stays behind as a daemon: its output goes nowhere, or a pipe of ours would never close)
+        subprocess.run([str(server), "-p"], env=wine.env(), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
     return wine
 
 

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.textio import WORKLOAD_SAY
 from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV
 from zluda_runner.plan.model import ShimPlan
 
@@ -38,7 +39,7 @@ REPORT_ENV = "ZLUDA_RUNNER_STARTUP_REPORT"
 # used when no launch of zluda-run set TORCH_DEFAULTS_ENV (the .pth hook of launch.windows.hook sets it).
 PLACED_DEFAULTS_ENV = "ZLUDA_RUNNER_PLACED_DEFAULTS"
 
-TORCH_DEFAULTS = r'''
+TORCH_DEFAULTS_CODE = r'''
 
 def _zluda_runner_torch_defaults():
     """Arm the torch hook: zluda-run's defaults, applied when `import torch` has finished."""
@@ -65,10 +66,10 @@ def _zluda_runner_torch_defaults():
                 torch.backends.cudnn.enabled = False
                 done.append("torch.backends.cudnn.enabled = False")
         except Exception as exc:  # the workload goes on; the user is told
-            sys.stderr.write("zluda-run: could not apply its torch defaults (%r): %s\n" % (exc, names))
+            _zluda_runner_say("zluda-run: could not apply its torch defaults (%r): %s\n" % (exc, names))
             return
         if os.environ.get("@REPORT@") == "1":
-            sys.stderr.write("zluda-run: applied for you: %s\n" % "; ".join(done))
+            _zluda_runner_say("zluda-run: applied for you: %s\n" % "; ".join(done))
 
     if "torch" in sys.modules:  # (not at start-up; a late call)
         apply(sys.modules["torch"])
@@ -111,7 +112,10 @@ _zluda_runner_torch_defaults()
 '''
 for _mark, _name in (("@ENV@", TORCH_DEFAULTS_ENV), ("@PLACED@", PLACED_DEFAULTS_ENV),
                      ("@REPORT@", REPORT_ENV)):
-    TORCH_DEFAULTS = TORCH_DEFAULTS.replace(_mark, _name)
+    TORCH_DEFAULTS_CODE = TORCH_DEFAULTS_CODE.replace(_mark, _name)
+# Self-contained (the placed-defaults hook embeds it): with the one writer of zluda-run's lines
+# inside the workload (core/textio: UTF-8 under a pipe, as zluda-run's own output).
+TORCH_DEFAULTS = WORKLOAD_SAY + TORCH_DEFAULTS_CODE
 
 CHAIN = r'''
 

@@ -177,18 +177,32 @@ def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
         reasons.append("the release has no cuDNN stand-in for this torch: torch's convolutions through "
                        "NVIDIA's cuDNN would fail")
     if facts.miopen_looked is not None and facts.miopen is None:
-        reasons.append(f"this host has no MIOpen (looked for {facts.miopen_looked}), which ZLUDA's cuDNN "
-                       "runs on")
+        reasons.append(no_miopen_reason(facts.miopen_looked))
     if CUDNN_OFF in facts.gpu_defaults:
         reasons.append(facts.gpu_defaults[CUDNN_OFF])
-    if not reasons:
-        return None
+    return cudnn_off(facts, reasons) if reasons else None
+
+
+def no_miopen_reason(looked: str) -> str:
+    """Why cuDNN goes off on a host without MIOpen (``looked``: where it was looked for)."""
+    return f"this host has no MIOpen (looked for {looked}), which ZLUDA's cuDNN runs on"
+
+
+def cudnn_off(facts: DefaultsFacts, reasons: Sequence[str]) -> AppliedDefault:
+    """The ``cudnn-off`` default for ``reasons``, as decided for ``facts``: applied, or not and why (the
+    user's switch, the defaults off, no start-up code in the workload)."""
     return _startup(facts, AppliedDefault(
         CUDNN_OFF, "torch.backends.cudnn.enabled = False", VEHICLE_STARTUP,
         "; ".join(reasons) + ": torch uses its own convolution kernels", SRC_CUDNN))
 
 
-def _addmm(facts: DefaultsFacts) -> AppliedDefault | None:
+#: the first torch that routes addmm/linear through cuBLASLt (SRC_ADDMM)
+ADDMM_LT_TORCH = "2.4"
+
+
+def addmm_lt_off(facts: DefaultsFacts) -> AppliedDefault | None:
+    """``addmm-lt-off`` for a torch from :data:`ADDMM_LT_TORCH` on that the release serves no cuBLASLt (or
+    whose cuBLASLt stand-in is not bound), as decided for the user (None: it does not concern this run)."""
     if "cublasLt" in facts.served or not _torch_at_least(facts.torch_version, (2, 4)):
         return None
     serves = (f"the release's {facts.unbound['cublasLt']} is not bound ({_UNBOUND})" if "cublasLt" in
@@ -238,7 +252,7 @@ def _identity(facts: DefaultsFacts) -> AppliedDefault | None:
 
 def compute_defaults(facts: DefaultsFacts) -> tuple[AppliedDefault, ...]:
     """The defaults for ``facts``, in a fixed order (see the module doc)."""
-    made = (_sdpa(facts), _cudnn(facts), _addmm(facts), _gpu(facts), _identity(facts))
+    made = (_sdpa(facts), _cudnn(facts), addmm_lt_off(facts), _gpu(facts), _identity(facts))
     return tuple(d for d in made if d is not None)
 
 

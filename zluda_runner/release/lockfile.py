@@ -2,7 +2,7 @@
 
 A lock is read like a manifest (:func:`zluda_runner.release.manifest.read_bounded`: a regular file of at
 most :data:`MAX_LOCK_BYTES`, JSON nested at most :data:`MAX_DEPTH` deep), then validated field by field
-with the manifest's :class:`~zluda_runner.release.validation.Checker`: every fault names the field
+with the manifest's :class:`~zluda_runner.release.checker.Checker`: every fault names the field
 (``lock zluda.lock: release: field 'sha256' ...``) and unknown fields are refused.
 
 The release's files are hashed where the run took them (:func:`hash_tree`): each regular file's SHA-256,
@@ -29,9 +29,9 @@ from typing import Any, Literal, NoReturn
 from zluda_runner.core.errors import LockError, ManifestError
 from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.checker import Checker, kind_of
 from zluda_runner.release.hashio import hash_file
 from zluda_runner.release.manifest import json_depth_exceeds, read_bounded
-from zluda_runner.release.validation import Checker, kind_of
 
 LOCK_SCHEMA = 1  # the lock file's own schema version
 DEFAULT_LOCK = "zluda.lock"

@@ -43,6 +43,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from zluda_runner.core.fsutil import file_kind
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_text, redact_url, userinfo
 from zluda_runner.core.settings import Settings
@@ -134,10 +135,8 @@ def _not_a_store_file(path: Path) -> ResultsStoreError | None:
         return None
     if stat.S_ISREG(mode):
         return None
-    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     return ResultsStoreError(
-        f"the results store {path} is {kind}, not a results database file; nothing was changed",
+        f"the results store {path} is {file_kind(mode)}, not a results database file; nothing was changed",
         "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB the path of a file (a new name makes a new store)",
     )
 
