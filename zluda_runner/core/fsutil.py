@@ -18,7 +18,6 @@ import errno
 import io
 import json
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -229,6 +228,8 @@ def atomic_write_json(path: Path, data: Any, *, durable: bool = False, compact: 
 
 def atomic_copy(src: Path, dest: Path, *, durable: bool = True) -> None:
     """Copy ``src`` over ``dest`` (contents and mode), atomically."""
+    import shutil  # here, as tempfile below: what only copies need (a reader of a file kind does not)
+
     with atomic_open(dest, "wb", durable=durable) as out, open(src, "rb") as inp:
         shutil.copyfileobj(inp, out, 1 << 20)
     with contextlib.suppress(OSError):
@@ -242,6 +243,7 @@ def atomic_output(path: Path) -> Iterator[Path]:
     that file is renamed over ``path``, and the folder is removed either way."""
     path = Path(path)
     make_folder(path.parent)
+    import shutil
     import tempfile
 
     work = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))
