@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 if TYPE_CHECKING:
+    import signal
     from collections.abc import Mapping, Sequence
+else:
+    try:  # the signal module's C core: the same functions and numbers, without its enum classes
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
 WINDOWS = sys.platform == "win32"
 _SH = "/bin/sh"
@@ -47,9 +52,8 @@ def exec_replacing(executable: str, args: Sequence[str], env: Mapping[str, str])
     for stream in (sys.stdout, sys.stderr):  # None when started with that descriptor closed (2>&-)
         if stream is not None:
             stream.flush()
-    import threading
-
-    main = threading.current_thread() is threading.main_thread()
+    threading = sys.modules.get("threading")  # never imported: no other thread was started with it
+    main = threading is None or threading.current_thread() is threading.main_thread()
     resets = named_signals("SIGPIPE", "SIGXFSZ") if main else ()
     previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
     try:

@@ -67,9 +67,15 @@ def taint(reason: str) -> None:
 
 
 def digest(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
+    """SHA-256 of ``data``, in hex (CPython's own ``_sha256``/``_sha2`` where present: no OpenSSL loaded)."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython up to 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]  # 3.12 on
+        except ImportError:
+            from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+    return str(sha256(data).hexdigest())
 
 
 def _digest_names(found: list[str] | None) -> str | None:
@@ -139,14 +145,39 @@ def _stat_id(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _which(word: str, search: str | None) -> str | None:
-    import shutil
+def _runs(path: str) -> bool:
+    return os.path.exists(path) and os.access(path, os.F_OK | os.X_OK) and not os.path.isdir(path)
 
-    return shutil.which(word, path=search)
+
+def _which(word: str, search: str | None) -> str | None:
+    """:func:`shutil.which`'s answer (on POSIX made here as it makes it, without importing shutil)."""
+    if os.name != "posix":
+        import shutil
+
+        return shutil.which(word, path=search)
+    if os.path.dirname(word):
+        return word if _runs(word) else None
+    if search is None:
+        search = os.environ.get("PATH")
+        if search is None:
+            try:
+                search = os.confstr("CS_PATH")
+            except (AttributeError, ValueError):
+                search = os.defpath
+    if not search:
+        return None
+    seen: set[str] = set()
+    for folder in search.split(os.pathsep):
+        if folder not in seen:
+            seen.add(folder)
+            name = os.path.join(folder, word)
+            if _runs(name):
+                return name
+    return None
 
 
 def _realpath(path: str) -> str:
-    from zluda_runner.core.paths import real_path
+    from zluda_runner.core.places import real_path
 
     return real_path(path)
 
@@ -190,8 +221,8 @@ def _observe(kind: str, *args: object) -> object:
     return raw
 
 
-def _text(path: object) -> str:
-    return os.fspath(path)  # type: ignore[arg-type]
+def _text(path: str | os.PathLike[str]) -> str:
+    return os.fspath(path)
 
 
 def read(path: str | os.PathLike[str], limit: int) -> bytes | None:
@@ -239,7 +270,7 @@ def which(word: str, search: str | None = None) -> str | None:
 
 
 def realpath(path: str | os.PathLike[str]) -> str:
-    """``path`` absolute with its links resolved (:func:`zluda_runner.core.paths.real_path`)."""
+    """``path`` absolute with its links resolved (:func:`zluda_runner.core.places.real_path`)."""
     return str(_observe("realpath", _text(path)))
 
 

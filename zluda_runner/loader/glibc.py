@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from zluda_runner.binfmt.elf import ELF_PEEK_BYTES, ElfInfo, elf_header, expand_dst, read_elf
 from zluda_runner.core.errors import BinaryFormatError
@@ -232,10 +233,20 @@ def _exe_origin(path: str) -> str:
     return os.path.dirname(os.path.realpath(path)) or "/"
 
 
-class LoaderFiles:
+class LoaderFiles(Protocol):
     """What the model asks of the file system (paths of this machine): a folder's names ([] none there,
-    None not listable), whether a path is a file, a file's first bytes. These are :mod:`os`'s; a launch's
-    library search passes :class:`zluda_runner.host.fs.HostFs`, the host's one reader."""
+    None not listable), whether a path is a file, a file's first bytes. :class:`OsFiles` asks :mod:`os`;
+    a launch's library search passes :class:`zluda_runner.host.fs.HostFs`, the host's one reader."""
+
+    def list_real(self, path: str) -> list[str] | None: ...
+
+    def is_file_real(self, path: str) -> bool: ...
+
+    def head_real(self, path: str, size: int) -> bytes | None: ...
+
+
+class OsFiles:
+    """:class:`LoaderFiles` as :mod:`os` answers."""
 
     def list_real(self, path: str) -> list[str] | None:
         try:
@@ -258,13 +269,13 @@ class LoaderFiles:
 
 class LoaderModel:
     """Simulate ld.so for one environment. ``reader`` reads ElfInfo (pass a cached reader for speed);
-    ``files``: where folders are listed and files looked at (default: :class:`LoaderFiles`)."""
+    ``files``: where folders are listed and files looked at (default: :class:`OsFiles`)."""
 
     def __init__(self, env: LoaderEnv, *, reader: Callable[[Path], ElfInfo] = read_elf,
                  files: LoaderFiles | None = None) -> None:
         self.env = env
         self.reader = reader
-        self.files = files or LoaderFiles()
+        self.files = files or OsFiles()
         self._infos: dict[str, ElfInfo] = {}
         self._listings: dict[str, frozenset[str] | None] = {}
         self._subfolders: dict[str, list[tuple[str, str]]] = {}

@@ -20,6 +20,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from zluda_runner.core import observe
 from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.fsutil import FileTooLargeError, NotRegularFileError, read_regular
@@ -191,6 +192,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
     regular file is read once per process while it is unchanged (same inode, size, modification and change
     times): every stage of one command asks for it, one read answers them all."""
     target = Path(path) if path is not None else default_manifest_path()
+    observe.note_file(target, MAX_MANIFEST_BYTES)  # a launch memo reads it again (core/observe)
     try:
         st = os.stat(target)
         key = (os.path.abspath(target), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -215,7 +217,7 @@ def load_current_manifest(explicit: Path | None = None, cache_dir: Path | None =
     if cache_dir is None:
         return packaged
     cached_path = cached_manifest_path(cache_dir)
-    if not cached_path.is_file():
+    if not observe.is_file(cached_path):
         return packaged
     try:
         cached = load_manifest(cached_path)
