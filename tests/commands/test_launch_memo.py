@@ -43,7 +43,7 @@ STAGES = ("binfmt", "loader", "release", "inspection", "host", "results", "plan"
           "conduct", "probe", "trace", "report", "abtest", "doctor", "poc", "finder", "devtools", "api")
 
 
-class Exec(BaseException):  # noqa: N818 (not an error: the exec a launch ends in, caught)
+class Exec(BaseException):  # not an error: the exec a launch ends in, caught
     """What a launch would exec: the program, its words, its environment, the folder it runs in."""
 
 
@@ -70,7 +70,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (torch / "__init__.py").write_text("raise ImportError('a stand-in torch')\n")
     (torch / "version.py").write_text("__version__ = '2.14.1+cu130'\ncuda = '13.0'\nhip = None\n")
     source = base / "torch_cuda.c"
-    source.write_text("extern int cublasCreate_v2(void *);\nint torch_cuda_init(void) { return cublasCreate_v2(0); }\n")
+    source.write_text("extern int cublasCreate_v2(void *);\n"
+                      "int torch_cuda_init(void) { return cublasCreate_v2(0); }\n")
     built = compile_c([source], "libtorch_cuda.so", base / "build",
                       args=["-Wl,-soname,libtorch_cuda.so", f"-L{release}", "-l:libcublas.so.13"])
     shutil.copy2(built, torch / "lib" / "libtorch_cuda.so")
@@ -84,7 +85,8 @@ def _host(root: Path) -> None:
     _kfd_node(root, 0, 0, simd=0, cpu_cores=16)
     _kfd_node(root, 1, GFX1100, simd=96, name="Radeon RX 7900 XTX", vram=16 << 30)
     _write(root, "opt/rocm/.info/version", "6.4.1-1\n")
-    _write(root, "opt/rocm/include/hip/hip_version.h", "#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n")
+    _write(root, "opt/rocm/include/hip/hip_version.h",
+           "#define HIP_VERSION_MAJOR 6\n#define HIP_VERSION_MINOR 4\n")
     put_elf(root / "opt/rocm/lib/libMIOpen.so.1")
     _write(root, "etc/os-release", 'NAME="Ubuntu"\nID=ubuntu\n')
 
@@ -99,8 +101,9 @@ def launch(world: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPat
     manifest.parent.mkdir()
     shutil.copy2(default_manifest_path(), manifest)
     monkeypatch.setenv("ZLUDA_RUNNER_ROOT", str(root))
-    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_OVERRIDE_GFX_VERSION",
-                "ZLUDA_RUNNER_MANIFEST", "ZLUDA_RUNNER_RESULTS_DB", "ZLUDA_RUNNER_ZLUDA_DIR", "LD_LIBRARY_PATH"):
+    for var in ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+                "HSA_OVERRIDE_GFX_VERSION", "ZLUDA_RUNNER_MANIFEST", "ZLUDA_RUNNER_RESULTS_DB",
+                "ZLUDA_RUNNER_ZLUDA_DIR", "LD_LIBRARY_PATH"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(os, "execve", _fake_execve)
     monkeypatch.chdir(tmp_path)
@@ -138,7 +141,7 @@ def warm(args: list[str]) -> tuple[object, ...]:
 def memo_of(args: list[str]) -> dict[str, object]:
     path = launchmemo.memo_path(args, os.environ)
     assert path is not None
-    found: dict[str, object] = marshal.loads(Path(path).read_bytes())
+    found: dict[str, object] = marshal.loads(Path(path).read_bytes())  # noqa: S302 (our own test's file)
     return found
 
 
@@ -294,7 +297,7 @@ def test_a_gpu_added_is_derived_again_with_the_new_default(launch: dict[str, obj
     assert warm(args) == after
 
 
-def test_miopen_removed_is_derived_again(launch: dict[str, object], capfd: pytest.CaptureFixture[str]) -> None:
+def test_miopen_removed_is_derived_again(launch: dict[str, object]) -> None:
     args = launch["args"]
     root = launch["root"]
     assert isinstance(args, list) and isinstance(root, Path)
@@ -308,7 +311,8 @@ def test_miopen_removed_is_derived_again(launch: dict[str, object], capfd: pytes
 
 @pytest.mark.parametrize("content", [b"", b"not marshal", marshal.dumps({"schema": 999}),
                                      marshal.dumps([1, 2]), marshal.dumps((lambda: 0).__code__)])
-def test_a_foreign_or_corrupt_memo_is_a_miss_never_an_error(launch: dict[str, object], content: bytes) -> None:
+def test_a_foreign_or_corrupt_memo_is_a_miss_never_an_error(launch: dict[str, object],
+                                                             content: bytes) -> None:
     args = launch["args"]
     assert isinstance(args, list)
     derived = warm(args)
@@ -405,7 +409,8 @@ import json, os, sys
 root = os.environ["ZLUDA_RUNNER_ROOT"]
 seen = []
 def hook(event, args):
-    if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+    if event in ("open", "os.listdir", "os.scandir") and args \\
+            and isinstance(args[0], (str, bytes, os.PathLike)):
         path = os.fsdecode(args[0])
         if path.startswith(root):
             seen.append((event, path))

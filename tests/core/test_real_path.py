@@ -1,4 +1,5 @@
-"""core/places.real_path (core/paths gives it too): the one way a path of the target is made canonical, never an OSError. Under Wine,
+"""core/places.real_path (core/paths gives it too): the one way a path of the target is made canonical,
+never an OSError. Under Wine,
 ``os.path.realpath`` of a path over 260 characters raises ``[WinError 234]`` (measured on the real Windows
 CPython: tests/windows/test_wine_place_paths.py); zluda-run then died at import (3abffb6). Here that
 failure is given to it."""
