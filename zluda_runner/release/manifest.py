@@ -103,7 +103,8 @@ def cached_manifest_path(cache_dir: Path) -> Path:
 def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manifest") -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (core/fsutil's ``read_regular``), else
     ManifestError. A FIFO, a device (``/dev/zero``), a folder or a socket is refused unread, so nothing
-    blocks or reads forever."""
+    blocks or reads forever. Observed (:mod:`zluda_runner.core.observe`): a launch memo reads it again."""
+    observe.note_file(path, limit)
     try:
         return read_regular(path, limit)
     except FileNotFoundError:
