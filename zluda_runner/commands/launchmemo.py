@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-    from zluda_runner.api.launching import Launch
-
 SCHEMA = 1  # bumped when what a memo holds or means changes
 MEMO_BYTES = 8 << 20  # a memo is read whole, never more than this
 MAX_OBSERVATIONS = 200_000
@@ -159,16 +157,19 @@ def replay(args: Sequence[str]) -> None:
 
 
 class Recorder:
-    """The derivation of one plain launch, recorded (:func:`zluda_runner.core.observe.start`) from here to
-    :meth:`remember`; what it said is :meth:`said`."""
+    """The derivation of one plain launch, recorded (:func:`zluda_runner.core.observe.start`) from here to its
+    exec, which it hears (:data:`zluda_runner.core.become.BEFORE_EXEC`) and remembers (:meth:`remember`);
+    the lines it said are :meth:`said`. :meth:`stop` ends it where the launch ends otherwise."""
 
     def __init__(self, args: Sequence[str]) -> None:
+        import warnings
+
+        from zluda_runner.core.become import BEFORE_EXEC
+
         self.args = list(args)
         self.lines: list[str] = []
         self.identity = _identity(args, os.environ)
         self.trace = observe.start()
-        import warnings
-
         shown = warnings.showwarning
 
         def showwarning(*a: object, **k: object) -> None:  # a Python warning is said by the derivation only
@@ -177,34 +178,36 @@ class Recorder:
 
         showwarning.__wrapped__ = shown  # type: ignore[attr-defined]
         warnings.showwarning = showwarning
+        BEFORE_EXEC.append(self.remember)
 
     def said(self, line: str) -> None:
         self.lines.append(line)
 
-    def remember(self, launch: Launch) -> None:
-        """Write the memo of the launch prepared (``launch``), when it can be made again: a Linux launch
-        this process becomes, nothing tainted, and every observation still what it was (the derivation
-        made a file it had looked for: the next launch remembers)."""
+    def stop(self) -> None:
+        """Stop recording and listening (the exec, or the launch ended another way)."""
+        import warnings
+
+        from zluda_runner.core.become import BEFORE_EXEC
+
+        observe.stop()
+        if self.remember in BEFORE_EXEC:
+            BEFORE_EXEC.remove(self.remember)
+        if getattr(warnings.showwarning, "__wrapped__", None) is not None:
+            warnings.showwarning = warnings.showwarning.__wrapped__  # type: ignore[attr-defined]
+
+    def remember(self, executable: str, argv: Sequence[str], env: Mapping[str, str]) -> None:
+        """Write the memo of the launch this process becomes (``executable`` with ``argv`` and ``env``),
+        when it can be made again: nothing tainted, and every observation still what it was (a derivation
+        that made a file it had looked for is remembered by the next launch)."""
         try:
-            if POSIX and launch.plan.os == "linux":
-                self._write(launch)
+            if POSIX:
+                self._write(executable, list(argv), dict(env))
         except OSError:  # a read-only cache only costs speed
             pass
         finally:
             self.stop()
 
-    def stop(self) -> None:
-        """Stop recording (also where the derivation failed: nothing is remembered then)."""
-        observe.stop()
-        import warnings
-
-        if getattr(warnings.showwarning, "__wrapped__", None) is not None:
-            warnings.showwarning = warnings.showwarning.__wrapped__  # type: ignore[attr-defined]
-
-    def _write(self, launch: Launch) -> None:
-        from zluda_runner.launch.process import resolve_command
-
-        executable = resolve_command(launch.argv[0], launch.env)
+    def _write(self, executable: str, argv: list[str], env: dict[str, str]) -> None:
         self._observe_code()
         trace = self.trace
         seen = trace.observations()
@@ -214,9 +217,8 @@ class Recorder:
         where = memo_path(self.args, os.environ)
         if where is None:
             return
-        env = dict(launch.env)
         memo = {**self.identity, "observations": seen, "lines": self.lines,
-                "exec": {"executable": executable, "argv": list(launch.argv)},
+                "exec": {"executable": executable, "argv": argv},
                 "set": {k: v for k, v in env.items() if os.environ.get(k) != v},
                 "unset": sorted(k for k in os.environ if k not in env)}
         if exec_env(os.environ, memo) != env:  # the delta composes the launch's environment exactly

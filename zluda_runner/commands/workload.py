@@ -73,12 +73,10 @@ def launch_plain(args: Sequence[str], environ: dict[str, str] | None = None) -> 
             return start(prepared(command, options), replace=True)
         from zluda_runner.commands.launchmemo import Recorder
 
-        recorder = Recorder(args)
+        recorder = Recorder(args)  # remembers what the workload is started as, when it can be again
         _RECORDING[:] = [recorder]
         try:
-            launch = prepared(command, options)
-            recorder.remember(launch)
-        finally:
+            return start(prepared(command, options), replace=True)
+        finally:  # (not reached once the workload has replaced this process)
             _RECORDING.clear()
             recorder.stop()
-        return start(launch, replace=True)

@@ -31,11 +31,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from zluda_runner.binfmt.elf import ELF_PEEK_BYTES, ElfInfo, elf_header, expand_dst, read_elf
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.loader.files import LoaderFiles, OsFiles
 from zluda_runner.loader.hostinfo import interpreter_search_info, read_ld_so_cache
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
@@ -231,40 +231,6 @@ def _lib_origin(path: str) -> str:
 def _exe_origin(path: str) -> str:
     """$ORIGIN of the executable: from /proc/self/exe, i.e. with symlinks resolved."""
     return os.path.dirname(os.path.realpath(path)) or "/"
-
-
-class LoaderFiles(Protocol):
-    """What the model asks of the file system (paths of this machine): a folder's names ([] none there,
-    None not listable), whether a path is a file, a file's first bytes. :class:`OsFiles` asks :mod:`os`;
-    a launch's library search passes :class:`zluda_runner.host.fs.HostFs`, the host's one reader."""
-
-    def list_real(self, path: str) -> list[str] | None: ...
-
-    def is_file_real(self, path: str) -> bool: ...
-
-    def head_real(self, path: str, size: int) -> bytes | None: ...
-
-
-class OsFiles:
-    """:class:`LoaderFiles` as :mod:`os` answers."""
-
-    def list_real(self, path: str) -> list[str] | None:
-        try:
-            return os.listdir(path)
-        except FileNotFoundError:
-            return []
-        except OSError:  # e.g. a folder that may be searched but not listed
-            return None
-
-    def is_file_real(self, path: str) -> bool:
-        return os.path.isfile(path)
-
-    def head_real(self, path: str, size: int) -> bytes | None:
-        try:
-            with open(path, "rb") as fh:
-                return fh.read(size)
-        except OSError:
-            return None
 
 
 class LoaderModel:
