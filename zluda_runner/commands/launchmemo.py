@@ -57,7 +57,8 @@ def _identity(args: Sequence[str], environ: Mapping[str, str]) -> dict[str, obje
     from zluda_runner.core.version import __version__
 
     return {"schema": SCHEMA, "version": __version__, "args": list(args), "cwd": os.getcwd(),
-            "env": env_digest(environ), "python": sys.executable, "uid": os.getuid(), "gid": os.getgid()}
+            "env": env_digest(environ), "python": [sys.executable, sys.version], "uid": os.getuid(),
+            "gid": os.getgid()}
 
 
 def memo_path(args: Sequence[str], environ: Mapping[str, str]) -> str | None:

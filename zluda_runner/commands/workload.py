@@ -69,11 +69,14 @@ def launch_plain(args: Sequence[str], environ: dict[str, str] | None = None) -> 
     require_x86_64()
     words = ("zluda-run", *table.global_words(values), "run", *table.argument_words(command))
     with worded_for("command line"), asked_for(words):
-        if environ is not None:  # (another environment than this process's: nothing is remembered)
-            return start(prepared(command, options), replace=True)
-        from zluda_runner.commands.launchmemo import Recorder
+        from zluda_runner.commands.launchmemo import POSIX, Recorder
 
-        recorder = Recorder(args)  # remembers what the workload is started as, when it can be again
+        if environ is not None or not POSIX:  # another environment than this process's, or Windows (its
+            return start(prepared(command, options), replace=True)  # launch places DLLs): not remembered
+        try:
+            recorder = Recorder(args)  # remembers what the workload is started as, when it can be again
+        except OSError:  # (no current folder: nothing is remembered)
+            return start(prepared(command, options), replace=True)
         _RECORDING[:] = [recorder]
         try:
             return start(prepared(command, options), replace=True)

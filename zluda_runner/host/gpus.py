@@ -92,7 +92,7 @@ def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = 
 def _kfd_local_memory(fs: HostFs, node: Path) -> int | None:
     """Size of the node's VRAM banks (heap_type 1 = FB public, 2 = FB private); 0 for an APU,
     None when the node lists no memory banks at all (no ``mem_banks/N/properties``)."""
-    banks = [bank / "properties" for bank in fs.glob(node / "mem_banks", "*")]
+    banks = [node / "mem_banks" / n / "properties" for n in fs.names(node / "mem_banks")]
     banks = [b for b in banks if fs.exists(b)]
     if not banks:
         return None
