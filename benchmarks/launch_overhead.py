@@ -80,25 +80,10 @@ def build_standin(folder: Path) -> Path:
 
 
 def build_target(folder: Path, release: Path) -> Path:
-    """A bare virtual environment whose torch looks like a CUDA build to inspection (never imported)."""
-    from zluda_runner.core.native import compile_c
+    """A bare virtual environment whose torch looks like a CUDA build (never imported)."""
+    from zluda_runner.devtools.standin import build_torch_venv
 
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    torch = Path(purelib) / "torch"
-    (torch / "lib").mkdir(parents=True)
-    (torch / "__init__.py").write_text("raise ImportError('a stand-in torch')\n")
-    (torch / "version.py").write_text("__version__ = '2.14.1+cu130'\ncuda = '13.0'\nhip = None\n")
-    source = folder / "torch_cuda.c"
-    source.write_text("extern int cublasCreate_v2(void *);\n"
-                      "int torch_cuda_init(void) { return cublasCreate_v2(0); }\n")
-    built = compile_c([source], "libtorch_cuda.so", folder / "build",
-                      args=["-Wl,-soname,libtorch_cuda.so", f"-L{release}", "-l:libcublas.so.13"])
-    shutil.copy2(built, torch / "lib" / "libtorch_cuda.so")
-    return python
+    return build_torch_venv(folder, release)
 
 
 def main() -> None:

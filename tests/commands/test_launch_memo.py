@@ -32,8 +32,7 @@ from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.commands import launchmemo
 from zluda_runner.commands.workload import launch_plain
-from zluda_runner.core.native import compile_c
-from zluda_runner.devtools.standin import build_release, libs_from_spec
+from zluda_runner.devtools.standin import build_release, build_torch_venv, libs_from_spec
 from zluda_runner.release.manifest import default_manifest_path
 
 GFX1100, GFX1036 = 110000, 100306
@@ -60,21 +59,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "libcublas.so.13": {"soname": "libcublas.so.13",
                                 "versions": {"libcublas.so.13": ["cublasCreate_v2"]}}}
     release = build_release(libs_from_spec(spec), base / "zluda", build_dir=base / "build")
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             check=True, capture_output=True, text=True).stdout.strip()
-    torch = Path(purelib) / "torch"
-    (torch / "lib").mkdir(parents=True)
-    (torch / "__init__.py").write_text("raise ImportError('a stand-in torch')\n")
-    (torch / "version.py").write_text("__version__ = '2.14.1+cu130'\ncuda = '13.0'\nhip = None\n")
-    source = base / "torch_cuda.c"
-    source.write_text("extern int cublasCreate_v2(void *);\n"
-                      "int torch_cuda_init(void) { return cublasCreate_v2(0); }\n")
-    built = compile_c([source], "libtorch_cuda.so", base / "build",
-                      args=["-Wl,-soname,libtorch_cuda.so", f"-L{release}", "-l:libcublas.so.13"])
-    shutil.copy2(built, torch / "lib" / "libtorch_cuda.so")
+    python = build_torch_venv(base, release)
     return {"release": release, "python": python, "base": base}
 
 
