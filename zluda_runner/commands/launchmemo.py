@@ -58,7 +58,7 @@ def _identity(args: Sequence[str], environ: Mapping[str, str]) -> dict[str, obje
 
     return {"schema": SCHEMA, "version": __version__, "args": list(args), "cwd": os.getcwd(),
             "env": env_digest(environ), "python": [sys.executable, sys.version], "uid": os.getuid(),
-            "gid": os.getgid()}
+            "gid": os.getgid(), "machine": os.uname().machine}  # (the x86-64 gate a launch passes)
 
 
 def memo_path(args: Sequence[str], environ: Mapping[str, str]) -> str | None:
