@@ -445,3 +445,21 @@ def _no_memo_leaks() -> Iterator[None]:
     from zluda_runner.core import observe
 
     observe.stop()
+
+
+def test_a_workload_that_cannot_start_is_said_once(launch: dict[str, object], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its exec fails (a #! interpreter that is not there) on every launch: remembered, replayed, and the
+    error said by the derived launch, its lines said once and its exit 127 kept."""
+    args = launch["args"]
+    assert isinstance(args, list)
+    script = tmp_path / "work"
+    script.write_text("#!/nonexistent/interpreter\n")
+    script.chmod(0o755)
+    argv = [*args[:args.index("--") + 1], str(script)]
+    env = {**os.environ, "HIP_VISIBLE_DEVICES": "0,7"}  # a line said: a GPU that is not there
+    runs = [subprocess.run([sys.executable, "-m", "zluda_runner", *argv], capture_output=True, text=True,
+                           env=env, cwd=tmp_path) for _ in range(3)]
+    assert launchmemo.memo_path(argv, env) and Path(str(launchmemo.memo_path(argv, env))).exists()
+    assert [r.returncode for r in runs] == [127, 127, 127]
+    assert runs[2].stderr == runs[1].stderr and runs[2].stderr.count("warning: ") == 1

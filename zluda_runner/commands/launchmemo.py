@@ -44,6 +44,8 @@ MEMO_BYTES = 8 << 20  # a memo is read whole, never more than this
 MAX_OBSERVATIONS = 200_000
 KEEP = 64  # memos kept in the cache (the oldest go first)
 POSIX = os.name == "posix" and sys.platform != "win32"
+# the lines a replay said before its exec failed: the launch then derived says them once, not twice
+ALREADY_SAID: list[str] = []
 
 
 def env_digest(environ: Mapping[str, str]) -> str:
@@ -136,8 +138,9 @@ def exec_env(environ: Mapping[str, str], memo: Mapping[str, object]) -> dict[str
 
 def replay(args: Sequence[str]) -> None:
     """``zluda-run ARGS`` from its memo where nothing it observed changed: its lines said on stderr, then
-    this process becomes the workload (never returns). Returns where there is no such memo (or the
-    workload could not be started: the full path then says why)."""
+    this process becomes the workload (never returns). Returns where there is no such memo, or where the
+    workload could not be started: the launch derived then says why (its lines, said already, are not
+    said again: :data:`ALREADY_SAID`)."""
     if not POSIX:
         return
     try:
@@ -154,7 +157,7 @@ def replay(args: Sequence[str]) -> None:
     try:
         exec_replacing(str(run["executable"]), list(run["argv"]), exec_env(os.environ, memo))
     except OSError:
-        return
+        ALREADY_SAID[:] = memo["lines"]  # type: ignore[call-overload]
 
 
 class Recorder:

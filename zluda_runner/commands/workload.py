@@ -24,8 +24,15 @@ _RECORDING: list[Recorder] = []  # the plain launch being derived and remembered
 
 
 def say_err(text: str) -> None:
-    """One line on stderr, at once (the CLI's streams are made safe: :func:`make_standard_streams_safe`)."""
-    print(text, file=sys.stderr, flush=True)
+    """One line on stderr, at once (the CLI's streams are made safe: :func:`make_standard_streams_safe`);
+    not again where the launch's memo said it before its exec failed."""
+    from zluda_runner.commands.launchmemo import ALREADY_SAID
+
+    if ALREADY_SAID and ALREADY_SAID[0] == text:
+        ALREADY_SAID.pop(0)
+    else:
+        ALREADY_SAID.clear()
+        print(text, file=sys.stderr, flush=True)
     if _RECORDING:
         _RECORDING[0].said(text)
 
