@@ -169,15 +169,18 @@ def build_torch_venv(folder: Path, release: Path) -> Path:
     against ``release``'s) but is never imported: the target of a launch a test or a benchmark measures.
     Returns its interpreter."""
     import shutil
-    import subprocess
 
+    from zluda_runner.core.child import run_child
     from zluda_runner.core.native import compile_c
 
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    made = run_child([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=300)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                             check=True, capture_output=True, text=True).stdout.strip()
+    asked = run_child([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                      timeout=60)
+    if not made.ok or not asked.ok:
+        raise RuntimeError(f"no virtual environment made in {venv}: {made.describe()}; {asked.describe()}")
+    purelib = asked.stdout.strip()
     torch = Path(purelib) / "torch"
     (torch / "lib").mkdir(parents=True)
     (torch / "__init__.py").write_text("raise ImportError('a stand-in torch')\n")
