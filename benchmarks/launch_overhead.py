@@ -122,7 +122,7 @@ def main() -> None:
     print(f"target: {python}; runner: {sys.executable}")
     launch_added, import_added = got["launch"] - got["target"], got["import"] - got["runner"]
     print(f"floor  target -c pass:    {got['target']:7.1f} ms")
-    print(f"launch (warm plan cache): {got['launch']:7.1f} ms, added {launch_added:6.1f} ms (goal <= 40 ms)")
+    print(f"launch (warm, remembered):{got['launch']:7.1f} ms, added {launch_added:6.1f} ms (goal <= 40 ms)")
     added = got["program"] - got["target"]
     print(f"launch without --:        {got['program']:7.1f} ms, added {added:6.1f} ms (goal <= 40 ms)")
     derived = got["derived"] - got["target"]
