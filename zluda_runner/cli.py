@@ -45,6 +45,10 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     make_standard_streams_safe()  # a cp1252 pipe on Windows: UTF-8, never UnicodeEncodeError
     try:
+        if argv is None:  # the command line itself: a plain launch remembered with nothing changed starts
+            from zluda_runner.commands.launchmemo import replay
+
+            replay(args)
         from zluda_runner.commands.workload import launch_plain
 
         code = launch_plain(args)

@@ -21,6 +21,12 @@ ALLOWED_MODULES = {
     "zluda_runner.core.serial": "--json: records to plain JSON values",
     "zluda_runner.core.arch": "refusing a non-x86-64 machine before a workload's words are parsed",
     "zluda_runner.core.argcheck": "the API's bounds of a number (Seconds), held by the options' click types",
+    # the launch memo (commands/launchmemo): a plain launch remembered, and replayed without the API
+    "zluda_runner.core.observe": "the launch memo: the derivation's observations recorded, and made again",
+    "zluda_runner.core.become": "the launch memo: the exec it hears and remembers, and the one it replays",
+    "zluda_runner.core.places": "the launch memo: where it lives in the cache, without pathlib",
+    "zluda_runner.core.fileread": "the launch memo: read bounded",
+    "zluda_runner.core.fsutil": "the launch memo: written atomically",
 }
 
 

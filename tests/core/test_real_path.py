@@ -1,4 +1,5 @@
-"""core/paths.real_path: the one way a path of the target is made canonical, never an OSError. Under Wine,
+"""core/places.real_path (core/paths gives it too): the one way a path of the target is made canonical,
+never an OSError. Under Wine,
 ``os.path.realpath`` of a path over 260 characters raises ``[WinError 234]`` (measured on the real Windows
 CPython: tests/windows/test_wine_place_paths.py); zluda-run then died at import (3abffb6). Here that
 failure is given to it."""
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.core import paths
+from zluda_runner.core import places
 from zluda_runner.core.paths import real_path
 
 
@@ -24,6 +25,6 @@ def test_where_realpath_fails_the_absolute_path(tmp_path: Path, monkeypatch: pyt
     def more_data(path: object, **_kw: object) -> str:
         raise OSError(22, "More data available", str(path), 234)
 
-    monkeypatch.setattr(paths.os.path, "realpath", more_data)
+    monkeypatch.setattr(places.os.path, "realpath", more_data)
     monkeypatch.chdir(tmp_path)
     assert real_path(Path("a") / ".." / "b") == str(tmp_path / "b")

@@ -148,14 +148,22 @@ def expand_dst(entry: str, origin: str, *, lib: str = "lib64", platform: str = "
     return _DST_RE.sub(lambda m: values[m.group(1) or m.group(2)], entry)
 
 
+ELF_PEEK_BYTES = 20  # what :func:`elf_header` needs of a file
+
+
 def peek_elf_header(path: str | Path) -> tuple[int, str] | None:
     """(class, machine) from the first 20 bytes, or None if not an ELF file. Cheap."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(20)
+            return elf_header(fh.read(ELF_PEEK_BYTES))
     except OSError:
         return None
-    if len(head) < 20 or head[:4] != ELF_MAGIC or head[4] not in (1, 2) or head[5] not in (1, 2):
+
+
+def elf_header(head: bytes | None) -> tuple[int, str] | None:
+    """(class, machine) from a file's first 20 bytes (``head``), or None if they are not an ELF file's."""
+    if head is None or len(head) < ELF_PEEK_BYTES or head[:4] != ELF_MAGIC or head[4] not in (1, 2) \
+            or head[5] not in (1, 2):
         return None
     order = "<" if head[5] == 1 else ">"
     (e_machine,) = struct.unpack_from(order + "H", head, 18)

@@ -104,9 +104,9 @@ def invocation_values(given: Mapping[str, object]) -> tuple[Options, dict[str, o
 
 def is_program(word: str) -> bool:
     """Is the first word a program (a path, or a name on PATH) rather than perhaps a misspelt command?"""
-    import shutil
+    from zluda_runner.core.observe import which
 
-    return os.sep in word or bool(shutil.which(word))
+    return os.sep in word or bool(which(word))
 
 
 def recognise(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str, object], list[str]] | None:
@@ -118,6 +118,18 @@ def recognise(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str
     first word that is no program
     (a misspelt command?), no workload -- which click's group then parses, with its errors and
     suggestions."""
+    found = recognise_words(args)
+    if found is None:
+        return None
+    given, command = found
+    values = {o.dest: o.value(given[o.dest] if o.dest in given else _from_env(o, environ))
+              for o in GLOBAL_OPTIONS}
+    return values, command
+
+
+def recognise_words(args: Sequence[str]) -> tuple[dict[str, str | bool], list[str]] | None:
+    """:func:`recognise`'s reading of the words alone: the words given for each option (by ``dest``; a switch
+    True) and the workload's words, or None for what is no plain launch."""
     options = {o.name: o for o in GLOBAL_OPTIONS}
     given: dict[str, str | bool] = {}
     i = 0
@@ -147,9 +159,17 @@ def recognise(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str
         return None
     if not command:
         return None
-    values = {o.dest: o.value(given[o.dest] if o.dest in given else _from_env(o, environ))
-              for o in GLOBAL_OPTIONS}
-    return values, command
+    return given, command
+
+
+def given_text(dest: str, given: Mapping[str, str | bool], environ: Mapping[str, str]) -> str | None:
+    """The text an option was given (by ``dest``: its word, else its variable), as :func:`recognise` reads it
+    before making it a value; None when not given."""
+    word = given.get(dest)
+    if isinstance(word, str):
+        return word
+    option = next(o for o in GLOBAL_OPTIONS if o.dest == dest)
+    return _from_env(option, environ)
 
 
 def _from_env(option: GlobalOption, environ: Mapping[str, str]) -> str | None:

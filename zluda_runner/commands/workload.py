@@ -3,7 +3,9 @@ command (:mod:`zluda_runner.commands.launching`) or, for a plain launch, the fas
 options' table (:func:`launch_plain`, :func:`zluda_runner.commands.global_options.recognise`). One API
 call prepares the launch (:func:`prepared`), its warnings and notes are said, then the workload starts.
 
-No click here: a plain launch with a warm plan starts the workload without importing it.
+No click here: a plain launch with a warm plan starts the workload without importing it. A plain launch
+is derived with its reads recorded and remembered (:mod:`zluda_runner.commands.launchmemo`): the next
+one with nothing changed is not derived again.
 """
 
 from __future__ import annotations
@@ -16,11 +18,23 @@ if TYPE_CHECKING:
 
     from zluda_runner.api.launching import Launch
     from zluda_runner.api.options import Options
+    from zluda_runner.commands.launchmemo import Recorder
+
+_RECORDING: list[Recorder] = []  # the plain launch being derived and remembered (what it says, too)
 
 
 def say_err(text: str) -> None:
-    """One line on stderr, at once (the CLI's streams are made safe: :func:`make_standard_streams_safe`)."""
-    print(text, file=sys.stderr, flush=True)
+    """One line on stderr, at once (the CLI's streams are made safe: :func:`make_standard_streams_safe`);
+    not again where the launch's memo said it before its exec failed."""
+    from zluda_runner.commands.launchmemo import ALREADY_SAID
+
+    if ALREADY_SAID and ALREADY_SAID[0] == text:
+        ALREADY_SAID.pop(0)
+    else:
+        ALREADY_SAID.clear()
+        print(text, file=sys.stderr, flush=True)
+    if _RECORDING:
+        _RECORDING[0].said(text)
 
 
 def warn(text: str) -> None:
@@ -62,4 +76,17 @@ def launch_plain(args: Sequence[str], environ: dict[str, str] | None = None) -> 
     require_x86_64()
     words = ("zluda-run", *table.global_words(values), "run", *table.argument_words(command))
     with worded_for("command line"), asked_for(words):
-        return start(prepared(command, options), replace=True)
+        from zluda_runner.commands.launchmemo import POSIX, Recorder
+
+        if environ is not None or not POSIX:  # another environment than this process's, or Windows (its
+            return start(prepared(command, options), replace=True)  # launch places DLLs): not remembered
+        try:
+            recorder = Recorder(args)  # remembers what the workload is started as, when it can be again
+        except OSError:  # (no current folder: nothing is remembered)
+            return start(prepared(command, options), replace=True)
+        _RECORDING[:] = [recorder]
+        try:
+            return start(prepared(command, options), replace=True)
+        finally:  # (not reached once the workload has replaced this process)
+            _RECORDING.clear()
+            recorder.stop()

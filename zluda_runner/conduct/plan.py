@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zluda_runner.conduct.context import RunContext, run_context
+from zluda_runner.core import observe
 from zluda_runner.core.fsutil import atomic_write_json
 from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
@@ -37,12 +38,13 @@ _ENV_KEYS = ("LD_LIBRARY_PATH", "LD_PRELOAD", "LD_AUDIT", "PATH", "ROCM_PATH", "
 
 
 
+PLAN_BYTES = 64 << 20  # a cache entry is read whole; one of a large torch is a few hundred KiB
+
+
 def _stat_id(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns]
+    """A file's identity as the plan cache keeps it (size, modification time), observed
+    (:mod:`zluda_runner.core.observe`: the launch memo makes it again)."""
+    return observe.stat_id(path)
 
 
 def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]:
@@ -53,15 +55,15 @@ def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]
     plan is found without working the choice out again.
     """
     if settings.python:
-        py = real_path(shutil.which(settings.python) or settings.python)
+        py = observe.realpath(observe.which(settings.python) or settings.python)
         return {"python": py, "python_stat": _stat_id(py)}
     if not argv:
-        py = real_path(sys.executable)
+        py = observe.realpath(sys.executable)
         return {"python": py, "python_stat": _stat_id(py)}
     exe = command_path(argv[0])
     if exe is None:
         return {"command": argv[0], "command_stat": None}
-    real = real_path(exe)
+    real = observe.realpath(exe)
     return {"command": real, "command_stat": _stat_id(real)}
 
 
@@ -120,9 +122,12 @@ def _plan_digest(inputs: object, plan: object) -> str:
 def _load_cached_plan(path: Path) -> ShimPlan | None:
     """The plan cached at ``path`` while every file it was computed from is unchanged; None (plan again)
     for anything else: no file, a corrupt one, one whose payload is not as it was written."""
+    raw = observe.read(path, PLAN_BYTES)
+    if raw is None:
+        return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -164,6 +169,7 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
 
                 ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
             return _planned(ctx, dataclasses.replace(cached, argv=tuple(argv)))
+    observe.taint("no warm plan")  # inspected and planned: what that read is the plan cache's to check
     from zluda_runner.conduct.resolve import (
         assumed_target,
         choose_target,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.conduct.context import RunContext
+from zluda_runner.core import observe
 from zluda_runner.core.hipfound import HipFound
 from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
@@ -45,7 +46,7 @@ def archive_release(manifest: Manifest, archive: Path | None, os_name: str) -> s
     from zluda_runner.core.errors import FetchError, SelectionError
 
     path = archive.expanduser()
-    if not path.is_file():
+    if not observe.is_file(path):
         raise FetchError(f"the archive {path} given with {{opt:archive}} is not a file",
                          hint="give the path of the release archive you downloaded by hand")
     named = list(dict.fromkeys(r.id for r in manifest.releases for a in r.assets

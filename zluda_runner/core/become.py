@@ -6,15 +6,23 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    import signal
+    from collections.abc import Callable, Mapping, Sequence
+else:
+    try:  # the signal module's C core: the same functions and numbers, without its enum classes
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal
 
 WINDOWS = sys.platform == "win32"
 _SH = "/bin/sh"
+# Heard just before the exec, with what is executed (the program, its words, its environment): the launch
+# memo remembers exactly that (zluda_runner.commands.launchmemo). A failing one never stops the exec.
+BEFORE_EXEC: list[Callable[[str, Sequence[str], Mapping[str, str]], None]] = []
 
 
 def named_signals(*names: str) -> tuple[int, ...]:
@@ -44,12 +52,16 @@ def exec_replacing(executable: str, args: Sequence[str], env: Mapping[str, str])
     SIGPIPE and SIGXFSZ back to their defaults (Python ignores them, and an ignored signal stays
     ignored across exec: ``zluda-run cmd | head`` never ended a looping cmd). Returns only by raising
     the OSError of the start."""
+    for heard in list(BEFORE_EXEC):
+        try:  # noqa: SIM105 (no contextlib on a launch's path)
+            heard(executable, args, env)
+        except Exception:  # noqa: S110 (what hears the exec never stands in its way)
+            pass
     for stream in (sys.stdout, sys.stderr):  # None when started with that descriptor closed (2>&-)
         if stream is not None:
             stream.flush()
-    import threading
-
-    main = threading.current_thread() is threading.main_thread()
+    threading = sys.modules.get("threading")  # never imported: no other thread was started with it
+    main = threading is None or threading.current_thread() is threading.main_thread()
     resets = named_signals("SIGPIPE", "SIGXFSZ") if main else ()
     previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
     try:

@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import json
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+# the bounded read of a file (core/fileread: small, for the launch memo's hit path); this module's names too
+from zluda_runner.core.fileread import FileTooLargeError as FileTooLargeError
+from zluda_runner.core.fileread import NotRegularFileError as NotRegularFileError
+from zluda_runner.core.fileread import file_kind as file_kind
+from zluda_runner.core.fileread import open_regular as open_regular
+from zluda_runner.core.fileread import read_regular as read_regular
 
 TMP_PREFIX = ".tmp-"
 
@@ -38,66 +44,6 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-class NotRegularFileError(OSError):
-    """A file to read is not a regular file (a FIFO, a device, a socket, a folder): refused, unread."""
-
-
-_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def file_kind(mode: int) -> str:
-    """What a file of stat mode ``mode`` is, as a message names it ("a folder", "a FIFO (named pipe)",
-    "a character device" ...): the one name every refusal of a file by its type uses."""
-    return next((name for test, name in _KINDS if test(mode)),
-                f"a file of unknown type (mode {oct(stat.S_IFMT(mode))})")
-
-
-def open_regular(path: Path) -> io.BufferedReader:
-    """Open ``path`` for reading if it is a regular file, else :class:`NotRegularFileError`.
-
-    Opened without waiting (O_NONBLOCK) and checked on the open file itself (no race with a
-    rename): a FIFO with no writer, ``/dev/zero`` or a terminal is refused at once instead of
-    blocking or reading forever."""
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    flags = os.O_RDONLY | nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
-        if nonblock:
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-class FileTooLargeError(OSError):
-    """A file to read holds more than its reader takes (``size``: its size; None: it grew while read)."""
-
-    def __init__(self, path: Path, size: int | None, limit: int) -> None:
-        held = f"it holds {size} bytes" if size is not None else "it grew while being read"
-        super().__init__(errno.EFBIG, f"{held}, more than the {limit} read", str(path))
-        self.size, self.limit = size, limit
-
-
-def read_regular(path: Path, limit: int, *, more: bool = False) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` (:func:`open_regular`: a FIFO, a device,
-    a folder is refused unread). A larger file is a :class:`FileTooLargeError`, unless ``more``: then
-    ``limit + 1`` bytes come back, the last showing there was more. The one bounded read of a file."""
-    with open_regular(path) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size > limit and not more:
-            raise FileTooLargeError(path, size, limit)
-        data = fh.read(limit + 1)
-    if len(data) > limit and not more:
-        raise FileTooLargeError(path, None, limit)
-    return data
 
 
 def is_special(path: Path) -> bool:

@@ -19,20 +19,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from zluda_runner.core import observe
 from zluda_runner.core.errors import NativeBuildError
 from zluda_runner.core.fsutil import atomic_output
 
 COMPILE_TIMEOUT_S = 600.0
 
 
+SOURCE_BYTES = 16 << 20  # a shim's C source or header (a few KiB)
+
 def find_cc() -> str:
     """The C compiler: ``$CC`` or ``cc`` on PATH."""
     cc = os.environ.get("CC", "cc")
-    found = shutil.which(cc)
+    found = observe.which(cc)
     if not found:
         raise NativeBuildError(
             f"no C compiler found (looked for {cc!r})",
@@ -48,7 +50,10 @@ def build_key(sources: Sequence[Path], args: Sequence[str], cc: str) -> str:
         digest.update(b"\0arg:" + arg.encode())
     for src in sources:
         digest.update(b"\0src:" + src.name.encode() + b"\0")
-        digest.update(Path(src).read_bytes())
+        data = observe.read(src, SOURCE_BYTES)  # observed: a launch memo reads the sources again
+        if data is None:
+            raise NativeBuildError(f"native source {src} cannot be read", hint="reinstall zluda-runner")
+        digest.update(data)
     return digest.hexdigest()[:20]
 
 
@@ -75,7 +80,7 @@ def compile_c(
     srcs = [Path(s) for s in sources]
     key_files = srcs + [Path(d) for d in deps]
     for f in key_files:
-        if not f.is_file():
+        if not observe.is_file(f):
             raise NativeBuildError(f"native source {f} is missing", hint="reinstall zluda-runner")
     base_args = ["-shared", "-fPIC"] if shared else []
     full_args = [*base_args, "-O2", *args]
@@ -87,7 +92,7 @@ def compile_c(
     key = build_key(key_files, [*full_args, output_name], compiler)
     target_dir = Path(out_dir) / key
     target = target_dir / output_name
-    if target.exists():
+    if observe.exists(target):
         return target
     # Linked under the exact final name (a PE DLL records its own file name in its export table),
     # in a private temporary folder, then renamed into place.
@@ -127,10 +132,10 @@ def _prebuilt(key_files: Sequence[Path], full_args: Sequence[str], output_name: 
         return None
     key = build_key(key_files, [*full_args, output_name], "prebuilt")
     candidate = folder / key / output_name
-    if not candidate.is_file():
+    if not observe.is_file(candidate):
         return None
     verdict = out_dir / PREBUILT_CHECKED / f"{key}-{output_name}"
-    if verdict.is_file():
+    if observe.is_file(verdict):
         return candidate
     if not loads_here(candidate):
         return None

@@ -2,54 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
-from zluda_runner.core.envnames import CACHE_ENV
-
-
-def real_path(path: str | os.PathLike[str]) -> str:
-    """``path`` absolute, its links resolved (``os.path.realpath``), never an OSError: the one way a path
-    of the target (torch/lib, the interpreter, a release file) is made canonical.
-
-    Measured under Wine 8.0 with the official CPython 3.13.2: for a path over 260 characters
-    ``os.path.realpath`` raises ``OSError: [WinError 234] More data available`` (Wine's
-    ``GetFinalPathNameByHandleW`` says the buffer is short instead of how long it must be), also with
-    the ``\\\\?\\`` prefix, while opening, listing, creating, renaming and deleting such paths work
-    (tests/windows/test_wine_long_paths.py). On Windows, a path over 260 characters opens only with that
-    prefix unless long paths are enabled. So: ``realpath``; where it fails, ``realpath`` of the
-    ``\\\\?\\`` form (the prefix taken off again); where that fails too, the absolute, normalised path
-    (links left as they are: a Windows torch install holds none)."""
-    try:
-        return os.path.realpath(path)
-    except OSError:
-        pass
-    absolute = os.path.abspath(path)
-    if sys.platform == "win32" and not absolute.startswith("\\\\"):
-        try:
-            found = os.path.realpath("\\\\?\\" + absolute)
-            return found[4:] if found.startswith("\\\\?\\") and found[5:6] == ":" else found
-        except OSError:
-            pass
-    return absolute
-
+from zluda_runner.core.places import LAUNCHES, cache_folder
+from zluda_runner.core.places import real_path as real_path
 
 _PACKAGE_DIR = Path(real_path(__file__)).parent.parent
 
 
 def default_cache_dir() -> Path:
-    """``$ZLUDA_RUNNER_CACHE``, else the platform's user cache folder."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "zluda-runner" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "zluda-runner"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "zluda-runner"
+    """``$ZLUDA_RUNNER_CACHE``, else the platform's user cache folder (:func:`~zluda_runner.core.places.
+    cache_folder`)."""
+    return Path(cache_folder())
 
 
 def _data_dir(name: str) -> Path:
@@ -80,7 +44,8 @@ class CachePaths:
 
     ``downloads/`` and ``releases/`` hold fetched archives and unpacked releases
     (``release.cache``), ``inspect/`` per-file binary facts, ``plans/`` cached plans,
-    ``links/`` per-plan link folders, ``redirect-maps/`` the audit redirector's maps,
+    ``links/`` per-plan link folders, ``launches/`` the memos of plain launches,
+    ``redirect-maps/`` the audit redirector's maps,
     ``native/`` our compiled shims, ``traces/`` trace runs, ``results.db`` the results
     store, ``manifest/`` an updated release manifest.
     """
@@ -122,6 +87,11 @@ class CachePaths:
     @property
     def links(self) -> Path:
         return self.root / "links"
+
+    @property
+    def launches(self) -> Path:
+        """The launch memos (:mod:`zluda_runner.commands.launchmemo`): one small file per plain launch."""
+        return self.root / LAUNCHES
 
     @property
     def redirect_maps(self) -> Path:

@@ -10,9 +10,7 @@ one is switched to UTF-8, and every stream replaces what it still cannot write i
 from __future__ import annotations
 
 import codecs
-import contextlib
 import io
-import re
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
@@ -20,13 +18,12 @@ if TYPE_CHECKING:
     from typing import TextIO
 
 # C0 controls but newline, DEL, C1 controls (0x9b is CSI to many terminals), and the Unicode
-# direction marks/overrides/isolates and line separators that reorder or break what is shown.
-_UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def _shown(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return " " if code == 9 else f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+# direction marks/overrides/isolates and line separators that reorder or break what is shown: each
+# written as it is shown (a translation table: no regular expression to import on a launch's path)
+_UNSAFE = [*range(0x00, 0x0A), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+           *range(0x2028, 0x202F), *range(0x2066, 0x206A)]
+_SHOWN = {code: " " if code == 9 else f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+          for code in _UNSAFE}
 
 
 def visible(text: str, *, newlines: bool = False) -> str:
@@ -36,7 +33,7 @@ def visible(text: str, *, newlines: bool = False) -> str:
     if not isinstance(text, str):
         raise TypeError("text expected")
     text = text.replace("\r\n", "\n") if newlines else text.replace("\n", "\\n")
-    return _UNSAFE.sub(_shown, text)
+    return text.translate(_SHOWN)
 
 
 class Sink(io.TextIOBase):
@@ -93,14 +90,18 @@ def make_safe(stream: TextIO | None) -> None:
     if not isinstance(stream, io.TextIOWrapper):
         return
     is_console = False
-    with contextlib.suppress(OSError, ValueError):
+    try:  # noqa: SIM105 (contextlib is not imported on a launch's path)
         is_console = stream.isatty()
+    except (OSError, ValueError):
+        pass
     encoding = None if is_console or _canonical(stream.encoding).startswith("utf-") else "utf-8"
-    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+    try:
         if encoding:
             stream.reconfigure(encoding=encoding, errors="replace")
         else:
             stream.reconfigure(errors="replace")
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass
 
 
 def make_standard_streams_safe() -> None:

@@ -163,6 +163,37 @@ def build_release(libs: Sequence[StandinLib], out_dir: Path, *, build_dir: Path 
     return out
 
 
+def build_torch_venv(folder: Path, release: Path) -> Path:
+    """A bare virtual environment in ``folder/venv`` whose torch looks like a CUDA build to inspection (its
+    ``version.py`` says 2.14.1+cu130; ``torch/lib/libtorch_cuda.so`` needs ``libcublas.so.13``, linked
+    against ``release``'s) but is never imported: the target of a launch a test or a benchmark measures.
+    Returns its interpreter."""
+    import shutil
+
+    from zluda_runner.core.child import run_child
+    from zluda_runner.core.native import compile_c
+
+    venv = folder / "venv"
+    made = run_child([sys.executable, "-m", "venv", "--without-pip", str(venv)], timeout=300)
+    python = venv / "bin" / "python"
+    asked = run_child([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                      timeout=60)
+    if not made.ok or not asked.ok:
+        raise RuntimeError(f"no virtual environment made in {venv}: {made.describe()}; {asked.describe()}")
+    purelib = asked.stdout.strip()
+    torch = Path(purelib) / "torch"
+    (torch / "lib").mkdir(parents=True)
+    (torch / "__init__.py").write_text("raise ImportError('a stand-in torch')\n")
+    (torch / "version.py").write_text("__version__ = '2.14.1+cu130'\ncuda = '13.0'\nhip = None\n")
+    source = folder / "torch_cuda.c"
+    source.write_text("extern int cublasCreate_v2(void *);\n"
+                      "int torch_cuda_init(void) { return cublasCreate_v2(0); }\n")
+    built = compile_c([source], "libtorch_cuda.so", folder / "build",
+                      args=["-Wl,-soname,libtorch_cuda.so", f"-L{release}", "-l:libcublas.so.13"])
+    shutil.copy2(built, torch / "lib" / "libtorch_cuda.so")
+    return python
+
+
 def apply_faults(libs: Sequence[StandinLib], *, no_soname: Iterable[str] = (),
                  no_versions: Iterable[str] = (), drop: Mapping[str, Iterable[str]] | None = None,
                  only: Iterable[str] | None = None) -> list[StandinLib]:

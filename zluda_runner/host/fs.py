@@ -3,16 +3,23 @@
 Tests build trees such as ``opt/rocm/.info/version`` and
 ``sys/class/kfd/kfd/topology/nodes/1/properties`` in a temporary folder and point
 :class:`HostFs` at it; absolute POSIX and Windows paths both map under the root.
+
+Each read is one raw observation of :mod:`zluda_runner.core.observe` (a file's bytes, a folder's names,
+a type check, a link): while a launch is derived they are recorded (the recording mode,
+:func:`zluda_runner.core.observe.start`), and the launch memo makes exactly those again before it
+reuses the launch. So the host's facts are read here only: tests/host/test_fs.py holds that host/ and
+the defaults' facts read nothing past this class.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from zluda_runner.core import observe
 from zluda_runner.core.errors import HostError
-from zluda_runner.core.fsutil import read_regular
 
 ROOT_ENV = "ZLUDA_RUNNER_ROOT"
 MAX_SMALL_BYTES = 64 * 1024  # a sysfs attribute, a version file
@@ -22,10 +29,8 @@ MAX_TEXT_BYTES = 1 << 20  # os-release and the like
 def read_small(path: Path, limit: int = MAX_SMALL_BYTES) -> str | None:
     """A small regular file's text, else None: missing, larger than ``limit``, or not a regular file
     (a FIFO, a device, a folder is refused unread, never waited on)."""
-    try:
-        return read_regular(path, limit).decode("utf-8", errors="replace")
-    except OSError:
-        return None
+    data = observe.read(path, limit)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 class HostFs:
@@ -50,38 +55,50 @@ class HostFs:
         """A small file of the host (a sysfs attribute, a version file: up to 64 KiB), else None."""
         return read_small(self.path(host_path))
 
+    def read_bytes(self, host_path: str | Path, limit: int) -> bytes | None:
+        """A host file's bytes (a regular file of at most ``limit`` bytes), else None."""
+        return observe.read(self.path(host_path), limit)
+
     def is_dir(self, host_path: str | Path) -> bool:
-        try:
-            return self.path(host_path).is_dir()
-        except OSError:
-            return False
+        return observe.is_dir(self.path(host_path))
+
+    def is_file(self, host_path: str | Path) -> bool:
+        return observe.is_file(self.path(host_path))
 
     def exists(self, host_path: str | Path) -> bool:
-        try:
-            return self.path(host_path).exists()
-        except OSError:
-            return False
+        return observe.exists(self.path(host_path))
+
+    def executable(self, host_path: str | Path) -> bool:
+        return observe.executable(self.path(host_path))
 
     def names(self, host_dir: str | Path) -> list[str]:
         """The entry names of a host folder, sorted; [] when it cannot be listed."""
-        try:
-            return sorted(e.name for e in os.scandir(self.path(host_dir)))
-        except OSError:
-            return []
+        return observe.names(self.path(host_dir)) or []
 
     def readlink_name(self, host_dir: str | Path, name: str) -> str | None:
         """The last component of where the link ``host_dir/name`` points, else None."""
-        try:
-            return PurePosixPath(os.readlink(self.path(f"{host_dir}/{name}"))).name
-        except OSError:
-            return None
+        target = observe.readlink(self.path(f"{host_dir}/{name}"))
+        return None if target is None else PurePosixPath(target).name
 
     def glob(self, host_dir: str | Path, pattern: str) -> list[Path]:
+        """The entries of a host folder whose names match ``pattern`` (one component: ``*``,
+        ``libMIOpen*``), sorted, as paths on this machine."""
         folder = self.path(host_dir)
-        try:
-            return sorted(folder.glob(pattern)) if folder.is_dir() else []
-        except OSError:
-            return []
+        return [folder / n for n in observe.names(folder) or [] if fnmatch.fnmatchcase(n, pattern)]
+
+    # The loader model's questions (:class:`zluda_runner.loader.glibc.LoaderModel` ``files=``), on paths
+    # of this machine (already under the root): the library search of a launch reads the host here too.
+    def list_real(self, path: str) -> list[str] | None:
+        """The names in the folder ``path`` (of this machine): [] where there is none, None where it
+        cannot be listed."""
+        return observe.names(path)
+
+    def is_file_real(self, path: str) -> bool:
+        return observe.is_file(path)
+
+    def head_real(self, path: str, size: int) -> bytes | None:
+        """The first ``size`` bytes of the file ``path`` (of this machine), None where it cannot be read."""
+        return observe.head(path, size)
 
 
 def root_from_env(value: str | None = None) -> Path | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.host.fs import HostFs, read_small
+from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
 from zluda_runner.host.model import GpuAgent, RocmInstall
 
@@ -54,11 +54,12 @@ def _properties(text: str) -> dict[str, int]:
 
 def kfd_gpu_nodes(fs: HostFs) -> list[tuple[Path, dict[str, int]]]:
     """(folder, properties) of the KFD topology's GPU nodes (a CPU node has no SIMD), in node order (the
-    order ROCr enumerates them)."""
-    nodes = sorted((p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()), key=lambda p: int(p.name))
+    order ROCr enumerates them); each folder a host path (read through ``fs``)."""
+    nodes = sorted((Path(f"{KFD_NODES}/{n}") for n in fs.names(KFD_NODES) if n.isdigit()),
+                   key=lambda p: int(p.name))
     found = []
     for node in nodes:
-        props = _properties(read_small(node / "properties") or "")
+        props = _properties(fs.read_small(node / "properties") or "")
         if props.get("simd_count", 0) > 0 and gfx_from_target_version(props.get("gfx_target_version", 0)):
             found.append((node, props))
     return found
@@ -70,9 +71,9 @@ def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = 
     for node, props in kfd_gpu_nodes(fs) if nodes is None else nodes:
         simd = props["simd_count"]
         gfx = gfx_from_target_version(props["gfx_target_version"])
-        name = (read_small(node / "name") or "").strip()
+        name = (fs.read_small(node / "name") or "").strip()
         per_cu = props.get("simd_per_cu", 0)
-        memory = _kfd_local_memory(node)
+        memory = _kfd_local_memory(fs, node)
         agents.append(
             GpuAgent(
                 index=len(agents),
@@ -88,15 +89,16 @@ def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = 
     return agents
 
 
-def _kfd_local_memory(node: Path) -> int | None:
+def _kfd_local_memory(fs: HostFs, node: Path) -> int | None:
     """Size of the node's VRAM banks (heap_type 1 = FB public, 2 = FB private); 0 for an APU,
-    None when the node lists no memory banks at all."""
-    banks = sorted((node / "mem_banks").glob("*/properties"))
+    None when the node lists no memory banks at all (no ``mem_banks/N/properties``)."""
+    banks = [node / "mem_banks" / n / "properties" for n in fs.names(node / "mem_banks")]
+    banks = [b for b in banks if fs.exists(b)]
     if not banks:
         return None
     total = 0
     for bank in banks:
-        props = _properties(read_small(bank) or "")
+        props = _properties(fs.read_small(bank) or "")
         if props.get("heap_type") in (1, 2):
             total += props.get("size_in_bytes", 0)
     return total

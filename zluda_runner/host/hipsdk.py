@@ -246,11 +246,9 @@ def _hip_imports(path: Path, cache_dir: Path | None) -> tuple[str, ...]:
 
 def math_libraries(root: Path | None, sdk: HipSdk, cache_dir: Path | None = None) -> tuple[MathLibrary, ...]:
     """The SDK's math libraries (rocBLAS, hipBLASLt, MIOpen ... in ``bin``) and the HIP DLLs they import."""
-    folder = HostFs(root).path(sdk.bin)
-    try:
-        names = sorted(p.name for p in folder.iterdir() if _MATH_DLL.match(p.name) and p.is_file())
-    except OSError:
-        return ()
+    fs = HostFs(root)
+    folder = fs.path(sdk.bin)
+    names = [n for n in fs.names(sdk.bin) if _MATH_DLL.match(n) and fs.is_file_real(str(folder / n))]
     return tuple(MathLibrary(n, _hip_imports(folder / n, cache_dir)) for n in names[:MAX_MATH_DLLS])
 
 

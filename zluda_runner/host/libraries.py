@@ -21,18 +21,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 
-from zluda_runner.binfmt.elf import ElfInfo, peek_elf_header
+from zluda_runner.binfmt.elf import ELF_PEEK_BYTES, ElfInfo, elf_header
+from zluda_runner.core import observe
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.hipversion import linux_rocm_folders
 from zluda_runner.loader.glibc import (
     DEBIAN_DEFAULT_DIRS,
+    DEFAULT_INTERPRETER,
     FEDORA_DEFAULT_DIRS,
     LoaderEnv,
     LoaderModel,
     split_search_path,
 )
-from zluda_runner.loader.hostinfo import LD_SO_CACHE, read_ld_so_cache
+from zluda_runner.loader.hostinfo import LD_SO_CACHE, interpreter_search_info, ldconfig_p, parse_ld_so_cache
 
 #: the names ZLUDA's shims load each library by (upstream v6 patches DT_NEEDED to the unversioned names)
 LINUX_NAMES = {"hip": "libamdhip64.so", "rocblas": "librocblas.so", "hipblaslt": "libhipblaslt.so",
@@ -46,6 +48,9 @@ ROCM_FOLDER, HIP_SDK_BIN, NOT_FOUND = "ROCm folder", "HIP SDK bin", "not found"
 _VIA = {"rpath": "rpath", "runpath": "runpath", "ld_library_path": "LD_LIBRARY_PATH",
         "ld.so.cache": "ld.so.cache", "default": "default folders"}
 _HIP_VAR = re.compile(r"^HIP_PATH(?:_\d+)?$", re.IGNORECASE)
+LD_SO_CACHE_LIMIT = 64 << 20  # glibc's cache of a large distribution is a few hundred KiB
+LD_SO_LIMIT = 64 << 20  # the program interpreter itself (a few hundred KiB)
+BOOT_ID = "/proc/sys/kernel/random/boot_id"  # this boot: the processor whose hwcaps ld.so lists
 
 
 @dataclass(frozen=True)
@@ -124,19 +129,30 @@ def rocm_dirs(env: Mapping[str, str], fs: HostFs | None = None) -> list[str]:
 
 def launch_loader_env(env: Mapping[str, str], fs: HostFs | None = None) -> LoaderEnv:
     """The loader set-up of a launch with ``env``: this machine's (ld.so.cache, the interpreter's folders),
-    or, under a fake root, the root's (its ``etc/ld.so.cache``, the usual default folders), paths mapped."""
+    or, under a fake root, the root's (its ``etc/ld.so.cache``, the usual default folders), paths mapped;
+    no preloads or audit libraries (the launch sets its own). Read through ``fs``, the host's one reader."""
     fs = fs or HostFs()
-    if fs.root is None:
-        loader = LoaderEnv.from_host(env)
-        loader.preload, loader.audit = [], []
-        return loader
-    cache_file = fs.path(LD_SO_CACHE)
-    cache = read_ld_so_cache(str(cache_file)) if cache_file.is_file() else {}
-    defaults = DEBIAN_DEFAULT_DIRS if fs.is_dir(DEBIAN_DEFAULT_DIRS[0]) else FEDORA_DEFAULT_DIRS
+    data = fs.read_bytes(LD_SO_CACHE, LD_SO_CACHE_LIMIT)
+    cache = {} if data is None else parse_ld_so_cache(data)
+    if cache is None:  # the old format: ldconfig knows it (a child's answer, not made again by a memo)
+        observe.taint("ld.so.cache in the old format")
+        cache = ldconfig_p() if fs.root is None else {}
+    defaults: list[str] = []
+    hwcaps: list[str] = []
+    if fs.root is None and fs.executable(DEFAULT_INTERPRETER):
+        # what `ld.so --help` says is ld.so's own answer for this boot's processor (its hwcaps): read as
+        # those files, then asked
+        fs.read_bytes(observe.realpath(DEFAULT_INTERPRETER), LD_SO_LIMIT)
+        fs.read_small(BOOT_ID)
+        defaults, hwcaps = interpreter_search_info(DEFAULT_INTERPRETER)
+    if not defaults:
+        defaults = list(DEBIAN_DEFAULT_DIRS if fs.is_dir(DEBIAN_DEFAULT_DIRS[0]) else FEDORA_DEFAULT_DIRS)
+    multiarch = next((d for d in defaults if d.startswith("/lib/") and "-linux-" in d), None)
     lib_path = split_search_path(env.get("LD_LIBRARY_PATH", ""))
     return LoaderEnv(ld_library_path=[str(fs.path(d)) for d in lib_path],
                      ldcache={k: str(fs.path(v)) for k, v in cache.items()},
-                     default_dirs=[str(fs.path(d)) for d in defaults])
+                     default_dirs=[str(fs.path(d)) for d in defaults], hwcap_subdirs=hwcaps,
+                     dst_lib=multiarch[1:] if multiarch else "lib64")
 
 
 def _host_path(fs: HostFs, real: str) -> str:
@@ -163,7 +179,7 @@ def _find_linux(name: str, env: Mapping[str, str], fs: HostFs, loader: LoaderEnv
                 requester: ElfInfo | None) -> HostLibrary:
     loader = loader if loader is not None else launch_loader_env(env, fs)
     req = requester or _no_requester()
-    res = LoaderModel(loader, reader=_header_only).resolve(name, req)
+    res = LoaderModel(loader, reader=_header_only, files=fs).resolve(name, req)
     looked = [*(f"LD_LIBRARY_PATH {_host_path(fs, d)}" for d in loader.ld_library_path), "ld.so.cache",
               *(_host_path(fs, d) for d in loader.default_dirs)]
     if res.found and res.path is not None:
@@ -172,7 +188,7 @@ def _find_linux(name: str, env: Mapping[str, str], fs: HostFs, loader: LoaderEnv
     for folder in rocm_dirs(env, fs):
         looked.append(folder)
         real = str(fs.path(f"{folder}/{name}"))
-        if peek_elf_header(real) == (64, "x86_64"):
+        if elf_header(fs.head_real(real, ELF_PEEK_BYTES)) == (64, "x86_64"):
             return HostLibrary(name, f"{folder}/{name}", ROCM_FOLDER, tuple(looked), real)
     return HostLibrary(name, None, NOT_FOUND, tuple(looked))
 
@@ -210,7 +226,7 @@ def _find_windows(name: str, env: Mapping[str, str], fs: HostFs, path_prepend: S
     for folder, how in folders:
         looked.append(folder)
         entry = next((n for n in fs.names(folder) if n.lower() == name.lower()), None)
-        if entry is not None and fs.path(_join(folder, entry)).is_file():
+        if entry is not None and fs.is_file(_join(folder, entry)):
             path = _join(folder, entry)
             return HostLibrary(name, path, how, tuple(looked), str(fs.path(path)))
     return HostLibrary(name, None, NOT_FOUND, tuple(looked))

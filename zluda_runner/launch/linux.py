@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zluda_runner.core import observe
 from zluda_runner.core.errors import CacheError, LaunchError
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.serial import JsonMixin
@@ -130,13 +131,10 @@ def link_dir_key(mapping: Mapping[str, Path]) -> str:
 
 
 def _link_dir_is_valid(folder: Path, mapping: Mapping[str, Path]) -> bool:
-    try:
-        present = set(os.listdir(folder))
-        if present != set(mapping):
-            return False
-        return all(os.readlink(folder / n) == os.path.abspath(t) for n, t in mapping.items())
-    except OSError:
+    """Observed (:mod:`zluda_runner.core.observe`): a launch memo checks the folder again."""
+    if set(observe.names(folder) or ()) != set(mapping):
         return False
+    return all(observe.readlink(folder / n) == os.path.abspath(t) for n, t in mapping.items())
 
 
 def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
@@ -149,7 +147,7 @@ def prepare_link_dir(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
         raise LaunchError("no libraries to link", hint="this is a planner bug: the mapping is empty")
     for name, target in mapping.items():
         _check_link_name(name)
-        if not Path(target).is_file():
+        if not observe.is_file(target):
             raise LaunchError(
                 f"release file for {name} is missing: {target}",
                 hint="fetch the release again ({cmd:fetch}) or check {opt:zluda_dir}",

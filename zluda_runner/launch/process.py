@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from zluda_runner.core import observe
 from zluda_runner.core.become import exec_replacing
 from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 
@@ -74,11 +74,11 @@ def _not_runnable_hint(path: Path, env: Mapping[str, str]) -> str:
 
 def _runnable(path: Path, env: Mapping[str, str]) -> bool:
     """A file this platform will start: executable on POSIX, a ``PATHEXT`` suffix on Windows."""
-    if not path.is_file():
+    if not observe.is_file(path):
         return False
     if WINDOWS:
         return path.suffix.lower() in _windows_exts(env)
-    return os.access(path, os.X_OK)
+    return observe.executable(path)
 
 
 def _windows_candidates(base: Path, env: Mapping[str, str]) -> list[Path]:
@@ -106,7 +106,7 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
             program = next((c for c in _windows_candidates(candidate, env) if _runnable(c, env)), None)
             if program is not None:
                 return str(program)
-        if not candidate.exists():
+        if not observe.exists(candidate):
             raise CommandNotFoundError(
                 f"command not found: {argv0}", hint=f"no file at {candidate.absolute()}"
             )
@@ -126,7 +126,7 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
                 if _runnable(cand, env):
                     return str(cand)
     else:
-        found = shutil.which(argv0, path=search_path)
+        found = observe.which(argv0, search_path)
         if found:
             return found
     for folder in folders:
@@ -144,7 +144,7 @@ def command_path(word: str) -> str | None:
     found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
     if os.sep in word or (os.altsep is not None and os.altsep in word):
         return word
-    return shutil.which(word)
+    return observe.which(word)
 
 
 def _spawn_error(argv0: str, exc: OSError) -> LaunchError:

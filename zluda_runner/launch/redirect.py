@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zluda_runner.core import observe
 from zluda_runner.core.errors import LaunchError
 from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.paths import CachePaths, shims_dir
@@ -81,7 +82,7 @@ def write_redirect_map(cache_dir: Path, mapping: Mapping[str, Path]) -> Path:
     text = map_text(mapping)
     folder = CachePaths(cache_dir).redirect_maps
     target = folder / f"{hashlib.sha256(text.encode()).hexdigest()[:20]}.tsv"
-    if target.is_file():
+    if observe.read(target, MAP_MAX_BYTES) == text.encode("utf-8", "surrogateescape"):
         return target
     atomic_write_text(target, text)
     return target

@@ -31,12 +31,14 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from zluda_runner.core import observe
 from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.textio import WORKLOAD_SAY
 from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV
 from zluda_runner.plan.model import ShimPlan
 
 REPORT_ENV = "ZLUDA_RUNNER_STARTUP_REPORT"
+STARTUP_BYTES = 1 << 20  # the sitecustomize we write (a few KiB), read back to compare
 # Placement (Windows: the user runs python without zluda-run): the defaults recorded at place time,
 # used when no launch of zluda-run set TORCH_DEFAULTS_ENV (the .pth hook of launch.windows.hook sets it).
 PLACED_DEFAULTS_ENV = "ZLUDA_RUNNER_PLACED_DEFAULTS"
@@ -166,7 +168,7 @@ def write_startup(cache_dir: Path) -> Path:
     """Write (once) the Linux ``sitecustomize.py``; its folder."""
     folder = startup_dir(cache_dir)
     target = folder / "sitecustomize.py"
-    if not target.is_file() or target.read_text(encoding="utf-8") != LINUX_SITECUSTOMIZE:
+    if observe.read(target, STARTUP_BYTES) != LINUX_SITECUSTOMIZE.encode("utf-8"):  # a memo checks it again
         atomic_write_text(target, LINUX_SITECUSTOMIZE)
     return folder
 

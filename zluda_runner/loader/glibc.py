@@ -32,9 +32,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zluda_runner.binfmt.elf import ElfInfo, expand_dst, peek_elf_header, read_elf
+from zluda_runner.binfmt.elf import ELF_PEEK_BYTES, ElfInfo, elf_header, expand_dst, read_elf
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.loader.files import LoaderFiles, OsFiles
 from zluda_runner.loader.hostinfo import interpreter_search_info, read_ld_so_cache
 
 DEFAULT_INTERPRETER = "/lib64/ld-linux-x86-64.so.2"
@@ -233,11 +234,14 @@ def _exe_origin(path: str) -> str:
 
 
 class LoaderModel:
-    """Simulate ld.so for one environment. ``reader`` reads ElfInfo (pass a cached reader for speed)."""
+    """Simulate ld.so for one environment. ``reader`` reads ElfInfo (pass a cached reader for speed);
+    ``files``: where folders are listed and files looked at (default: :class:`OsFiles`)."""
 
-    def __init__(self, env: LoaderEnv, *, reader: Callable[[Path], ElfInfo] = read_elf) -> None:
+    def __init__(self, env: LoaderEnv, *, reader: Callable[[Path], ElfInfo] = read_elf,
+                 files: LoaderFiles | None = None) -> None:
         self.env = env
         self.reader = reader
+        self.files = files or OsFiles()
         self._infos: dict[str, ElfInfo] = {}
         self._listings: dict[str, frozenset[str] | None] = {}
         self._subfolders: dict[str, list[tuple[str, str]]] = {}
@@ -335,10 +339,10 @@ class LoaderModel:
         cached = self._infos.get(path)
         if cached is not None:
             return cached
-        if not os.path.isfile(path):
+        if not self.files.is_file_real(path):
             return None
         if foreign_ok:
-            peek = peek_elf_header(path)
+            peek = self._peek(path)
             if peek is None or peek != (64, "x86_64"):
                 return None
         info = self.reader(Path(path))
@@ -435,14 +439,17 @@ class LoaderModel:
             return Resolution(name, want, "audit", None, [want])
         return Resolution(name, None, "not-found", None, [want])
 
+    def _peek(self, path: str) -> tuple[int, str] | None:
+        return elf_header(self.files.head_real(path, ELF_PEEK_BYTES))
+
     def _expand(self, entry: str, obj: _Map) -> str:
         return expand_dst(entry, obj.origin, lib=self.env.dst_lib, platform=self.env.platform)
 
     def _verify(self, path: str) -> str:
         """'ok', 'absent', 'other-class' (skipped by glibc) or 'invalid' (fatal in glibc)."""
-        if not os.path.isfile(path):
+        if not self.files.is_file_real(path):
             return "absent"
-        peek = peek_elf_header(path)
+        peek = self._peek(path)
         if peek is None:
             return "invalid"
         if peek != (64, "x86_64"):
@@ -489,12 +496,8 @@ class LoaderModel:
         """Whether ``folder`` may hold ``name``: each folder is listed once per model, as a search tries
         the same folders (and their hwcap subfolders) for every name and most candidates are absent."""
         if folder not in self._listings:
-            try:
-                self._listings[folder] = frozenset(os.listdir(folder or "."))
-            except FileNotFoundError:
-                self._listings[folder] = frozenset()
-            except OSError:  # e.g. a folder that may be searched but not listed: ask each time
-                self._listings[folder] = None
+            listed = self.files.list_real(folder or ".")  # None: not listable, ask each time
+            self._listings[folder] = None if listed is None else frozenset(listed)
         names = self._listings[folder]
         return names is None or name in names
 

@@ -67,13 +67,20 @@ def read_ld_so_cache(path: str = LD_SO_CACHE) -> dict[str, str]:
         data = Path(path).read_bytes()
     except OSError:
         return {}
+    found = parse_ld_so_cache(data)
+    return ldconfig_p() if found is None else found
+
+
+def parse_ld_so_cache(data: bytes) -> dict[str, str] | None:
+    """x86-64 entries of ld.so.cache's bytes (glibc's new format), name -> path; None where the bytes are
+    not in that format (``ldconfig -p`` knows the old one)."""
     start = data.find(_CACHE_NEW_MAGIC)
     if start >= 0:
         try:
             return _parse_new_cache(data, start)
         except (struct.error, ValueError):
             pass
-    return _ldconfig_p()
+    return None
 
 
 def _parse_new_cache(data: bytes, start: int) -> dict[str, str]:
@@ -94,7 +101,8 @@ def _parse_new_cache(data: bytes, start: int) -> dict[str, str]:
     return out
 
 
-def _ldconfig_p() -> dict[str, str]:
+def ldconfig_p() -> dict[str, str]:
+    """The x86-64 libraries ``ldconfig -p`` lists (a child), name -> path."""
     exe = shutil.which("ldconfig") or ("/sbin/ldconfig" if os.path.exists("/sbin/ldconfig") else None)
     if exe is None:
         return {}

@@ -20,6 +20,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from zluda_runner.core import observe
 from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.fsutil import FileTooLargeError, NotRegularFileError, read_regular
@@ -102,7 +103,8 @@ def cached_manifest_path(cache_dir: Path) -> Path:
 def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manifest") -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (core/fsutil's ``read_regular``), else
     ManifestError. A FIFO, a device (``/dev/zero``), a folder or a socket is refused unread, so nothing
-    blocks or reads forever."""
+    blocks or reads forever. Observed (:mod:`zluda_runner.core.observe`): a launch memo reads it again."""
+    observe.note_file(path, limit)
     try:
         return read_regular(path, limit)
     except FileNotFoundError:
@@ -191,6 +193,7 @@ def load_manifest(path: Path | None = None) -> Manifest:
     regular file is read once per process while it is unchanged (same inode, size, modification and change
     times): every stage of one command asks for it, one read answers them all."""
     target = Path(path) if path is not None else default_manifest_path()
+    observe.note_file(target, MAX_MANIFEST_BYTES)  # a launch memo reads it again (core/observe)
     try:
         st = os.stat(target)
         key = (os.path.abspath(target), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -215,7 +218,7 @@ def load_current_manifest(explicit: Path | None = None, cache_dir: Path | None =
     if cache_dir is None:
         return packaged
     cached_path = cached_manifest_path(cache_dir)
-    if not cached_path.is_file():
+    if not observe.is_file(cached_path):
         return packaged
     try:
         cached = load_manifest(cached_path)

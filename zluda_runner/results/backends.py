@@ -43,6 +43,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from zluda_runner.core import observe
 from zluda_runner.core.fsutil import file_kind
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_text, redact_url, userinfo
@@ -466,11 +467,26 @@ def open_store(
     """Connect to the results store (migrating it). With ``create=False`` a SQLite store that is not
     there (no file, or an empty one) gives None, and nothing is made."""
     try:
-        return make_store(store_url(settings, db_url)).open(create=create)
+        store = make_store(store_url(settings, db_url))
+        _observed(store)
+        return store.open(create=create)
     except NoResultsStoreError:
         if create:  # pragma: no cover - only a reader's open raises it
             raise
         return None
+
+
+def _observed(store: ResultsStore) -> None:
+    """The store as a launch memo checks it again (:mod:`zluda_runner.core.observe`): a SQLite file by its
+    files' size and modification time (the database, its write-ahead log, its journal); a server cannot be."""
+    if not observe.recording():
+        return
+    if isinstance(store, SQLiteStore):
+        for file in store.files():
+            if not str(file).endswith("-shm"):  # a reader's shared memory: it changes as the store is read
+                observe.stat_id(file)
+    else:
+        observe.taint("a results store on a server")
 
 
 def store_named(settings: Settings | None = None, db_url: str | None = None) -> bool:
