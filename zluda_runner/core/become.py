@@ -51,7 +51,7 @@ def exec_replacing(executable: str, args: Sequence[str], env: Mapping[str, str])
     """Replace this process with ``executable`` (POSIX; a script without ``#!`` under ``/bin/sh``), with
     SIGPIPE and SIGXFSZ back to their defaults (Python ignores them, and an ignored signal stays
     ignored across exec: ``zluda-run cmd | head`` never ended a looping cmd). Returns only by raising
-    the OSError of the start."""
+    the OSError of the start; whatever is raised instead of the exec leaves the signals as they were."""
     for heard in list(BEFORE_EXEC):
         try:  # noqa: SIM105 (no contextlib on a launch's path)
             heard(executable, args, env)
@@ -72,7 +72,7 @@ def exec_replacing(executable: str, args: Sequence[str], env: Mapping[str, str])
             if script is None:
                 raise
             os.execve(script[0], script, dict(env))  # noqa: S606 (a script without #!, as a shell runs it)
-    except OSError:
+    except BaseException:  # no exec happened (its error, or anything else): this process is as it was
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         raise
