@@ -53,6 +53,11 @@ def main(argv: list[str] | None = None) -> None:
         if code is None:
             from zluda_runner.commands.workload import launch_plain
 
+            if argv is None:  # the process's own command line: a target that is this interpreter as it
+                from zluda_runner.core.startstate import remember  # started is read here, not run again
+
+                remember()
+
             code = launch_plain(args)
         if code is None:
             from zluda_runner.commands.toplevel import main_group
