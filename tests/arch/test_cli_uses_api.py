@@ -21,6 +21,9 @@ ALLOWED_MODULES = {
     "zluda_runner.core.serial": "--json: records to plain JSON values",
     "zluda_runner.core.arch": "refusing a non-x86-64 machine before a workload's words are parsed",
     "zluda_runner.core.argcheck": "the API's bounds of a number (Seconds), held by the options' click types",
+    "zluda_runner.core.termsize": "the terminal's width `zluda-run --help` is laid out to (no shutil)",
+    "zluda_runner.core.startstate": "the command line's start: a target that is this interpreter is asked "
+                                    "in-process",
 }
 
 
