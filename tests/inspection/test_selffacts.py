@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -21,17 +22,17 @@ ROOT = Path(__file__).resolve().parents[2]
 # in a fresh interpreter: the command line's start remembered, then both answers and whether a child ran
 COMPARE = """
 import json, os, sys
-from zluda_runner.core import startstate
+from zluda_runner.core import child as core_child, startstate
 from zluda_runner.inspection import interpreter, selffacts
 startstate.remember()
 start = startstate.at_start()
 child = interpreter._child_facts(sys.executable, sys.executable, None)
 started = []
-real_run_child = interpreter.run_child
+real_run_child = core_child.run_child
 def counting_run_child(*args, **kwargs):
     started.append(args[0][0])
     return real_run_child(*args, **kwargs)
-interpreter.run_child = counting_run_child
+core_child.run_child = counting_run_child
 probed = interpreter.probe_interpreter(sys.executable)
 here = selffacts.facts(selffacts.child_path(start[0]))
 print(json.dumps({"here": here, "child": child, "children": started, "probed": probed.to_dict(),
@@ -76,6 +77,7 @@ def test_the_facts_read_here_are_the_child_s(tmp_path: Path, form: str) -> None:
     assert got["here"] == got["child"]
     assert got["children"] == []  # probe_interpreter read it here
     assert got["probed"]["torch_path"] == str(torch) and got["probed"]["executable"] == sys.executable
+    assert got["probed"]["machine"] == platform.machine()  # (read without platform.uname())
 
 
 def test_a_torch_on_pythonpath_is_found_alike(tmp_path: Path) -> None:

@@ -97,3 +97,4 @@ def test_the_facts_read_in_process_are_the_child_s(layout: str, form: str, reque
     assert got["here"] == got["child"]
     assert got["here"]["torch"]["path"] == py.winpath(py.site_packages / "torch")
     assert (got["here"]["startup"]["pth_file"] is not None) == (layout == "portable")
+    assert got["here"]["machine"] == "AMD64"  # platform.machine()'s answer, without its cmd /c ver (no _wmi)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.errors import TargetError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.inspection.profile import PythonStartup, TorchInfo
@@ -51,6 +49,8 @@ def _which(cmd: str) -> str | None:
     if os.sep in cmd or (os.altsep and os.altsep in cmd):
         p = Path(cmd).expanduser()
         return str(p.absolute()) if p.is_file() else None
+    import shutil
+
     return shutil.which(cmd)
 
 
@@ -118,6 +118,7 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
 
 def _child_facts(python: str, exe: str, env: Mapping[str, str] | None) -> object:
     """The facts ``exe`` prints running :mod:`~zluda_runner.inspection.selffacts`'s source as its script."""
+    from zluda_runner.core.child import json_line, run_child
     from zluda_runner.inspection import selffacts
 
     proc = run_child([exe, "-c", _script(selffacts)], timeout=PROBE_TIMEOUT_S, env=env)

@@ -40,8 +40,7 @@ def facts(path: list[str] | None = None) -> dict[str, object]:
         "exec_prefix": sys.exec_prefix, "machine": None, "site_packages": [], "torch": None, "errors": []}
     errors: list[str] = []
     try:
-        import platform
-        out["machine"] = platform.machine()
+        out["machine"] = _machine()
     except Exception as exc:
         errors.append(f"platform: {exc!r}")
     try:
@@ -61,6 +60,15 @@ def facts(path: list[str] | None = None) -> dict[str, object]:
     out["torch"] = _torch(path, errors)
     out["errors"] = errors
     return out
+
+
+def _machine() -> str:
+    """The processor this interpreter runs as: ``uname -m`` (what ``platform.machine()`` says); on Windows
+    the process's architecture as the environment says it (``platform.machine()``'s own fallback), never
+    ``platform.uname()``, which asks WMI or runs ``cmd /c ver`` there for facts not needed here."""
+    if hasattr(os, "uname"):
+        return os.uname().machine
+    return os.environ.get("PROCESSOR_ARCHITEW6432", "") or os.environ.get("PROCESSOR_ARCHITECTURE", "")
 
 
 def _startup(path: list[str], errors: list[str]) -> dict[str, object]:
