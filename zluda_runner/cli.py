@@ -3,7 +3,9 @@
 ``zluda-run python infer.py`` is ``zluda-run run -- python infer.py``: any first word that is not one of
 our commands (or anything after ``--``) is the workload. A plain launch (global options of the launch, then
 the workload) is read by the fast recogniser of the global options' table and started without importing
-click (:func:`zluda_runner.commands.workload.launch_plain`); everything else goes to click's group
+click (:func:`zluda_runner.commands.workload.launch_plain`), and ``zluda-run --help`` (``-h``,
+``--version``) is answered from the option and command tables without it
+(:func:`zluda_runner.commands.helptext.answer`); everything else goes to click's group
 (:mod:`zluda_runner.commands.toplevel`, ``main_group`` here), with its usage errors and suggestions.
 """
 
@@ -49,9 +51,18 @@ def main(argv: list[str] | None = None) -> None:
             from zluda_runner.commands.launchmemo import replay
 
             replay(args)
-        from zluda_runner.commands.workload import launch_plain
+        from zluda_runner.commands.helptext import answer
 
-        code = launch_plain(args)
+        code = answer(args)  # `zluda-run --help` (-h, --version) alone: our page, without click
+        if code is None:
+            from zluda_runner.commands.workload import launch_plain
+
+            if argv is None:  # the process's own command line: a target that is this interpreter as it
+                from zluda_runner.core.startstate import remember  # started is read here, not run again
+
+                remember()
+
+            code = launch_plain(args)
         if code is None:
             from zluda_runner.commands.toplevel import main_group
 

@@ -1,6 +1,6 @@
 """One host for every reader: a run's record (the run context's HostRead), ``record_result``,
 ``list_releases`` (what the store knows of this GPU) and ``run_doctor`` read the host through
-plan/defaults_facts.read_host's tree and name it alike (a fake one here, ``ZLUDA_RUNNER_ROOT``)."""
+plan/hostread.read_host's tree and name it alike (a fake one here, ``ZLUDA_RUNNER_ROOT``)."""
 
 from __future__ import annotations
 

@@ -27,6 +27,9 @@ ALLOWED_MODULES = {
     "zluda_runner.core.places": "the launch memo: where it lives in the cache, without pathlib",
     "zluda_runner.core.fileread": "the launch memo: read bounded",
     "zluda_runner.core.fsutil": "the launch memo: written atomically",
+    "zluda_runner.core.termsize": "the terminal's width `zluda-run --help` is laid out to (no shutil)",
+    "zluda_runner.core.startstate": "the command line's start: a target that is this interpreter is asked "
+                                    "in-process",
 }
 
 

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import termios
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,9 @@ PROBE = ("import json, sys\nfrom zluda_runner.core.textfit import view_width\n"
          "print(json.dumps([view_width(), 'shutil' in sys.modules]), file=sys.stderr)")
 
 
-def _width(env_columns: str | None, *, on_terminal: bool) -> tuple[int | None, bool]:
+def probe_output(probe: str, env_columns: str | None, *, on_terminal: bool) -> Any:
+    """What ``probe`` prints (JSON, on stderr) in a fresh interpreter whose standard output is a real
+    pseudo-terminal of 57 columns (else piped), with ``COLUMNS`` as given."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = str(ROOT)
     if env_columns is not None:
@@ -31,12 +34,16 @@ def _width(env_columns: str | None, *, on_terminal: bool) -> tuple[int | None, b
     fcntl.ioctl(side_fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 57, 0, 0))
     try:
         out = side_fd if on_terminal else subprocess.DEVNULL
-        proc = subprocess.run([sys.executable, "-c", PROBE], stdout=out, stderr=subprocess.PIPE, env=env,
+        proc = subprocess.run([sys.executable, "-c", probe], stdout=out, stderr=subprocess.PIPE, env=env,
                               text=True, timeout=60, check=True)
     finally:
         os.close(side_fd)
         os.close(main_fd)
-    width, imported = json.loads(proc.stderr)
+    return json.loads(proc.stderr)
+
+
+def _width(env_columns: str | None, *, on_terminal: bool) -> tuple[int | None, bool]:
+    width, imported = probe_output(PROBE, env_columns, on_terminal=on_terminal)
     return width, imported
 
 

@@ -16,7 +16,8 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
 from zluda_runner.doctor import Status
 from zluda_runner.plan.defaults import ADDMM_LT_OFF, compute_defaults
-from zluda_runner.plan.defaults_facts import gather_facts, read_host
+from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.plan.model import ADDMM_LT_ENV
 from zluda_runner.plan.unbound import packaged
 

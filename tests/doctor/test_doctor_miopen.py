@@ -13,7 +13,8 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.core.wording import render
 from zluda_runner.doctor import Status
 from zluda_runner.plan.defaults import CUDNN_OFF, compute_defaults
-from zluda_runner.plan.defaults_facts import gather_facts, read_host
+from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.plan.model import Binding, PlanTarget, ReleaseRef, ShimPlan
 from zluda_runner.plan.unbound import packaged
 

@@ -15,7 +15,8 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.libraries import LOADER_HOWS, NOT_FOUND, ROCM_FOLDER, find_library, kernel_folder
 from zluda_runner.loader.glibc import DEFAULT_INTERPRETER
 from zluda_runner.plan.defaults import CUDNN_OFF, compute_defaults
-from zluda_runner.plan.defaults_facts import gather_facts, read_host
+from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.plan.shimdeps import resolve_shim_deps
 
 MIOPEN = "libMIOpen.so.1"

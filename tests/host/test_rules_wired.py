@@ -21,7 +21,7 @@ from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
 from zluda_runner.doctor import DoctorOptions, Status, run_doctor
 from zluda_runner.host.quick import hip_found
-from zluda_runner.plan.defaults_facts import read_host
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.release.manifest import default_manifest_path
 from zluda_runner.release.model import GpuHipRule
 from zluda_runner.release.selection import NothingFitsError

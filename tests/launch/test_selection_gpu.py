@@ -27,7 +27,8 @@ from zluda_runner.conduct import resolve
 from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults import DEDICATED_GPU, SWITCH_OFF_ENV
-from zluda_runner.plan.defaults_facts import read_host, visibility_warnings
+from zluda_runner.plan.defaults_facts import visibility_warnings
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.release.selection import NothingFitsError
 
 RULE = "gfx1150 with HIP 6.4: Debian's packaged ROCm 6.4 has no gfx115x/gfx12xx kernels"

@@ -32,7 +32,8 @@ from zluda_runner.plan.defaults import (
     defaults_env,
     plan_with_defaults,
 )
-from zluda_runner.plan.defaults_facts import gather_facts, read_host
+from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.plan.model import AppliedDefault, Binding, PlanTarget, ReleaseRef, ShimPlan
 from zluda_runner.release.manifest import load_manifest
 from zluda_runner.report.plan_view import plan_lines

@@ -18,7 +18,8 @@ from zluda_runner.plan.defaults import (
     compute_defaults,
     switch_off_warning,
 )
-from zluda_runner.plan.defaults_facts import read_host, with_defaults
+from zluda_runner.plan.defaults_facts import with_defaults
+from zluda_runner.plan.hostread import read_host
 
 
 def test_a_misspelt_name_is_named_with_the_names_it_takes() -> None:

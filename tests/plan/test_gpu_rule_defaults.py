@@ -16,7 +16,8 @@ from zluda_runner.core.hipfound import HipFound
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.quick import QuickFacts
 from zluda_runner.plan.defaults import CUDNN_OFF, DefaultsFacts, HostGpu, compute_defaults
-from zluda_runner.plan.defaults_facts import REGISTRY, HostRead, gather_facts
+from zluda_runner.plan.defaults_facts import gather_facts
+from zluda_runner.plan.hostread import REGISTRY, HostRead
 from zluda_runner.plan.model import Binding, PlanTarget, ReleaseRef, ShimPlan
 from zluda_runner.release.gpurules import gpu_defaults
 from zluda_runner.release.manifest import default_manifest_path, load_manifest

@@ -16,7 +16,7 @@ from zluda_runner.conduct.plan import plan_run
 from zluda_runner.conduct.run import plan_context, prepare_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.host import gpus, hipsdk, quick, rocm
-from zluda_runner.plan import defaults_facts
+from zluda_runner.plan import hostread
 from zluda_runner.release import manifest, selection
 
 
@@ -43,7 +43,7 @@ def reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         monkeypatch.setattr(module, "find_host_hip", counted("hip", module.find_host_hip))
     walk = counted("kfd", gpus.kfd_gpu_nodes)
     monkeypatch.setattr(gpus, "kfd_gpu_nodes", walk)  # what gpus_from_kfd walks when given no nodes
-    monkeypatch.setattr(defaults_facts, "kfd_gpu_nodes", walk)
+    monkeypatch.setattr(hostread, "kfd_gpu_nodes", walk)
     asked = counted("manifest", manifest.load_current_manifest)
     monkeypatch.setattr(manifest, "load_current_manifest", asked)
     monkeypatch.setattr(selection, "resolve", counted("resolve", selection.resolve))

@@ -221,7 +221,7 @@ def list_releases(
     """
     from os import environ  # (``os`` is the argument here)
 
-    from zluda_runner.plan.defaults_facts import read_host
+    from zluda_runner.plan.hostread import read_host
 
     settings = to_settings(options)
     with caller_errors():

@@ -74,7 +74,7 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
             :class:`Recordable`: an object whose ``result_rows()`` gives its :class:`ResultRows`.
         command: the command line that made it, as words (scrubbed of personal paths when stored).
     """
-    from zluda_runner.plan.defaults_facts import read_host
+    from zluda_runner.plan.hostread import read_host
     from zluda_runner.results.recording import record_report
 
     settings = to_settings(options)

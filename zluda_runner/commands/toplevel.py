@@ -17,6 +17,15 @@ import click
 from zluda_runner.commands import COMMAND_TABLE, load_command
 from zluda_runner.commands.failure import report_error
 from zluda_runner.commands.global_options import GLOBAL_OPTIONS, as_path, invocation_values, is_program
+from zluda_runner.commands.helptext import (
+    HELP_OPTION_NAMES,
+    MAIN_HELP,
+    PROG,
+    VERSION_HELP,
+    VERSION_OPTION,
+    main_help,
+    version_line,
+)
 from zluda_runner.core.version import __version__
 
 if TYPE_CHECKING:
@@ -129,14 +138,10 @@ class FallthroughGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_TABLE)  # get_command adds only the table's commands
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # click's listing from the command table (`zluda-run --help` imports no command): a command of
-        # the table's help line is shortened to the width exactly as the real one
-        names = self.list_commands(ctx)
-        limit = formatter.width - 6 - max(map(len, names))
-        rows = [(n, click.Command(n, help=COMMAND_TABLE[n][1]).get_short_help_str(limit)) for n in names]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # the top-level page is ours (commands/helptext: from the option and command tables, importing no
+        # command), the one `zluda-run --help` writes without click; a command's help stays click's
+        formatter.write(main_help(formatter.width, ctx.command_path))
 
     def _option_for(self, ctx: click.Context, arg: str) -> click.Option | None:
         return _option_named(self.get_params(ctx), arg)
@@ -182,21 +187,15 @@ def _global_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group(
     cls=FallthroughGroup,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    help=MAIN_HELP,
+    context_settings={"help_option_names": list(HELP_OPTION_NAMES)},
     invoke_without_command=False,
 )
-@click.version_option(__version__, prog_name="zluda-run")
+@click.version_option(__version__, VERSION_OPTION, prog_name=PROG, message=version_line(), help=VERSION_HELP)
 @_global_options
 @click.pass_context
 def main_group(ctx: click.Context, /, **given: Any) -> None:
-    """Run unmodified CUDA programs on AMD GPUs through ZLUDA, and prove how well they run.
-
-    \b
-      zluda-run python infer.py            fetch the right ZLUDA, shim, launch
-      zluda-run inspect                    what does this torch build need?
-      zluda-run plan -- python infer.py    what would be done, and will it bind?
-      zluda-run releases --os windows      which ZLUDA release fits?
-    """
+    # its help: commands/helptext (MAIN_HELP, and the page FallthroughGroup.format_help writes)
     from zluda_runner.commands.common import Invocation
 
     options, asked = invocation_values(given)  # every other global option is the Options field of its name

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.defaults_facts import HostRead, read_host
+from zluda_runner.plan.hostread import HostRead, read_host
 
 if TYPE_CHECKING:
     from zluda_runner.plan.defaults import DefaultsFacts

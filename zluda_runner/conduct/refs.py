@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from zluda_runner.conduct.context import RunContext, run_context
 from zluda_runner.core.settings import Settings
-from zluda_runner.plan.defaults_facts import read_host
+from zluda_runner.plan.hostread import read_host
 from zluda_runner.plan.model import PlanTarget, RecordRefs, ReleaseRef, recorded_refs
 
 

@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.conduct.context import RunContext
 from zluda_runner.core import observe
 from zluda_runner.core.hipfound import HipFound
 from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
-from zluda_runner.launch.process import command_path
 
 if TYPE_CHECKING:
+    from zluda_runner.conduct.context import RunContext
     from zluda_runner.inspection.profile import TargetProfile, TorchInfo
     from zluda_runner.plan.model import ReleaseRef
     from zluda_runner.release.layout import ReleaseLayout
@@ -75,7 +74,7 @@ def resolve_release(
     manifest: Manifest | None = None,
 ) -> Resolution:
     """The release a run would take (``.require()`` raises "nothing fits"). For this host's OS, what is not
-    given is read from the host in ``env`` (:func:`~zluda_runner.plan.defaults_facts.read_host`): the HIP
+    given is read from the host in ``env`` (:func:`~zluda_runner.plan.hostread.read_host`): the HIP
     (``found``; ``hip``: a version given instead), the GPU, and with ``torch_python`` its torch's CUDA;
     ``read_host=False``: neither HIP nor GPU. ``release`` (default ``--release``, else the ``--archive``
     file's) restricts the choice; ``manifest``: the one in use where loaded already."""
@@ -86,7 +85,7 @@ def resolve_release(
     if hip is not None:
         found = HipFound(hip, f"HIP {hip}")
     if read_host and here and (found is None or gfx is None):
-        from zluda_runner.plan.defaults_facts import read_host as read_host_facts
+        from zluda_runner.plan.hostread import read_host as read_host_facts
 
         host = read_host_facts(os.environ if env is None else env)
         found, gfx = found or host.quick.hip, gfx or host.workload_gfx(settings.defaults)
@@ -178,6 +177,7 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
         from zluda_runner.binfmt.elf import peek_elf_header
         from zluda_runner.binfmt.pe import is_pe
         from zluda_runner.inspection.interpreter import interpreter_for_command
+        from zluda_runner.launch.process import command_path
 
         python = interpreter_for_command(argv)
         if python:

@@ -17,7 +17,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import launch_env, refuse_if_fatal
 from zluda_runner.launch.process import command_words, resolve_command
 from zluda_runner.launch.run import PreparedRun
-from zluda_runner.plan.defaults_facts import HostRead, read_host
+from zluda_runner.plan.hostread import HostRead, read_host
 
 
 def host_warnings(host: HostRead, *, strict: bool,

@@ -51,12 +51,12 @@ from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
 from zluda_runner.host.hipversion import gone_hip_folders
+from zluda_runner.host.model import HostGpu
 from zluda_runner.host.quick import amdgpu_driver
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.host.visibility import workload_target
-from zluda_runner.plan.defaults import HostGpu
-from zluda_runner.plan.defaults_facts import REGISTRY, gpu_choice_env
+from zluda_runner.plan.hostread import REGISTRY, gpu_choice_env
 
 HIP_VISIBLE = "HIP_VISIBLE_DEVICES"
 
@@ -136,7 +136,7 @@ def _workload_env(facts: HostFacts, opts: DoctorOptions) -> dict[str, str]:
     ``dedicated-gpu`` default's ``HIP_VISIBLE_DEVICES`` where it applies (an integrated and a dedicated
     GPU, no choice of the user's, defaults on, HIP's order known): the doctor judges the GPU the run
     will really use, by the decision the plan makes
-    (:func:`~zluda_runner.plan.defaults_facts.gpu_choice_env`)."""
+    (:func:`~zluda_runner.plan.hostread.gpu_choice_env`)."""
     source = REGISTRY if facts.gpu_source == "registry" else facts.gpu_source
     gpus = tuple(HostGpu(g.index, g.name, g.gfx, g.integrated,
                          f"{facts.gpu_source}: {'integrated' if g.integrated else 'dedicated'}")

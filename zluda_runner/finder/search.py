@@ -136,7 +136,7 @@ def _known_first(source: str | None, settings: Settings, given: Sequence[Candida
     """The candidates known-good locks name for this GPU (:mod:`zluda_runner.finder.known`): those of the
     bundle ``source`` (``--from``), then those this results store holds."""
     from zluda_runner.finder.known import known_first, locks_from, stored_locks
-    from zluda_runner.plan.defaults_facts import read_host
+    from zluda_runner.plan.hostread import read_host
 
     gfx = read_host(os.environ).quick.gfx
     first: list[Candidate] = []
@@ -306,7 +306,7 @@ def _lock(chosen: CandidateVerdict, verdicts: Sequence[CandidateVerdict], search
           request: FindRequest) -> Lock:
     """The lock of ``chosen``: its release hashed where the run took it, its plan's mechanism and settings,
     the host, each criterion, every failed candidate, what was not proven."""
-    from zluda_runner.plan.defaults_facts import read_host
+    from zluda_runner.plan.hostread import read_host
 
     cand = chosen.candidate
     plan = search.prepared[cand].plan

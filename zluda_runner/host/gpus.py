@@ -9,7 +9,6 @@ says what each one answered when none found a GPU.
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -243,6 +242,8 @@ def discover_gpus(
         rocm_bin = f"{rocm.path}/bin" if rocm else None
         parsers: dict[str, Callable[[str], list[GpuAgent]]] = {
             "rocminfo": parse_rocminfo, "rocm_agent_enumerator": parse_agent_enumerator}
+        import shutil  # (only where a tool is looked for: shutil pulls in the archive modules)
+
         for tool in LINUX_TOOLS:
             exe = shutil.which(tool, path=rocm_bin) if rocm_bin else None
             exe = exe or shutil.which(tool)

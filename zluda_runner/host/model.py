@@ -35,6 +35,17 @@ class GpuAgent(JsonMixin):
         return f"[{self.index}] {self.name or 'AMD GPU'} ({', '.join(bits)})"
 
 
+@dataclass(frozen=True)
+class HostGpu(JsonMixin):
+    """One AMD GPU as HIP numbers it, and the fact that says whether it is integrated."""
+
+    index: int
+    name: str
+    gfx: str | None
+    integrated: bool
+    why: str  # e.g. "KFD node 1: cpu_cores_count 16 (an APU)"
+
+
 @dataclass
 class RocmInstall(JsonMixin):
     kind: str  # "rocm" (a ROCm folder), "hip-sdk" (Windows) or "distribution" (a distro's package)

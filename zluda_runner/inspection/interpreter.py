@@ -5,84 +5,19 @@ from __future__ import annotations
 import ast
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from zluda_runner.core.child import json_line, run_child
 from zluda_runner.core.errors import TargetError
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.inspection.profile import PythonStartup, TorchInfo
 
-PROBE_TIMEOUT_S = 60
-_PROBE_MARK = "ZLUDA_RUNNER_TARGET="
-# Runs in the target interpreter (any Python >= 3.6): locate torch, never import it.
-_PROBE_SCRIPT = r"""
-import json, os, sys
-out = {"executable": sys.executable, "version": sys.version.split()[0], "platform": sys.platform,
-       "exec_prefix": sys.exec_prefix, "machine": None, "site_packages": [], "torch": None,
-       "errors": []}
-try:
-    import platform
-    out["machine"] = platform.machine()
-except Exception as exc:
-    out["errors"].append("platform: %r" % (exc,))
-try:
-    import site, sysconfig
-    dirs = list(getattr(site, "getsitepackages", lambda: [])())
-    if getattr(site, "ENABLE_USER_SITE", False):
-        dirs.append(site.getusersitepackages())
-    for key in ("purelib", "platlib"):
-        p = sysconfig.get_paths().get(key)
-        if p and p not in dirs:
-            dirs.append(p)
-    out["site_packages"] = dirs
-except Exception as exc:
-    out["errors"].append("site: %r" % (exc,))
-start = {"pth_file": None, "pth_lines": None, "ignore_environment": bool(sys.flags.ignore_environment),
-         "no_site": bool(sys.flags.no_site), "sys_path": [p for p in sys.path if p], "site_packages": []}
-try:
-    # getpath's order: beside the Python DLL, then the executable, then the real (base) executable
-    cands = []
-    if sys.platform == "win32" and getattr(sys, "dllhandle", None):
-        import _winapi
-        cands.append(_winapi.GetModuleFileName(sys.dllhandle))
-    cands += [sys.executable, getattr(sys, "_base_executable", None)]
-    for p in cands:
-        if not p:
-            continue
-        if sys.platform == "win32" and p.lower().endswith((".exe", ".dll")):
-            p = p.rpartition(".")[0]
-        if os.path.isfile(p + "._pth"):
-            with open(p + "._pth", encoding="utf-8-sig", errors="replace") as fh:
-                start["pth_file"], start["pth_lines"] = p + "._pth", fh.read().splitlines()
-            break
-    if not sys.flags.no_site:
-        import site
-        start["site_packages"] = list(getattr(site, "getsitepackages", lambda: [])())
-except Exception as exc:
-    out["errors"].append("startup: %r" % (exc,))
-out["startup"] = start
-spec = None
-try:
-    import importlib.util
-    spec = importlib.util.find_spec("torch")
-except Exception as exc:
-    out["errors"].append("find_spec: %r" % (exc,))
-if spec is not None:
-    locs = list(spec.submodule_search_locations or [])
-    torch_dir = locs[0] if locs else (os.path.dirname(spec.origin) if spec.origin else None)
-    text = None
-    if torch_dir:
-        vp = os.path.join(torch_dir, "version.py")
-        if os.path.isfile(vp):
-            with open(vp, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
-    out["torch"] = {"path": torch_dir, "version_py": text}
-sys.stdout.write("ZLUDA_RUNNER_TARGET=" + json.dumps(out) + "\n")
-"""
+if TYPE_CHECKING:
+    from types import ModuleType
 
+PROBE_TIMEOUT_S = 60
 _PYTHON_NAME = re.compile(
     r"^(?:python|pypy)(?:\d+(?:\.\d+)*)?[tdmu]*(?:-dbg)?(?:\.exe)?$|^pythonw(?:\.exe)?$", re.IGNORECASE
 )
@@ -114,6 +49,8 @@ def _which(cmd: str) -> str | None:
     if os.sep in cmd or (os.altsep and os.altsep in cmd):
         p = Path(cmd).expanduser()
         return str(p.absolute()) if p.is_file() else None
+    import shutil
+
     return shutil.which(cmd)
 
 
@@ -149,27 +86,21 @@ class InterpreterFacts(JsonMixin):
 
 
 def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> InterpreterFacts:
-    """Run the locating script with ``python``; :class:`TargetError` if it cannot run."""
+    """What interpreter ``python`` says of itself (:mod:`zluda_runner.inspection.selffacts`), as it would
+    with ``env``: read here when it is the interpreter running the ``zluda-run`` command line as it
+    started (:func:`~zluda_runner.inspection.selffacts.started_here`), else by running it;
+    :class:`TargetError` if it cannot run."""
+    from zluda_runner.core.startstate import at_start
+    from zluda_runner.inspection import selffacts
+
     exe = _which(python) or python
-    proc = run_child([exe, "-c", _PROBE_SCRIPT], timeout=PROBE_TIMEOUT_S, env=env)
-    if proc.start_error is not None:
-        raise TargetError(
-            f"the interpreter {python} does not run: {proc.start_error}",
-            hint="pass {opt:python} with the path of the Python that runs your workload "
-            "(e.g. .venv/bin/python)",
-        )
-    if proc.timed_out:
-        raise TargetError(
-            f"the interpreter {python} did not answer within {PROBE_TIMEOUT_S} s",
-            hint="check that it starts (run it with -c pass) or pass another {opt:python}",
-        )
-    data = json_line(proc.stdout, _PROBE_MARK)
-    if proc.returncode != 0 or not isinstance(data, dict):
-        raise TargetError(
-            f"the interpreter {python} does not run (exit {proc.returncode}): {proc.tail()}",
-            hint="pass {opt:python} with a working Python interpreter (3.8 or newer) that has torch "
-            "installed",
-        )
+    start = at_start()
+    if start is not None and selffacts.started_here(exe, os.environ if env is None else env, start):
+        data: object = selffacts.facts(selffacts.child_path(start[0]))
+    else:
+        data = _child_facts(python, exe, env)
+    if not isinstance(data, dict):  # (the child's answer is checked there)
+        raise TypeError("facts expected")
     torch = data.get("torch") or {}
     return InterpreterFacts(
         executable=data.get("executable") or exe,
@@ -183,6 +114,45 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
         errors=list(data.get("errors") or []),
         startup=startup_of(data.get("startup")),
     )
+
+
+def _child_facts(python: str, exe: str, env: Mapping[str, str] | None) -> object:
+    """The facts ``exe`` prints running :mod:`~zluda_runner.inspection.selffacts`'s source as its script."""
+    from zluda_runner.core.child import json_line, run_child
+    from zluda_runner.inspection import selffacts
+
+    proc = run_child([exe, "-c", _script(selffacts)], timeout=PROBE_TIMEOUT_S, env=env)
+    if proc.start_error is not None:
+        raise TargetError(
+            f"the interpreter {python} does not run: {proc.start_error}",
+            hint="pass {opt:python} with the path of the Python that runs your workload "
+            "(e.g. .venv/bin/python)",
+        )
+    if proc.timed_out:
+        raise TargetError(
+            f"the interpreter {python} did not answer within {PROBE_TIMEOUT_S} s",
+            hint="check that it starts (run it with -c pass) or pass another {opt:python}",
+        )
+    data = json_line(proc.stdout, selffacts.MARK)
+    if proc.returncode != 0 or not isinstance(data, dict):
+        raise TargetError(
+            f"the interpreter {python} does not run (exit {proc.returncode}): {proc.tail()}",
+            hint="pass {opt:python} with a working Python interpreter (3.8 or newer) that has torch "
+            "installed",
+        )
+    return data
+
+
+def _script(module: ModuleType) -> str:
+    """A module's own source, run as a child's ``-c`` script (its ``__main__`` part answers)."""
+    from importlib.abc import InspectLoader
+
+    loader = module.__spec__.loader if module.__spec__ else None
+    source = loader.get_source(module.__name__) if isinstance(loader, InspectLoader) else None
+    if not source:
+        raise TargetError(f"zluda-runner's own {module.__name__} has no source here to run in the target",
+                          hint="reinstall zluda-runner (its .py files are missing)")
+    return source
 
 
 # --------------------------------------------------------------------------- start-up (._pth)

@@ -18,7 +18,7 @@ from zluda_runner.launch.process import exec_process, run_process, run_process_e
 
 if TYPE_CHECKING:
     from zluda_runner.plan.defaults import DefaultsFacts
-    from zluda_runner.plan.defaults_facts import HostRead
+    from zluda_runner.plan.hostread import HostRead
     from zluda_runner.plan.model import RecordRefs, ShimPlan
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.host.model import HostGpu
 from zluda_runner.plan.model import ADDMM_LT_ENV, INHERITED_VARIABLES, AppliedDefault, ShimPlan
 
 TORCH_DEFAULTS_ENV = "ZLUDA_RUNNER_TORCH_DEFAULTS"  # the start-up defaults to apply, comma-separated
@@ -49,17 +50,6 @@ USER_GPU_VARS = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DE
 # why_not of every default when the defaults are off (``--no-defaults``, ``Options(defaults=False)``): a
 # neutral word in the record, which each front end renders in its own (report.plan_view: the flag)
 DEFAULTS_OFF = "defaults off"
-
-
-@dataclass(frozen=True)
-class HostGpu(JsonMixin):
-    """One AMD GPU as HIP numbers it, and the fact that says whether it is integrated."""
-
-    index: int
-    name: str
-    gfx: str | None
-    integrated: bool
-    why: str  # e.g. "KFD node 1: cpu_cores_count 16 (an APU)"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ Validation lives in :mod:`zluda_runner.release.validation`; loading in
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from zluda_runner.core.errors import ManifestError
@@ -544,6 +543,8 @@ class Manifest(JsonMixin):
         if len(loose) == 1:
             return loose[0]
         names = [r.id for r in self.releases] + [r.tag for r in self.releases]
+        import difflib  # (only for a name that is no release: a start-up does not pay for it)
+
         close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.4)
         hint = ("did you mean: " + ", ".join(close) + "? ") if close else ""
         hint += "known releases: " + ", ".join(r.id for r in self.releases) + " (see {cmd:releases})"
