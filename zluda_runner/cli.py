@@ -47,8 +47,10 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     make_standard_streams_safe()  # a cp1252 pipe on Windows: UTF-8, never UnicodeEncodeError
     try:
-        if argv is None:  # the command line itself: a plain launch remembered with nothing changed starts
-            from zluda_runner.commands.launchmemo import replay
+        from zluda_runner.commands import COMMAND_TABLE
+
+        if argv is None and not (args and args[0] in COMMAND_TABLE):  # the command line itself, no command
+            from zluda_runner.commands.launchmemo import replay  # named: a remembered plain launch starts
 
             replay(args)
         from zluda_runner.commands.helptext import answer
