@@ -21,6 +21,7 @@ import pytest
 
 from tests.conftest import require
 from tests.windows.winpy import (
+    DLL_OVERRIDES,
     DOWNLOAD_HINT,
     EMBED_SDIST,
     TORCH_WHEEL,
@@ -55,7 +56,7 @@ class Wine:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES=DLL_OVERRIDES)
         return env
 
     def run(self, argv: Sequence[str | Path], cwd: Path, timeout: float = 120) -> str:

@@ -52,6 +52,10 @@ PORTABLE_PTH = ("python313.zip\n.\nLib\\site-packages\n\n"
 DOWNLOAD_HINT = (f"set {WIN_WHEELS_ENV} to a folder holding {EMBED_SDIST}, {TORCH_WHEEL} and win_amd64 "
                  "wheels of zluda-runner's dependencies (.ci/run downloads them)")
 REPO = Path(__file__).resolve().parents[2]
+# no Mono or Gecko installer at wineboot; no crash debugger: an unhandled exception ends the process at
+# once with its code (STATUS_ACCESS_VIOLATION ...), as on a Windows with no debugger registered, where
+# Wine would start winedbg to print a backtrace first (seconds under load: past a probe case's timeout)
+DLL_OVERRIDES = "mscoree,mshtml=;winedbg.exe=d"
 
 
 def winpath(path: Path | str) -> str:
@@ -70,7 +74,7 @@ class WineEnv:
         # the Linux fake root (tests/conftest.py) means nothing to Windows: Wine's fresh prefix is bare
         env = {k: v for k, v in os.environ.items()
                if k not in ("DISPLAY", "ZLUDA_RUNNER_ROOT") and not k.startswith("PYTEST_")}
-        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES=DLL_OVERRIDES,
                    KMP_AFFINITY="disabled", PYTHONUTF8="0")
         env.update(extra or {})
         return env
