@@ -32,7 +32,7 @@ def test_the_settings_are_the_options_and_what_one_launch_asks() -> None:
     """The stages' form is Options itself (declared once) with what one launch asks for, nothing else."""
     assert issubclass(Settings, Options)
     assert [f.name for f in fields(Settings)] == [*(f.name for f in fields(Options)), "verify_load",
-                                                  "trace_out"]
+                                                  "trace_out", "hip"]  # hip: find's other HIP, a lock's
 
 
 def test_every_field_is_a_global_option_of_the_command_line() -> None:

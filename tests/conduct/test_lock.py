@@ -62,7 +62,7 @@ def test_a_lock_round_trips_and_its_files_are_hashed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("edit", "field"), [
     (lambda d: d.pop("variant"), "the lock: field 'variant' is missing"),
     (lambda d: d.update(variant="turbo"), "the lock: field 'variant' must be one of"),
-    (lambda d: d.update(schema=2), "the lock: field 'schema' is 2"),
+    (lambda d: d.update(schema=3), "the lock: field 'schema' is 3"),
     (lambda d: d.update(sha265="x"), "the lock: field 'sha265' is not part of the schema"),
     (lambda d: d["release"]["files"][1].update(sha256="abc"),
      "release: files[1]: field 'sha256' is malformed"),
@@ -94,3 +94,18 @@ def test_what_is_not_a_lock_is_refused_before_it_is_parsed(tmp_path: Path) -> No
         with pytest.raises(LockError) as info:
             read_lock(path)
         assert said in info.value.message, info.value.message
+
+
+def test_a_schema_1_lock_reads_as_one_without_a_hip_folder(tmp_path: Path) -> None:
+    """Locks written before the HIP folder was kept (schema 1) still read; one written now keeps it."""
+    lock = _lock(_release(tmp_path))
+    data = json.loads(lock.to_json())
+    data["schema"] = 1
+    del data["host"]["hip_path"]
+    (tmp_path / "old.lock").write_text(json.dumps(data), encoding="utf-8")
+    old = read_lock(tmp_path / "old.lock")
+    assert old.schema == 1 and old.host.hip_path is None and old.host == lock.host
+    host = LockedHost(os="linux", hip_version="6.2", hip_path="/opt/rocm-6.2.0")
+    kept = Lock(**{**lock.__dict__, "host": host})
+    write_lock(kept, tmp_path / "new.lock")
+    assert read_lock(tmp_path / "new.lock").host.hip_path == "/opt/rocm-6.2.0" and kept.schema == 2

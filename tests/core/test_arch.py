@@ -9,8 +9,8 @@ import sys
 
 def _as_machine(name: str, *args: str) -> subprocess.CompletedProcess[str]:
     code = (
-        "import platform, sys\n"
-        f"platform.machine = lambda: {name!r}\n"
+        "import sys\nimport zluda_runner.core.arch as arch\n"
+        f"arch.machine = lambda: {name!r}\n"
         "from zluda_runner.cli import main\n"
         f"main({list(args)!r})\n"
     )

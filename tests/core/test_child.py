@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from zluda_runner.core.child import json_line, run_child
+from zluda_runner.core.child import Tail, json_line, run_child
 
 
 def test_output_and_answer() -> None:
@@ -36,6 +36,27 @@ def test_a_flood_keeps_memory_bounded() -> None:
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "bounded" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_a_tail_keeps_the_last_bytes_of_a_stream_in_any_chunking() -> None:
+    """core.child.Tail, the one tail of a child's output (run_child's pipes, the probe channel's
+    streams): the last ``limit`` bytes whatever sizes the stream came in; a limit of 0 keeps none."""
+    stream = bytes(range(256)) * 40
+    for size in (1, 7, 100, 999, len(stream)):
+        tail = Tail(1000)
+        for at in range(0, len(stream), size):
+            tail.add(stream[at:at + size])
+            assert len(tail.data) <= 1000
+        assert tail.value() == stream[-1000:]
+    read, write = os.pipe()
+    os.write(write, b"first\n" + b"x" * 5000 + "\n\u00e9nd \n".encode())
+    os.close(write)
+    piped = Tail(8)
+    piped.drain(os.fdopen(read, "rb"))
+    assert (piped.value(), piped.text(3)) == ("x\n\u00e9nd \n".encode(), "\u00e9nd")
+    nothing = Tail(0)
+    nothing.add(b"dropped")
+    assert nothing.value() == b""
 
 
 def test_a_timeout_kills_what_the_child_started() -> None:

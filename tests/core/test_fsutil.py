@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zluda_runner.core.fsutil import TMP_PREFIX, atomic_output, write_if_changed
+from zluda_runner.core.fsutil import TMP_PREFIX, atomic_output, file_kind, write_if_changed
 
 
 def test_write_if_changed_keeps_an_unchanged_file_untouched(tmp_path: Path) -> None:
@@ -69,3 +69,37 @@ def test_a_written_file_has_the_permissions_a_plain_create_gives_and_a_replaced_
     os.chmod(kept, 0o604)
     assert write(kept, "077") == 0o604 and kept.read_text() == "x"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_file_kind_names_each_type_of_file_once(tmp_path: Path) -> None:
+    """One name per stat type, for every refusal of a file by its type (manifest, cache, archive member,
+    results store, open_regular); the names differ from each other and say nothing of a folder for a
+    file that is none."""
+    formats = (stat.S_IFREG, stat.S_IFDIR, stat.S_IFLNK, stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK,
+               stat.S_IFSOCK)
+    names = [file_kind(fmt | 0o644) for fmt in formats]
+    assert len(set(names)) == len(formats)
+    assert file_kind(os.lstat(tmp_path).st_mode) == file_kind(stat.S_IFDIR)
+    assert "0o" not in file_kind(stat.S_IFDIR)  # a known type shows no mode number
+    assert oct(0o070000) in file_kind(0o070000 | 0o644)  # no known type: its type bits, not a guess
+
+
+def test_read_regular_is_the_bounded_read_of_a_file(tmp_path: Path) -> None:
+    """read_regular (the manifest's, a lock's, ab's records' and every small host file's read): at most
+    ``limit`` bytes of a regular file; a larger one refused with its size, or (``more``) its first
+    ``limit + 1`` bytes; a FIFO or a folder refused unread, naming what it is."""
+    from zluda_runner.core.fsutil import FileTooLargeError, NotRegularFileError, read_regular
+
+    data = tmp_path / "data"
+    data.write_bytes(b"0123456789")
+    assert read_regular(data, 10) == b"0123456789"
+    assert read_regular(data, 4, more=True) == b"01234"
+    with pytest.raises(FileTooLargeError) as large:
+        read_regular(data, 4)
+    assert (large.value.size, large.value.limit, large.value.filename) == (10, 4, str(data))
+    for path, fmt in ((tmp_path, stat.S_IFDIR), (tmp_path / "pipe", stat.S_IFIFO)):
+        if fmt == stat.S_IFIFO:
+            os.mkfifo(path)  # no writer: opening it to read would wait for ever
+        with pytest.raises(NotRegularFileError) as refused:
+            read_regular(path, 10)
+        assert file_kind(fmt) in str(refused.value.strerror)

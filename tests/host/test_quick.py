@@ -32,3 +32,27 @@ def test_a_distribution_hip_package_is_found(tmp_path: Path) -> None:
     (lib / "libamdhip64.so.5").symlink_to("libamdhip64.so.5.2.21153")
     facts = quick_facts(env={}, root=tmp_path, platform="linux")
     assert facts.hip is not None and (facts.hip.version, facts.hip.origin) == ("5.2", "distribution")
+
+
+def test_the_driver_is_named_alike_by_a_recorded_run_and_the_doctor(tmp_path: Path) -> None:
+    """host/quick.amdgpu_driver, the one answer to "which amdgpu driver": a recorded run's fingerprint and
+    the doctor's facts agree, with a version, an in-tree module (no version file) and no module at all
+    (on main the run said "amdgpu (in-tree)" where the doctor said none was loaded)."""
+    import shutil
+
+    from tests.doctor.test_doctor import _doctor
+
+    rocm62_tree(tmp_path, gfx_nodes=[(110000, 96, 24 << 30)], tensile_for=["gfx1100"])
+    module = tmp_path / "sys" / "module" / "amdgpu"
+    seen = []
+    for step in ("version", "in-tree", "no module"):
+        if step == "in-tree":
+            (module / "version").unlink()
+        elif step == "no module":
+            shutil.rmtree(module)
+        run = quick_facts(env={}, root=tmp_path, platform="linux").fingerprint()["driver_version"]
+        doctor = _doctor(tmp_path)
+        assert run == doctor.facts.driver_version, step
+        assert (doctor.check("driver").status.value == "ok") is (run is not None and step != "no module")
+        seen.append(run)
+    assert len(set(seen)) == 3 and seen[-1] is None

@@ -187,3 +187,64 @@ def test_the_api_launch_gets_the_same_defaults(world: dict[str, Path], tmp_path:
         seen = json.loads(proc.stdout.splitlines()[0].split("=", 1)[1])
         assert seen["flash"] is flash and seen["hip_visible_devices"] == gpu, seen
         assert {d.name for d in launch.plan.defaults} >= {"sdpa-fused-off", "dedicated-gpu"}
+
+
+PINNED_WORKLOAD = """\
+import json, warnings
+import torch
+from torch.utils.data import DataLoader
+t = torch.ones(3)
+try:
+    pinned = t.pin_memory()
+    same, error = pinned is t, None
+except RuntimeError as exc:  # this CPU build: the call reached the accelerator's host allocator
+    same, error = False, type(exc).__name__
+loader = DataLoader([torch.ones(2), torch.zeros(2)], batch_size=2, pin_memory=True)
+with warnings.catch_warnings(record=True) as heard:
+    warnings.simplefilter("always")
+    batch = next(iter(loader))
+print("PINNED=" + json.dumps({"same": same, "error": error, "loader": loader.pin_memory,
+                              "batch_pinned": batch.is_pinned(), "batch": batch.tolist(),
+                              "warnings": len(heard)}))
+"""
+
+
+def _pinned(world: dict[str, Path], tmp_path: Path, *flags: str) -> dict[str, object]:
+    """The pinned-memory facts seen inside real torch 2.13, launched with the manifest's upstream-v6 (whose
+    one Linux asset is the driver-only stand-in, packed: a release that lacks cuMemAllocHost and
+    cuMemHostRegister by the manifest's data)."""
+    from tests.conftest import one_asset_manifest
+    from tests.release.conftest import tar_gz
+
+    tmp_path.mkdir()
+    archive = tmp_path / "zluda-linux-pinned.tar.gz"
+    driver = (world["driver_only"] / "libcuda.so.1").read_bytes()
+    archive.write_bytes(tar_gz([("dir", "zluda"), ("file", "zluda/libcuda.so.1", driver, 0o755),
+                                ("symlink", "zluda/libcuda.so", "libcuda.so.1")]))
+    manifest = one_asset_manifest(tmp_path, archive.read_bytes(), archive.name, "linux")
+    workload = tmp_path / "pinned.py"
+    workload.write_text(PINNED_WORKLOAD)
+    root = _host(tmp_path / "host", miopen=False, apu=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zluda_runner", "--cache-dir", str(tmp_path / "cache"), "--manifest",
+         str(manifest), "--archive", str(archive), *flags, "--", str(world["python"]), str(workload)],
+        capture_output=True, text=True, env=_env(root, world), timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line.split("=", 1)[1] for line in proc.stdout.splitlines() if line.startswith("PINNED=")]
+    assert len(lines) == 1, proc.stdout
+    seen: dict[str, object] = json.loads(lines[0])
+    return seen
+
+
+def test_pinned_memory_off_inside_real_torch_where_the_release_lacks_it(world: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    """torch 2.13's own code decides what is observable on its CPU build: ``Tensor.pin_memory()`` asks the
+    accelerator's caching host allocator (here: none, a RuntimeError); with the default it returns the
+    tensor itself, unpinned, and a DataLoader's ``pin_memory`` reads False, so its iterator neither pins
+    nor warns that no accelerator can pin. ``--no-defaults`` leaves torch as it is."""
+    on = _pinned(world, tmp_path / "on")
+    assert on == {"same": True, "error": None, "loader": False, "batch_pinned": False,
+                  "batch": [[1.0, 1.0], [0.0, 0.0]], "warnings": 0}
+    off = _pinned(world, tmp_path / "off", "--no-defaults")
+    assert off["same"] is False and off["error"] == "RuntimeError" and off["loader"] is True
+    assert off["warnings"] == 1 and off["batch"] == on["batch"]  # torch's own warning; the same values

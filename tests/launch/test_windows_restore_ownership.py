@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,7 @@ def test_restore_keeps_the_dll_pip_wrote_and_puts_back_the_rest(torch_lib: Path,
     pip_writes(torch_lib / "cublas64_11.dll", upgraded)
     assert windows.status(torch_lib).files[0].by == journal_mod.BY_OTHER  # pip's doing: not zluda-run's
     result = windows.restore(torch_lib)
-    assert result.kept == ["cublas64_11.dll"] and result.complete
+    assert result.kept == ["cublas64_11.dll"]
     assert sorted(result.restored) == ["cusparse64_11.dll", "nvrtc64_112_0.dll"]
     assert result.removed == ["nvrtc_cuda.dll"]
     assert (torch_lib / "cublas64_11.dll").read_bytes() == upgraded  # pip's file is not lost
@@ -71,10 +72,34 @@ def test_force_never_replaces_a_file_zluda_run_did_not_place(torch_lib: Path, pl
     pip_writes(torch_lib / "cublas64_11.dll", upgraded)
     out = CliRunner().invoke(main_group, ["--json", *argv, "--torch-lib", str(torch_lib)])
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
-    assert data["kept"] == ["cublas64_11.dll"] and data["complete"] is True
+    data = json.loads(out.stdout)
+    assert data["kept"] == ["cublas64_11.dll"] and data["complete"] is True  # schema 1's key, deprecated
+    assert ("restore --force" in out.stderr) == (argv[0] == "restore")  # the deprecated option says so
     assert "skipped" not in data and "journal_kept" not in data
     assert (torch_lib / "cublas64_11.dll").read_bytes() == upgraded
+
+
+def test_the_deprecated_force_and_complete_warn_and_change_nothing(torch_lib: Path, placements,
+                                                                    dlls) -> None:
+    """``restore(force=...)`` and ``RestoreResult.complete`` are deprecated (docs/api.md): each warns where
+    it is used (on 7859508 neither did: a parameter and a field that meant nothing, silently), and the
+    restore with ``force`` is the restore without it."""
+    import zluda_runner as zr
+
+    results = []
+    for force in (None, True):
+        windows.place(torch_lib, placements)
+        pip_writes(torch_lib / "cublas64_11.dll", f"MZ pip's, after {force}".encode())
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            results.append(zr.restore(torch_lib) if force is None else zr.restore(torch_lib, force=force))
+        assert [(w.category, Path(w.filename).name) for w in heard] == (
+            [] if force is None else [(DeprecationWarning, Path(__file__).name)])  # the caller's line
+    assert [r.to_dict() for r in results] == [results[0].to_dict()] * 2
+    assert results[0].kept == ["cublas64_11.dll"]
+    with pytest.warns(DeprecationWarning):
+        assert results[0].complete is True
+    assert restoring.RestoreResult.from_dict(results[0].to_dict()) == results[0]  # the JSON key read back
 
 
 def test_hooks_go_with_the_last_placement_after_drift(torch_lib: Path, placements, dlls,

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import zluda_runner.conduct.plan as prepare
+import zluda_runner.conduct.resolve as resolve
 from tests.golden import assert_golden
 from zluda_runner.cli import main_group
 from zluda_runner.commands import COMMAND_TABLE, load_module
@@ -95,13 +96,13 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
     shutil.copytree(standin_releases["good"], release, symlinks=True)
     settings = Settings(zluda_dir=release, cache_dir=tmp_path / "cache")
     calls: list[object] = []
-    real_inspect = prepare.inspect_target
+    real_inspect = resolve.inspect_target
 
     def counting(choice, settings_, env):  # type: ignore[no-untyped-def]
         calls.append(choice)
         return real_inspect(choice, settings_, env)
 
-    monkeypatch.setattr(prepare, "inspect_target", counting)
+    monkeypatch.setattr(resolve, "inspect_target", counting)
     argv = [str(apps["rpath"])]
     first = prepare.plan_run(run_context(argv, settings)).plan
     assert len(calls) == 1
@@ -109,13 +110,13 @@ def test_plan_cache_hit_and_invalidation(apps, standin_releases, tmp_path: Path,
     def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
         raise AssertionError("inspected again although the plan is cached")
 
-    monkeypatch.setattr(prepare, "inspect_target", refuse)
+    monkeypatch.setattr(resolve, "inspect_target", refuse)
     second = prepare.plan_run(run_context([*argv, "other", "args"], settings)).plan
     assert second.to_dict() | {"argv": None} == first.to_dict() | {"argv": None}
     assert second.argv == (*argv, "other", "args")
 
     # A shim file changes: the cached plan is no longer valid.
-    monkeypatch.setattr(prepare, "inspect_target", counting)
+    monkeypatch.setattr(resolve, "inspect_target", counting)
     shim = release / CUBLAS
     shim.write_bytes(shim.read_bytes())
     os.utime(shim, ns=(shim.stat().st_atime_ns, shim.stat().st_mtime_ns + 5_000_000_000))

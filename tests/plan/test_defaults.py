@@ -20,6 +20,7 @@ from zluda_runner.plan.defaults import (
     CUDNN_OFF,
     DEDICATED_GPU,
     DEVICE_IDENTITY,
+    PINNED_OFF,
     SDPA_OFF,
     SRC_FORK_README,
     SWITCH_OFF_ENV,
@@ -69,6 +70,22 @@ def test_each_default_applied_where_its_fact_holds() -> None:
     env = defaults_env(tuple(got.values()))
     assert env == {"DISABLE_ADDMM_CUDA_LT": "1", "HIP_VISIBLE_DEVICES": "1",
                    TORCH_DEFAULTS_ENV: f"{SDPA_OFF},{CUDNN_OFF}"}
+
+
+def test_pinned_memory_off_only_where_the_release_lacks_it() -> None:
+    """The manifest's data decides (the release's unimplemented pinned-memory functions), not its id; a
+    startup default, so only inside a Python workload with torch; the user's switch and --no-defaults
+    turn it off like the others."""
+    lacking = replace(TORCH, unpinned=("cuMemAllocHost", "cuMemHostRegister"))
+    got = _by_name(lacking)[PINNED_OFF]
+    assert got.applied and got.vehicle == "startup"
+    assert_golden("defaults_pinned_off", _records([got]))  # the functions and release named, its sources
+    assert defaults_env((got,)) == {TORCH_DEFAULTS_ENV: PINNED_OFF}
+    assert PINNED_OFF not in _by_name(TORCH)  # a release that implements them (or not recorded): nothing
+    assert PINNED_OFF not in _by_name(replace(lacking, torch_version=None))  # no torch to switch
+    assert _by_name(replace(lacking, enabled=False))[PINNED_OFF].why_not == "defaults off"
+    assert not _by_name(replace(lacking, env={SWITCH_OFF_ENV: PINNED_OFF}))[PINNED_OFF].applied
+    assert _by_name(replace(lacking, python=False)).get(PINNED_OFF, got).applied is False
 
 
 def test_fork_sdpa_source_is_its_readme() -> None:
@@ -171,6 +188,7 @@ def test_gathered_for_a_plan_and_shown(tmp_path: Path) -> None:
     facts = gather_facts(plan, read_host(env, "linux"), env, enabled=True, manifest=load_manifest())
     assert facts.served == ("driver",) and facts.miopen == "/opt/rocm/lib/libMIOpen.so.1"
     assert facts.identity is not None and facts.identity.text == "8.8"  # the manifest's upstream-v6
+    assert facts.unpinned == ("cuMemAllocHost", "cuMemHostRegister")  # its unimplemented functions
     done = plan_with_defaults(plan, compute_defaults(facts))
     assert done.env["HIP_VISIBLE_DEVICES"] == "1" and done.env["DISABLE_ADDMM_CUDA_LT"] == "1"
     assert done.env["ZLUDA_NVRTC_LIB"] == "/x" and "HIP_VISIBLE_DEVICES" in done.inherited

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from zluda_runner.conduct import plan as prepare
+from zluda_runner.conduct import resolve
 from zluda_runner.conduct.context import run_context
 from zluda_runner.core.settings import Settings
 from zluda_runner.launch.prepare import launch_env
@@ -67,5 +68,5 @@ def test_an_intact_entry_is_still_a_hit(apps, standin_releases, tmp_path: Path, 
     def refuse(*_a, **_k):  # type: ignore[no-untyped-def]
         raise AssertionError("inspected again although the plan is cached")
 
-    monkeypatch.setattr(prepare, "inspect_target", refuse)
+    monkeypatch.setattr(resolve, "inspect_target", refuse)
     assert prepare.plan_run(run_context(argv, settings)).plan.bindings

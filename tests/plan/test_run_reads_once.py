@@ -75,16 +75,16 @@ def test_a_recorded_run_names_what_its_context_planned(
     the manifest asked for twice."""
     from zluda_runner import Options
     from zluda_runner.api.poc import run_poc
-    from zluda_runner.conduct import plan as conduct_plan
+    from zluda_runner.conduct import resolve as conduct_resolve
     from zluda_runner.results.backends import SQLiteStore
 
-    real_inspect = conduct_plan.inspect_target
+    real_inspect = conduct_resolve.inspect_target
 
     def inspect(*args: object, **kwargs: object) -> object:
         reads["inspect"] += 1
         return real_inspect(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(conduct_plan, "inspect_target", inspect)
+    monkeypatch.setattr(conduct_resolve, "inspect_target", inspect)
     db = tmp_path / "results.db"
     options = Options(zluda_dir=standin_releases["good"], cache_dir=tmp_path / "cache", force=True,
                       results_db=str(db))

@@ -207,6 +207,40 @@ def test_zluda_dir_on_a_fork_folder_maps_like_the_manifest_release(
     assert placed >= {"cublas64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"}
 
 
+@pytest.mark.parametrize("files", [
+    ("nvcuda.dll", "nvml.dll", "cublas.dll", "cusparse.dll"),  # an older or trimmed fork folder
+    ("nvcuda.dll", "cublas.dll"),
+])
+def test_zluda_dir_on_a_fork_folder_that_is_no_manifest_asset_maps_the_fork_names(
+        windows_setup: tuple[Path, Path], tmp_path: Path, files: tuple[str, ...]) -> None:
+    """A fork-shaped folder (the fork's injector, its un-renamed DLLs) that is not file for file one of
+    the manifest's fork zips (no cuFFT, no NVRTC, no zluda_redirect.dll) is still read with the fork's
+    names: each DLL it has gets the name torch loads it under (on 3abffb6: FATAL, cublas64_11.dll
+    missing, as cublas.dll kept its own name); what it lacks stays NVIDIA's."""
+    from zluda_runner.release.layout import scan_release_dir
+
+    site, root = windows_setup
+    fork = tmp_path / "ZLUDA"
+    fork.mkdir()
+    for name in files:
+        shutil.copy2(root / name, fork / name)
+    (fork / "zluda.exe").write_bytes(b"MZ")
+    scanned = scan_release_dir(fork)
+    mapped = {Path(s.path).name: (s.family, s.load_names, s.cuda_major, s.recognised_by)
+              for s in scanned.shims}
+    assert mapped["cublas.dll"] == ("cublas", ("cublas64_11.dll",), 11, "manifest")
+    assert set(mapped) == set(files)
+    plan = make_plan(inspect_path(site), scanned)
+    assert plan.verdict != "fatal", [b.reasons for b in plan.fatal]
+    by_need = {b.need: b for b in plan.bindings}
+    assert (by_need["cublas64_11.dll"].action, Path(by_need["cublas64_11.dll"].shim).name) == (
+        "replace", "cublas.dll")
+    placed = {p.dest_name: Path(p.source).name for p in plan.placements}
+    assert placed["cublas64_11.dll"] == "cublas.dll"
+    assert "cufft64_10.dll" not in placed and "nvrtc64_112_0.dll" not in placed  # NVIDIA's stay
+    assert ("cusparse64_11.dll" in placed) == ("cusparse.dll" in files)
+
+
 def test_zluda_dir_without_the_fork_launcher_keeps_its_names(
         windows_setup: tuple[Path, Path], tmp_path: Path) -> None:
     """A folder that is not the fork's zip (no zluda.exe: upstream v5 ships cublas.dll for CUDA 12 under

@@ -158,7 +158,7 @@ def test_a_probe_script_loads_the_comparator_beside_it_without_zluda_runner(tmp_
               if line.startswith("ZLUDA_RUNNER_TORCH_PROBE ")]
     ops = {e["id"]: e["status"] for e in events if e["event"] == "op"}
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert len(ops) == 12 and set(ops.values()) == {"pass"}, ops
+    assert len(ops) == 13 and set(ops.values()) == {"pass"}, ops
 
 
 def test_what_the_scripts_load_stands_alone() -> None:

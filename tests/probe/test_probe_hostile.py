@@ -213,9 +213,10 @@ def test_unreadable_result_fails_its_case_alone(name: str, standin: Path, tmp_pa
 
 
 def test_frame_reader_keeps_bounded_state() -> None:
-    from zluda_runner.probe.channel import MAX_FRAME, TAIL_BYTES, FrameReader, Tail
+    from zluda_runner.core.child import Tail
+    from zluda_runner.probe.channel import MAX_FRAME, TAIL_BYTES, FrameReader
 
-    out = Tail()
+    out = Tail(TAIL_BYTES)
     reader = FrameReader(b"TOK ", out)
     events = []
     for _ in range(40):  # 40 MiB without a newline, then a frame after it on the same line

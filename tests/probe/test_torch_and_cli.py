@@ -27,6 +27,8 @@ def test_torch_ops_on_cpu_match_float64() -> None:
     assert report.load is not None and report.load.status == "pass"
     ids = {c.id for c in report.cases}
     assert {"matmul.fp16", "matmul.bf16", "sdpa", "fft", "random.seeded"} <= ids
+    gemv = report.case("blas.gemv")  # matrix x vector, float32: cuBLAS gemv on a device (a v5-v7 caveat)
+    assert gemv is not None and (gemv.area, gemv.dtype, gemv.status) == ("blas", "float32", "pass")
     assert report.summary == {"pass": len(report.cases)}
     assert all(c.max_abs_err is not None for c in report.cases if c.id != "random.seeded")
 
@@ -207,3 +209,19 @@ def test_tolerances_are_dtype_aware() -> None:
     assert _compare(nan.float(), nan)[0]  # NaN where the reference has NaN: equal (equal_nan)
     ok, _, _, why = _compare(want[:10].float(), want)
     assert not ok and "shape" in why
+
+
+def test_the_cublas_caveat_names_the_quick_probes_gemv_case() -> None:
+    """Upstream ZLUDA's cuBLAS is GEMM only (gemv, nrm2: CUBLAS_STATUS_NOT_SUPPORTED; observed in
+    v7-preview.10): the caveat of each release that has it names the quick probe's case that shows it on a
+    user's GPU, and that case is in the probe (matrix x vector, float32: cuBLAS gemv)."""
+    require(_has_torch(), "torch not installed (pip install torch==2.13.0)")
+    import torch
+
+    from zluda_runner.probe import torch_ops
+    from zluda_runner.release.manifest import load_manifest
+
+    ops = {op_id: (area, dtype) for op_id, area, _, dtype in torch_ops._ops(torch)}
+    assert ops["blas.gemv"] == ("blas", "float32")
+    named = {r.id for r in load_manifest().releases for c in r.caveats if "blas.gemv" in c.split()}
+    assert named == {"upstream-v5", "upstream-v6", "upstream-v7-preview.10", "upstream-v7-preview.11"}

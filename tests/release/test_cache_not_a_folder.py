@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from tests.conftest import one_asset_manifest
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import CacheError
+from zluda_runner.core.fsutil import file_kind
 from zluda_runner.release import cache as cache_mod
 from zluda_runner.release.store import CacheLayout, TrustStore
 
@@ -107,3 +109,16 @@ def test_a_cache_area_that_is_a_file_is_named(setup, area):
         assert res.exit_code == 1 and "Traceback" not in res.output, res.output
         assert f"its {area} folder, {cache / area}, is a file, not a folder" in res.stderr
     assert sorted(p.name for p in cache.iterdir()) == [area]  # nothing made beside it
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_cache_that_is_a_fifo_is_named_by_what_it_is(tmp_path):
+    """The cache's own name for a file's type was "not a folder" for all but a regular file (the
+    message read "... is not a folder, not a folder"): it is core/fsutil's ``file_kind`` now, as for
+    every other file refused by its type."""
+    cache = tmp_path / "cache"
+    os.mkfifo(cache)
+    with pytest.raises(CacheError) as caught:
+        cache_mod.list_cache(cache)
+    assert f"{cache} is {file_kind(stat.S_IFIFO)}," in caught.value.message
+    assert stat.S_ISFIFO(os.lstat(cache).st_mode)  # left as it was, never opened

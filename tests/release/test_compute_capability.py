@@ -32,8 +32,14 @@ def test_v6_reports_8_8_and_v7_previews_8_5_with_sources() -> None:
     assert v6.source.kind == "publisher" and "zluda_common/src/constants.rs@3fe1206" in v6.source.refs()
     p10 = m.find("upstream-v7-preview.10").compute_capability
     assert p10 is not None and (p10.major, p10.minor) == (8, 5)
+    # observed, not inferred (issue 29): a third party's run of v7-preview.10 printed 8.5; the source's
+    # 8.8 -> 8.5 (v7-preview.8, #670) beside it
+    assert p10.source.kind == "third-party usage"
+    assert p10.source.sources[0].ref == "code-index:68830774714"
     assert "6e7abfd2777b96baeaac26a3719a571b770e338e" in p10.source.refs()
     assert "https://github.com/vosen/ZLUDA/pull/670" in p10.source.refs()
+    p11 = m.find("upstream-v7-preview.11").compute_capability
+    assert p11 is not None and p11.source.kind == "inferred"  # no run of v7-preview.11 seen: still inferred
     assert p10.describe() == "compute capability 8.5 (override: ZLUDA_CC=MAJOR.MINOR)"
     assert m.find("upstream-v3").compute_capability is None  # not recorded: not guessed
 

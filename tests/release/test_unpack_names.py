@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import ArchiveError, UnsafeArchiveError
 from zluda_runner.core.wording import render
-from zluda_runner.release import unpack
 from zluda_runner.release.manifest import default_manifest_path
-from zluda_runner.release.unpack import MAX_NAME_PART, UnusableArchiveError, safe_extract, shown
+from zluda_runner.release.names import MAX_NAME_PART, UNUSABLE_HINT, UnusableArchiveError, shown
+from zluda_runner.release.unpack import safe_extract
 
 
 def _extract(tmp_path: Path, kit, fmt: str, entries: list[tuple]) -> tuple[pytest.ExceptionInfo, Path]:
@@ -144,7 +144,7 @@ def test_fetch_of_a_case_colliding_zip_caches_nothing(fetch, tmp_path):
     data = json.loads(res.stdout)
     assert data["kind"] == "unusable-archive" and "zluda/NVCUDA.dll" in data["error"]
     # the archive is as published: the unusable-archive hint (report it, pick another release), no retry
-    assert data["hint"] == render(unpack._UNUSABLE_HINT, "command line")
+    assert data["hint"] == render(UNUSABLE_HINT, "command line")
     assert _cache_holds_nothing(cache)
 
 

@@ -10,9 +10,7 @@ machine and fails in CI (``CI=true``), where ``.ci/run`` installs it.
 from __future__ import annotations
 
 import itertools
-import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,94 +18,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
-
-PG_ENV_BIN = "ZLUDA_RUNNER_TEST_PG_BIN"  # a folder with initdb/pg_ctl, if not the usual one
-
-
-
-
-def _pg_bindir() -> Path | None:
-    if os.environ.get(PG_ENV_BIN):
-        return Path(os.environ[PG_ENV_BIN])
-    found = shutil.which("pg_config")
-    if found:
-        out = subprocess.run([found, "--bindir"], capture_output=True, text=True, check=False).stdout.strip()
-        if out and (Path(out) / "initdb").exists():
-            return Path(out)
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: p.parent.parent.name)
-    return versions[-1].parent if versions else None
-
-
-class PgServer:
-    """A throw-away PostgreSQL cluster on a unix socket; :meth:`new_database` gives an empty db URL."""
-
-    def __init__(self, bindir: Path, root: Path, run_as: list[str]) -> None:
-        self.bindir, self.root, self.run_as = bindir, root, run_as
-        self.data, self.sock = root / "data", root / "sock"
-        self._names = itertools.count()
-
-    def _run(self, *argv: str) -> None:
-        proc = subprocess.run([*self.run_as, *argv], capture_output=True, text=True, check=False, timeout=120)
-        if proc.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-
-    def start(self) -> None:
-        self.sock.mkdir()
-        if self.run_as:
-            shutil.chown(self.root, user="postgres")
-            shutil.chown(self.sock, user="postgres")
-        self._run(
-            str(self.bindir / "initdb"),
-            "-D",
-            str(self.data),
-            "--auth=trust",
-            "-U",
-            "postgres",
-            "--no-sync",
-            "-E",
-            "UTF8",
-        )
-        options = f"-k {self.sock} -c listen_addresses='' -c fsync=off"
-        self._run(
-            str(self.bindir / "pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-w",
-            "-t",
-            "60",
-            "-l",
-            str(self.root / "server.log"),
-            "start",
-        )
-
-    def stop(self) -> None:
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
-
-    def url(self, db: str = "postgres") -> str:
-        return f"postgresql://postgres@/{db}?host={self.sock}"
-
-    def new_database(self) -> str:
-        import psycopg
-
-        name = f"results_{next(self._names)}"
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name)
+from tests.results.pgserver import PgServer, pg_bindir, run_as_postgres
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
-    bindir = _pg_bindir()
+    bindir = pg_bindir()
     require(bindir is not None, "PostgreSQL is not installed (apt-get install postgresql)")
     assert bindir is not None
-    run_as: list[str] = []
-    if os.geteuid() == 0:
-        require(
-            shutil.which("runuser") is not None, "runuser (util-linux) is needed to run initdb as postgres"
-        )
-        run_as = ["runuser", "-u", "postgres", "--"]
+    run_as = run_as_postgres()
+    require(run_as is not None, "runuser (util-linux) is needed to run initdb as postgres")
+    assert run_as is not None
     root = Path(tempfile.mkdtemp(prefix="zr-pg-"))
     server = PgServer(bindir, root, run_as)
     try:

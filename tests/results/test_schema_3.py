@@ -55,7 +55,8 @@ def test_a_schema_2_store_is_migrated_in_place(store_url: str, tmp_path: Path) -
 
 def test_the_matrix_is_ranked_from_its_index_without_a_sort(tmp_path: Path) -> None:
     """SQLite's plan of each query the matrix makes: the runs read through runs_by_cell (covering: no
-    row is read to rank them), no temporary B-tree (a sort, n log n); the failing items through theirs."""
+    row is read to count them or to find each kind's latest), no temporary B-tree (a sort, n log n); the
+    failing items through theirs."""
     url = str(tmp_path / "s" / "results.db")
     plant(url, tmp_path)
     seen: list[tuple[str, tuple[Any, ...]]] = []
@@ -73,14 +74,17 @@ def test_the_matrix_is_ranked_from_its_index_without_a_sort(tmp_path: Path) -> N
         plans = {}
         with store._tx(write=False) as cur:
             for sql, params in seen:
-                if sql.startswith("SELECT") and "schema_version" not in sql:
+                if sql.startswith(("SELECT", "WITH")) and "schema_version" not in sql:
                     plans[sql] = [str(r[-1]) for r in store._exec(cur, "EXPLAIN QUERY PLAN " + sql, params)]
-    ranked = [p for sql, p in plans.items() if "ROW_NUMBER" in sql]
+    walked = [p for sql, p in plans.items() if "WITH RECURSIVE" in sql]
     counted = [p for sql, p in plans.items() if "COUNT(*)" in sql]
     failing = [p for sql, p in plans.items() if "FROM items" in sql]
-    assert len(ranked) == len(counted) == 2 and failing, plans
-    for plan in ranked + counted:
+    assert len(walked) == len(counted) == 2 and failing, plans
+    for plan in counted:
         assert "SCAN runs USING COVERING INDEX runs_by_cell" in plan, plan
+    for plan in walked:  # from one (cell, kind) to the next by seeks (tests/results/test_matrix_walk.py)
+        assert any(step.startswith("SEARCH n USING COVERING INDEX runs_by_cell (release_id=? AND gfx=?")
+                   for step in plan), plan
     for plan in plans.values():
         assert not any("TEMP B-TREE" in step for step in plan), plan
     assert all(any("items_failing_only" in step for step in plan) for plan in failing), failing

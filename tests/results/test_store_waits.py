@@ -26,6 +26,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.results.backends import make_store
 from zluda_runner.results.bundle import export_bundle
 from zluda_runner.results.recording import build_run, record_report
+from zluda_runner.results.store import _run_row
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -153,7 +154,7 @@ def test_postgres_recording_behind_a_held_row_is_a_warning(pg_server, tmp_path: 
     try:
         cur = stalled._conn.cursor()
         cur.execute("BEGIN")
-        assert stalled._insert(cur, run)
+        assert stalled._insert_heads(cur, [_run_row(run, STARTED)]) == [True]
         outcome = _record_in_child(url)
     finally:
         stalled.close()

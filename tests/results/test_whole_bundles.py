@@ -131,7 +131,7 @@ def test_what_was_checked_is_what_is_stored_when_the_name_gets_another_file(
     other = _exported(tmp_path, runs=3).rename(tmp_path / "other.jsonl")
     other_lines = other.read_text(encoding="utf-8").splitlines(keepends=True)
     other.write_text("".join(other_lines[:2]) + "{damaged\n", encoding="utf-8")  # one run, then damage
-    real, seen = bundle_mod.run_from_bundle, []
+    real, seen = bundle_mod.check_run, []
 
     def checking(data: object, schema: int | None = None):  # type: ignore[no-untyped-def]
         seen.append(1)
@@ -139,7 +139,7 @@ def test_what_was_checked_is_what_is_stored_when_the_name_gets_another_file(
             os.replace(other, good)
         return real(data, schema)
 
-    monkeypatch.setattr(bundle_mod, "run_from_bundle", checking)
+    monkeypatch.setattr(bundle_mod, "check_run", checking)
     monkeypatch.setattr(bundle_mod, "_BATCH", 1)
     with make_store(str(tmp_path / "dst" / "results.db")).open() as store:
         assert import_bundles(store, [good]) == (2, 0)

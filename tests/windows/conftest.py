@@ -160,7 +160,7 @@ def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path, win_temp
         if torch not in win_templates:
             home = tmp_path_factory.mktemp("template-py") / "python"
             win_templates[torch] = make_python(wine_env, win_wheels, project_wheel, home, portable=False,
-                                               torch=torch)
+                                               torch=torch, compiled=True)
         home = tmp_path_factory.mktemp("portable-py" if portable else "py") / "python"
         return copy_python(win_templates[torch], home, portable=portable)
 

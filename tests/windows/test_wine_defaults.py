@@ -126,3 +126,61 @@ def test_placed_defaults_reach_a_python_started_alone_and_restore_removes_them(
     assert restored.returncode == 0, restored.stderr[-3000:]
     assert not hook.exists()
     assert _seen(py.run([workload], env=NO_HIP)) == UNTOUCHED
+
+
+PINNED_WORKLOAD = """\
+import json, os, warnings
+import torch
+from torch.utils.data import DataLoader
+t = torch.ones(3)
+ours = "pin_memory" in vars(torch.Tensor)  # torch's own is TensorBase's method
+# torch's own pin_memory() is called only where it is ours: in this stand-in world (a CPU torch made
+# CUDA-shaped, stand-in DLLs) torch's own crashes the process under Wine
+same = t.pin_memory() is t if ours else None
+loader = DataLoader([torch.ones(2), torch.zeros(2)], batch_size=2, pin_memory=True)
+with warnings.catch_warnings(record=True) as heard:
+    warnings.simplefilter("always")
+    batch = next(iter(loader))
+print("PINNED=" + json.dumps({"ours": ours, "same": same, "loader": loader.pin_memory,
+                              "batch_pinned": batch.is_pinned(), "warnings": len(heard)}), flush=True)
+"""
+
+
+def test_pinned_memory_off_inside_windows_torch_where_the_release_lacks_it(  # type: ignore[no-untyped-def]
+        new_cuda11_winpy, standin, tmp_path: Path) -> None:
+    """The manifest's upstream-v6 (its Windows asset here: a v6-shaped zip of stand-ins), which the
+    manifest records as lacking cuMemAllocHost/cuMemHostRegister: inside PyPI's real Windows torch 2.13,
+    ``Tensor.pin_memory()`` returns the tensor itself and a DataLoader's ``pin_memory`` reads False (its
+    iterator pins nothing and does not warn); with ``--no-defaults`` torch's own method and flag are
+    left as they are."""
+    from tests.conftest import one_asset_manifest
+    from tests.release.conftest import zip_bytes
+
+    py: WinPython = new_cuda11_winpy(portable=False)
+    files = {"nvcuda.dll": standin("v6 nvcuda", "DRIVER", "nvcuda.dll"),
+             "nvml.dll": standin("v6 nvml", "NVML", "nvml.dll"),
+             "cublas64_11.dll": standin("v6 cublas", "CUBLAS", "cublas64_11.dll")}
+    archive = tmp_path / "zluda-windows-pinned.zip"
+    members = [("file", f"zluda/{name}", path.read_bytes()) for name, path in files.items()]
+    archive.write_bytes(zip_bytes(members))
+    manifest = one_asset_manifest(tmp_path, archive.read_bytes(), archive.name, "windows")
+    workload = tmp_path / "pinned.py"
+    workload.write_text(PINNED_WORKLOAD)
+    cache = tmp_path / "cache"
+    base = ["--cache-dir", winpath(cache), "--manifest", winpath(manifest), "--archive", winpath(archive)]
+    plan = py.zluda_run("--json", *base, "plan", "--", winpath(py.exe), winpath(workload), env=NO_HIP)
+    assert plan.returncode == 0, plan.stderr[-3000:]
+    listed = {d["name"]: d for d in json.loads(plan.stdout)["defaults"]}
+    assert listed["pinned-memory-off"]["applied"] and listed["pinned-memory-off"]["vehicle"] == "startup"
+
+    def seen(*flags: str) -> dict[str, object]:
+        proc = py.zluda_run(*base, *flags, "run", "--", winpath(py.exe), winpath(workload), env=NO_HIP)
+        assert proc.returncode == 0, proc.stdout[-1500:] + proc.stderr[-3000:]
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("PINNED=")]
+        assert len(lines) == 1, proc.stdout
+        got: dict[str, object] = json.loads(lines[0].split("=", 1)[1])
+        return got
+
+    assert seen() == {"ours": True, "same": True, "loader": False, "batch_pinned": False, "warnings": 0}
+    off = seen("--no-defaults")
+    assert off == {"ours": False, "same": None, "loader": True, "batch_pinned": False, "warnings": 1}

@@ -106,3 +106,58 @@ def test_find_judges_placement_and_injector_locks_the_one_that_works_and_lock_ru
     restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
     assert restored.returncode == 0, restored.stdout + restored.stderr
     assert _tree(lib) == nvidia
+
+
+def test_find_tries_the_other_hip_sdk_and_the_lock_takes_it_again(  # type: ignore[no-untyped-def]
+    new_cuda11_winpy, mingw_build, standin, tmp_path: Path
+) -> None:
+    """Two HIP SDKs side by side (``HIP_PATH`` = 6.4, the one a run takes; ``HIP_PATH_62``), neither ``bin``
+    on PATH. The v6-shaped release's cuBLAS imports rocblas.dll and amdhip64_6.dll (their real import
+    tables, read with pefile): with the host's own SDK its plan is FATAL (no run); the other SDK's plan puts
+    its bin on PATH, the workload runs (torch's DLL loop finds them there) and is locked with that SDK;
+    ``--lock`` takes it again; ``restore`` leaves NVIDIA's files as they were."""
+    py: WinPython = new_cuda11_winpy(portable=False)
+    hip6 = mingw_build(["windows/hip_sdk.c"], "amdhip64_6.dll", args=["-DAMDHIP"])
+    rocblas6 = mingw_build(["windows/hip_sdk.c", hip6], "rocblas.dll", args=["-DROCBLAS"])
+    zluda = mingw_build(["windows/hip_sdk.c", hip6, rocblas6], "cublas.dll", args=["-DZLUDA_CUBLAS"])
+    sdks = {}
+    for version in ("6.4", "6.2"):
+        folder = tmp_path / "ROCm" / version / "bin"
+        folder.mkdir(parents=True)
+        shutil.copyfile(hip6, folder / "amdhip64_6.dll")
+        shutil.copyfile(rocblas6, folder / "rocblas.dll")
+        sdks[version] = winpath(folder.parent)
+    v6 = _release(tmp_path / "v6" / "zluda", "v6", 0, {
+        "cusparse64_11.dll": "CUSPARSE", "cufft64_10.dll": "CUFFT"}, mingw_build, standin)
+    shutil.copyfile(zluda, v6 / "cublas64_11.dll")
+    workload = tmp_path / "workload.py"
+    workload.write_text(WORKLOAD, encoding="utf-8")
+    lib = torch_dir(py) / "lib"
+    nvidia = _tree(lib)
+    env = {"ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache"), "HIP_PATH": sdks["6.4"],
+           "HIP_PATH_62": sdks["6.2"], "HIP_PATH_57": "", "HIP_PATH_64": ""}
+    lock_file = tmp_path / "zluda.lock"
+    cmd = ["--", winpath(py.exe), winpath(workload)]
+    found = py.zluda_run("--results-db", winpath(tmp_path / "results.db"), "--json", "find",
+                         "--only-candidates", "--candidate", winpath(v6), "--min-speedup", "0",
+                         "--lock", winpath(lock_file), *cmd, env=env)
+    assert "Traceback" not in found.stderr, found.stderr
+    assert found.returncode == 3, found.stdout + found.stderr
+    report = json.loads(found.stdout)
+    tried = [(v["candidate"]["variant"], v["candidate"]["hip"], v["stage"], v["status"])
+             for v in report["verdicts"]]
+    assert tried == [("defaults", None, "plan", "fail"), ("other-hip", sdks["6.2"], "run", "unproven")]
+    assert "rocblas.dll" in report["verdicts"][0]["why"]  # the FATAL binding's missing dependency
+    lock = read_lock(lock_file)
+    assert lock.variant == "other-hip" and lock.host.os == "windows"
+    assert (lock.host.hip_path, lock.host.hip_version) == (sdks["6.2"], "6.2")
+    assert [s.name for s in lock.settings if s.applied][-1] == "other-hip"
+    locked = py.zluda_run("--lock", winpath(lock_file), "run", *cmd, env=env)
+    assert locked.returncode == 0, locked.stdout + locked.stderr
+    assert "values [1.0, 2.0, -3.0, 4.0]" in locked.stdout
+    plain = py.zluda_run("--json", "--zluda-dir", winpath(v6), "plan", *cmd, env=env)
+    assert "Traceback" not in plain.stderr, plain.stderr  # the host's own SDK: FATAL as before
+    assert any(b["verdict"] == "fatal" for b in json.loads(plain.stdout)["bindings"]), plain.stdout
+    restored = py.zluda_run("restore", "--torch-lib", winpath(lib), env=env)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    assert _tree(lib) == nvidia

@@ -77,3 +77,46 @@ def test_doctor_names_several_sdks_and_the_hip_runtime_mix(  # type: ignore[no-u
     conflicts = [c for check in (sdks, mix) for c in check["details"]["conflicts"]]
     for conflict in conflicts:
         assert f"{conflict['message']} (fix: {conflict['fix']})" in warnings, (conflict, warnings)
+
+
+def test_doctor_and_plan_say_hip_path_names_a_missing_folder_and_ask_no_linux_tool(  # type: ignore[no-untyped-def]
+        winpy: WinPython, mingw_build, tmp_path: Path) -> None:
+    """An uninstalled HIP SDK leaves HIP_PATH naming a folder that is gone (issue 29): the doctor's rocm
+    check, the plan's warnings and the run's word about the host name it (on 3abffb6 the doctor said
+    "HIP_PATH unset", the run "no AMD HIP SDK found"); the GPU is asked of HIP and the registry, not of
+    rocminfo / rocm_agent_enumerator (Linux tools)."""
+    gone = winpath(tmp_path / "AMD" / "ROCm" / "6.4") + "\\"
+    env = {"HIP_PATH": gone, "HIP_PATH_64": gone, "HIP_PATH_57": "", "HIP_PATH_62": ""}
+    hip7 = mingw_build(["windows/hip_sdk.c"], "amdhip64_7.dll", args=["-DAMDHIP"])
+    rocblas7 = mingw_build(["windows/hip_sdk.c", hip7], "rocblas_hip7.dll", args=["-DROCBLAS"])
+    zluda7 = mingw_build(["windows/hip_sdk.c", hip7, rocblas7], "cublas_hip7.dll", args=["-DZLUDA_CUBLAS"])
+    release = tmp_path / "zluda"
+    release.mkdir()
+    shutil.copyfile(zluda7, release / "cublas64_12.dll")
+    shutil.copyfile(mingw_build(["plan/win_stub.c"], "nvcuda.dll", args=["-DDRIVER"]), release / "nvcuda.dll")
+    out = winpy.zluda_run("--zluda-dir", winpath(release), "doctor", "--json", env=env)
+    assert "Traceback" not in out.stderr, out.stderr
+    checks = {c["id"]: c for c in json.loads(out.stdout)["checks"]}
+    rocm = checks["rocm"]
+    assert rocm["status"] == "fail" and rocm["details"]["missing_folders"] == [
+        {"variable": "HIP_PATH", "path": gone}, {"variable": "HIP_PATH_64", "path": gone}], rocm
+    assert gone in rocm["message"]
+    gpu = checks["gpu"]
+    assert gpu["status"] == "fail" and gpu["details"]["asked"][:1] == ["hip"], gpu
+    assert not {"rocminfo", "rocm_agent_enumerator"} & set(gpu["details"]["asked"]), gpu
+    assert not any(t in gpu["message"] for t in ("rocminfo", "rocm_agent_enumerator")), gpu
+
+    app = tmp_path / "app"
+    app.mkdir()
+    cudart = mingw_build(["plan/win_stub.c"], "cudart64_12.dll", args=["-DCUDART"])
+    shutil.copyfile(mingw_build(["windows/cuda_program.c", cudart], "cuda_program.exe", shared=False),
+                    app / "cuda_program.exe")
+    shutil.copyfile(cudart, app / "cudart64_12.dll")
+    base = ["--cache-dir", winpath(tmp_path / "cache"), "--zluda-dir", winpath(release), "--json"]
+    plan = winpy.zluda_run(*base, "plan", "--no-cache", "--", winpath(app / "cuda_program.exe"), env=env)
+    assert "Traceback" not in plan.stderr, plan.stderr
+    warnings = json.loads(plan.stdout)["warnings"]
+    assert any(gone.rstrip("\\") in w for w in warnings), warnings  # the SDK conflict, as the plan says it
+    run = winpy.zluda_run(*base, "--strict", "--", winpath(app / "cuda_program.exe"), env=env)
+    refusal = json.loads(run.stdout)
+    assert (run.returncode, refusal["kind"]) == (3, "check-failed") and gone in refusal["error"], refusal

@@ -26,8 +26,9 @@ from zluda_runner.probe.cases import CATALOGUE
 from zluda_runner.trace.workload import NOT_ON_WINDOWS, NOT_ON_WINDOWS_HINT
 
 CONSOLE_HOSTS = {"conhost.exe", "explorer.exe"}
-QUICK_OPS = {"matmul.fp32", "matmul.fp16", "matmul.bf16", "conv2d", "sdpa", "layer_norm", "softmax", "fft",
-             "sort_topk", "index_scatter", "embedding", "random.seeded"}  # torch_ops.py's smoke set
+# torch_ops.py's smoke set
+QUICK_OPS = {"matmul.fp32", "matmul.fp16", "matmul.bf16", "blas.gemv", "conv2d", "sdpa", "layer_norm",
+             "softmax", "fft", "sort_topk", "index_scatter", "embedding", "random.seeded"}
 
 
 @pytest.fixture(scope="module")

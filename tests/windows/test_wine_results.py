@@ -1,5 +1,6 @@
-"""results import/list/show/delete under Windows CPython (Wine): the store on Windows paths, the
-terminal sanitiser on Windows' console output (issue 20, nothing-lost items 9 and 10)."""
+"""results import/list/show/matrix/delete under Windows CPython (Wine): the store on Windows paths, the
+terminal sanitiser on Windows' console output (issue 20, nothing-lost items 9 and 10), the matrix's query
+(issue 28)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,11 @@ def test_results_import_list_show_delete_on_windows(winpy: WinPython, tmp_path: 
         assert not UNSAFE.search(out.stdout.replace("\n", "")), out.stdout
     assert "fork\\x1b[2J" in listed.stdout and "\\x1b]0;owned\\x07" in shown.stdout
     assert (tmp_path / "cache" / "results.db").is_file()
+    matrix = winpy.zluda_run(*as_json, "matrix")  # the latest run of each kind found by the index walk
+    assert matrix.returncode == 0, matrix.stderr
+    (cell,) = json.loads(matrix.stdout)["cells"]
+    assert (cell["release"], cell["torch_ops"]["run_id"], cell["torch_ops"]["passed"]) == (
+        "fork\x1b[2J", run.run_id, 2), cell
 
     deleted = winpy.zluda_run(*as_json, "delete", run.run_id[:12])
     assert deleted.returncode == 0 and json.loads(deleted.stdout)["deleted"] == run.run_id, deleted.stderr

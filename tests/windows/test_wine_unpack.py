@@ -15,7 +15,7 @@ from pathlib import Path
 from tests.conftest import one_asset_manifest
 from tests.windows.winpy import WinPython, winpath
 from zluda_runner.core.wording import render
-from zluda_runner.release.unpack import _UNUSABLE_HINT
+from zluda_runner.release.names import UNUSABLE_HINT as _UNUSABLE_HINT
 
 MEMBERS = {"zluda/nvcuda.dll": b"MZ ZLUDA's driver", "zluda/NVCUDA.dll": b"MZ another file"}
 

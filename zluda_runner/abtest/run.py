@@ -22,9 +22,10 @@ from zluda_runner.abtest.records import read_records
 from zluda_runner.core.child import run_tree
 from zluda_runner.core.errors import HostError
 from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.proctree import ENDING_SIGNALS, Signalled, raise_signalled, signals_held
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_PACKAGE_DIR = Path(real_path(__file__)).parent.parent
 STDERR_TAIL_CHARS = 2000
 
 Progress = Callable[[str], None]

@@ -85,7 +85,8 @@ def run_doctor(options: Options | None = None, *, strict: bool = False,
     Args:
         root: read every host file under this folder instead of ``/`` (a copied or made-up system
             tree); the HIP runtime, host tools and torch are then not asked, and nothing is recorded
-            (a made-up tree describes no real machine).
+            (a made-up tree describes no real machine). Default: the host as a run reads it
+            (``ZLUDA_RUNNER_ROOT``'s tree where that names one, as for every host reader), recorded.
         on_warning: hears a results-store problem (the report was not recorded).
 
     Raises:
@@ -96,7 +97,7 @@ def run_doctor(options: Options | None = None, *, strict: bool = False,
 
     settings = to_settings(options)
     with caller_errors():
-        fake_root = None if root is None else root_from_env(str(root))
+        fake_root = root_from_env(None if root is None else str(root))  # None: ZLUDA_RUNNER_ROOT's
         report = run_doctor(DoctorOptions(root=fake_root, settings=settings, strict=strict))
     report = _worded_report(report)
     if root is None:

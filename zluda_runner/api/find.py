@@ -42,7 +42,9 @@ def find(
     The candidates, in order: the known-good locks of ``known_from`` for this GPU, the manifest's
     releases that fit this host and torch (the release resolver's ranked list), each of ``candidates``
     (a ZLUDA folder or a release archive), then ``Options(zluda_dir=...)``; after a candidate's defaults
-    ran and did not pass, its setting variants (cuDNN off, or on where MIOpen is present). Each is
+    ran and did not pass, its variants: the host's other HIP SDKs / ROCm folders (also after a FATAL
+    plan), pinned memory off where the manifest says the release lacks it, cuDNN off (or on where MIOpen
+    is present), the injector on Windows. Each is
     judged exactly as :func:`run_poc` judges: a plan that is FATAL costs no run; a run that crashes is
     named by its signal or exit code and first error line. The search stops at the first candidate that
     passes every criterion that can be judged here, at ``budget`` seconds, or at Ctrl-C

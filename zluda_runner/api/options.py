@@ -47,10 +47,10 @@ def keep(kind: str, report: object, settings: Settings, command: Sequence[str] |
     from zluda_runner.results.recording import record_report
 
     if refs is None and plan is not None:
-        from zluda_runner.host.quick import quick_facts
+        from zluda_runner.plan.defaults_facts import read_host
         from zluda_runner.plan.model import RecordRefs
 
-        refs = RecordRefs(*plan.refs(), host=quick_facts().fingerprint())
+        refs = RecordRefs(*plan.refs(), host=read_host(os.environ).recorded())
     elif refs is None:
         from zluda_runner.conduct.refs import run_refs
 

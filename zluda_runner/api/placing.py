@@ -4,6 +4,7 @@ mounted drive, a test fixture)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +18,12 @@ if TYPE_CHECKING:
     from zluda_runner.launch.windows.placing import PlacementResult
     from zluda_runner.launch.windows.restoring import PlacementStatus, RestoreResult
     from zluda_runner.plan.model import ShimPlan
+
+
+# ``restore``'s force (this API's argument, the command's option), deprecated: what it does, since a file
+# written since placement is never replaced
+FORCE_CHANGES_NOTHING = ("is deprecated and changes nothing: a file written since placement (pip) is never "
+                         "replaced; leave it out (it goes in the next major version)")
 
 
 @dataclass(frozen=True)
@@ -55,13 +62,15 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
     Raises:
         FatalPlanError: a verdict is fatal (unless ``Options(force=True)``); nothing was placed.
         FileInUseError: a file to replace is held by a running program; nothing was changed.
+        NotWritableError: torch/lib (or torch's site-packages, for the defaults hook) is not writable by
+            this user (a Python under Program Files); nothing was changed.
         TargetError: the folder holds no Windows torch. PlacementError: the journal is damaged.
     """
     from zluda_runner.conduct.plan import plan_for_torch_lib
     from zluda_runner.launch.prepare import refuse_if_fatal
     from zluda_runner.launch.windows import place as place_files
     from zluda_runner.launch.windows import placements_of
-    from zluda_runner.launch.windows.hook import place_defaults
+    from zluda_runner.launch.windows.hook import defaults_folder, place_defaults
 
     settings = to_settings(options)
     folder = Path(torch_lib)
@@ -72,7 +81,7 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
         refuse_if_fatal(the_plan, settings.force)
         if not the_plan.placements:
             return Placed(folder, the_plan, (), False, ())
-        result = place_files(folder, placements_of(the_plan))
+        result = place_files(folder, placements_of(the_plan), also_writes=defaults_folder(the_plan, folder))
         hook = place_defaults(the_plan, folder, settings.cache_dir)
     return Placed(folder, the_plan, tuple(result.placed), result.already_placed, tuple(result.warnings),
                   result, hook)
@@ -80,13 +89,17 @@ def place(torch_lib: Path | str, options: Options | None = None, *, dry_run: boo
 
 @checked
 def restore(torch_lib: Path | str | None, options: Options | None = None, *,
-            force: bool = False) -> RestoreResult:
+            force: bool | None = None) -> RestoreResult:
     """Put back exactly the files that were in ``torch_lib`` before placement, of those still
     zluda-run's (and remove zluda-run's start-up hooks from that torch's site-packages once no
     placement remains). ``torch_lib`` None: the torch/lib of ``options.python`` (else this interpreter).
 
     A file another program wrote since placement (pip upgraded torch) is that program's: kept as it
-    is and listed in ``kept``. ``force`` is accepted and changes nothing of that.
+    is and listed in ``kept``.
+
+    Args:
+        force: deprecated (a DeprecationWarning when given): it changes nothing, since a file written
+            since placement is never replaced; it goes in the next major version.
 
     Raises:
         PlacementError: nothing was placed there, or the journal is damaged.
@@ -96,8 +109,9 @@ def restore(torch_lib: Path | str | None, options: Options | None = None, *,
     from zluda_runner.launch.windows import torch_lib_for
 
     settings = to_settings(options)
+    if force is not None:  # the caller's line, past @checked
+        warnings.warn(f"restore(force=...) {FORCE_CHANGES_NOTHING}", DeprecationWarning, stacklevel=3)
     with caller_errors():
-        del force
         return restore_files(torch_lib_for(settings, torch_lib), cache_dir=settings.cache_dir)
 
 

@@ -15,6 +15,7 @@ from zluda_runner.core.argcheck import checked
 if TYPE_CHECKING:
     from zluda_runner.core.settings import Settings
     from zluda_runner.release.listing import ReleasesReport
+    from zluda_runner.release.native import NativeWheels
     from zluda_runner.release.obtain import Fetched
     from zluda_runner.release.selection import Resolution
     from zluda_runner.release.update import UpdateResult
@@ -53,6 +54,9 @@ class ReleaseChoice:
         rejected: every other asset, with its reasons.
         warnings: facts of the host or the manifest that stand in the way (a stale manifest, a GPU that
             needs another HIP).
+        native_wheels: whether AMD publishes native ROCm PyTorch wheels for the GPU selected for on this OS
+            (``available``: True, False, or None where no source was found; ``install`` and ``compare``: how
+            to get them and compare them with ZLUDA on the user's workload); None when no GPU is known.
     """
 
     release: str
@@ -70,6 +74,7 @@ class ReleaseChoice:
     notes: tuple[str, ...]
     rejected: tuple[Rejected, ...]
     warnings: tuple[str, ...]
+    native_wheels: NativeWheels | None = None
 
 
 @checked
@@ -112,6 +117,7 @@ def choose_release(
         rejected=tuple(Rejected(r.release_id, r.asset_name, tuple(r.reasons), r.fits)
                        for r in selection.rejected),
         warnings=tuple(report.warnings),
+        native_wheels=report.native,
     )
 
 
@@ -213,8 +219,9 @@ def list_releases(
     Raises:
         ManifestError: the manifest is missing or malformed.
     """
-    from zluda_runner.host.quick import quick_facts
-    from zluda_runner.results.recording import known_on_this_gpu
+    from os import environ  # (``os`` is the argument here)
+
+    from zluda_runner.plan.defaults_facts import read_host
 
     settings = to_settings(options)
     with caller_errors():
@@ -222,7 +229,12 @@ def list_releases(
     aside = _zluda_dir_aside(settings, "the release selected here")
     report = dataclasses.replace(report, warnings=[worded(w) for w in (*report.warnings, *aside)],
                                  every=not select)
-    return ReleaseListing(report, tuple(known_on_this_gpu(settings, quick_facts().gfx)))
+    gfx = read_host(environ).recorded()["gfx"]  # the GPU as a recorded run names it
+    if not gfx:  # nothing the store could know: not imported (a start-up under Wine pays per module)
+        return ReleaseListing(report, ())
+    from zluda_runner.results.recording import known_on_this_gpu
+
+    return ReleaseListing(report, tuple(known_on_this_gpu(settings, gfx)))
 
 
 def _zluda_dir_aside(settings: Settings, what: str) -> tuple[str, ...]:

@@ -74,12 +74,12 @@ def record_result(kind: str, report: Recordable, options: Options | None = None,
             :class:`Recordable`: an object whose ``result_rows()`` gives its :class:`ResultRows`.
         command: the command line that made it, as words (scrubbed of personal paths when stored).
     """
-    from zluda_runner.host.quick import quick_facts
+    from zluda_runner.plan.defaults_facts import read_host
     from zluda_runner.results.recording import record_report
 
     settings = to_settings(options)
     outcome = record_report(kind, report, settings=settings, command=[str(w) for w in command],
-                            host=quick_facts().fingerprint())
+                            host=read_host(os.environ).recorded())
     return Recorded(outcome.recorded, outcome.run_id, outcome.duplicate,
                     outcome.warning and worded(outcome.warning), outcome.location)
 

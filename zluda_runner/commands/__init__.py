@@ -1,17 +1,19 @@
 """CLI commands, one module per area, each exporting ``COMMANDS``; imported on first use (a cached
 ``zluda-run python infer.py`` must not pay for requests, pyelftools or the probe suite), so
 ``COMMAND_TABLE`` is the authority on which first word is a command and the only home of its one-line
-help: :func:`command` and :func:`group` make each command's help from it."""
+help: :func:`command` and :func:`group` make each command's help from it. Importing this package imports
+neither click nor a command (the fast recogniser of a plain launch, :mod:`zluda_runner.commands.fast`, reads
+the table without click)."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
-from collections.abc import Callable
-from types import ModuleType
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+    from typing import Any
 
-import click
+    import click
 
 # command name -> (module in this package that defines it, the command's one-line help: the first
 # paragraph of its help, one sentence). `zluda-run --help` lists the commands from here, importing none.
@@ -50,6 +52,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
 
 
 def load_module(name: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f".{name}", __name__)
 
 
@@ -63,15 +67,21 @@ def load_command(name: str) -> click.Command | None:
 
 def _help(name: str, more: str | None = None) -> str:
     """The help of command NAME: the table's line, then MORE (a docstring)."""
+    import inspect
+
     return f"{COMMAND_TABLE[name][1]}\n\n{inspect.cleandoc(more or '')}".rstrip()
 
 
 def command(
         name: str, settings: dict[str, Any] | None = None) -> Callable[[Callable[..., Any]], click.Command]:
     """``click.command(NAME, context_settings=SETTINGS)``, its help the table's line, then the docstring."""
+    import click
+
     return lambda f: click.command(name, help=_help(name, f.__doc__), context_settings=settings)(f)
 
 
 def group(name: str, more: str | None = None) -> click.Group:
     """The command group NAME, its help the table's line followed by MORE."""
+    import click
+
     return click.Group(name, help=_help(name, more))

@@ -13,6 +13,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import click
 
 from zluda_runner.api.options import Options, asked_for
+from zluda_runner.commands.global_options import argument_words
+from zluda_runner.commands.workload import warn as warn  # re-exported: the commands' on_warning
 from zluda_runner.core.argcheck import MAX_RUNS, NotNegative, Range, Seconds
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.serial import to_plain
@@ -72,8 +74,7 @@ def command_line(ctx: click.Context) -> tuple[str, ...]:
             if isinstance(param, click.Option):
                 words += _option_words(param, value)
             elif param.nargs == -1 and value:
-                given = [str(v) for v in value]
-                arguments += ["--", *given[1:]] if given[0] == "--" else ["--", *given]
+                arguments += argument_words(value)
             elif value is not None and param.nargs != -1:
                 arguments.append(str(value))
         words += arguments
@@ -109,11 +110,6 @@ def _finite(value: object) -> object:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
-
-
-def warn(text: str) -> None:
-    """One ``warning:`` line on stderr (what the API's ``on_warning`` hears)."""
-    click.echo(f"warning: {text}", err=True)
 
 
 class Number(click.FloatRange):

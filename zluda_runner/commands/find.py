@@ -49,13 +49,14 @@ def find(call: Invocation, runs: int, reference: str, candidates: tuple[Path, ..
     """\b
     Candidates: the known-good locks of --from for this GPU, the manifest's
     releases that fit this host and torch (best first), each --candidate, a
-    global --zluda-dir; after a candidate's defaults failed, its setting
-    variants (cuDNN off; cuDNN on where MIOpen is present). A FATAL plan
-    costs no run. Each is judged as poc judges (ran, right, on the GPU,
-    stable, speed); the first that passes every criterion judged here is
-    locked. Without GPU telemetry it is locked as "not proven on the GPU"
-    and the exit code is 3; 0 only when all five pass; 130 on Ctrl-C (what
-    was judged so far is kept).
+    global --zluda-dir; after a candidate's defaults failed, its variants:
+    the host's other HIP SDKs (also after a FATAL plan), pinned memory off
+    where the release lacks it, cuDNN off (on where MIOpen is present), the
+    injector on Windows. A FATAL plan costs no run. Each is judged as poc
+    judges (ran, right, on the GPU, stable, speed); the first that passes
+    every criterion judged here is locked. Without GPU telemetry it is
+    locked as "not proven on the GPU" and the exit code is 3; 0 only when
+    all five pass; 130 on Ctrl-C (what was judged so far is kept).
 
     \b
     Example:

@@ -11,9 +11,10 @@ import click
 
 from zluda_runner.api.evidence import trace_launch, verify_launch, verify_plan
 from zluda_runner.api.launching import plan_command as make_plan
-from zluda_runner.api.launching import prepare_launch, start
+from zluda_runner.api.launching import start
 from zluda_runner.commands import command
-from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation, warn
+from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
+from zluda_runner.commands.workload import prepared, say_err, warn
 from zluda_runner.core.exitcodes import CHECK_FAILED
 
 if TYPE_CHECKING:
@@ -33,10 +34,7 @@ def run_command(call: Invocation, strict: bool, injector: bool, command: tuple[s
     binding, refuses when a verdict is fatal (--force to go on), then runs COMMAND with its
     arguments untouched; its exit code is passed back.
     """
-    launch = prepare_launch(command, call.options, injector=injector, strict=strict,
-                            verify_load=call.verify_load, on_warning=warn)
-    for line in [*(f"warning: {w}" for w in launch.warnings), *(f"results store: {n}" for n in launch.notes)]:
-        click.echo(line, err=True)
+    launch = prepared(command, call.options, injector=injector, strict=strict, verify_load=call.verify_load)
     heard: list[str] = []  # --monitor: its one line comes last, after the path's own view
     on_telemetry = _monitor(call, heard)
     if call.trace:
@@ -74,7 +72,7 @@ def _monitor(call: Invocation, heard: list[str]) -> Telemetry | None:
 def _gpu_line(heard: list[str]) -> None:
     """``--monitor``'s line (and its idle warning) on stderr, whichever way the workload ran."""
     for text in heard:
-        click.echo(text, err=True)
+        say_err(text)
 
 
 @command("plan", _PASSTHROUGH)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from zluda_runner.api.placing import place, placement_status, restore
+from zluda_runner.api.placing import FORCE_CHANGES_NOTHING, place, placement_status, restore
 from zluda_runner.commands import command
-from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation
+from zluda_runner.commands.common import GivenPath, Invocation, emit_json, pass_invocation, warn
 from zluda_runner.core import exitcodes
 from zluda_runner.report.placement_view import render_placement, render_restore, render_status
 from zluda_runner.report.plan_view import print_plan
@@ -47,16 +47,15 @@ def place_command(call: Invocation, torch_lib: Path, dry_run: bool, force_opt: b
 
 @command("restore")
 @_torch_lib
-@click.option("--force", "force_opt", is_flag=True,
-              help="Accepted, changes nothing: a file written since placement (pip) is never replaced.")
+@click.option("--force", "force_opt", is_flag=True, hidden=True)  # deprecated: FORCE_CHANGES_NOTHING
 @pass_invocation
 def restore_command(call: Invocation, torch_lib: Path | None, force_opt: bool) -> None:
-    """Exit 0 when nothing of zluda-run's is left placed: each file it placed has its original back; a
+    """Exit 0 once nothing of zluda-run's is left placed: each file it placed has its original back; a
     file another program wrote since (pip upgraded torch) is kept as it is (listed in ``kept``)."""
-    del force_opt
+    if force_opt:
+        warn(f"restore --force {FORCE_CHANGES_NOTHING}")
     result = restore(torch_lib, call.options)
     emit_json(result) if call.json else say([render_restore(result)])
-    sys.exit(exitcodes.OK if result.complete else exitcodes.CHECK_FAILED)
 
 
 @command("status")

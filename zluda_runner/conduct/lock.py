@@ -6,10 +6,12 @@ and files checked against what was locked. The lock's records and reader:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import LockDriftError, UsageFault
+from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.release.lockfile import INJECTOR_VARIANT, Lock, LockedHost, changed_files
 
 if TYPE_CHECKING:
@@ -30,18 +32,26 @@ def host_facts(plan: ShimPlan, quick: QuickFacts) -> LockedHost:
     """The host as a lock keeps it: the plan's OS and torch, the GPU, driver and HIP of the quick facts."""
     return LockedHost(os=plan.os, gpu_name=quick.gpu_name, gfx=quick.gfx, driver=quick.driver_version,
                       hip_version=quick.hip.version, hip_from=quick.hip.text, torch=plan.target.torch,
-                      torch_cuda=plan.target.cuda)
+                      torch_cuda=plan.target.cuda, hip_path=quick.hip.path)
 
 
-def locked_settings(settings: Settings, lock: Lock) -> Settings:
-    """``settings`` taking the lock's release (its folder, its archive, or its manifest id): nothing is
-    chosen again. ``--lock`` excludes ``--zluda-dir``, ``--release`` and ``--archive``."""
+def locked_settings(settings: Settings, lock: Lock, env: Mapping[str, str]) -> Settings:
+    """``settings`` taking the lock's release (its folder, its archive, or its manifest id) and the HIP it
+    was proven with (its folder, where it is still there on this OS; else the host's own HIP, which the
+    host check names as a difference): nothing is chosen again. ``--lock`` excludes ``--zluda-dir``,
+    ``--release`` and ``--archive``; ``env``: the environment the run starts from (a fake host tree)."""
     pinned = (("{opt:zluda_dir}", settings.zluda_dir), ("{opt:release}", settings.release),
               ("{opt:archive}", settings.archive))
     given = [said for said, value in pinned if value]
     if given:
         raise UsageFault("{opt:lock FILE} and " + given[0] + " exclude each other: the lock names the "
                          "release", hint="drop one of them")
+    from zluda_runner.release.selection import host_os
+
+    hip = lock.host.hip_path
+    if hip and host_os() == lock.host.os \
+            and HostFs(root_from_env(env.get(ROOT_ENV) or "")).is_dir(hip):
+        settings = dataclasses.replace(settings, hip=hip)
     rel = lock.release
     if rel.source == "dir":
         return dataclasses.replace(settings, zluda_dir=Path(rel.root or rel.ref))
@@ -51,7 +61,8 @@ def locked_settings(settings: Settings, lock: Lock) -> Settings:
 
 
 _CHANGE_WORDS = {"missing": "missing", "sha256": "its SHA-256 changed", "link": "the link points elsewhere"}
-_FIELD_WORDS = {"gfx": "GPU", "gpu_name": "GPU name", "hip_version": "HIP", "torch": "torch",
+_FIELD_WORDS = {"gfx": "GPU", "gpu_name": "GPU name", "hip_version": "HIP", "hip_path": "HIP folder",
+                "torch": "torch",
                 "torch_cuda": "torch's CUDA", "os": "OS"}
 
 

@@ -16,25 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zluda_runner.conduct.context import RunContext, run_context
-from zluda_runner.conduct.resolve import (
-    ASSUMED_PREFIX,
-    ReleaseSource,
-    TargetChoice,
-    _command_path,
-    assumed_target,
-    choose_target,
-    inspect_target,
-    release_for,
-    resolved,
-)
 from zluda_runner.core.fsutil import atomic_write_json
-from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
 from zluda_runner.core.version import __version__
+from zluda_runner.launch.process import command_path
 from zluda_runner.plan.model import ShimPlan
 
 if TYPE_CHECKING:
+    from zluda_runner.conduct.resolve import ReleaseSource, TargetChoice
     from zluda_runner.inspection.profile import TargetProfile
+    from zluda_runner.plan.defaults import DefaultsFacts
     from zluda_runner.release.layout import ReleaseLayout
 
 # Bumped when what a plan holds, or how it is computed, changes within one released version.
@@ -61,15 +53,15 @@ def _command_identity(argv: Sequence[str], settings: Settings) -> dict[str, Any]
     plan is found without working the choice out again.
     """
     if settings.python:
-        py = os.path.realpath(shutil.which(settings.python) or settings.python)
+        py = real_path(shutil.which(settings.python) or settings.python)
         return {"python": py, "python_stat": _stat_id(py)}
     if not argv:
-        py = os.path.realpath(sys.executable)
+        py = real_path(sys.executable)
         return {"python": py, "python_stat": _stat_id(py)}
-    exe = _command_path(argv[0])
+    exe = command_path(argv[0])
     if exe is None:
         return {"command": argv[0], "command_stat": None}
-    real = os.path.realpath(exe)
+    real = real_path(exe)
     return {"command": real, "command_stat": _stat_id(real)}
 
 
@@ -97,7 +89,7 @@ def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoic
     files: set[str] = set()
     for chosen in (choice.python, choice.binary):
         if chosen:
-            files.add(os.path.realpath(shutil.which(chosen) or chosen))
+            files.add(real_path(shutil.which(chosen) or chosen))
     for obj in target.objects:
         files.add(obj.path)
     for lib in target.libraries:
@@ -167,10 +159,18 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
         cached = _load_cached_plan(cache_file)
         if cached is not None:  # the host is judged with the cached target's CUDA: nothing inspected
             if settings.zluda_dir is None:  # (a --zluda-dir run resolves no release: none is imported)
+                from zluda_runner.conduct.resolve import resolved
                 from zluda_runner.release.selection import parse_cuda
 
                 ctx = resolved(ctx, os_name=cached.os, cuda=parse_cuda(cached.target.cuda))
             return _planned(ctx, dataclasses.replace(cached, argv=tuple(argv)))
+    from zluda_runner.conduct.resolve import (
+        assumed_target,
+        choose_target,
+        inspect_target,
+        release_for,
+        resolved,
+    )
     from zluda_runner.core.errors import ZludaRunnerError
     from zluda_runner.plan.build import make_plan
     from zluda_runner.release.selection import host_os
@@ -208,17 +208,19 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
 def _planned(ctx: RunContext, plan: ShimPlan) -> RunContext:
     """``ctx`` with its plan and the target it was made for; the defaults and the host's conflicts are
     never cached: the host's facts are the run's own."""
-    plan = _with_host_facts(plan, ctx)
-    return dataclasses.replace(ctx, target=plan.target, plan=plan)
+    plan, facts = _with_host_facts(plan, ctx)
+    return dataclasses.replace(ctx, target=plan.target, plan=plan, facts=facts)
 
 
-def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
-    """What a plan says of the host, from the run's context (never cached): the defaults, then the HIP SDK
-    conflicts and the GPU x HIP rules the host breaks."""
-    from zluda_runner.plan.defaults_facts import with_defaults
+def _with_host_facts(plan: ShimPlan, ctx: RunContext) -> tuple[ShimPlan, DefaultsFacts]:
+    """What a plan says of the host, from the run's context (never cached): the defaults (and the facts
+    they follow), then the HIP SDK conflicts and the GPU x HIP rules the host breaks."""
+    from zluda_runner.plan.defaults_facts import gather_facts, with_defaults
 
-    plan = with_defaults(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest)
-    return _with_rule_warnings(_with_host_conflicts(plan, ctx), ctx)
+    facts = gather_facts(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest)
+    plan = with_defaults(plan, ctx.host, ctx.env, enabled=ctx.settings.defaults, manifest=ctx.manifest,
+                         facts=facts)
+    return _with_rule_warnings(_with_host_conflicts(plan, ctx), ctx), facts
 
 
 def _with_rule_warnings(plan: ShimPlan, ctx: RunContext) -> ShimPlan:
@@ -267,6 +269,8 @@ def _provisional_plan(target: TargetProfile, source: ReleaseSource, argv: Sequen
 
 def _assumed(target: TargetProfile) -> list[str]:
     """The target's warnings that say what was assumed about it (it could not be inspected)."""
+    from zluda_runner.conduct.resolve import ASSUMED_PREFIX
+
     return [w for w in target.warnings if w.startswith(ASSUMED_PREFIX)]
 
 
@@ -275,6 +279,7 @@ def plan_for_torch_lib(torch_lib: Path, settings: Settings, *, argv: Sequence[st
     """The plan for a Windows ``torch/lib`` folder, from any host: its torch folder is inspected (PE
     files, ``version.py``, ``__init__.py``'s DLL loop), the release is ``--zluda-dir`` or the
     manifest's Windows pick for its CUDA major."""
+    from zluda_runner.conduct.resolve import release_for, resolved
     from zluda_runner.core.errors import TargetError
     from zluda_runner.inspection.inspect import inspect_path
     from zluda_runner.plan.build import make_plan

@@ -10,7 +10,6 @@ import sys
 from collections.abc import Sequence
 
 from zluda_runner.conduct.context import RunContext, run_context
-from zluda_runner.conduct.resolve import choose_target, installed_torch, resolve_run
 from zluda_runner.core.settings import Settings
 from zluda_runner.plan.defaults_facts import read_host
 from zluda_runner.plan.model import PlanTarget, RecordRefs, ReleaseRef, recorded_refs
@@ -21,7 +20,7 @@ def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
     (``ctx.target``, else its torch as installed) and ``--zluda-dir``, else the release the run's resolution
     gives (``ctx.resolution``; ``resolve``: else resolved for that torch), else ``--release`` as given. The
     host as the context read it. Never raises."""
-    host = ctx.host.quick.fingerprint()
+    host = ctx.host.recorded()
     if ctx.plan is not None:
         release_ref, target_ref = ctx.plan.refs()
         return RecordRefs(release_ref, target_ref, host)
@@ -31,6 +30,7 @@ def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
     if settings.zluda_dir is not None:
         release = ReleaseRef(None, None, None, None, str(settings.zluda_dir))
     elif ctx.resolution is not None or resolve:  # no plan: the release the resolver gives this torch
+        from zluda_runner.conduct.resolve import resolve_run
         from zluda_runner.release.selection import parse_cuda  # a --zluda-dir run never imports releases
 
         with contextlib.suppress(Exception):
@@ -43,6 +43,8 @@ def context_refs(ctx: RunContext, *, resolve: bool = True) -> RecordRefs:
 
 def _installed(ctx: RunContext) -> PlanTarget:
     """The target as zluda-run chooses it, its torch as installed (nothing known: an empty target)."""
+    from zluda_runner.conduct.resolve import choose_target, installed_torch
+
     with contextlib.suppress(Exception):
         choice = choose_target(ctx.argv, ctx.settings)
         if choice.python is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +17,9 @@ from typing import TYPE_CHECKING
 
 from zluda_runner.conduct.context import RunContext
 from zluda_runner.core.hipfound import HipFound
-from zluda_runner.core.paths import CachePaths
+from zluda_runner.core.paths import CachePaths, real_path
 from zluda_runner.core.settings import Settings
+from zluda_runner.launch.process import command_path
 
 if TYPE_CHECKING:
     from zluda_runner.inspection.profile import TargetProfile, TorchInfo
@@ -181,19 +181,11 @@ def choose_target(argv: Sequence[str], settings: Settings) -> TargetChoice:
         python = interpreter_for_command(argv)
         if python:
             return TargetChoice(python, None)
-        exe = _command_path(argv[0])
+        exe = command_path(argv[0])
         if exe and Path(exe).is_file() and (peek_elf_header(exe) is not None or is_pe(exe)):  # ELF or PE
-            return TargetChoice(None, str(Path(exe).resolve()))
+            return TargetChoice(None, real_path(exe))
         return TargetChoice(None, None)  # a shell or batch script, a launcher: not inspectable
     return TargetChoice(sys.executable, None)
-
-
-def _command_path(word: str) -> str | None:
-    """The file a command's first word runs: a path as given (``/`` or, on Windows, ``\\``), else
-    found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
-    if os.sep in word or (os.altsep is not None and os.altsep in word):
-        return word
-    return shutil.which(word)
 
 
 def inspect_target(choice: TargetChoice, settings: Settings, env: Mapping[str, str]) -> TargetProfile | None:

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from zluda_runner.conduct.context import RunContext, run_context
+from zluda_runner.conduct.context import RunContext, context_env, run_context
 from zluda_runner.conduct.plan import plan_run
 from zluda_runner.conduct.refs import context_refs
 from zluda_runner.core.errors import CheckFailedError, LaunchError, UsageFault
@@ -70,11 +70,12 @@ def prepare_run(
         from zluda_runner.release.lockfile import INJECTOR_VARIANT, read_lock
 
         lock = read_lock(settings.lock)
-        settings = locked_settings(settings, lock)
+        settings = locked_settings(settings, lock, os.environ)
         injector = injector or lock.variant == INJECTOR_VARIANT  # started as find proved it
-    host = read_host(os.environ)
+    run_env = context_env(settings)  # the one environment of this run (a chosen HIP applied)
+    host = read_host(run_env)
     warnings = host_warnings(host, strict=strict, on_warning=on_warning)
-    ctx = run_context(args, settings, host=host)
+    ctx = run_context(args, settings, run_env, host=host)
     ctx = plan_run(ctx, trust_on_first_use=trust_on_first_use)
     plan = ctx.plan
     assert plan is not None  # plan_run plans
@@ -98,7 +99,7 @@ def prepare_run(
 
         release_id = plan.refs()[0]
         notes = known_on_this_gpu(settings, host.quick.gfx, str(release_id["id"]) if release_id else None)
-    env = launch_env(plan, settings.cache_dir)
+    env = launch_env(plan, settings.cache_dir, ctx.env)
     if lock is not None:
         env.update(lock.env)  # the variant the lock was proven with (the start-up defaults' list)
     if plan.os == "windows":
@@ -113,7 +114,8 @@ def prepare_run(
             from zluda_runner.launch.windows.verify import verify_setup
 
             env.update(verify_setup(plan, hook_written=launch.hook)[0])
-    return PreparedRun(plan, args, env, warnings, notes, recorded=context_refs(ctx))
+    return PreparedRun(plan, args, env, warnings, notes, recorded=context_refs(ctx), facts=ctx.facts,
+                       host=ctx.host)
 
 
 def plan_context(command: Sequence[str], settings: Settings) -> RunContext:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import platform
+import os
 
 from zluda_runner.core.errors import ZludaRunnerError
 
@@ -10,6 +10,12 @@ SUPPORTED = ("x86_64", "amd64")
 
 
 def machine() -> str:
+    """This host's processor, as ``platform.machine()`` names it (POSIX: ``uname -m``, read without the
+    platform module, which a launch does not otherwise need)."""
+    if hasattr(os, "uname"):
+        return os.uname().machine.lower()
+    import platform
+
     return platform.machine().lower()
 
 
@@ -25,7 +31,7 @@ def require_x86_64(what: str = "ZLUDA") -> None:
     """Raise :class:`UnsupportedArchError` unless this host is x86-64."""
     if not is_supported():
         raise UnsupportedArchError(
-            f"{what} is x86-64 only; this machine is {platform.machine() or 'unknown'}",
+            f"{what} is x86-64 only; this machine is {machine() or 'unknown'}",
             hint="run zluda-run on an x86-64 (AMD64) machine; inspection of a copied target "
             "({cmd:inspect PATH}) and choosing a release ({cmd:releases}) work anywhere",
         )

@@ -151,6 +151,12 @@ def _without_callable_args(text: str) -> str:
     return text
 
 
+def type_checking_names(module_globals: dict[str, Any]) -> dict[str, object]:
+    """A mapping that finds the names a module imports only for a type checker, importing them on use
+    (for ``eval`` of an annotation, as its locals: the module's own names and the builtins come next)."""
+    return _TypeCheckingNames(module_globals)
+
+
 class _TypeCheckingNames(dict[str, object]):
     """The names a module imports only for a type checker (``from M import A`` under its ``if
     TYPE_CHECKING:``), imported on use from where it says (a KeyError sends Python on to the builtins)."""

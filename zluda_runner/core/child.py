@@ -4,8 +4,9 @@
 a warmup's run or ``zluda_precompile``, an ``ab``/``poc`` side); :func:`run_child` is the same for the
 children we start to learn something (the target interpreter's facts, the HIP query, the doctor's
 torch probe, ``ld.so --help``, the C compiler), reading what they print; the probe's workers, read by
-:mod:`zluda_runner.probe.channel`, end by :func:`end_tree`. :func:`exec_replacing` is the one
-``exec`` (``zluda-run CMD`` with nothing to do afterwards *becomes* the workload).
+:mod:`zluda_runner.probe.channel`, end by :func:`end_tree`. :func:`exec_replacing`
+(:mod:`zluda_runner.core.become`, small: a plain launch imports no child machinery) is the one ``exec``
+(``zluda-run CMD`` with nothing to do afterwards *becomes* the workload).
 
 The policy (POSIX): the child leads its own session, a tree of its own (its process group and every
 process that carries its token, :mod:`zluda_runner.core.proctree`). While it runs, SIGINT, SIGTERM,
@@ -24,7 +25,6 @@ us: we ignore it while it runs); a SIGTERM or a Ctrl-Break (SIGBREAK) to us ends
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -39,6 +39,7 @@ from types import EllipsisType
 from typing import IO, Any
 
 from zluda_runner.core import proctree
+from zluda_runner.core.become import named_signals, shell_script_argv
 from zluda_runner.core.proctree import exit_status, signals_held
 
 WINDOWS = sys.platform == "win32"
@@ -46,15 +47,10 @@ GRACE_S = 5.0  # a child told to end (a signal passed on, a timeout) has this lo
 _POLL_S = 0.05  # the exit polled this often where there is no pidfd (Windows: a wait's slice)
 
 
-def _signals(*names: str) -> tuple[int, ...]:
-    return tuple(getattr(signal, n) for n in names if hasattr(signal, n))
-
-
-FORWARDED = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK", "SIGUSR1", "SIGUSR2")
-ENDING = _signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK")  # these begin the child's end
-_TERMINAL = _signals("SIGINT", "SIGHUP", "SIGQUIT")  # the terminal sends these to a whole group
-_CONSOLE = _signals("SIGINT", "SIGBREAK")  # Windows: what the console sends the workload and us alike
-_SH = "/bin/sh"
+FORWARDED = named_signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK", "SIGUSR1", "SIGUSR2")
+ENDING = named_signals("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGBREAK")  # these begin the child's end
+_TERMINAL = named_signals("SIGINT", "SIGHUP", "SIGQUIT")  # the terminal sends these to a whole group
+_CONSOLE = named_signals("SIGINT", "SIGBREAK")  # Windows: what the console sends the workload and us alike
 
 
 @dataclass(frozen=True)
@@ -83,48 +79,6 @@ class Ended:
         if self.stopped_by == signal.SIGINT:
             raise KeyboardInterrupt
         raise SystemExit(128 + self.stopped_by)
-
-
-def shell_script_argv(program: str, args: Sequence[str], exc: OSError) -> list[str] | None:
-    """What a shell (and POSIX ``execvp``) runs when the kernel refuses ``program`` as not a program
-    (ENOEXEC): an executable text file with no ``#!`` line is a script for ``/bin/sh``: ``/bin/sh
-    PROGRAM ARGS[1:]``. None for anything else (a binary for another machine keeps its error: a NUL
-    in its first line, as bash tells them apart)."""
-    if WINDOWS or exc.errno != errno.ENOEXEC or not os.path.exists(_SH):
-        return None
-    try:
-        with open(program, "rb") as handle:
-            head = handle.read(80)
-    except OSError:
-        return None
-    if b"\0" in head.split(b"\n", 1)[0]:
-        return None
-    return [_SH, program, *args[1:]]
-
-
-def exec_replacing(executable: str, args: Sequence[str], env: Mapping[str, str]) -> None:
-    """Replace this process with ``executable`` (POSIX; a script without ``#!`` under ``/bin/sh``), with
-    SIGPIPE and SIGXFSZ back to their defaults (Python ignores them, and an ignored signal stays
-    ignored across exec: ``zluda-run cmd | head`` never ended a looping cmd). Returns only by raising
-    the OSError of the start."""
-    for stream in (sys.stdout, sys.stderr):  # None when started with that descriptor closed (2>&-)
-        if stream is not None:
-            stream.flush()
-    main = threading.current_thread() is threading.main_thread()
-    resets = _signals("SIGPIPE", "SIGXFSZ") if main else ()
-    previous = {sig: signal.signal(sig, signal.SIG_DFL) for sig in resets}
-    try:
-        try:
-            os.execve(executable, list(args), dict(env))  # noqa: S606 (argv list, no shell)
-        except OSError as exc:
-            script = shell_script_argv(executable, args, exc)
-            if script is None:
-                raise
-            os.execve(script[0], script, dict(env))  # noqa: S606 (a script without #!, as a shell runs it)
-    except OSError:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        raise
 
 
 class _Watch:
@@ -339,23 +293,34 @@ class ChildResult:
         return f"{self.argv[0]} exited {self.returncode}: {self.tail()}"
 
 
-class _Tail:
-    """The last ``limit`` bytes of a pipe, read as they come: memory stays bounded however much a
-    child writes."""
+class Tail:
+    """The last ``limit`` bytes written to a child's output stream, kept as they come: memory stays
+    bounded however much a child writes (``limit`` 0: nothing is kept). The one tail of a child's
+    output, for :func:`run_child` and the probe's channel alike."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.data = bytearray()
 
+    def add(self, chunk: bytes) -> None:
+        if self.limit <= 0:
+            return
+        self.data += chunk[-self.limit :]
+        if len(self.data) > self.limit:
+            del self.data[: len(self.data) - self.limit]
+
     def drain(self, pipe: IO[bytes]) -> None:
+        """Read ``pipe`` to its end (then close it), keeping its tail."""
         with pipe:
             while chunk := pipe.read1(65536) if hasattr(pipe, "read1") else pipe.read(65536):
-                self.data += chunk
-                if len(self.data) > 2 * self.limit:
-                    del self.data[: len(self.data) - self.limit]
+                self.add(chunk)
 
     def value(self) -> bytes:
-        return bytes(self.data[-self.limit:])
+        return bytes(self.data)
+
+    def text(self, limit: int) -> str:
+        """The last ``limit`` characters, decoded leniently, surrounding blanks dropped."""
+        return self.value().decode("utf-8", "replace").strip()[-limit:]
 
 
 def run_child(
@@ -368,7 +333,7 @@ def run_child(
     """Run ``argv`` to completion (or ``timeout`` seconds) and return its output, decoded leniently.
     A signal sent to us while it runs ends it (its tree), then us (:meth:`Ended.pass_on`)."""
     args = tuple(str(a) for a in argv)
-    tails = [_Tail(max_output), _Tail(max_output)]
+    tails = [Tail(max_output), Tail(max_output)]
     readers: list[threading.Thread] = []
 
     def read(proc: subprocess.Popen[bytes]) -> None:

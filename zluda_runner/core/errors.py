@@ -177,6 +177,17 @@ class FileInUseError(ZludaRunnerError):
         self.paths = paths
 
 
+class NotWritableError(ZludaRunnerError):
+    """A folder to change is not writable by this user (a Python under Program Files run without
+    administrator rights, a folder of another user, a read-only mount): refused before anything
+    changed. ``paths`` names the folder; ``details``: ``folder``, ``owner`` (POSIX, where known)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, paths: tuple[str, ...] = (),
+                 details: Mapping[str, object] | None = None) -> None:
+        super().__init__(message, hint, details=details)
+        self.paths = paths
+
+
 IN_USE = "loaded or held open by a running program"
 
 

@@ -18,7 +18,6 @@ import errno
 import io
 import json
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,13 +44,16 @@ class NotRegularFileError(OSError):
     """A file to read is not a regular file (a FIFO, a device, a socket, a folder): refused, unread."""
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a folder")):
-        if test(mode):
-            return f"it is {name}, not a regular file"
-    return "it is not a regular file"
+_KINDS = ((stat.S_ISREG, "a file"), (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file of stat mode ``mode`` is, as a message names it ("a folder", "a FIFO (named pipe)",
+    "a character device" ...): the one name every refusal of a file by its type uses."""
+    return next((name for test, name in _KINDS if test(mode)),
+                f"a file of unknown type (mode {oct(stat.S_IFMT(mode))})")
 
 
 def open_regular(path: Path) -> io.BufferedReader:
@@ -66,13 +68,36 @@ def open_regular(path: Path) -> io.BufferedReader:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(errno.EINVAL, _kind(mode), str(path))
+            raise NotRegularFileError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file", str(path))
         if nonblock:
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+class FileTooLargeError(OSError):
+    """A file to read holds more than its reader takes (``size``: its size; None: it grew while read)."""
+
+    def __init__(self, path: Path, size: int | None, limit: int) -> None:
+        held = f"it holds {size} bytes" if size is not None else "it grew while being read"
+        super().__init__(errno.EFBIG, f"{held}, more than the {limit} read", str(path))
+        self.size, self.limit = size, limit
+
+
+def read_regular(path: Path, limit: int, *, more: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (:func:`open_regular`: a FIFO, a device,
+    a folder is refused unread). A larger file is a :class:`FileTooLargeError`, unless ``more``: then
+    ``limit + 1`` bytes come back, the last showing there was more. The one bounded read of a file."""
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit and not more:
+            raise FileTooLargeError(path, size, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit and not more:
+        raise FileTooLargeError(path, None, limit)
+    return data
 
 
 def is_special(path: Path) -> bool:
@@ -126,7 +151,7 @@ def atomic_open(path: Path, mode: str = "wb", *, durable: bool = False,
             yield fh
         return
     make_folder(path.parent)
-    fd, tmp = _temp_beside(path)
+    fd, tmp = temp_beside(path)
     encoding = None if "b" in mode else "utf-8"
     try:
         with os.fdopen(fd, mode, encoding=encoding, newline=None if "b" in mode else newline) as fh:
@@ -146,7 +171,7 @@ _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
                | getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
-def _temp_beside(path: Path) -> tuple[int, str]:
+def temp_beside(path: Path) -> tuple[int, str]:
     """A new temporary file next to ``path`` with the permissions a plain create gives (``0o666`` less
     the umask, as a shell's ``>`` or ``open(path, "w")`` makes it; ``mkstemp``'s ``0o600`` made every
     exported bundle and report private), or ``path``'s own when it replaces one (as an editor keeps a
@@ -203,6 +228,8 @@ def atomic_write_json(path: Path, data: Any, *, durable: bool = False, compact: 
 
 def atomic_copy(src: Path, dest: Path, *, durable: bool = True) -> None:
     """Copy ``src`` over ``dest`` (contents and mode), atomically."""
+    import shutil  # here, as tempfile below: what only copies need (a reader of a file kind does not)
+
     with atomic_open(dest, "wb", durable=durable) as out, open(src, "rb") as inp:
         shutil.copyfileobj(inp, out, 1 << 20)
     with contextlib.suppress(OSError):
@@ -216,6 +243,7 @@ def atomic_output(path: Path) -> Iterator[Path]:
     that file is renamed over ``path``, and the folder is removed either way."""
     path = Path(path)
     make_folder(path.parent)
+    import shutil
     import tempfile
 
     work = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent))

@@ -25,3 +25,4 @@ class HipFound:
     text: str
     routes: tuple[HipRoute, ...] = ()
     origin: str | None = None  # HostHip.kind: rocm, hip-sdk, distribution (the GPU x HIP rules' hip_from)
+    path: str | None = None  # the ROCm / HIP SDK folder (a distribution's: its library folder)

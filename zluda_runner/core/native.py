@@ -23,7 +23,6 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from zluda_runner.core.child import run_child
 from zluda_runner.core.errors import NativeBuildError
 from zluda_runner.core.fsutil import atomic_output
 
@@ -92,6 +91,8 @@ def compile_c(
         return target
     # Linked under the exact final name (a PE DLL records its own file name in its export table),
     # in a private temporary folder, then renamed into place.
+    from zluda_runner.core.child import run_child  # a cached build (every launch) starts no child
+
     with atomic_output(target) as tmp_out:
         cmd = [compiler, *(str(s) for s in srcs), "-o", str(tmp_out), *full_args,
                *(f"-I{d}" for d in include_dirs)]
@@ -144,5 +145,7 @@ def loads_here(library: Path) -> bool:
     needed libraries and symbol versions, runs none of its code, and fails when one is missing."""
     if not os.path.exists(LOADER):
         return False
+    from zluda_runner.core.child import run_child
+
     done = run_child([LOADER, "--list", str(library)], timeout=30.0)
     return done.ok

@@ -8,7 +8,34 @@ from pathlib import Path
 
 from zluda_runner.core.envnames import CACHE_ENV
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """``path`` absolute, its links resolved (``os.path.realpath``), never an OSError: the one way a path
+    of the target (torch/lib, the interpreter, a release file) is made canonical.
+
+    Measured under Wine 8.0 with the official CPython 3.13.2: for a path over 260 characters
+    ``os.path.realpath`` raises ``OSError: [WinError 234] More data available`` (Wine's
+    ``GetFinalPathNameByHandleW`` says the buffer is short instead of how long it must be), also with
+    the ``\\\\?\\`` prefix, while opening, listing, creating, renaming and deleting such paths work
+    (tests/windows/test_wine_long_paths.py). On Windows, a path over 260 characters opens only with that
+    prefix unless long paths are enabled. So: ``realpath``; where it fails, ``realpath`` of the
+    ``\\\\?\\`` form (the prefix taken off again); where that fails too, the absolute, normalised path
+    (links left as they are: a Windows torch install holds none)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        pass
+    absolute = os.path.abspath(path)
+    if sys.platform == "win32" and not absolute.startswith("\\\\"):
+        try:
+            found = os.path.realpath("\\\\?\\" + absolute)
+            return found[4:] if found.startswith("\\\\?\\") and found[5:6] == ":" else found
+        except OSError:
+            pass
+    return absolute
+
+
+_PACKAGE_DIR = Path(real_path(__file__)).parent.parent
 
 
 def default_cache_dir() -> Path:

@@ -15,6 +15,7 @@ Callers and tests may pass their own ``check`` (an :data:`InUseCheck`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -22,8 +23,8 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from zluda_runner.core.errors import IN_USE, FileInUseError, InUse
-from zluda_runner.core.fsutil import atomic_open
+from zluda_runner.core.errors import IN_USE, FileInUseError, InUse, NotWritableError
+from zluda_runner.core.fsutil import atomic_open, temp_beside
 
 MAX_NAMED = 5
 UNKNOWN_HOLDER_HINT = ("Windows could not say which program holds them: close the program that loaded them "
@@ -90,6 +91,57 @@ def refuse_if_in_use(paths: Iterable[Path], doing: str, check: InUseCheck | None
     blocked = files_in_use(paths, check)
     if blocked:
         raise in_use_error(blocked, doing)
+
+
+def _owner(folder: Path) -> str | None:
+    """The user owning ``folder`` (POSIX; Windows keeps owners in ACLs: None)."""
+    if sys.platform == "win32":
+        return None
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.stat(folder).st_uid).pw_name
+    except (OSError, KeyError, ImportError):
+        return None
+
+
+def not_writable_error(folder: Path, exc: OSError, doing: str) -> NotWritableError:
+    """``cannot <doing>: <folder> is not writable by this user (<why>). Nothing was changed.`` with who
+    can write it: the owner (POSIX), the user who installed the Python (Windows: an administrator for one
+    under Program Files), or the folder to make writable."""
+    owner = _owner(folder)
+    why = exc.strerror or str(exc)
+    if sys.platform == "win32":
+        hint = ("run zluda-run as the user who installed this Python (for one under Program Files: from a "
+                f'terminal started with "Run as administrator"), or give your user write access to {folder}')
+    elif owner is not None:
+        hint = (f"run zluda-run as {owner}, who owns {folder} (or with sudo), or make {folder} writable for "
+                "your user (not a read-only mount)")
+    else:
+        hint = f"make {folder} writable for your user (not a read-only mount), or run as its owner"
+    return NotWritableError(f"cannot {doing}: {folder} is not writable by this user ({why}). Nothing was "
+                            "changed.", hint=hint, paths=(str(folder),),
+                            details={"folder": str(folder), "owner": owner})
+
+
+def refuse_if_unwritable(folders: Iterable[Path], doing: str) -> None:
+    """Raise :class:`NotWritableError` (nothing changed) when a new file cannot be created in one of
+    ``folders``: a change that writes there (a placement into torch/lib, its journal, a hook beside
+    torch) asks this first, by creating and deleting one empty temp file, so a folder it may not write
+    (a Python under Program Files, another user's, a read-only mount) is said before anything moves.
+    A folder that does not exist is the caller's to report."""
+    for folder in dict.fromkeys(map(Path, folders)):
+        try:
+            fd, tmp = temp_beside(folder / "probe")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if isinstance(exc, PermissionError) or exc.errno == errno.EROFS:
+                raise not_writable_error(folder, exc, doing) from exc
+            raise
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _refusal(path: Path, exc: OSError, check: InUseCheck | None) -> list[InUse] | None:

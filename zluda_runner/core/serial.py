@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import functools
 import json
+import sys
 import types
 import typing
 from pathlib import Path
@@ -94,7 +95,12 @@ def _dataclass_from_dict(cls: type[D], data: dict[str, Any]) -> D:
 def _field_types(cls: type) -> tuple[tuple[str, object], ...]:
     """A dataclass's fields and their types, worked out once per class (``get_type_hints`` evaluates every
     annotation: a cached plan's hundred bindings would evaluate Binding's a hundred times)."""
-    hints = typing.get_type_hints(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except NameError:  # a field's type imported for the type checker only (its module imported on first use)
+        from zluda_runner.core.argcheck import type_checking_names
+
+        hints = typing.get_type_hints(cls, localns=type_checking_names(vars(sys.modules[cls.__module__])))
     return tuple((f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls))
 
 

@@ -74,6 +74,9 @@ class Settings(Options):
     cache_dir: Path = field(default_factory=default_cache_dir)  # resolved: never None here
     verify_load: bool = False
     trace_out: Path | None = None
+    # the ROCm folder / HIP SDK the run takes instead of the host's own pick (find's "other HIP" variant, a
+    # lock's HIP): an input of the run's context (zluda_runner.conduct.context), never read from elsewhere
+    hip: str | None = None
 
     def __post_init__(self) -> None:
         if self.cache_dir is None:  # unset in the Options it was made from

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,8 +43,18 @@ def view_width(stream: TextIO | None = None) -> int | None:
         return int(columns)
     out = stream or sys.stdout
     if hasattr(out, "isatty") and out.isatty():
-        return shutil.get_terminal_size().columns
+        return _terminal_columns()
     return None
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size()`` reads it once ``COLUMNS`` is not a width: that
+    of the process's standard output, else 80 (shutil, and the archive modules it imports, not loaded)."""
+    try:
+        columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        columns = 0
+    return columns if columns > 0 else 80
 
 
 def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:

@@ -14,7 +14,10 @@ import contextlib
 import io
 import re
 import sys
-from typing import TextIO, cast
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 # C0 controls but newline, DEL, C1 controls (0x9b is CSI to many terminals), and the Unicode
 # direction marks/overrides/isolates and line separators that reorder or break what is shown.
@@ -105,6 +108,37 @@ def make_standard_streams_safe() -> None:
     make_safe(sys.stdout)
     make_safe(sys.stderr)
     if sys.stdout is not None and not isinstance(sys.stdout, Sink):
-        sys.stdout = cast(TextIO, Sink(sys.stdout))
+        sys.stdout = Sink(sys.stdout)
     if sys.stderr is not None and not isinstance(sys.stderr, Sink):
-        sys.stderr = cast(TextIO, Sink(sys.stderr))
+        sys.stderr = Sink(sys.stderr)
+
+
+# zluda-run's own lines inside a Python workload (the start-up code of launch/startup.py and
+# launch/windows/preload.py, the placed-defaults .pth hook): the same rule as make_safe, for a stream that
+# is the workload's and stays as it is. A console gets text (WriteConsoleW says everything); a pipe or a
+# file gets the line as UTF-8 bytes, as zluda-run's own output is, never in the ANSI code page (cp1252)
+# the workload's stderr has there on Windows. Python source, run by the workload's interpreter: it
+# imports nothing of zluda_runner.
+WORKLOAD_SAY = r'''
+
+def _zluda_runner_say(line):
+    """One line of zluda-run's on the workload's stderr: UTF-8 unless it is a console."""
+    import sys
+
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        if not stream.isatty():
+            stream.flush()
+            stream.buffer.write(line.encode("utf-8", "replace"))
+            stream.buffer.flush()
+            return
+    except Exception:  # no buffer beneath (a workload's own stream object): as text
+        pass
+    try:
+        stream.write(line)
+        stream.flush()
+    except Exception:
+        pass
+'''

@@ -11,6 +11,7 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import generation, is_rdna_or_newer
 from zluda_runner.host.hip import format_hip_version
 from zluda_runner.host.model import GpuAgent
+from zluda_runner.host.quick import amdgpu_module
 from zluda_runner.host.visibility import Visibility
 from zluda_runner.release.gpurules import rules_against
 from zluda_runner.release.model import GpuHipRule
@@ -68,7 +69,8 @@ def check_gpu(facts: HostFacts, fs: HostFs, platform: str) -> Check:
             "(https://rocm.docs.amd.com/projects/install-on-linux/); in a container: "
             "docker run --device=/dev/kfd --device=/dev/dri."
         )
-    return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix)
+    return Check("gpu", Status.FAIL, f"No AMD GPU found ({searched or 'nothing to ask'})", fix,
+                 details={"asked": list(facts.gpu_asked)})
 
 
 def check_arch(gpu: GpuAgent) -> Check:
@@ -171,14 +173,6 @@ def check_device_order(gpus: list[GpuAgent], target: GpuAgent, platform: str,
     )
 
 
-def linux_driver_version(fs: HostFs) -> str | None:
-    """``amdgpu <version>`` (``(in-tree)`` without a version file) when the module is loaded."""
-    if not fs.is_dir("/sys/module/amdgpu"):
-        return None
-    version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
-    return f"amdgpu {version or '(in-tree)'}"
-
-
 def windows_driver_version(facts: HostFacts) -> str | None:
     """The AMD display driver's version from the registry, else the HIP runtime's driver version."""
     registry = next((g.driver_version for g in facts.gpus if g.driver_version), None)
@@ -187,14 +181,14 @@ def windows_driver_version(facts: HostFacts) -> str | None:
 
 
 def check_driver(fs: HostFs) -> Check:
-    if not fs.is_dir("/sys/module/amdgpu"):
+    version = amdgpu_module(fs)
+    if version is None:
         return Check(
             "driver",
             Status.FAIL,
             "The amdgpu kernel module is not loaded",
             "Install the amdgpu driver (in-tree or amdgpu-dkms with firmware) and `sudo modprobe amdgpu`.",
         )
-    version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
     kfd = fs.path("/dev/kfd")
     if not kfd.exists():
         return Check(

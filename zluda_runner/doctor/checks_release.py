@@ -17,6 +17,7 @@ from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.quick import hip_found
 from zluda_runner.host.visibility import workload_target
 from zluda_runner.release.cache import list_cache, verify_cache
+from zluda_runner.release.native import NativeWheels, native_wheels
 from zluda_runner.release.selection import Resolution, nothing_fits
 
 
@@ -68,6 +69,25 @@ def check_release(facts: HostFacts, resolution: Resolution | ZludaRunnerError | 
         f"Release that fits ({wanted}): {chosen.release_id} / {chosen.asset.name}",
         details=chosen.summary(),
     )
+
+
+def native_for(resolution: Resolution | ZludaRunnerError | None) -> NativeWheels | None:
+    """Whether AMD publishes native ROCm PyTorch wheels for the run's GPU on this OS, by the manifest the
+    run's release comes from (:func:`~zluda_runner.release.native.native_wheels`, as ``releases`` says it)."""
+    if not isinstance(resolution, Resolution):
+        return None
+    c = resolution.constraints
+    return native_wheels(resolution.manifest, c.gfx, c.os)
+
+
+def check_native_wheels(native: NativeWheels | None) -> Check | None:
+    """``native_rocm``: where the manifest's data says this GPU has native wheels, the one line that says so
+    with the command comparing them with ZLUDA on the user's workload; no check elsewhere (the report's
+    ``native_wheels`` still says what is known)."""
+    line = native.line() if native is not None else None
+    if native is None or line is None:
+        return None
+    return Check("native_rocm", Status.OK, line, details=native.to_dict())
 
 
 def check_cached_releases(opts: DoctorOptions) -> Check:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gfx import override_for
 from zluda_runner.host.gpus import effective_gfx
 from zluda_runner.host.hip import LINUX_LIBRARIES, WINDOWS_LIBRARIES
+from zluda_runner.host.hipversion import gone_words
 from zluda_runner.host.libraries import (
     HostLibrary,
     files_for_gfx,
@@ -26,6 +27,9 @@ from zluda_runner.host.libraries import (
 )
 from zluda_runner.host.model import GpuAgent, RocmInstall
 from zluda_runner.host.visibility import workload_target
+from zluda_runner.plan.defaults import ADDMM_LT_TORCH, DEFAULTS_OFF
+from zluda_runner.plan.defaults_facts import without_hipblaslt, without_miopen
+from zluda_runner.plan.unbound import packaged
 from zluda_runner.release.selection import Resolution, blocked_needs
 
 
@@ -68,19 +72,29 @@ def check_hip_runtime(facts: HostFacts, fs: HostFs, env: Mapping[str, str], plat
 
 
 def check_rocm(facts: HostFacts, platform: str,
-               release: Resolution | ZludaRunnerError | None = None) -> Check:
-    """``release``: the release the run takes (the release check's): a missing install's fix names its HIP."""
+               release: Resolution | ZludaRunnerError | None = None,
+               gone: Sequence[tuple[str, str]] = ()) -> Check:
+    """``release``: the release the run takes (the release check's): a missing install's fix names its HIP.
+    ``gone``: the HIP variables that name a missing folder
+    (:func:`~zluda_runner.host.hipversion.gone_hip_folders`), in ``details["missing_folders"]``."""
     rocm = facts.rocm
     if rocm is None:
         chosen = release.chosen if isinstance(release, Resolution) else None
         needs = (f"{chosen.asset.hip.describe()}, what {chosen.release_id} needs" if chosen
                  else "the HIP the release check names")
+        missing: dict[str, Any] = {"missing_folders": [{"variable": v, "path": p} for v, p in gone]
+                                   } if gone else {}
+        names = " and ".join(v for v, _p in gone)
+        forget = f"; or, if it is uninstalled for good, delete {names} from the environment" if gone else ""
         if platform == "win32":
-            return Check("rocm", Status.FAIL,
-                         "No AMD HIP SDK found (HIP_PATH unset, no Program Files\\AMD\\ROCm)",
-                         f"Install the AMD HIP SDK ({needs}).")
-        return Check("rocm", Status.FAIL, "No ROCm installation found (/opt/rocm, ROCM_PATH)",
-                     f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/.")
+            said = (f"{gone_words(gone)}, and no Program Files\\AMD\\ROCm" if gone
+                    else "HIP_PATH unset, no Program Files\\AMD\\ROCm")
+            return Check("rocm", Status.FAIL, f"No AMD HIP SDK found ({said})",
+                         f"Install the AMD HIP SDK ({needs}){forget}.", missing)
+        said = f"/opt/rocm; {gone_words(gone)}" if gone else "/opt/rocm, ROCM_PATH"
+        return Check("rocm", Status.FAIL, f"No ROCm installation found ({said})",
+                     f"Install ROCm ({needs}): https://rocm.docs.amd.com/projects/install-on-linux/{forget}.",
+                     missing)
     label = rocm.label
     details = {"path": str(rocm.path), "version": rocm.version, "source": rocm.version_source,
                **({"package": rocm.package} if rocm.package else {})}
@@ -151,6 +165,7 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
     folders beside the libraries the launch's loader takes: :func:`~zluda_runner.host.libraries.find_library`)
     and MIOpen, found by the finder the plan's dependency checks and defaults read."""
     rules = gpu_hip_rule_check(facts, env, platform, settings)
+    enabled = settings.defaults if settings is not None else True
     if platform not in ("win32",) and not platform.startswith("linux"):
         return rules + Findings(skipped=("rocblas", "hipblaslt", "miopen"))
     target = workload_target(facts.gpus, env)[0]
@@ -161,21 +176,33 @@ def library_checks(facts: HostFacts, fs: HostFs, env: Mapping[str, str], platfor
         blas = Findings.of(
             check_rocblas(fs, find_library(library_name("rocblas", platform), env, platform, fs=fs), target,
                           gfx, facts.rocm, platform),
-            check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx))
-    miopen = find_library(library_name("miopen", platform), env, platform, fs=fs)
-    if miopen.found:
-        found = Check("miopen", Status.OK, f"MIOpen present ({miopen.path}, {miopen.how})",
-                      details={"library": miopen.to_dict()})
-    else:
-        found = Check(
-            "miopen",
-            Status.WARN,
-            f"MIOpen not found (looked for {miopen.searched()}): cuDNN calls through ZLUDA will fail",
-            "Install MIOpen (`sudo apt install miopen-hip`) or turn cuDNN off in the workload: "
-            "torch.backends.cudnn.enabled = False.",
-            {"library": miopen.to_dict()},
-        )
+            check_hipblaslt(fs, find_library(library_name("hipblaslt", platform), env, platform, fs=fs), gfx,
+                            env, platform, enabled=enabled))
+    found = check_miopen(find_library(library_name("miopen", platform), env, platform, fs=fs), env, platform,
+                         enabled=enabled)
     return rules + blas + Findings.of(found)
+
+
+def check_miopen(miopen: HostLibrary, env: Mapping[str, str], platform: str, *, enabled: bool) -> Check:
+    """MIOpen, and where it is missing what a run does about it, as the plan decides it
+    (:func:`~zluda_runner.plan.defaults_facts.without_miopen`): ZLUDA's cuDNN not bound, torch's cuDNN
+    switched off unless the user keeps it on; installing MIOpen is what enables cuDNN."""
+    if miopen.found:
+        return Check("miopen", Status.OK, f"MIOpen present ({miopen.path}, {miopen.how})",
+                     details={"library": miopen.to_dict()})
+    looked = miopen.searched()
+    cudnn = without_miopen(looked, env, enabled=enabled, platform=platform)
+    why_not = "{opt:no_defaults}" if cudnn.why_not == DEFAULTS_OFF else cudnn.why_not  # as the plan's view
+    done = (f"switches cuDNN off in a torch workload ({cudnn.setting})" if cudnn.applied else
+            f"does not switch cuDNN off ({why_not}): a torch workload's convolutions through cuDNN fail")
+    return Check(
+        "miopen",
+        Status.WARN,
+        f"MIOpen not found (looked for {looked}): zluda-run leaves ZLUDA's cuDNN, which runs on it, unbound "
+        f"(NVIDIA's own loads in its place) and {done}",
+        f"To run cuDNN through ZLUDA, install {packaged(miopen.name)}.",
+        {"library": miopen.to_dict(), "default": cudnn.to_dict()},
+    )
 
 
 def _not_found(check_id: str, label: str, lib: HostLibrary, fix: str, status: Status) -> Check:
@@ -238,10 +265,23 @@ def check_rocblas(
     return Check("rocblas", Status.FAIL, message, fix, details)
 
 
-def check_hipblaslt(fs: HostFs, lib: HostLibrary, gfx: str) -> Check:
+def check_hipblaslt(fs: HostFs, lib: HostLibrary, gfx: str, env: Mapping[str, str], platform: str, *,
+                    enabled: bool) -> Check:
+    """hipBLASLt and its kernels for ``gfx``; where it is missing, what a run does about it, as the plan
+    decides it (:func:`~zluda_runner.plan.defaults_facts.without_hipblaslt`): ZLUDA's cuBLASLt not bound,
+    torch's addmm kept off cuBLASLt unless the user says otherwise."""
     fix = "Set DISABLE_ADDMM_CUDA_LT=1 so torch does not route addmm/linear through cuBLASLt."
     if lib.path is None:
-        return _not_found("hipblaslt", "hipBLASLt", lib, fix, Status.WARN)
+        lt = without_hipblaslt(env, enabled=enabled, platform=platform)
+        why_not = "{opt:no_defaults}" if lt.why_not == DEFAULTS_OFF else lt.why_not  # as the plan's view
+        done = (f"sets {lt.setting} in a torch workload from {ADDMM_LT_TORCH} on" if lt.applied else
+                f"does not set {lt.setting} ({why_not}): torch's addmm through cuBLASLt fails")
+        return Check(
+            "hipblaslt", Status.WARN,
+            f"hipBLASLt not found (looked for {lib.searched()}): zluda-run leaves ZLUDA's cuBLASLt, which "
+            f"runs on it, unbound (NVIDIA's own loads in its place) and {done}",
+            f"To run cuBLASLt through ZLUDA, install {packaged(lib.name)}.",
+            {"library": lib.to_dict(), "default": lt.to_dict()})
     folder = kernel_folder(lib.path, "hipblaslt")
     files = files_for_gfx(fs, folder, gfx)
     if files:

@@ -18,6 +18,7 @@ from zluda_runner.core.version import JSON_SCHEMA_VERSION
 from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.gpus import HipQuery
 from zluda_runner.host.hip import query_hip_isolated
+from zluda_runner.release.native import NativeWheels
 from zluda_runner.results.recordable import ResultRow, ResultRows
 
 # Environment variables shown in the report's facts (they change what HIP / ZLUDA / torch do).
@@ -80,6 +81,8 @@ class DoctorReport(JsonMixin):
     skipped: tuple[str, ...] = ()
     exit_code: int = exitcodes.OK
     schema: int = JSON_SCHEMA_VERSION
+    # AMD's native ROCm PyTorch wheels for the run's GPU on this OS (None: no GPU or no manifest)
+    native_wheels: NativeWheels | None = None
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.checks if c.status is status)

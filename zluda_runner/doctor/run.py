@@ -24,7 +24,6 @@ from zluda_runner.doctor.checks_gpu import (
     check_hidden_gpus,
     check_platform,
     check_windows_driver,
-    linux_driver_version,
     windows_driver_version,
 )
 from zluda_runner.doctor.checks_hipsdk import hipsdk_checks
@@ -32,7 +31,9 @@ from zluda_runner.doctor.checks_release import (
     check_cached_releases,
     check_compile_cache,
     check_history,
+    check_native_wheels,
     check_release,
+    native_for,
     release_resolution,
 )
 from zluda_runner.doctor.checks_rocm import check_hip_runtime, check_rocm, library_checks
@@ -49,6 +50,8 @@ from zluda_runner.host.compile_cache import compile_cache_dirs, inspect_compile_
 from zluda_runner.host.facts import HostFacts
 from zluda_runner.host.fs import HostFs
 from zluda_runner.host.gpus import discover_gpus
+from zluda_runner.host.hipversion import gone_hip_folders
+from zluda_runner.host.quick import amdgpu_driver
 from zluda_runner.host.rocm import find_rocm
 from zluda_runner.host.tools import ToolRunner, run_tool
 from zluda_runner.host.visibility import workload_target
@@ -84,10 +87,11 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
         hip=found.hip,
         gpus=found.gpus,
         gpu_source=found.source,
-        gpu_search=[] if found.gpus else found.tried,
+        gpu_search=[] if found.gpus else found.tried_text(),
+        gpu_asked=[] if found.gpus else [source for source, _said in found.tried],
     )
     if opts.platform.startswith("linux"):
-        facts = dataclasses.replace(facts, driver_version=linux_driver_version(fs))
+        facts = dataclasses.replace(facts, driver_version=amdgpu_driver(fs))
     elif opts.platform == "win32":
         facts = dataclasses.replace(facts, driver_version=windows_driver_version(facts))
     dirs = [fs.path(d) for d in compile_cache_dirs(opts.platform, env, opts.home)]
@@ -113,16 +117,18 @@ def run_doctor(options: DoctorOptions | None = None) -> DoctorReport:
     torch = check_torch(opts) if opts.check_torch else None
     resolution = release_resolution(facts, dataclasses.replace(opts, env=run_env), torch)  # the run's own
     findings += Findings.of(check_hip_runtime(facts, fs, env, opts.platform),
-                            check_rocm(facts, opts.platform, resolution))
+                            check_rocm(facts, opts.platform, resolution, gone_hip_folders(opts.root, env,
+                                                                                          opts.platform)))
     findings += library_checks(facts, fs, run_env, opts.platform, settings=opts.settings)
     findings += hipsdk_checks(facts, opts, resolution)
     findings += Findings.of(torch, skipped=() if torch is not None else ("torch",))
-    findings += Findings.of(check_release(facts, resolution),
+    native = native_for(resolution)
+    findings += Findings.of(check_release(facts, resolution), check_native_wheels(native),
                             check_cached_releases(opts),
                             check_history(target.gfx if target is not None else None, opts))
     findings += Findings.of(check_compile_cache(compile_cache))
     return DoctorReport(facts=facts, checks=findings.checks, skipped=findings.skipped,
-                        exit_code=exit_code(findings.checks, strict=opts.strict))
+                        exit_code=exit_code(findings.checks, strict=opts.strict), native_wheels=native)
 
 
 def _workload_env(facts: HostFacts, opts: DoctorOptions) -> dict[str, str]:

@@ -16,7 +16,7 @@ from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.paths import default_cache_dir
 from zluda_runner.core.settings import Settings
 from zluda_runner.finder.model import Candidate
-from zluda_runner.release.lockfile import hash_tree
+from zluda_runner.release.lockfile import OTHER_HIP_VARIANT, hash_tree
 from zluda_runner.results.locks import KnownLock, known_locks
 
 MAX_FROM_BYTES = 16 * 1024 * 1024
@@ -66,8 +66,9 @@ def known_first(locks: Sequence[KnownLock], gfx: str | None, given: Sequence[Can
                          f"not on {gfx or 'this host (no GPU seen)'}: not tried first")
             continue
         rel = lock.release
+        hip = lock.host.hip_path if lock.variant == OTHER_HIP_VARIANT else None  # the HIP it was proven with
         if rel.source != "dir" and rel.id:
-            cand = Candidate("manifest", rel.id, lock.variant)
+            cand = Candidate("manifest", rel.id, lock.variant, hip)
         else:
             match = None
             for given_cand in (c for c in given if c.source == "dir"):
@@ -83,7 +84,7 @@ def known_first(locks: Sequence[KnownLock], gfx: str | None, given: Sequence[Can
                 notes.append(f"{source}: the lock of the folder {rel.ref} matches no folder given here "
                              "(by its files' SHA-256): give it with {opt:candidate DIR}")
                 continue
-            cand = Candidate("dir", match.ref, lock.variant)
+            cand = Candidate("dir", match.ref, lock.variant, hip)
         if cand not in out:
             out.append(cand)
     return out, notes

@@ -30,11 +30,14 @@ class Candidate(JsonMixin):
     source: Source
     ref: str  # the release id, the folder's or the archive's path
     variant: str = DEFAULTS
+    hip: str | None = None  # the other-hip variant's ROCm folder / HIP SDK
 
     @property
     def label(self) -> str:
         what = self.ref if self.source == "manifest" else f"{self.source} {self.ref}"
-        return what if self.variant == DEFAULTS else f"{what} [{self.variant}]"
+        if self.variant == DEFAULTS:
+            return what
+        return f"{what} [{self.variant}{f' {self.hip}' if self.hip else ''}]"
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from zluda_runner.finder.model import (
     FindReport,
     best,
 )
+from zluda_runner.host.hipchoice import HipInstall
 from zluda_runner.launch.run import PreparedRun
 from zluda_runner.plan.model import RecordRefs
 from zluda_runner.poc.model import PocReport, PocRun, Thresholds
@@ -41,6 +43,7 @@ from zluda_runner.poc.session import PocRequest, judge
 from zluda_runner.release.lockfile import (
     DEFAULTS,
     INJECTOR_VARIANT,
+    OTHER_HIP_VARIANT,
     FailedCandidate,
     Lock,
     LockedCriterion,
@@ -94,7 +97,7 @@ def run_find(request: FindRequest, settings: Settings, *, progress: Progress | N
     source = open_source(root=request.root, env=base_env)
     available = not isinstance(source, NoTelemetry)
     telemetry = f"{source.backend}, {source.device}" if not isinstance(source, NoTelemetry) else source.reason
-    search = _Search(request, settings, reference, source, telemetry, progress)
+    search = _Search(request, settings, reference, source, telemetry, progress, base_env)
     start = time.monotonic()
     stopped: str = "exhausted"
     try:
@@ -104,7 +107,7 @@ def run_find(request: FindRequest, settings: Settings, *, progress: Progress | N
                 break
             cand = queue.pop(0)
             verdict, variants = search.judge(cand, len(search.verdicts) + 1, len(queue))
-            queue[0:0] = [Candidate(cand.source, cand.ref, v) for v in variants]
+            queue[0:0] = variants
             if verdict.status == "pass" or (verdict.status == "unproven" and not available):
                 stopped = "passed"
                 break
@@ -177,17 +180,20 @@ class _Search:
     """One search's state: the verdicts so far, and what the lock needs of each candidate that ran."""
 
     def __init__(self, request: FindRequest, settings: Settings, reference: Workload,
-                 source: TelemetrySource | NoTelemetry, telemetry: str, progress: Progress | None) -> None:
+                 source: TelemetrySource | NoTelemetry, telemetry: str, progress: Progress | None,
+                 base_env: Mapping[str, str]) -> None:
         self.request, self.settings, self.reference = request, settings, reference
         self.source, self.telemetry, self.progress = source, telemetry, progress
         self.verdicts: list[CandidateVerdict] = []
         self.prepared: dict[Candidate, PreparedRun] = {}
+        self.base_env: Mapping[str, str] = base_env
+        self._other_hips: tuple[HipInstall, ...] | None = None
 
     def say(self, line: str) -> None:
         if self.progress is not None:
             self.progress(line)
 
-    def judge(self, cand: Candidate, number: int, left: int) -> tuple[CandidateVerdict, list[str]]:
+    def judge(self, cand: Candidate, number: int, left: int) -> tuple[CandidateVerdict, list[Candidate]]:
         """``cand``'s verdict, and the variants to try next (after its defaults ran)."""
         self.say(f"find: trying {number}: {cand.label} ({left} more queued)")
         began = time.monotonic()
@@ -197,7 +203,10 @@ class _Search:
         except ZludaRunnerError as exc:
             verdict = CandidateVerdict(cand, "plan", "fail", _one_line(exc.message),
                                        wall_s=time.monotonic() - began)
-            return self._done(verdict), []
+            # no run: no setting variant either; another HIP is another plan (a missing HIP library)
+            hips = self.other_hips() if cand.variant == DEFAULTS else ()
+            return self._done(verdict), [Candidate(cand.source, cand.ref, OTHER_HIP_VARIANT, h.path)
+                                         for h in hips]
         self.prepared[cand] = prepared
         workload = Workload("zluda", tuple(prepared.argv), variant_env(prepared.env, cand.variant))
         available = not isinstance(self.source, NoTelemetry)
@@ -211,14 +220,23 @@ class _Search:
         verdict = CandidateVerdict(cand, "run", _status(poc, available), _why(poc, available),
                                    poc.criteria, (release.id or release.root) if release else None,
                                    time.monotonic() - began)
-        variants: list[str] = []
-        if cand.variant == DEFAULTS and verdict.status != "pass":
-            from zluda_runner.plan.defaults_facts import gather_facts, read_host
-
-            facts = gather_facts(prepared.plan, read_host(os.environ), os.environ,
-                                 enabled=self.settings.defaults, manifest=None)
-            variants = variants_for(prepared.plan, facts)
+        variants: list[Candidate] = []
+        if cand.variant == DEFAULTS and verdict.status != "pass" and prepared.facts is not None:
+            same_os = prepared.host is None or prepared.host.same_os(prepared.plan.os)
+            variants = variants_for(cand, prepared.plan, prepared.facts, self.other_hips() if same_os else ())
         return self._done(verdict), variants
+
+    def other_hips(self) -> tuple[HipInstall, ...]:
+        """The host's HIP installs of another version than the one a run takes by default (read once a
+        search, under ``ZLUDA_RUNNER_ROOT`` where that names a fake tree)."""
+        if self._other_hips is None:
+            from zluda_runner.host.fs import ROOT_ENV, root_from_env
+            from zluda_runner.host.hipchoice import other_hips
+
+            root = root_from_env(self.base_env.get(ROOT_ENV) or "")
+            self._other_hips = other_hips(root, self.base_env, sys.platform) if self.settings.hip is None \
+                else ()
+        return self._other_hips
 
     def _done(self, verdict: CandidateVerdict) -> CandidateVerdict:
         self.verdicts.append(verdict)
@@ -305,12 +323,14 @@ def _lock(chosen: CandidateVerdict, verdicts: Sequence[CandidateVerdict], search
             sha = None
     locked_release = LockedRelease(cand.source, cand.ref, ref.id if ref else None, ref.asset if ref else None,
                                    sha, str(root) if root else None, hash_tree(root) if root else ())
-    changes = variant_changes(cand.variant)
+    ran = search.prepared[cand]
+    host = ran.host or read_host(search.base_env)  # the host as the run read it: its HIP chosen
+    changes = variant_changes(cand, host.quick.hip.text)
     settings = [LockedSetting(d.name, d.setting, d.applied, d.why_not or d.reason) for d in plan.defaults
                 if d.name not in changes]
     settings += [LockedSetting(name, text, cand.variant != "cudnn-on", "find's variant")
                  for name, text in changes.items()]
-    facts = host_facts(plan, read_host(os.environ).quick)
+    facts = host_facts(plan, host.quick)
     available = chosen.status == "pass"
     criteria = tuple(LockedCriterion(c.name, "not shown" if c.name == "on the GPU" and not available and
                                      not c.passed else c.status, c.summary, c.evidence)

@@ -29,4 +29,5 @@ class HostFacts(JsonMixin):
     driver_version: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     gpu_search: list[str] = field(default_factory=list)
+    gpu_asked: list[str] = field(default_factory=list)  # the ids of the back ends asked (gpu_search's)
     compile_cache: CompileCacheInfo | None = None

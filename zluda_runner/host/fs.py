@@ -12,7 +12,7 @@ import re
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from zluda_runner.core.errors import HostError
-from zluda_runner.core.fsutil import open_regular
+from zluda_runner.core.fsutil import read_regular
 
 ROOT_ENV = "ZLUDA_RUNNER_ROOT"
 MAX_SMALL_BYTES = 64 * 1024  # a sysfs attribute, a version file
@@ -23,11 +23,9 @@ def read_small(path: Path, limit: int = MAX_SMALL_BYTES) -> str | None:
     """A small regular file's text, else None: missing, larger than ``limit``, or not a regular file
     (a FIFO, a device, a folder is refused unread, never waited on)."""
     try:
-        with open_regular(path) as fh:
-            data = fh.read(limit + 1)
+        return read_regular(path, limit).decode("utf-8", errors="replace")
     except OSError:
         return None
-    return None if len(data) > limit else data.decode("utf-8", errors="replace")
 
 
 class HostFs:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zluda_runner.host.fs import HostFs
+from zluda_runner.host.fs import HostFs, read_small
 from zluda_runner.host.gfx import gfx_from_target_version, hsa_version_to_gfx, looks_integrated, normalize_gfx
 from zluda_runner.host.model import GpuAgent, RocmInstall
 
@@ -58,10 +58,7 @@ def kfd_gpu_nodes(fs: HostFs) -> list[tuple[Path, dict[str, int]]]:
     nodes = sorted((p for p in fs.glob(KFD_NODES, "*") if p.name.isdigit()), key=lambda p: int(p.name))
     found = []
     for node in nodes:
-        try:
-            props = _properties((node / "properties").read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        props = _properties(read_small(node / "properties") or "")
         if props.get("simd_count", 0) > 0 and gfx_from_target_version(props.get("gfx_target_version", 0)):
             found.append((node, props))
     return found
@@ -73,10 +70,7 @@ def gpus_from_kfd(fs: HostFs, nodes: list[tuple[Path, dict[str, int]]] | None = 
     for node, props in kfd_gpu_nodes(fs) if nodes is None else nodes:
         simd = props["simd_count"]
         gfx = gfx_from_target_version(props["gfx_target_version"])
-        try:
-            name = (node / "name").read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            name = ""
+        name = (read_small(node / "name") or "").strip()
         per_cu = props.get("simd_per_cu", 0)
         memory = _kfd_local_memory(node)
         agents.append(
@@ -102,10 +96,7 @@ def _kfd_local_memory(node: Path) -> int | None:
         return None
     total = 0
     for bank in banks:
-        try:
-            props = _properties(bank.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        props = _properties(read_small(bank) or "")
         if props.get("heap_type") in (1, 2):
             total += props.get("size_in_bytes", 0)
     return total
@@ -199,15 +190,26 @@ def windows_registry_gpus() -> list[GpuAgent]:  # pragma: no cover - Windows onl
     return agents
 
 
+# The Linux tools asked for the GPUs where HIP and the KFD topology did not say; Windows has neither
+# (its HIP SDK ships no rocminfo): there HIP and the display adapters in the registry are asked.
+LINUX_TOOLS = ("rocminfo", "rocm_agent_enumerator")
+
+
 @dataclass
 class GpuDiscovery:
     """What :func:`discover_gpus` found: the agents, the back end that listed them, HIP's own answer
-    (None when HIP was not asked), and what each back end said when none found a GPU."""
+    (None when HIP was not asked), and what each back end asked said when none found a GPU
+    (``tried``: (its id: hip, kfd, rocminfo, rocm_agent_enumerator, registry; what it said))."""
 
     gpus: list[GpuAgent] = field(default_factory=list)
     source: str | None = None
     hip: HipInfo | None = None
-    tried: list[str] = field(default_factory=list)
+    tried: list[tuple[str, str]] = field(default_factory=list)
+
+    def tried_text(self) -> list[str]:
+        """``tried`` as the doctor words it (``rocminfo: not found``; HIP's and the KFD's by name)."""
+        label = {"hip": "HIP", "kfd": "KFD topology"}
+        return [f"{label.get(source, source)}: {said}" for source, said in self.tried]
 
 
 def discover_gpus(
@@ -219,44 +221,44 @@ def discover_gpus(
     rocm: RocmInstall | None,
     use_registry: bool,
 ) -> GpuDiscovery:
-    """Ask the back ends in order of preference; the first that lists a GPU wins."""
+    """Ask the back ends of ``platform`` in order of preference; the first that lists a GPU wins. Linux: HIP,
+    the KFD topology, ``rocminfo``, ``rocm_agent_enumerator``; Windows: HIP, the registry's display
+    adapters (the Linux tools are not asked there)."""
     found = GpuDiscovery()
     if hip_query is not None:
         found.hip = hip_query()
         if found.hip.devices:
             found.gpus, found.source = gpus_from_hip(found.hip), "hip"
             return found
-        found.tried.append(f"HIP: {found.hip.error or 'no devices'}")
+        found.tried.append(("hip", found.hip.error or "no devices"))
     if platform.startswith("linux"):
         kfd = gpus_from_kfd(fs)
         if kfd:
             found.gpus, found.source = kfd, "kfd"
             return found
-        found.tried.append("KFD topology: no GPU node")
-    if tools is not None:
+        found.tried.append(("kfd", "no GPU node"))
+    if tools is not None and platform != "win32":
         rocm_bin = f"{rocm.path}/bin" if rocm else None
-        parsers: tuple[tuple[str, Callable[[str], list[GpuAgent]]], ...] = (
-            ("rocminfo", parse_rocminfo),
-            ("rocm_agent_enumerator", parse_agent_enumerator),
-        )
-        for tool, parser in parsers:
+        parsers: dict[str, Callable[[str], list[GpuAgent]]] = {
+            "rocminfo": parse_rocminfo, "rocm_agent_enumerator": parse_agent_enumerator}
+        for tool in LINUX_TOOLS:
             exe = shutil.which(tool, path=rocm_bin) if rocm_bin else None
             exe = exe or shutil.which(tool)
             if exe is None:
-                found.tried.append(f"{tool}: not found")
+                found.tried.append((tool, "not found"))
                 continue
             out = tools([exe])
-            agents = parser(out) if out else []
+            agents = parsers[tool](out) if out else []
             if agents:
                 found.gpus, found.source = agents, tool
                 return found
-            found.tried.append(f"{tool}: no GPU agent")
+            found.tried.append((tool, "no GPU agent"))
     if platform == "win32" and use_registry:
         agents = windows_registry_gpus()
         if agents:
             found.gpus, found.source = agents, "registry"
             return found
-        found.tried.append("registry: no AMD display adapter")
+        found.tried.append(("registry", "no AMD display adapter"))
     return found
 
 

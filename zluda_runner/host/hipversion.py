@@ -4,8 +4,9 @@ Looked for, in order (the first that gives a version wins):
 
 * Linux: ``$ROCM_PATH``, ``$HIP_PATH``, ``/opt/rocm``, ``/opt/rocm-X.Y.Z`` (newest first): HIP's own
   version from ``include/hip/hip_version.h`` or the real file name of ``lib/libamdhip64.so.N.M.P``,
-  else the package number (``.info/version``, the folder name): AMD's ROCm 10.0.0 (release notes
-  2026-08-26) numbers its packages 10.x while its HIP is 7.x, so the package number is HIP's only
+  else the package number (``.info/version``, the folder name): AMD's ROCm 10.0.0 (2026-08-26)
+  numbers its packages 10.x while its HIP is 7.x (sources: the manifest's ``native_rocm.source``, listed
+  on docs/compatibility.md), so the package number is HIP's only
   where nothing of HIP's own says otherwise; then distribution packages: a
   ``libamdhip64.so.N.M.P`` in the system library folders (Debian's ``libamdhip64-5`` ships
   ``/usr/lib/x86_64-linux-gnu/libamdhip64.so.5.2.21153``, i.e. HIP 5.2).
@@ -25,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
 
@@ -186,14 +187,20 @@ def _found(kind: str, path: str, found: FolderVersion, looked: list[str]) -> Hos
     return HostHip(kind, path, found.version, found.source, looked, found.package, found.package_source)
 
 
-def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
-    candidates: list[str] = [env[v] for v in ("ROCM_PATH", "HIP_PATH") if env.get(v)]
+def linux_rocm_folders(fs: HostFs, env: Mapping[str, str]) -> list[str]:
+    """The ROCm folders looked at, in the order HIP is looked for: ``$ROCM_PATH``, ``$HIP_PATH``,
+    ``/opt/rocm``, ``/opt/rocm-X.Y.Z`` (newest first)."""
+    candidates: list[str] = [folder for folder, _var in _named_by_variables(env, "linux")]
     candidates.append("/opt/rocm")
     opt = [n for n in fs.names("/opt") if n.startswith("rocm-")]
     versioned = sorted(opt, key=lambda n: _version_key(n[5:]), reverse=True)
     candidates.extend(f"/opt/{n}" for n in versioned)
+    return list(dict.fromkeys(candidates))
+
+
+def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
     unknown: HostHip | None = None
-    for cand in dict.fromkeys(candidates):
+    for cand in linux_rocm_folders(fs, env):
         looked.append(cand)
         if not fs.is_dir(cand):
             continue
@@ -209,12 +216,37 @@ def _find_linux(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHi
     return unknown
 
 
-def _find_windows(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
-    paths: list[tuple[str, str]] = []
-    if env.get("HIP_PATH"):
-        paths.append((env["HIP_PATH"], "HIP_PATH"))
+def _named_by_variables(env: Mapping[str, str], platform: str) -> list[tuple[str, str]]:
+    """(folder, variable) of each variable that names a HIP install, in the order they are looked at:
+    ``HIP_PATH`` then ``HIP_PATH_NN`` (newest first) on Windows, ``ROCM_PATH`` then ``HIP_PATH`` on Linux.
+    An empty variable names nothing."""
+    if platform != "win32":
+        return [(env[v], v) for v in ("ROCM_PATH", "HIP_PATH") if env.get(v)]
+    paths = [(env["HIP_PATH"], "HIP_PATH")] if env.get("HIP_PATH") else []
     for var in sorted((k for k in env if re.fullmatch(r"HIP_PATH_\d+", k)), key=_version_key, reverse=True):
-        paths.append((env[var], var))
+        if env[var]:
+            paths.append((env[var], var))
+    return paths
+
+
+def gone_hip_folders(root: Path | None = None, env: Mapping[str, str] | None = None,
+                     platform: str | None = None) -> list[tuple[str, str]]:
+    """(variable, folder) of each HIP variable (:func:`find_host_hip` reads them first) naming a folder that
+    does not exist: an uninstalled HIP SDK leaves ``HIP_PATH`` behind. Said where no HIP is found, so the
+    user reads "HIP_PATH names a missing folder", not that none is set."""
+    fs = HostFs(root)
+    environ = os.environ if env is None else env
+    return [(var, folder) for folder, var in _named_by_variables(environ, platform or sys.platform)
+            if not fs.is_dir(folder)]
+
+
+def gone_words(gone: Sequence[tuple[str, str]]) -> str:
+    """``HIP_PATH names C:\\...\\6.4, which does not exist`` (one wording: doctor, plan, run)."""
+    return "; ".join(f"{var} names {folder}, which does not exist" for var, folder in gone)
+
+
+def _find_windows(fs: HostFs, env: Mapping[str, str], looked: list[str]) -> HostHip | None:
+    paths = _named_by_variables(env, "win32")
     program_files = env.get("ProgramFiles", r"C:\Program Files")
     base = f"{program_files}\\AMD\\ROCm"
     for name in sorted(fs.names(base), key=_version_key, reverse=True):

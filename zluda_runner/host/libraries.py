@@ -24,6 +24,7 @@ from pathlib import Path, PureWindowsPath
 from zluda_runner.binfmt.elf import ElfInfo, peek_elf_header
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.host.fs import HostFs
+from zluda_runner.host.hipversion import linux_rocm_folders
 from zluda_runner.loader.glibc import (
     DEBIAN_DEFAULT_DIRS,
     FEDORA_DEFAULT_DIRS,
@@ -108,11 +109,12 @@ def files_for_gfx(fs: HostFs, folder: str, gfx: str, prefix: str = "") -> list[s
 
 
 def rocm_dirs(env: Mapping[str, str], fs: HostFs | None = None) -> list[str]:
-    """ROCm's usual library folders (host paths) that exist, in the order they are tried."""
+    """ROCm's usual library folders (host paths) that exist, in the order they are tried: the order HIP
+    is looked for (:func:`~zluda_runner.host.hipversion.linux_rocm_folders`: ``$ROCM_PATH``, ``$HIP_PATH``,
+    ``/opt/rocm``, ``/opt/rocm-X.Y.Z`` newest first)."""
     fs = fs or HostFs()
-    opt = sorted(f"/opt/{n}" for n in fs.names("/opt") if n.startswith("rocm-"))
     out: list[str] = []
-    for base in (env.get("ROCM_PATH"), env.get("HIP_PATH"), "/opt/rocm", *opt):
+    for base in linux_rocm_folders(fs, env):  # the HIP finder's order: the HIP reported is the one taken
         for sub in ("lib", "lib64") if base else ():
             cand = f"{str(base).rstrip('/')}/{sub}"
             if fs.is_dir(cand) and cand not in out:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.hipfound import HipFound, HipRoute
 from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
 from zluda_runner.host.gpus import effective_gfx, gpus_from_kfd, target_gpu
-from zluda_runner.host.hipversion import HostHip, find_host_hip
+from zluda_runner.host.hipversion import HostHip, find_host_hip, gone_hip_folders, gone_words
 from zluda_runner.host.model import GpuAgent
 
 AMD_ROCM_LINUX = "https://rocm.docs.amd.com/projects/install-on-linux/"
@@ -62,13 +62,31 @@ def quick_facts(env: Mapping[str, str] | None = None, root: Path | None = None,
             facts.problems.append("no AMD GPU driver (/dev/kfd is missing)")
         else:
             facts.problems.append("no AMD GPU in the KFD topology")
-        version = (fs.read_text("/sys/module/amdgpu/version") or "").strip()
         if gpu is not None:
-            facts.driver_version = f"amdgpu {version or '(in-tree)'}"
+            facts.driver_version = amdgpu_driver(fs)
     if facts.hip.origin is None:
-        facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
-                              "library folders)" if plat != "win32" else "no AMD HIP SDK found")
+        gone = gone_words(gone_hip_folders(root, environ, plat))
+        if plat == "win32":
+            facts.problems.append("no AMD HIP SDK found" + (f" ({gone})" if gone else ""))
+        else:
+            facts.problems.append("no HIP/ROCm runtime found (looked in ROCM_PATH, /opt/rocm*, the system "
+                                  f"library folders{'; ' + gone if gone else ''})")
     return facts
+
+
+def amdgpu_module(fs: HostFs) -> str | None:
+    """The loaded amdgpu kernel module's version (its sysfs ``version``; "" for an in-tree module, which
+    has none); None when the module is not loaded."""
+    if not fs.is_dir("/sys/module/amdgpu"):
+        return None
+    return (fs.read_small("/sys/module/amdgpu/version") or "").strip()
+
+
+def amdgpu_driver(fs: HostFs) -> str | None:
+    """``amdgpu <version>`` (``amdgpu (in-tree)`` without one) where the module is loaded, else None: the
+    Linux driver as a recorded run and the doctor name it."""
+    version = amdgpu_module(fs)
+    return None if version is None else f"amdgpu {version or '(in-tree)'}"
 
 
 def os_release(fs: HostFs) -> dict[str, str]:
@@ -82,9 +100,11 @@ def os_release(fs: HostFs) -> dict[str, str]:
     return out
 
 
-def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
+def describe_hip(hip: HostHip | None, fs: HostFs, platform: str,
+                 gone: Sequence[tuple[str, str]] = ()) -> HipFound:
     """The host's HIP in the user's words and the ways to another on this system (one text for every
-    command: run, plan, warmup, releases, doctor)."""
+    command: run, plan, warmup, releases, doctor). ``gone``: the HIP variables naming a missing folder
+    (:func:`~zluda_runner.host.hipversion.gone_hip_folders`), said where no HIP is found."""
     if platform == "win32":
         routes: tuple[HipRoute, ...] = (_AMD_WINDOWS,)
         distro = ""
@@ -93,7 +113,7 @@ def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
         distro = info.get("NAME", "").split(" ")[0] or "the distribution"
         routes = (_AMD_LINUX, *(_DEBIAN if info.get("ID") == "debian" else ()))
     if hip is None:
-        return HipFound(None, "no HIP/ROCm found", routes)
+        return HipFound(None, "no HIP/ROCm found" + (f" ({gone_words(gone)})" if gone else ""), routes)
     version = hip.major_minor
     shown = f"HIP {version}" if version else "HIP of unknown version"
     if hip.kind == "distribution":
@@ -102,7 +122,7 @@ def describe_hip(hip: HostHip | None, fs: HostFs, platform: str) -> HipFound:
         text = f"{shown} from {distro}'s {package} ({hip.source})"
     else:
         text = f"{hip.words()} at {hip.path}"  # "HIP SDK 6.4 at ...", "HIP 7.17 (ROCm 10.0.0) at ..."
-    return HipFound(version, text, routes, origin=hip.kind)
+    return HipFound(version, text, routes, origin=hip.kind, path=hip.path)
 
 
 def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
@@ -111,7 +131,9 @@ def hip_found(env: Mapping[str, str] | None = None, root: Path | None = None,
     environ = os.environ if env is None else env
     plat = platform or sys.platform
     root = root if root is not None else root_from_env(environ.get(ROOT_ENV) or "")
-    return describe_hip(find_host_hip(root, _set_only(environ), plat), HostFs(root), plat)
+    found = find_host_hip(root, _set_only(environ), plat)
+    gone = gone_hip_folders(root, environ, plat) if found is None else []
+    return describe_hip(found, HostFs(root), plat, gone)
 
 
 def judged_gfx(agents: list[GpuAgent], env: Mapping[str, str], platform: str) -> str | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 from zluda_runner.core.errors import BinaryFormatError
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.paths import real_path
 from zluda_runner.inspection.collect import (
     DLOPENED_WINDOWS_BY_FAMILY,
     Collector,
@@ -73,7 +73,7 @@ def walk_pe(shown_root: str, roots: list[Path], model: DllSearchModel, readers: 
     seen: set[str] = set()
     while queue:
         path = queue.pop(0)
-        real = os.path.realpath(path)
+        real = real_path(path)
         if real in seen:
             continue
         seen.add(real)

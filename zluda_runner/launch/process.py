@@ -29,8 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zluda_runner.core import proctree
-from zluda_runner.core.child import exec_replacing, run_tree
+from zluda_runner.core.become import exec_replacing
 from zluda_runner.core.errors import CommandNotExecutableError, CommandNotFoundError, LaunchError
 
 WINDOWS = sys.platform == "win32"
@@ -39,6 +38,8 @@ WINDOWS = sys.platform == "win32"
 def exit_status(returncode: int) -> int:
     """A ``waitpid``/``Popen`` return code as a shell reports it: signal N -> 128+N (Windows:
     Ctrl-C's ``STATUS_CONTROL_C_EXIT`` -> 130, any other code as it is)."""
+    from zluda_runner.core import proctree
+
     return proctree.exit_status(returncode)
 
 
@@ -138,6 +139,14 @@ def resolve_command(argv0: str, env: Mapping[str, str]) -> str:
     raise CommandNotFoundError(f"command not found: {argv0}", hint=_path_hint(env))
 
 
+def command_path(word: str) -> str | None:
+    """The file a command's first word runs: a path as given (``/`` or, on Windows, ``\\``), else
+    found on PATH (with PATHEXT on Windows: ``app`` runs ``app.exe``)."""
+    if os.sep in word or (os.altsep is not None and os.altsep in word):
+        return word
+    return shutil.which(word)
+
+
 def _spawn_error(argv0: str, exc: OSError) -> LaunchError:
     if exc.errno == errno.ENOENT:
         # The file exists (we resolved it): a missing interpreter (#!) or ELF loader.
@@ -227,6 +236,8 @@ def run_process_end(argv: Sequence[str], env: Mapping[str, str], *,
                     timeout: float | None = None) -> ProcessEnd:
     """:func:`run_process`, telling a death by a signal from an exit with the same number, and whether
     the signal came from outside (the user's Ctrl-C or ``kill``) rather than from the workload itself."""
+    from zluda_runner.core.child import run_tree
+
     args = _check_argv(argv)
     executable = resolve_command(args[0], env)
     try:

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from zluda_runner.core.proctree import ended_by
 from zluda_runner.launch.process import exec_process, run_process, run_process_end
-from zluda_runner.plan.model import RecordRefs, ShimPlan
 
 if TYPE_CHECKING:
+    from zluda_runner.plan.defaults import DefaultsFacts
+    from zluda_runner.plan.defaults_facts import HostRead
+    from zluda_runner.plan.model import RecordRefs, ShimPlan
     from zluda_runner.telemetry.model import GpuTrace, NoTelemetry
 
 T = TypeVar("T")
@@ -31,6 +32,8 @@ class PreparedRun:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the results store knows for this GPU
     recorded: RecordRefs | None = None  # what a recording of this run names, from the run's context
+    facts: DefaultsFacts | None = None  # what the plan's defaults followed (find's variants read them)
+    host: HostRead | None = None  # the host as the run read it (its HIP chosen, if one was)
 
 
 def start(run: PreparedRun, *, on_telemetry: Callable[[GpuTrace | NoTelemetry], None] | None = None) -> int:
@@ -54,6 +57,8 @@ def run_child(argv: Sequence[str], env: Mapping[str, str]) -> int:
     killed it is said on stderr ("zluda-run: the workload was killed by SIGSEGV (exit 139)"), as a shell
     says it of a job it ran itself: here the shell sees zluda-run exit, not the workload die. The name
     is :func:`zluda_runner.core.proctree.ended_by`'s (a signal on POSIX, a crash code on Windows)."""
+    from zluda_runner.core.proctree import ended_by
+
     end = run_process_end(argv, env)
     if end.signal in _UNSAID:
         return end.exit_code

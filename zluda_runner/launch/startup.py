@@ -18,7 +18,9 @@ the settings are applied right after ``torch/__init__`` has run and before the w
 :data:`~zluda_runner.plan.defaults.TORCH_DEFAULTS_ENV` names, with torch's own switches:
 ``torch.backends.cuda.enable_flash_sdp(False)``, ``enable_mem_efficient_sdp(False)``,
 ``enable_cudnn_sdp(False)`` where torch has it, ``enable_math_sdp(True)``;
-``torch.backends.cudnn.enabled = False``. A failure is one line on stderr, never the workload's end.
+``torch.backends.cudnn.enabled = False``; ``torch.Tensor.pin_memory`` returning the tensor itself and
+``DataLoader.pin_memory`` reading False (pinned memory off). A failure is one line on stderr, never the
+workload's end.
 ``ZLUDA_RUNNER_STARTUP_REPORT=1`` prints what was applied.
 """
 
@@ -30,6 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from zluda_runner.core.fsutil import atomic_write_text
+from zluda_runner.core.textio import WORKLOAD_SAY
 from zluda_runner.plan.defaults import TORCH_DEFAULTS_ENV
 from zluda_runner.plan.model import ShimPlan
 
@@ -38,7 +41,7 @@ REPORT_ENV = "ZLUDA_RUNNER_STARTUP_REPORT"
 # used when no launch of zluda-run set TORCH_DEFAULTS_ENV (the .pth hook of launch.windows.hook sets it).
 PLACED_DEFAULTS_ENV = "ZLUDA_RUNNER_PLACED_DEFAULTS"
 
-TORCH_DEFAULTS = r'''
+TORCH_DEFAULTS_CODE = r'''
 
 def _zluda_runner_torch_defaults():
     """Arm the torch hook: zluda-run's defaults, applied when `import torch` has finished."""
@@ -64,11 +67,21 @@ def _zluda_runner_torch_defaults():
             if "cudnn-off" in names:
                 torch.backends.cudnn.enabled = False
                 done.append("torch.backends.cudnn.enabled = False")
+            if "pinned-memory-off" in names:
+                def pin_memory(self, *args, **kwargs):
+                    """zluda-run: pinned memory is off (the release lacks it): the tensor, unpinned."""
+                    return self
+
+                torch.Tensor.pin_memory = pin_memory
+                from torch.utils.data import DataLoader
+
+                DataLoader.pin_memory = property(lambda self: False, lambda self, value: None)
+                done.append("Tensor.pin_memory() and DataLoader(pin_memory=True) unpinned")
         except Exception as exc:  # the workload goes on; the user is told
-            sys.stderr.write("zluda-run: could not apply its torch defaults (%r): %s\n" % (exc, names))
+            _zluda_runner_say("zluda-run: could not apply its torch defaults (%r): %s\n" % (exc, names))
             return
         if os.environ.get("@REPORT@") == "1":
-            sys.stderr.write("zluda-run: applied for you: %s\n" % "; ".join(done))
+            _zluda_runner_say("zluda-run: applied for you: %s\n" % "; ".join(done))
 
     if "torch" in sys.modules:  # (not at start-up; a late call)
         apply(sys.modules["torch"])
@@ -111,7 +124,10 @@ _zluda_runner_torch_defaults()
 '''
 for _mark, _name in (("@ENV@", TORCH_DEFAULTS_ENV), ("@PLACED@", PLACED_DEFAULTS_ENV),
                      ("@REPORT@", REPORT_ENV)):
-    TORCH_DEFAULTS = TORCH_DEFAULTS.replace(_mark, _name)
+    TORCH_DEFAULTS_CODE = TORCH_DEFAULTS_CODE.replace(_mark, _name)
+# Self-contained (the placed-defaults hook embeds it): with the one writer of zluda-run's lines
+# inside the workload (core/textio: UTF-8 under a pipe, as zluda-run's own output).
+TORCH_DEFAULTS = WORKLOAD_SAY + TORCH_DEFAULTS_CODE
 
 CHAIN = r'''
 

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from zluda_runner.core.errors import LaunchError
+from zluda_runner.core.paths import real_path
 from zluda_runner.launch.process import ProcessEnd, run_process_end
 from zluda_runner.launch.verdict import BindingEvidence, VerifyResult
 from zluda_runner.loader.ldlog import LOG_PREFIX, LoaderLog, read_ld_debug_logs
@@ -81,7 +82,7 @@ def split_loader_lines(lines: Sequence[str], expected: Mapping[str, Path]) -> tu
 
 
 def _real(path: str | Path) -> str:
-    return os.path.realpath(path)
+    return real_path(path)
 
 
 def evidence_for(logs: Iterable[LoaderLog], expected: Mapping[str, Path]) -> list[BindingEvidence]:

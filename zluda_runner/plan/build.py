@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from zluda_runner.core.errors import PlanError
+from zluda_runner.core.paths import real_path
 from zluda_runner.inspection.profile import TargetProfile
 
 # --------------------------------------------------------------------------- matching
@@ -209,7 +210,7 @@ def _recount_needs(needs: Sequence[_Need], replaced_files: set[str],
 
 
 def _recount(need: _Need, replaced_files: set[str], imports_reader: ImportsReader) -> _Need:
-    kept = tuple(r for r in need.requested_by if os.path.realpath(r) not in replaced_files)
+    kept = tuple(r for r in need.requested_by if real_path(r) not in replaced_files)
     if len(kept) == len(need.requested_by) or not need.symbols:
         return need
     wanted: dict[str, None] = {}
@@ -268,7 +269,7 @@ def make_plan(
         driver_name, opener = ("nvcuda.dll", "cudart") if windows else ("libcuda.so.1", "libcudart")
         needs.append(_Need(driver_name, "driver", None, (f"{opener} {_run_time_suffix(os_name)}",), (), (),
                            None, None, False))
-    replaced_files = {os.path.realpath(n.path) for n in needs
+    replaced_files = {real_path(n.path) for n in needs
                       if n.path and _pick_shim(n, layout, cuda_major)[0] is not None}
     needs = _recount_needs(needs, replaced_files, imports_reader)
     # torch preloads by path; a target that could not be inspected is assumed to (build "unknown")

@@ -24,10 +24,10 @@ from zluda_runner.plan.model import ADDMM_LT_ENV, INHERITED_VARIABLES, AppliedDe
 TORCH_DEFAULTS_ENV = "ZLUDA_RUNNER_TORCH_DEFAULTS"  # the start-up defaults to apply, comma-separated
 SWITCH_OFF_ENV = "ZLUDA_RUNNER_DEFAULTS_OFF"  # names of defaults the user switches off, comma-separated
 
-SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU, DEVICE_IDENTITY = (
-    "sdpa-fused-off", "cudnn-off", "addmm-lt-off", "dedicated-gpu", "device-identity")
+SDPA_OFF, CUDNN_OFF, PINNED_OFF, ADDMM_LT_OFF, DEDICATED_GPU, DEVICE_IDENTITY = (
+    "sdpa-fused-off", "cudnn-off", "pinned-memory-off", "addmm-lt-off", "dedicated-gpu", "device-identity")
 VEHICLE_ENV, VEHICLE_STARTUP, VEHICLE_INFO = "env", "startup", "info"
-STARTUP_NAMES = (SDPA_OFF, CUDNN_OFF)  # what the start-up code knows how to apply
+STARTUP_NAMES = (SDPA_OFF, CUDNN_OFF, PINNED_OFF)  # what the start-up code knows how to apply
 
 SRC_FORK_README = ("lshqqytiger/ZLUDA README (PyTorch: disable flash and memory-efficient SDPA, keep math: "
                    "torch.backends.cuda.enable_flash_sdp(False), enable_mem_efficient_sdp(False))")
@@ -38,6 +38,11 @@ SRC_CUDNN = ("the manifest's caveat of the fork releases (cuDNN must be disabled
 SRC_ADDMM = ("torch >= 2.4 routes addmm/linear through cuBLASLt unless DISABLE_ADDMM_CUDA_LT=1 "
              "(pytorch aten/src/ATen/native/cuda/Blas.cpp); the manifest's caveat of the fork releases "
              "(torch > 2.4 needs DISABLE_ADDMM_CUDA_LT=1 unless cuBLASLt is shimmed)")
+SRC_PINNED = ("the manifest's unimplemented functions of the release (vosen/ZLUDA zluda/src/lib.rs: "
+              "cuMemAllocHost, cuMemHostRegister are stubs); patientx/ComfyUI-Zluda comfyui-n.bat@8622f33e "
+              "runs ComfyUI with --disable-pinned-memory (\"the cause of many recent problems with "
+              "generation using zluda\"), whose pinning is torch.cuda.cudart().cudaHostRegister "
+              "(comfy/model_management.py@8622f33e)")
 SRC_GPU = ("vosen/ZLUDA#218, patientx/ComfyUI-Zluda#231 (an APU's integrated GPU is device 0 and the "
            "workload runs there, or fails)")
 USER_GPU_VARS = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
@@ -88,6 +93,8 @@ class DefaultsFacts(JsonMixin):
     identity: ComputeIdentity | None = None
     env: Mapping[str, str] = field(default_factory=dict)  # the user's environment
     gpu_defaults: Mapping[str, str] = field(default_factory=dict)  # name -> why: the manifest's GPU rules
+    # the pinned-memory functions the release does not implement (the manifest's ``unimplemented``)
+    unpinned: tuple[str, ...] = ()
 
 
 def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
@@ -98,7 +105,7 @@ def _torch_at_least(version: str | None, want: tuple[int, int]) -> bool:
         return False
 
 
-SWITCHABLE = (SDPA_OFF, CUDNN_OFF, ADDMM_LT_OFF, DEDICATED_GPU)  # what SWITCH_OFF_ENV can name
+SWITCHABLE = (SDPA_OFF, CUDNN_OFF, PINNED_OFF, ADDMM_LT_OFF, DEDICATED_GPU)  # what SWITCH_OFF_ENV can name
 
 
 def _names_switched_off(env: Mapping[str, str]) -> list[str]:
@@ -177,18 +184,50 @@ def _cudnn(facts: DefaultsFacts) -> AppliedDefault | None:
         reasons.append("the release has no cuDNN stand-in for this torch: torch's convolutions through "
                        "NVIDIA's cuDNN would fail")
     if facts.miopen_looked is not None and facts.miopen is None:
-        reasons.append(f"this host has no MIOpen (looked for {facts.miopen_looked}), which ZLUDA's cuDNN "
-                       "runs on")
+        reasons.append(no_miopen_reason(facts.miopen_looked))
     if CUDNN_OFF in facts.gpu_defaults:
         reasons.append(facts.gpu_defaults[CUDNN_OFF])
-    if not reasons:
-        return None
+    return cudnn_off(facts, reasons) if reasons else None
+
+
+def no_miopen_reason(looked: str) -> str:
+    """Why cuDNN goes off on a host without MIOpen (``looked``: where it was looked for)."""
+    return f"this host has no MIOpen (looked for {looked}), which ZLUDA's cuDNN runs on"
+
+
+def cudnn_off(facts: DefaultsFacts, reasons: Sequence[str]) -> AppliedDefault:
+    """The ``cudnn-off`` default for ``reasons``, as decided for ``facts``: applied, or not and why (the
+    user's switch, the defaults off, no start-up code in the workload)."""
     return _startup(facts, AppliedDefault(
         CUDNN_OFF, "torch.backends.cudnn.enabled = False", VEHICLE_STARTUP,
         "; ".join(reasons) + ": torch uses its own convolution kernels", SRC_CUDNN))
 
 
-def _addmm(facts: DefaultsFacts) -> AppliedDefault | None:
+# What "pinned memory off" is inside torch (torch 2.13): ``Tensor.pin_memory()`` copies a CPU tensor into
+# page-locked memory from the CUDA caching host allocator (aten/src/ATen/cuda/CachingHostAllocator.cpp:
+# ``cudaHostAlloc``, or ``cudaHostRegister`` with PYTORCH_CUDA_ALLOC_CONF=pinned_use_cuda_host_register:True);
+# ``DataLoader(pin_memory=True)`` calls it on every batch in a pinning thread
+# (torch/utils/data/_utils/pin_memory.py). Off: ``pin_memory()`` returns the tensor as it is (pageable) and a
+# DataLoader's ``pin_memory`` reads False. Values never change: pinning only lets a ``non_blocking=True``
+# host-to-GPU copy overlap (from pageable memory the same copy is made synchronously).
+def _pinned(facts: DefaultsFacts) -> AppliedDefault | None:
+    if not facts.unpinned or not facts.torch_version:
+        return None
+    who = facts.release_id or "the release"
+    return _startup(facts, AppliedDefault(
+        PINNED_OFF, "Tensor.pin_memory() returns the tensor unpinned; DataLoader(pin_memory=True) runs "
+        "unpinned", VEHICLE_STARTUP,
+        f"{who} does not implement {' and '.join(facts.unpinned)}: pinned host memory made with them fails; "
+        "unpinned copies give the same values, only without overlap", SRC_PINNED))
+
+
+#: the first torch that routes addmm/linear through cuBLASLt (SRC_ADDMM)
+ADDMM_LT_TORCH = "2.4"
+
+
+def addmm_lt_off(facts: DefaultsFacts) -> AppliedDefault | None:
+    """``addmm-lt-off`` for a torch from :data:`ADDMM_LT_TORCH` on that the release serves no cuBLASLt (or
+    whose cuBLASLt stand-in is not bound), as decided for the user (None: it does not concern this run)."""
     if "cublasLt" in facts.served or not _torch_at_least(facts.torch_version, (2, 4)):
         return None
     serves = (f"the release's {facts.unbound['cublasLt']} is not bound ({_UNBOUND})" if "cublasLt" in
@@ -238,7 +277,7 @@ def _identity(facts: DefaultsFacts) -> AppliedDefault | None:
 
 def compute_defaults(facts: DefaultsFacts) -> tuple[AppliedDefault, ...]:
     """The defaults for ``facts``, in a fixed order (see the module doc)."""
-    made = (_sdpa(facts), _cudnn(facts), _addmm(facts), _gpu(facts), _identity(facts))
+    made = (_sdpa(facts), _cudnn(facts), _pinned(facts), addmm_lt_off(facts), _gpu(facts), _identity(facts))
     return tuple(d for d in made if d is not None)
 
 

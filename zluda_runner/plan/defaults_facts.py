@@ -23,17 +23,21 @@ from zluda_runner.host.model import GpuAgent
 from zluda_runner.host.quick import QuickFacts, judged_gfx, quick_facts
 from zluda_runner.host.visibility import gpu_visibility, restated_env
 from zluda_runner.plan.defaults import (
+    ADDMM_LT_TORCH,
     DEDICATED_GPU,
     ComputeIdentity,
     DefaultsFacts,
     HostGpu,
+    addmm_lt_off,
     compute_defaults,
+    cudnn_off,
     defaults_env,
+    no_miopen_reason,
     plan_with_defaults,
     switch_off_warning,
 )
-from zluda_runner.plan.model import REPLACE, UNBOUND, ShimPlan
-from zluda_runner.release.gpurules import gpu_defaults
+from zluda_runner.plan.model import REPLACE, UNBOUND, AppliedDefault, ShimPlan
+from zluda_runner.release.model import PINNED_MEMORY_FUNCTIONS
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Manifest
@@ -86,6 +90,18 @@ def _identity(plan: ShimPlan, manifest: Manifest | None) -> ComputeIdentity | No
     return ComputeIdentity(cc.text, cc.override_env, cited)
 
 
+def _unpinned(plan: ShimPlan, manifest: Manifest | None) -> tuple[str, ...]:
+    """The pinned-memory functions the plan's release does not implement, by the manifest's data."""
+    rel = plan.release
+    if rel is None or not rel.id or manifest is None:
+        return ()
+    try:
+        gaps = manifest.find(rel.id).unimplemented
+    except ZludaRunnerError:
+        return ()
+    return tuple(gaps.lacks(PINNED_MEMORY_FUNCTIONS)) if gaps is not None else ()
+
+
 def _served(plan: ShimPlan) -> tuple[tuple[str, ...], dict[str, str], dict[str, str]]:
     """The families served (and their files), and the stand-ins not bound (family -> file)."""
     files: dict[str, str] = {}
@@ -122,6 +138,11 @@ class HostRead:
     def workload_gfx(self, defaults: bool) -> str | None:
         """The gfx of the GPU the workload gets, the defaults on or off: what the GPU x HIP rules judge."""
         return self.default_gfx if defaults else self.gfx
+
+    def recorded(self) -> dict[str, str | None]:
+        """The host as a recorded run names it (the results store's ``host``, whose ``gfx`` files the
+        run): one answer for a run's record, ``record_result``, ``list_releases`` and the doctor's."""
+        return self.quick.fingerprint()
 
     def same_os(self, plan_os: str) -> bool:
         """Does a workload of ``plan_os`` run here (its GPUs, libraries and variables are this host's)?"""
@@ -165,6 +186,30 @@ def gpu_choice_env(gpus: tuple[HostGpu, ...], source: str | None, env: Mapping[s
     return {**env, **defaults_env(chosen)}
 
 
+def without_miopen(looked: str, env: Mapping[str, str], *, enabled: bool, platform: str) -> AppliedDefault:
+    """What a run of a torch workload on this host does where MIOpen was looked for (``looked``) and not
+    found: ZLUDA's cuDNN, which runs on it, is not bound (:func:`~zluda_runner.plan.unbound.unbind`: an
+    optional stand-in), and the ``cudnn-off`` default, as decided for the user's ``env`` and ``enabled``
+    (``--no-defaults``), says whether torch's cuDNN is switched off: the one decision the plan and the
+    doctor both follow."""
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, miopen_looked=looked,
+                          env=dict(env))
+    return cudnn_off(facts, [no_miopen_reason(looked)])
+
+
+def without_hipblaslt(env: Mapping[str, str], *, enabled: bool, platform: str) -> AppliedDefault:
+    """What a run of a torch workload (from :data:`~zluda_runner.plan.defaults.ADDMM_LT_TORCH` on: the first
+    that routes addmm through cuBLASLt) does on this host without hipBLASLt: ZLUDA's cuBLASLt, which runs
+    on it, is not bound, and the ``addmm-lt-off`` default, as decided for the user's ``env`` and
+    ``enabled``, says whether ``DISABLE_ADDMM_CUDA_LT=1`` is set: the one decision the plan and the doctor
+    both follow."""
+    facts = DefaultsFacts(enabled=enabled, os=_host_os(platform), python=True, torch_version=ADDMM_LT_TORCH,
+                          unbound={"cublasLt": "cuBLASLt stand-in"}, env=dict(env))
+    decided = addmm_lt_off(facts)
+    assert decided is not None  # a torch from ADDMM_LT_TORCH on, no cuBLASLt served: it always concerns it
+    return decided
+
+
 def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
                  manifest: Manifest | None) -> DefaultsFacts:
     """The facts for ``plan`` on ``host`` (``env``: the user's environment for the launch; ``manifest``: the
@@ -176,6 +221,11 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
     gpus, source = (host.gpus, host.gpu_source) if same_host else ((), None)
     served, files, unbound = _served(plan)
     tgt = plan.target
+    rules: dict[str, str] = {}
+    if manifest is not None and same_host:  # the release stack only with a manifest (none for --zluda-dir)
+        from zluda_runner.release.gpurules import gpu_defaults
+
+        rules = gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
     return DefaultsFacts(
         enabled=enabled, os=plan.os, python=bool(tgt.python or tgt.torch_path),
         startup_hook=plan.startup_hook is not None, torch_version=tgt.torch,
@@ -185,8 +235,8 @@ def gather_facts(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enab
         miopen_looked=miopen.searched() if miopen else None, gpus=gpus,
         gpu_source=source, gpu_order_known=source != REGISTRY,
         identity=_identity(plan, manifest), env=dict(env),
-        gpu_defaults=gpu_defaults(manifest.gpu_hip_rules, _gfxs(host, enabled), plan.os)
-        if manifest is not None and same_host else {},
+        gpu_defaults=rules,
+        unpinned=_unpinned(plan, manifest),
     )
 
 
@@ -197,9 +247,10 @@ def _gfxs(host: HostRead, enabled: bool) -> tuple[str, ...]:
 
 
 def with_defaults(plan: ShimPlan, host: HostRead, env: Mapping[str, str], *, enabled: bool,
-                  manifest: Manifest | None) -> ShimPlan:
-    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`)."""
-    facts = gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
+                  manifest: Manifest | None, facts: DefaultsFacts | None = None) -> ShimPlan:
+    """``plan`` with the defaults for ``host`` and ``env`` (:func:`gather_facts`; ``facts``: gathered
+    already)."""
+    facts = facts or gather_facts(plan, host, env, enabled=enabled, manifest=manifest)
     plan = plan_with_defaults(plan, compute_defaults(facts))
     added = [w for w in (switch_off_warning(env), *visibility_warnings(plan.os, host, env))
              if w is not None and w not in plan.warnings]

@@ -34,8 +34,9 @@ KEEP_FAMILIES = {
 OPTIONAL_LOSSES: dict[str, tuple[str, str]] = {
     "cublasLt": ("cuBLASLt", "torch's addmm fast path must be switched off (DISABLE_ADDMM_CUDA_LT=1: an "
                  "applied default, see 'applied for you')"),
-    "cudnn": ("cuDNN", "convolutions through cuDNN would fail; torch's cuDNN is switched off inside the "
-              "workload (torch.backends.cudnn.enabled = False: an applied default, see 'applied for you')"),
+    "cudnn": ("cuDNN", "convolutions through cuDNN would fail unless torch's cuDNN is switched off inside "
+              "the workload (torch.backends.cudnn.enabled = False: the cudnn-off default; 'applied for "
+              "you' says whether it is)"),
     "cufft": ("cuFFT", "torch.fft on the GPU fails"),
     "cufftw": ("cuFFTW", "FFTW-style FFT calls fail"),
     "cusparse": ("cuSPARSE", "sparse tensor ops on the GPU fail"),

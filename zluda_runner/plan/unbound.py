@@ -63,14 +63,14 @@ def unbind(binding: Binding, problems: Sequence[str], reasons: Sequence[str]) ->
     it would have been bound by no longer applies; the last problem says what will not work and the fix."""
     name, lost = OPTIONAL_LOSSES.get(binding.family, (binding.family, f"calls into {binding.family} fail"))
     shim = PureWindowsPath(binding.shim or "").name or binding.need
-    missing = ", ".join(_packaged(n) for n in missing_libraries(problems)) or "the library it needs"
+    missing = ", ".join(packaged(n) for n in missing_libraries(problems)) or "the library it needs"
     note = (f"so ZLUDA's {shim} is not bound: NVIDIA's own {binding.need} loads in its place and is called "
             f"only when used. Without ZLUDA's {name}: {lost}. Fix: install {missing}")
     return replace(binding, action=UNBOUND, mechanism=MECH_NONE, load_name=None, verdict=WARN,
                    reasons=(*binding.reasons[:1], *reasons, note), problems=(*problems, note))
 
 
-def _packaged(library: str) -> str:
+def packaged(library: str) -> str:
     """A ROCm library with the packages that ship it (Linux; a Windows DLL comes with the HIP SDK)."""
     from zluda_runner.plan.shimdeps import ROCM_PACKAGES  # (the ELF reader: only when planning)
 

@@ -38,6 +38,7 @@ from pathlib import PureWindowsPath
 
 from zluda_runner.binfmt.pe import read_pe
 from zluda_runner.core.errors import BinaryFormatError
+from zluda_runner.host.hipversion import gone_words
 from zluda_runner.host.libraries import hip_sdk_bins, windows_variable
 from zluda_runner.loader.windows import KNOWN_DLLS, SYSTEM32_DLLS, VC_RUNTIME_DLLS, is_api_set
 from zluda_runner.plan.model import (
@@ -236,7 +237,10 @@ def _fix(dep: Found, searches: Sequence[Search], host: WindowsHost, placed_at: s
             return (f"it is in {folder} ({var}\\bin), which is not on PATH: add that folder to PATH "
                     f"(set PATH={folder};%PATH%) and run again")
         return f"it is in {folder} ({var}\\bin), which this load does not search: copy it next to {placed_at}"
-    hip = ", ".join(f"{var}={os.path.dirname(d)}" for var, d in host.hip_dirs) or "no HIP_PATH is set"
+    named = [(var, os.path.dirname(d)) for var, d in host.hip_dirs]
+    gone = [(var, folder) for var, folder in named if not os.path.isdir(folder)]
+    hip = "; ".join([*(f"{var}={folder}" for var, folder in named if (var, folder) not in gone),
+                     *([gone_words(gone)] if gone else [])]) or "no HIP_PATH is set"
     return (f"it is not in a HIP SDK folder either ({hip}): install the HIP SDK this release is built for "
             "(it puts the file in %HIP_PATH%\\bin) and add its bin folder to PATH")
 

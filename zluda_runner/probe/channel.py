@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from zluda_runner.core import proctree
-from zluda_runner.core.child import GRACE_S, end_tree
+from zluda_runner.core.child import GRACE_S, Tail, end_tree
 from zluda_runner.core.proctree import (
     ENDING_SIGNALS,
     ProcessTree,
@@ -56,24 +56,6 @@ DRAIN_READS = 256  # reads after the child's exit: what it wrote before it died
 POLL_S = 0.1  # exit polling where there is no pidfd; Windows: the longest wait deaf to Ctrl-C
 QUEUED_CHUNKS = 64  # Windows: chunks read ahead of the caller, per child
 DRAIN_WAIT_S = 2.0  # Windows, after the tree is killed: the longest wait for a pipe's end
-
-
-class Tail:
-    """The last ``limit`` bytes written to it."""
-
-    def __init__(self, limit: int = TAIL_BYTES) -> None:
-        self.limit = limit
-        self.data = bytearray()
-
-    def add(self, chunk: bytes) -> None:
-        if self.limit <= 0:
-            return
-        self.data += chunk[-self.limit :]
-        if len(self.data) > self.limit:
-            del self.data[: len(self.data) - self.limit]
-
-    def text(self, limit: int) -> str:
-        return bytes(self.data).decode("utf-8", "replace").strip()[-limit:]
 
 
 def garbled(reason: str, payload: bytes) -> dict[str, Any]:
@@ -310,7 +292,7 @@ class ProbeChild:
 
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None, *, prefix: bytes,
                  channel: bool = False, stdin: bool = False) -> None:
-        self.out_tail, self.err_tail = Tail(), Tail()
+        self.out_tail, self.err_tail = Tail(TAIL_BYTES), Tail(TAIL_BYTES)
         args = [str(a) for a in argv]
         pass_fds: tuple[int, ...] = ()
         read_fd = write_fd = -1

@@ -52,6 +52,16 @@ def _ops(torch):
 
         return run
 
+    def gemv(dev, ref):
+        # matrix x vector in float32: torch's addmv calls cuBLAS gemv (cublasSgemv), not a GEMM
+        # (pytorch/pytorch aten/src/ATen/native/cuda/Blas.cpp@960a6846, addmv_out_cuda_impl). The caveat it
+        # checks: upstream ZLUDA's cuBLAS implements GEMM only, gemv returns CUBLAS_STATUS_NOT_SUPPORTED
+        # (zluda_blas/src/lib.rs at v5, v6, v7-preview.9; seen in v7-preview.10), so torch.mv fails there.
+        # nrm2, the caveat's other function, no torch op reaches: torch's norms are its own reduction kernels
+        dt = ref or torch.float32
+        a, x = seeded((64, 48), seed=14), seeded((48,), seed=15)
+        return torch.mv(a.to(dev, dt), x.to(dev, dt))
+
     def conv2d(dev, ref):
         dt = ref or torch.float32
         x, w = seeded((2, 3, 16, 16), seed=3), seeded((4, 3, 3, 3), seed=4)
@@ -114,6 +124,7 @@ def _ops(torch):
         ("matmul.fp32", "matmul", matmul(torch.float32), "float32"),
         ("matmul.fp16", "matmul", matmul(torch.float16), "float16"),
         ("matmul.bf16", "matmul", matmul(torch.bfloat16), "bfloat16"),
+        ("blas.gemv", "blas", gemv, "float32"),
         ("conv2d", "nn", conv2d, "float32"),
         ("sdpa", "nn", sdpa, "float32"),
         ("layer_norm", "nn", layer_norm, "float32"),

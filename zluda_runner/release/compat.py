@@ -85,6 +85,7 @@ def render_markdown(manifest: Manifest) -> str:
                               if rule.defaults else "")
             lines.append(f"| {', '.join(rule.gfx)} | {rule.os or 'any'} | {_esc(rule.needs())}: "
                          f"{_esc(rule.label)} | {_esc(fix) or '-'} | {_esc(_fact_text(rule.source))} |")
+    lines += _native_section(manifest)
     lines += _identity_section(manifest)
     lines += _stub_section(manifest)
     lines += _caveat_section(manifest)
@@ -93,6 +94,41 @@ def render_markdown(manifest: Manifest) -> str:
 
 def _fact_text(fact: Fact) -> str:
     return fact.cite() + (f" ({fact.note})" if fact.note else "")
+
+
+def _native_section(manifest: Manifest) -> list[str]:
+    """AMD's own ROCm PyTorch, the alternative to ZLUDA: the ROCm release and its HIP, the torch wheel and
+    its index, who recommends them, and per GPU and OS whether wheels are published (with sources; where
+    none was found, that)."""
+    native = manifest.native_rocm
+    if native is None:
+        return []
+    out = ["", "## Native ROCm PyTorch (the alternative to ZLUDA)", "",
+           "Where the GPU has native wheels, `doctor` and `releases` say so in one line with the "
+           "`zluda-run ab --b-python PY -- SCRIPT` command that compares them with ZLUDA on your "
+           "workload.", "",
+           f"- **ROCm release**: ROCm {native.rocm} ({native.date or 'date unknown'}): its packages are "
+           f"numbered {native.rocm.split('.')[0]}.x while its HIP is {native.hip}.x "
+           f"({native.source.label()})",
+           *_every_source(native.source),
+           f"- **PyTorch wheel**: `torch=={native.torch}` from {native.index_url} (`torch[device-gfxNNNN]`; "
+           f"{native.torch_source.label()})",
+           *_every_source(native.torch_source)]
+    if native.recommended is not None:
+        out += [f"- **Recommended to ZLUDA's users** ({native.recommended.label()})",
+                *_every_source(native.recommended)]
+    out += ["", "| GPUs | OS | wheels | AMD's status (TheRock) | source |", "|---|---|---|---|---|"]
+    shown = {True: "published", False: "none", None: "not known"}
+    for entry in native.wheels:
+        out.append(f"| {', '.join(entry.gfx)} | {entry.os or 'any'} | {shown[entry.available]} | "
+                   f"{entry.support or '-'} | {_esc(_fact_text(entry.source))} |")
+    return out
+
+
+def _every_source(fact: Fact) -> list[str]:
+    """Each source of ``fact`` with what it says, and its note: a fact this page states in prose."""
+    out = [f"  - {s.kind}: {s.ref}" + (f": {_esc(s.says)}" if s.says else "") for s in fact.sources]
+    return out + ([f"  - note: {_esc(fact.note)}"] if fact.note else [])
 
 
 def _identity_section(manifest: Manifest) -> list[str]:

@@ -58,6 +58,7 @@ from zluda_runner.core.fsutil import open_regular
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
+from zluda_runner.release.httpbody import announced_total, body_reader, content_range_start
 from zluda_runner.release.httpguard import HopCheck, Watchdog, client_url, guarded_session
 from zluda_runner.release.httpguard import connection_problem as _connection_problem
 from zluda_runner.release.httpguard import reason as _reason
@@ -221,6 +222,7 @@ def download(
     upstream_url: str | None = None,
     limits: Limits | None = None,
     resume: bool = False,
+    by_hand: str | None = None,
 ) -> DownloadResult:
     """Fetch ``url`` into ``dest`` (created or truncated), verifying SHA-256 when given.
 
@@ -228,11 +230,12 @@ def download(
     shapes error messages). ``progress=None`` shows a bar when stderr is a
     terminal. On any failure ``dest`` is removed and a FetchError raised;
     with ``resume`` (see the module doc) ``dest`` may hold the start of this
-    download, and an interruption or a :class:`TransferError` keeps it.
+    download, and an interruption or a :class:`TransferError` keeps it. ``by_hand``: the command that
+    installs a copy downloaded by hand, which a failure's hint offers (default: ``--archive FILE``).
     """
     expected = normalize_sha256(expected_sha256) if expected_sha256 else None
     ctx = _Context(url, label or Path(urlsplit(url).path).name, expected, expected_size, upstream_url,
-                   limits or Limits())
+                   limits or Limits(), by_hand=by_hand)
     show = sys.stderr.isatty() if progress is None else progress
     try:
         if urlsplit(url).scheme.lower() == "file":
@@ -282,6 +285,7 @@ class _Context:
     upstream_url: str | None
     limits: Limits = field(default_factory=Limits)
     watchdog: Watchdog = field(default_factory=Watchdog)  # bounds the wait for each response's headers
+    by_hand: str | None = None  # the command that installs a hand-downloaded copy (install.by_hand)
 
     def size_limit(self, announced_total: int | None) -> tuple[int, str]:
         """The most bytes this download may bring, and where that bound comes from."""
@@ -308,7 +312,8 @@ class _Context:
         return what
 
     def fallback_hint(self) -> str:
-        parts = [f"download {self.upstream_url or self.url} by hand and install it with {{opt:archive FILE}}"]
+        parts = [f"download {self.upstream_url or self.url} by hand and install it with "
+                 + (self.by_hand or "{opt:archive FILE}")]
         if self.upstream_url and self.upstream_url != self.url:
             parts.append(f"check the mirror set in {MIRROR_ENV} (it maps the upstream path under its base)")
         else:
@@ -459,7 +464,7 @@ def _one_request(
             restarted = 1
         length = resp.headers.get("Content-Length")
         remaining = int(length) if length and length.isdigit() else None
-        total = _announced_total(resp, writer.written, remaining)
+        total = announced_total(resp, writer.written, remaining)
         if ctx.size is not None and total is not None and total != ctx.size:
             raise ChecksumError(
                 f"{ctx.url} announces {total} bytes, but {ctx.expectation()} has {ctx.size} bytes; "
@@ -471,7 +476,7 @@ def _one_request(
             raise ctx.too_big(total, limit, why, announced=True)
         if isinstance(tick, Progress) and tick.total is None and total is not None:
             tick.total = total
-        received, read_some, eof = 0, _body_reader(resp), False
+        received, read_some, eof = 0, body_reader(resp), False
         while not eof:
             buf = writer.buffer()
             view = memoryview(buf)
@@ -538,48 +543,10 @@ class _Pace:
         self.start, self.count = now, 0
 
 
-def _announced_total(resp: requests.Response, written: int, remaining: int | None) -> int | None:
-    """The whole file's size as the server states it (Content-Range's total, else the length)."""
-    if resp.status_code == 206:
-        tail = resp.headers.get("Content-Range", "").rsplit("/", 1)[-1].strip()
-        if tail.isdigit():
-            return int(tail)
-    return None if remaining is None else written + remaining
-
-
-def _body_reader(resp: requests.Response) -> Callable[[memoryview], int]:
-    """Read the body into a buffer, at most one socket read per call, keeping every byte sent.
-
-    For a plain (identity-encoded) body the underlying ``http.client.HTTPResponse``
-    is read directly with ``read1``: one ``recv`` per call (so a trickling server
-    cannot hold a read for long), and a body cut short returns what did arrive
-    (urllib3's buffered ``read(amt)`` drops it when it raises), so a resume
-    re-requests only what is really missing.
-    """
-    raw = resp.raw
-    fp = getattr(raw, "_fp", None)
-    encoding = resp.headers.get("Content-Encoding", "identity").strip().lower()
-    read1: Callable[[int], bytes]
-    if isinstance(fp, http.client.HTTPResponse) and encoding in ("", "identity"):
-        read1 = fp.read1
-    else:
-        read_any = getattr(raw, "read1", None) or raw.read
-
-        def read1(n: int) -> bytes:
-            return bytes(read_any(n, decode_content=True))
-
-    def readinto(buf: memoryview) -> int:
-        data = read1(len(buf))
-        buf[: len(data)] = data
-        return len(data)
-
-    return readinto
-
-
 def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
     status = resp.status_code
     if status == 206 and written:
-        start = _content_range_start(resp.headers.get("Content-Range", ""))
+        start = content_range_start(resp.headers.get("Content-Range", ""))
         if start != written:
             raise _Restart(f"the server resumed at byte {start} instead of {written}")
         return
@@ -599,13 +566,3 @@ def _check_status(ctx: _Context, resp: requests.Response, written: int) -> None:
         f"{status} {resp.reason or ''}".rstrip() + ".",
         hint=hint,
     )
-
-
-def _content_range_start(value: str) -> int | None:  # "bytes 100-999/1000"
-    try:
-        unit, rest = value.strip().split(" ", 1)
-        if unit.lower() != "bytes":
-            return None
-        return int(rest.split("-", 1)[0])
-    except ValueError:
-        return None

@@ -1,16 +1,20 @@
 """The fork's Windows builds (lshqqytiger/ZLUDA) ship their CUDA 11 libraries un-renamed (``cublas.dll``):
 the name torch loads each under, what NVRTC needs, what stands in by name only. What a ``--zluda-dir``
-folder holding the fork's zip is read with (:func:`~zluda_runner.release.layout.scan_release_dir`), the
-manifest untouched. Every fork Windows asset of the packaged manifest lists the same files
-(tests/release/test_fork_names.py holds the two together)."""
+folder holding the fork's DLLs is read with (:func:`~zluda_runner.release.layout.scan_release_dir`), the
+manifest untouched: file by file, by name, whether or not the folder is one of the manifest's zips (an
+older or trimmed fork folder has no cuFFT or NVRTC). Every fork Windows asset of the packaged manifest
+lists the same files (tests/release/test_fork_names.py holds the two together)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: what a folder must hold to be read as the fork's zip: its launchers (upstream v5 ships a CUDA 12
-#: ``cublas.dll`` under ``zluda_with.exe``: not the fork's)
+#: the launchers every fork zip ships
 FORK_LAUNCHERS = ("zluda.exe", "zluda_redirect.dll")
+#: what tells a folder of the fork's un-renamed DLLs from another: the fork's injector, and not
+#: upstream v4/v5's (which ship a CUDA 12 ``cublas.dll`` under ``zluda_with.exe``)
+FORK_INJECTOR = "zluda.exe"
+NOT_THE_FORK = "zluda_with.exe"
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
@@ -30,6 +31,7 @@ from zluda_runner.release.fetch import (
     normalize_sha256,
 )
 from zluda_runner.release.integrity import inventory
+from zluda_runner.release.names import UnusableArchiveError, shown
 from zluda_runner.release.store import (
     CacheLayout,
     Marker,
@@ -40,7 +42,7 @@ from zluda_runner.release.store import (
     safe_component,
     write_json,
 )
-from zluda_runner.release.unpack import UnusableArchiveError, archive_format, safe_extract, shown
+from zluda_runner.release.unpack import archive_format, safe_extract
 
 
 @dataclass
@@ -66,6 +68,15 @@ def expected_hash(
         hint="If you trust this source, run again with {opt:trust_on_first_use}: the hash seen now is "
         f"recorded in {layout.trust_file} and every later fetch of this asset must match it.",
     )
+
+
+def by_hand(release: ReleaseLike, asset: AssetLike, expected: _Expected) -> str:
+    """The command that installs a copy of ``asset`` downloaded by hand, as a hint offers it: with
+    ``--trust-on-first-use`` where no hash is known for it (neither published nor recorded), without
+    which that command would be refused in turn."""
+    os_name = getattr(asset, "os", None)  # a manifest Asset has it; fetch's AssetLike need not
+    words = f"fetch {release.id}{f' --os {os_name}' if os_name else ''} --archive FILE"
+    return f"{{cmd:{words}{' --trust-on-first-use' if expected.sha256 is None else ''}}}"
 
 
 def install(
@@ -104,7 +115,8 @@ def install(
             exc.message = f"{exc.raw_message} (archive from {shown(fetched_from)})"
             raise
         except ArchiveError as exc:
-            raise _unreadable(exc, layout, asset, fmt, fetched_from, sha, expected) from exc
+            raise _unreadable(exc, layout, asset, fmt, fetched_from, sha, expected,
+                              by_hand(release, asset, expected)) from exc
         files = inventory(tree)  # identity survives the rename below (same inode, same mtime)
         final_archive.parent.mkdir(parents=True, exist_ok=True)
         final_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -171,8 +183,7 @@ def _stage_archive(
             "have replaced it, and its hash would then be recorded as the trusted one. Nothing was "
             "downloaded.",
             hint="Use an https:// mirror (ZLUDA_RUNNER_MIRROR) or none; or download the file over https "
-            "yourself and run {cmd:fetch --archive FILE --trust-on-first-use}; or add its sha256 to "
-            "the manifest.",
+            f"yourself and run {by_hand(release, asset, expected)}; or add its sha256 to the manifest.",
         )
     staged = work / safe_component(asset.name, "asset")
     partial = layout.partial_path(release.id, asset.name)
@@ -188,6 +199,7 @@ def _stage_archive(
             retry=retry,
             upstream_url=asset.url,
             resume=True,
+            by_hand=by_hand(release, asset, expected),
         )
     except ChecksumError as exc:
         if expected.source == "trust-file":
@@ -250,6 +262,7 @@ def _unreadable(
     fetched_from: str,
     sha: str,
     expected: _Expected,
+    hand: str,
 ) -> ArchiveError:
     """The unpacking error, told with where the archive came from and what was expected of it."""
     message = (
@@ -271,7 +284,7 @@ def _unreadable(
     else:
         hint = (
             f"No hash was known to check it, so it may have been cut short: fetch it again; nothing was "
-            f"recorded in {layout.trust_file}. Or download {asset.url} by hand and pass {{opt:archive FILE}}."
+            f"recorded in {layout.trust_file}. Or download {asset.url} by hand and install it with {hand}."
         )
     return ArchiveError(message, hint=hint)
 
@@ -282,7 +295,7 @@ def _copy_verified(source: Path, staged: Path, asset: AssetLike, expected: _Expe
             f"The archive {source} given with {{opt:archive}} does not exist or is not a file.",
             hint=f"Pass the path of the downloaded {asset.name}.",
         )
-    result = download(source.resolve().as_uri(), staged, progress=False, upstream_url=asset.url)
+    result = download(Path(real_path(source)).as_uri(), staged, progress=False, upstream_url=asset.url)
     if expected.sha256 is not None and result.sha256 != expected.sha256:
         staged.unlink(missing_ok=True)
         what = "the manifest's" if expected.source == "manifest" else "the hash recorded on first use"

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Literal
 
 from zluda_runner.core.errors import PlanError
 from zluda_runner.core.families import parse_library_name
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.forknames import FORK_FILES, FORK_LAUNCHERS
+from zluda_runner.release.forknames import FORK_FILES, FORK_INJECTOR, NOT_THE_FORK
 
 if TYPE_CHECKING:
     from zluda_runner.release.model import Asset, ReleaseFile
@@ -198,7 +199,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
                 continue
             family, how = by_symbols, "symbols"
         os_votes["windows" if is_dll else "linux"] += 1
-        real = path.resolve()
+        real = Path(real_path(path))
         load_names = (name,) if name == real.name else (real.name, name)
         cuda_major = cuda_major_of(family, parsed.major if parsed else None)
         key = str(real)
@@ -218,7 +219,7 @@ def _recognise(folder: Path) -> tuple[list[ShimFile], str]:
 def scan_release_dir(root: Path) -> ReleaseLayout:
     """Recognise the shims in a folder of unknown provenance (``--zluda-dir``).
 
-    A folder holding the fork's Windows zip, which ships un-renamed files (``cublas.dll``, placed as
+    A folder holding the fork's Windows DLLs, which ship un-renamed (``cublas.dll``, placed as
     ``cublas64_11.dll``), is read with the fork's file names (:mod:`zluda_runner.release.forknames`): the
     names, CUDA majors, saved originals and environment its manifest assets give; the manifest is not read."""
     root = Path(root)
@@ -246,11 +247,13 @@ def scan_release_dir(root: Path) -> ReleaseLayout:
 
 
 def _fork_shims(folder: Path) -> list[ShimFile] | None:
-    """The shims of a folder holding the fork's Windows zip (its launchers, every file it always ships), read
-    with the fork's file names (:mod:`zluda_runner.release.forknames`); None for any other folder."""
+    """The shims of a folder holding the fork's Windows DLLs, read with the fork's file names
+    (:mod:`zluda_runner.release.forknames`), each file it has by its name (an older or trimmed fork folder
+    lacks cuFFT or NVRTC: those stay NVIDIA's); None for any other folder. The fork's folder: its injector
+    (``zluda.exe``, not upstream v4/v5's ``zluda_with.exe``) beside an un-renamed CUDA library."""
     present = {name: f for name, f in FORK_FILES.items() if (folder / name).is_file()}
-    if not all((folder / name).exists() for name in FORK_LAUNCHERS) or any(
-            not f.optional and name not in present for name, f in FORK_FILES.items()):
+    if not (folder / FORK_INJECTOR).is_file() or (folder / NOT_THE_FORK).exists() or not any(
+            f.cuda_major is not None for f in present.values()):
         return None
     return [ShimFile(str(folder / name), f.family, f.cuda_major, (f.load_name,), "manifest",
                      dict(f.needs_env), f.original_saved_as, f.stub) for name, f in present.items()]
@@ -298,9 +301,9 @@ def _with_recognised(root: Path, os_name: str, shims: list[ShimFile],
                      launchers: Mapping[str, str]) -> ReleaseLayout:
     """The layout of ``shims`` as a file list names them; the archive may hold more than it lists (a newer
     cuBLASLt, say): the rest is recognised."""
-    listed = {str(Path(s.path).resolve()) for s in shims}
+    listed = {real_path(s.path) for s in shims}
     extra, _ = _recognise(root)
-    shims.extend(s for s in extra if str(Path(s.path).resolve()) not in listed)
+    shims.extend(s for s in extra if real_path(s.path) not in listed)
     return ReleaseLayout(root=str(root), os=os_name, shims=tuple(shims), tracer_dir=_tracer_dir(root),
                          launchers={k: v for k, v in launchers.items() if Path(v).exists()})
 

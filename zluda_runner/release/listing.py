@@ -14,6 +14,7 @@ from pathlib import Path
 from zluda_runner.core.wording import render
 from zluda_runner.release.manifest import load_current_manifest
 from zluda_runner.release.model import Asset, Manifest, Release
+from zluda_runner.release.native import NativeWheels, native_wheels
 from zluda_runner.release.selection import Resolution, Selection, nothing_fits
 from zluda_runner.release.update import URL_ENV, cached_origin, older_than_known, staleness_warning
 
@@ -32,6 +33,8 @@ class ReleasesReport:
     warnings: list[str] = field(default_factory=list)
     fix: str | None = None  # nothing fits: how to get a release that fits (the one nothing-fits hint)
     every: bool = False  # every OS's assets with their sources (``--all``), not this OS's one line each
+    # AMD's native ROCm PyTorch wheels for the GPU and OS selected for (None: no GPU known)
+    native: NativeWheels | None = None
 
     @property
     def nothing_fits(self) -> bool:
@@ -58,6 +61,7 @@ class ReleasesReport:
                                   "sources": {k: a.fact(k).to_dict() for k in ("name", "sha256")}
                                   | {"date": rel.fact("date").to_dict()}}
                                  for rel, a in offered_previews(self)],
+            "native_wheels": self.native.to_dict() if self.native is not None else None,
             "releases": [r.to_dict() for r in m.releases],
         }
 
@@ -77,7 +81,9 @@ def releases_report(manifest_path: Path | None, cache_dir: Path | None, *,
         return ReleasesReport(manifest, None, hip_source, origin, warnings)
     warnings += [w for w in (resolution.cuda_note, *resolution.selection.warnings) if w]
     fix = nothing_fits(resolution, said_by="releases").hint if resolution.chosen is None else None
-    return ReleasesReport(manifest, resolution.selection, hip_source, origin, warnings, fix)
+    c = resolution.constraints
+    return ReleasesReport(manifest, resolution.selection, hip_source, origin, warnings, fix,
+                          native=native_wheels(manifest, c.gfx, c.os))
 
 
 def update_url(url: str | None, cache_dir: Path) -> str | None:

@@ -2,7 +2,7 @@
 
 A lock is read like a manifest (:func:`zluda_runner.release.manifest.read_bounded`: a regular file of at
 most :data:`MAX_LOCK_BYTES`, JSON nested at most :data:`MAX_DEPTH` deep), then validated field by field
-with the manifest's :class:`~zluda_runner.release.validation.Checker`: every fault names the field
+with the manifest's :class:`~zluda_runner.release.checker.Checker`: every fault names the field
 (``lock zluda.lock: release: field 'sha256' ...``) and unknown fields are refused.
 
 The release's files are hashed where the run took them (:func:`hash_tree`): each regular file's SHA-256,
@@ -29,18 +29,22 @@ from typing import Any, Literal, NoReturn
 from zluda_runner.core.errors import LockError, ManifestError
 from zluda_runner.core.fsutil import atomic_write_text
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.release.checker import Checker, kind_of
 from zluda_runner.release.hashio import hash_file
 from zluda_runner.release.manifest import json_depth_exceeds, read_bounded
-from zluda_runner.release.validation import Checker, kind_of
 
-LOCK_SCHEMA = 1  # the lock file's own schema version
+LOCK_SCHEMA = 2  # the lock file's own schema version (2: the HIP folder, the pinned and other-HIP variants)
+READ_SCHEMAS = (1, 2)  # a schema-1 lock reads as one with no HIP folder
 DEFAULT_LOCK = "zluda.lock"
 Source = Literal["manifest", "dir", "archive"]
 Stage = Literal["plan", "run"]
 # the setting variants find tries, each a change of the defaults as applied (plan.defaults)
 DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT = "defaults", "cudnn-off", "cudnn-on"
+PINNED_OFF_VARIANT = "pinned-memory-off"  # the start-up default of that name, where the release lacks it
+OTHER_HIP_VARIANT = "other-hip"  # another ROCm folder / HIP SDK of the host (the lock's host.hip_path)
 INJECTOR_VARIANT = "injector"  # Windows: started through the release's zluda.exe instead of placement
-VARIANTS = (DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, INJECTOR_VARIANT)
+VARIANTS = (DEFAULTS, CUDNN_OFF_VARIANT, CUDNN_ON_VARIANT, PINNED_OFF_VARIANT, OTHER_HIP_VARIANT,
+            INJECTOR_VARIANT)
 MAX_LOCK_BYTES = 1024 * 1024
 MAX_DEPTH = 8
 MAX_FILES = 4096  # files of a release folder locked
@@ -117,10 +121,12 @@ class LockedHost(JsonMixin):
     hip_from: str | None = None  # where the HIP version was read, in words
     torch: str | None = None
     torch_cuda: str | None = None
+    hip_path: str | None = None  # the ROCm folder / HIP SDK it was proven with (``--lock`` takes it again)
 
     def differences(self, other: LockedHost) -> list[tuple[str, str | None, str | None]]:
-        """What differs on ``other`` from these facts: (field, locked, here) for the GPU, HIP, torch, OS."""
-        fields = ("gfx", "gpu_name", "hip_version", "torch", "torch_cuda", "os")
+        """What differs on ``other`` from these facts: (field, locked, here) for the GPU, HIP (its version
+        and folder), torch, OS."""
+        fields = ("gfx", "gpu_name", "hip_version", "hip_path", "torch", "torch_cuda", "os")
         return [(name, getattr(self, name), getattr(other, name)) for name in fields
                 if getattr(self, name) != getattr(other, name)]
 
@@ -225,8 +231,9 @@ def read_lock(path: Path) -> Lock:
 def parse_lock(data: Any, source: str) -> Lock:
     c = _LockChecker(data, "the lock", source)
     schema = c.integer("schema")
-    if schema != LOCK_SCHEMA:
-        c.fail("schema", f"is {schema}: this zluda-run reads lock schema {LOCK_SCHEMA}")
+    if schema not in READ_SCHEMAS:
+        read = ", ".join(map(str, READ_SCHEMAS))
+        c.fail("schema", f"is {schema}: this zluda-run reads lock schemas {read}")
     lock = Lock(
         release=_release(c.get("release"), source),
         variant=c.string("variant", choices=VARIANTS),
@@ -295,7 +302,7 @@ def _host(data: Any, source: str) -> LockedHost:
     host = LockedHost(os=c.string("os"), gpu_name=c.optional("gpu_name"), gfx=c.optional("gfx"),
                      driver=c.optional("driver"), hip_version=c.optional("hip_version"),
                      hip_from=c.optional("hip_from"), torch=c.optional("torch"),
-                     torch_cuda=c.optional("torch_cuda"))
+                     torch_cuda=c.optional("torch_cuda"), hip_path=c.optional("hip_path"))
     c.done()
     return host
 

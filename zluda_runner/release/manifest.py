@@ -22,6 +22,7 @@ from typing import Any
 
 from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
+from zluda_runner.core.fsutil import FileTooLargeError, NotRegularFileError, read_regular
 from zluda_runner.core.paths import CachePaths, manifests_dir
 from zluda_runner.release.model import (
     ARCHES,
@@ -99,61 +100,22 @@ def cached_manifest_path(cache_dir: Path) -> Path:
 
 
 def read_bounded(path: Path, limit: int = MAX_MANIFEST_BYTES, what: str = "manifest") -> bytes:
-    """The bytes of a regular file of at most ``limit`` bytes; ManifestError otherwise.
-
-    A FIFO, a device (``/dev/zero``), a folder or a socket is refused before it is opened
-    for reading, so nothing blocks or reads forever.
-    """
+    """The bytes of a regular file of at most ``limit`` bytes (core/fsutil's ``read_regular``), else
+    ManifestError. A FIFO, a device (``/dev/zero``), a folder or a socket is refused unread, so nothing
+    blocks or reads forever."""
     try:
-        st = os.stat(path)
+        return read_regular(path, limit)
     except FileNotFoundError:
         raise ManifestError(f"{what} not found: {path}", hint=_HINT) from None
+    except NotRegularFileError as exc:
+        hint = "point {opt:manifest} at a JSON file; pipes, devices and folders are not read"
+        raise ManifestError(f"{what} {path} cannot be read: {exc.strerror}", hint=hint) from None
+    except FileTooLargeError as exc:
+        held = f"is {exc.size} bytes" if exc.size is not None else "grew while being read"
+        raise ManifestError(f"{what} {path} {held}, more than the {limit} a {what} may have",
+                            hint="is it really a ZLUDA release manifest?") from None
     except OSError as exc:
         raise ManifestError(f"cannot read {what} {path}: {exc.strerror or exc}", hint=_HINT) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ManifestError(
-            f"{what} {path} is not a regular file ({_file_type(st.st_mode)})",
-            hint="point {opt:manifest} at a JSON file; pipes, devices and folders are not read",
-        )
-    if st.st_size > limit:
-        raise ManifestError(
-            f"{what} {path} is {st.st_size} bytes, more than the {limit} a {what} may have",
-            hint="is it really a ZLUDA release manifest?",
-        )
-    flags = os.O_RDONLY
-    for extra in ("O_NONBLOCK", "O_NOCTTY", "O_BINARY"):  # a FIFO swapped in must not block the open
-        flags |= getattr(os, extra, 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ManifestError(f"cannot read {what} {path}: {exc.strerror or exc}", hint=_HINT) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped between stat and open
-            raise ManifestError(f"{what} {path} is not a regular file", hint=_HINT)
-        chunks: list[bytes] = []
-        total = 0
-        while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise ManifestError(f"cannot read {what} {path}: {exc.strerror or exc}", hint=_HINT) from None
-    finally:
-        os.close(fd)
-    if total > limit:
-        raise ManifestError(f"{what} {path} grew past {limit} bytes while being read", hint=_HINT)
-    return b"".join(chunks)
-
-
-def _file_type(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a pipe"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a plain file"
 
 
 _STRUCTURE_RE = re.compile(r'[\[\]{}"\\]')

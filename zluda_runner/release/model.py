@@ -331,6 +331,25 @@ class ComputeCapability(JsonMixin):
         return f"compute capability {self.text}{extra}"
 
 
+#: driver functions whose absence means pinned host memory fails (torch's ``cudaHostRegister`` path, a
+#: ``cudaMallocHost``): what the ``pinned-memory-off`` default follows (zluda_runner.plan.defaults)
+PINNED_MEMORY_FUNCTIONS = ("cuMemAllocHost", "cuMemHostRegister")
+
+
+@dataclass(frozen=True)
+class Unimplemented(JsonMixin):
+    """CUDA functions a release exports but does not implement (they return an error such as
+    ``CUDA_ERROR_NOT_SUPPORTED``), as its source shows them (upstream v6: ``zluda/src/lib.rs`` lists
+    what is implemented; every other driver function is a stub)."""
+
+    functions: list[str]
+    source: Fact = field(default_factory=unverified_fact)
+
+    def lacks(self, names: tuple[str, ...]) -> list[str]:
+        """Those of ``names`` this release does not implement."""
+        return [n for n in names if n in self.functions]
+
+
 @dataclass
 class Release(JsonMixin):
     """A ZLUDA release: ``id`` is stable and unique ("upstream-v6", "fork-3.9.5").
@@ -339,7 +358,8 @@ class Release(JsonMixin):
     every release a pre-release); which builds are offered by default is the assets' ``channel``.
     ``commit`` is the commit the tag points at (40 hex digits, or a shorter prefix when only that is
     known), sourced by ``provenance["commit"]``; ``compute_capability`` is the device identity the
-    release reports (None: not recorded).
+    release reports (None: not recorded); ``unimplemented`` the functions it does not implement, with
+    their source (None: not recorded).
     """
 
     id: str
@@ -356,6 +376,7 @@ class Release(JsonMixin):
     provenance: dict[str, Fact] = field(default_factory=dict)
     commit: str | None = None
     compute_capability: ComputeCapability | None = None
+    unimplemented: Unimplemented | None = None
 
     def fact(self, name: str) -> Fact:
         return self.provenance.get(name) or unverified_fact("no source recorded")
@@ -454,6 +475,41 @@ def _same_line(have: tuple[int, ...], bound: tuple[int, ...]) -> bool:
     return len(have) >= len(bound) and have[: len(bound)] == bound
 
 
+#: how far AMD has taken a GPU in TheRock, in ROCm/TheRock SUPPORTED_GPUS.md's words: a wheel is built and
+#: published, it was sanity-tested, it is release-ready
+NATIVE_SUPPORT = ("built", "sanity-tested", "release-ready")
+
+
+@dataclass
+class NativeWheelEntry(JsonMixin):
+    """Whether AMD publishes native ROCm PyTorch wheels for ``gfx`` on ``os`` (None: either), where a source
+    says: ``available`` True or False with the source, None where no source was found (the fact is then
+    ``unverified`` and its note says what was looked at); ``support`` is :data:`NATIVE_SUPPORT`'s word."""
+
+    gfx: list[str]
+    os: str | None = None
+    available: bool | None = None
+    support: str = ""
+    source: Fact = field(default_factory=unverified_fact)
+
+
+@dataclass
+class NativeRocm(JsonMixin):
+    """AMD's own ROCm PyTorch, the alternative to ZLUDA the manifest knows: the ROCm release (its package
+    number ``rocm``, the HIP line it ships ``hip``: ROCm 10.0.0 is HIP 7.x, and its ``date``), the torch
+    wheel built for it and the index it is on, and per GPU and OS whether wheels are published."""
+
+    rocm: str
+    hip: str
+    torch: str
+    index_url: str
+    date: str | None = None
+    source: Fact = field(default_factory=unverified_fact)  # the ROCm release: number, date, its HIP
+    torch_source: Fact = field(default_factory=unverified_fact)  # the torch wheel and its index
+    recommended: Fact | None = None  # who recommends them to ZLUDA's users
+    wheels: list[NativeWheelEntry] = field(default_factory=list)
+
+
 @dataclass
 class Manifest(JsonMixin):
     """The whole manifest. ``published_by`` says who wrote this copy; ``source`` where it was read;
@@ -469,6 +525,7 @@ class Manifest(JsonMixin):
     source: str | None = None  # where it was loaded from
     # where its publisher publishes newer copies (https): `manifest update` with no URL fetches from here
     update_url: str | None = None
+    native_rocm: NativeRocm | None = None  # AMD's native ROCm PyTorch wheels, per GPU and OS
 
     def find(self, key: str) -> Release:
         """The release whose id, version or tag is ``key`` (ids win over versions over tags)."""

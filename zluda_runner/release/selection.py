@@ -541,6 +541,13 @@ def nothing_fits(resolution: Resolution, said_by: str | None = None) -> NothingF
         ways.append(f"{route.how}: " + (f"fits {', '.join(fits)}" if fits else "fits none of these"))
     ways.extend(f"install {need}" for (kind, need) in by_need if kind == "cuda")
     ways.append(("or " if ways else "") + "{opt:zluda_dir DIR} with a ZLUDA you built yourself")
+    if said_by is None:  # releases and doctor give the native wheels' own line beside this error
+        from zluda_runner.release.native import native_wheels  # only when nothing fits
+
+        native = native_wheels(resolution.manifest, c.gfx, c.os)
+        if native is not None and native.available:
+            ways.append(f"or no ZLUDA: AMD's native ROCm wheels for {c_gfx} (`{native.install}`); "
+                        "{cmd:releases} says how to compare them with ZLUDA")
     pointers = {"releases": "{cmd:releases} lists every release and why",
                 "doctor": "{cmd:doctor} checks the rest of this host"}
     ways.append("; ".join(text for name, text in pointers.items() if name != said_by))

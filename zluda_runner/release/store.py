@@ -24,7 +24,7 @@ import click
 import filelock
 
 from zluda_runner.core.errors import CacheError
-from zluda_runner.core.fsutil import TMP_PREFIX, atomic_write_json
+from zluda_runner.core.fsutil import TMP_PREFIX, atomic_write_json, file_kind
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.replace import delete_all
 from zluda_runner.core.serial import JsonMixin
@@ -156,7 +156,7 @@ def root_fault(root: Path, areas: Sequence[Path] = ()) -> CacheError | None:
         except OSError:  # no permission, a loop ...: the write itself says what is wrong
             return None
         if not stat.S_ISDIR(st.st_mode):
-            return _not_a_folder(root, path, _kind(st.st_mode))
+            return _not_a_folder(root, path, file_kind(st.st_mode))
         if path != Path(root):
             return None
         for area in areas:
@@ -165,12 +165,8 @@ def root_fault(root: Path, areas: Sequence[Path] = ()) -> CacheError | None:
             except OSError:  # not there yet (created when needed), or a link to nothing (not entered)
                 continue
             if not stat.S_ISDIR(mode):
-                return _not_a_folder(root, area, _kind(mode))
+                return _not_a_folder(root, area, file_kind(mode))
         return None
-
-
-def _kind(mode: int) -> str:
-    return "a file" if stat.S_ISREG(mode) else "not a folder"
 
 
 def _not_a_folder(root: Path, path: Path, what: str) -> CacheError:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
-import re
 import shutil
 import stat
 import tarfile
@@ -56,6 +55,24 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from zluda_runner.core.errors import ArchiveError, CacheError, UnsafeArchiveError
+from zluda_runner.core.fsutil import file_kind
+from zluda_runner.release.names import (
+    DRIVE,
+    MAX_NAME_BYTES,
+    UNSAFE_HINT,
+    UNUSABLE_HINT,
+    UnusableArchiveError,
+    check_case_collisions,
+    check_name_fits,
+    clean_name,
+    shown,
+)
+from zluda_runner.release.names import (
+    quoted as _q,
+)
+from zluda_runner.release.names import (
+    shortened as _short,
+)
 
 ARCHIVE_FORMATS = ("zip", "tar.gz")
 CHUNK_SIZE = 1 << 20
@@ -67,13 +84,6 @@ MAX_RATIO = 25
 #: small archives (test trees, a trimmed release) may unpack to this much whatever their ratio
 RATIO_FLOOR = 64 << 20
 
-#: the longest name component any common file system takes (ext4, NTFS, APFS: 255 bytes / UTF-16 units)
-MAX_NAME_PART = 255
-#: a member's whole relative name; ZLUDA's are under 60 characters
-MAX_NAME_BYTES = 1024
-MAX_DEPTH = 32
-#: how much of a member name (or a path) a message shows
-SHOWN_NAME = 100
 
 Kind = Literal["file", "dir", "symlink", "hardlink"]
 
@@ -86,38 +96,6 @@ _READ_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
     NotImplementedError,  # zip compression methods we cannot read
     RuntimeError,  # encrypted zip members
-)
-_DRIVE = re.compile(r"^[A-Za-z]:")
-
-
-class UnusableArchiveError(ArchiveError):
-    """An archive that is whole and safe but cannot be unpacked as a release: a name too long for the
-    file system, two names only the case tells apart. Downloading it again does not help."""
-
-
-def shown(text: str, limit: int = SHOWN_NAME) -> str:
-    """``text`` as a message shows it: whole when short, else its start and end around an ellipsis
-    (the end holds the file name), with how long it was."""
-    return _short(text, limit) + (f" ({len(text)} characters)" if len(text) > limit else "")
-
-
-def _short(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    keep = max(limit - 1, 2)
-    head, tail = keep - keep // 3, keep // 3
-    return f"{text[:head]}\u2026{text[len(text) - tail:]}"
-
-
-def _q(text: str | None) -> str:
-    """A member name quoted for a message, bounded (see :func:`shown`)."""
-    text = text or ""
-    return repr(_short(text, SHOWN_NAME)) + (f" ({len(text)} characters)" if len(text) > SHOWN_NAME else "")
-
-
-_UNUSABLE_HINT = (
-    "This archive is not a release that can be installed: report it to whoever published it (or to the "
-    "manifest's maintainers), and pick another release with {opt:release VERSION} (see {cmd:releases})."
 )
 
 
@@ -185,7 +163,7 @@ def _bomb(archive: Path, claimed: int, limit: int) -> UnsafeArchiveError:
     return UnsafeArchiveError(
         f"{archive.name} would unpack to more than {claimed} bytes{ratio}, over the {limit} bytes a ZLUDA "
         "release of that size can hold; refused as an archive bomb and nothing was written.",
-        hint=_UNSAFE_HINT,
+        hint=UNSAFE_HINT,
     )
 
 
@@ -216,9 +194,9 @@ class _TarReader(_Reader):
                 raise _bomb(self.archive, claimed, limit)
             if len(out) >= MAX_MEMBERS:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name} holds more than {MAX_MEMBERS} members; refused.", hint=_UNSAFE_HINT
+                    f"{self.archive.name} holds more than {MAX_MEMBERS} members; refused.", hint=UNSAFE_HINT
                 )
-            name = _clean_name(self.archive, info.name)
+            name = clean_name(self.archive, info.name)
             if name is None:
                 if info.isdir():
                     continue
@@ -234,7 +212,7 @@ class _TarReader(_Reader):
             elif info.issym():
                 out.append(Member(name, "symlink", 0, False, info.linkname, info))
             elif info.islnk():
-                target = _clean_name(self.archive, info.linkname)
+                target = clean_name(self.archive, info.linkname)
                 if target is None:
                     raise UnsafeArchiveError(
                         f"{self.archive.name}: hard link {_q(info.name)} has an empty target.",
@@ -243,7 +221,7 @@ class _TarReader(_Reader):
                 out.append(Member(name, "hardlink", 0, executable, target, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {_q(info.name)} is a {_tar_kind(info)}; "
+                    f"{self.archive.name}: member {_q(info.name)} is {_tar_kind(info)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -265,7 +243,7 @@ class _ZipReader(_Reader):
     def members(self, limit: int) -> list[Member]:
         out: list[Member] = []
         for info in self.zf.infolist():
-            name = _clean_name(self.archive, info.filename)
+            name = clean_name(self.archive, info.filename)
             if name is None:
                 if info.is_dir():
                     continue
@@ -289,7 +267,7 @@ class _ZipReader(_Reader):
                 out.append(Member(name, "file", info.file_size, bool(mode & 0o111), None, info))
             else:
                 raise UnsafeArchiveError(
-                    f"{self.archive.name}: member {_q(info.filename)} is a {_mode_kind(mode)}; "
+                    f"{self.archive.name}: member {_q(info.filename)} is {file_kind(mode)}; "
                     "release archives hold only files, folders and links, so it was refused.",
                     hint="Do not use this archive; download the release again from its official URL.",
                 )
@@ -350,72 +328,46 @@ def _corrupt(archive: Path, fmt: str, exc: BaseException) -> ArchiveError:
 # --------------------------------------------------------------------------- checks
 
 
-def _clean_name(archive: Path, raw: str) -> str | None:
-    """A safe relative POSIX name, or None for the archive root itself."""
-    if "\x00" in raw:
-        raise UnsafeArchiveError(f"{archive.name}: member name {_q(raw)} holds a NUL byte.",
-                                 hint=_UNSAFE_HINT)
-    text = raw.replace("\\", "/")
-    if text.startswith("/") or _DRIVE.match(text):
-        raise UnsafeArchiveError(
-            f"{archive.name}: member {_q(raw)} has an absolute path; extracting it would write outside "
-            "the release folder, so the archive was refused and nothing was written.",
-            hint=_UNSAFE_HINT,
-        )
-    parts = [p for p in text.split("/") if p not in ("", ".")]
-    if ".." in parts:
-        raise UnsafeArchiveError(
-            f"{archive.name}: member {_q(raw)} climbs out with '..'; extracting it would write outside "
-            "the release folder, so the archive was refused and nothing was written.",
-            hint=_UNSAFE_HINT,
-        )
-    return "/".join(parts) if parts else None
-
-
-_UNSAFE_HINT = (
-    "Do not use this archive: download the release from its official URL (or a trusted mirror) "
-    "and check its SHA-256."
-)
 
 
 def _check_symlink(archive: Path, member: Member) -> None:
     target = (member.link or "").replace("\\", "/")
     if not target or "\x00" in target:
         raise UnsafeArchiveError(
-            f"{archive.name}: link {_q(member.name)} has an empty target.", hint=_UNSAFE_HINT
+            f"{archive.name}: link {_q(member.name)} has an empty target.", hint=UNSAFE_HINT
         )
     size = len(target.encode("utf-8", "replace"))
     if size > MAX_NAME_BYTES:
         raise UnusableArchiveError(
             f"{archive.name}: link {_q(member.name)} has a target of {size} bytes, over the "
             f"{MAX_NAME_BYTES} a release's link may have; the archive was refused and nothing was written.",
-            hint=_UNUSABLE_HINT,
+            hint=UNUSABLE_HINT,
         )
-    if target.startswith("/") or _DRIVE.match(target):
+    if target.startswith("/") or DRIVE.match(target):
         raise UnsafeArchiveError(
             f"{archive.name}: link {_q(member.name)} points to the absolute path {_q(member.link)}, outside "
             "the release folder; the archive was refused and nothing was written.",
-            hint=_UNSAFE_HINT,
+            hint=UNSAFE_HINT,
         )
     resolved = posixpath.normpath(posixpath.join(posixpath.dirname(member.name), target))
     if resolved == ".." or resolved.startswith("../"):
         raise UnsafeArchiveError(
             f"{archive.name}: link {_q(member.name)} -> {_q(member.link)} points outside the release folder; "
             "the archive was refused and nothing was written.",
-            hint=_UNSAFE_HINT,
+            hint=UNSAFE_HINT,
         )
 
 
 def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
     if len(members) > MAX_MEMBERS:
-        raise UnsafeArchiveError(f"{archive.name} holds {len(members)} members; refused.", hint=_UNSAFE_HINT)
+        raise UnsafeArchiveError(f"{archive.name} holds {len(members)} members; refused.", hint=UNSAFE_HINT)
     total = sum(m.size for m in members)
     if total > limit:
         raise _bomb(archive, total, limit)
     kinds: dict[str, Kind] = {}
     links: set[str] = set()
     for m in members:
-        _check_name_fits(archive, m.name)
+        check_name_fits(archive, m.name)
         if m.kind == "symlink":
             _check_symlink(archive, m)
             links.add(m.name)
@@ -423,16 +375,16 @@ def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
             raise UnsafeArchiveError(
                 f"{archive.name}: hard link {_q(m.name)} -> {_q(m.link)} does not name an earlier file of "
                 "the archive (it could reach outside the release folder); refused, nothing was written.",
-                hint=_UNSAFE_HINT,
+                hint=UNSAFE_HINT,
             )
         previous = kinds.get(m.name)
         if previous is not None and not (previous == "dir" and m.kind == "dir"):
             raise UnsafeArchiveError(
                 f"{archive.name}: {_q(m.name)} appears twice (as {previous} and {m.kind}); refused.",
-                hint=_UNSAFE_HINT,
+                hint=UNSAFE_HINT,
             )
         kinds[m.name] = m.kind
-    _check_case_collisions(archive, members)
+    check_case_collisions(archive, (m.name for m in members))
     for m in members:
         parts = m.name.split("/")
         for i in range(1, len(parts)):
@@ -441,7 +393,7 @@ def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
                 raise UnsafeArchiveError(
                     f"{archive.name}: member {_q(m.name)} would be written through the link {_q(prefix)}; "
                     "refused, nothing was written.",
-                    hint=_UNSAFE_HINT,
+                    hint=UNSAFE_HINT,
                 )
             if kinds.get(prefix) in ("file", "hardlink"):
                 raise ArchiveError(
@@ -449,85 +401,6 @@ def _checked(archive: Path, members: list[Member], limit: int) -> list[Member]:
                     hint="The archive is malformed; download it again.",
                 )
     return members
-
-
-def _check_name_fits(archive: Path, name: str) -> None:
-    """Refuse a name no file system could take (or no release would have), before anything is written."""
-    parts = name.split("/")
-    size = len(name.encode("utf-8", "replace"))
-    long_part = next((p for p in parts if len(p.encode("utf-8", "replace")) > MAX_NAME_PART), None)
-    if long_part is not None:
-        reason = (f"a name part of {len(long_part.encode('utf-8', 'replace'))} bytes, and file systems "
-                  f"take at most {MAX_NAME_PART}")
-    elif size > MAX_NAME_BYTES:
-        reason = f"a name of {size} bytes, over the {MAX_NAME_BYTES} a release's file may have"
-    elif len(parts) > MAX_DEPTH:
-        reason = f"a name {len(parts)} folders deep, over the {MAX_DEPTH} a release's file may be"
-    else:
-        fault = next((r for r in map(_windows_fault, parts) if r is not None), None)
-        if fault is None:
-            return
-        raise UnusableArchiveError(
-            f"{archive.name}: member {_q(name)} has {fault}: it cannot be unpacked the same on Windows; "
-            "the archive was refused and nothing was written.",
-            hint=_UNUSABLE_HINT,
-        )
-    raise UnusableArchiveError(
-        f"{archive.name}: member {_q(name)} has {reason}: it cannot be unpacked; the archive was "
-        "refused and nothing was written.",
-        hint=_UNUSABLE_HINT,
-    )
-
-
-# Windows' rules for a name part (learn.microsoft.com/windows/win32/fileio/naming-a-file, "Naming
-# Conventions"): none of <>:"|?* nor the characters 1-31 (":" would name an NTFS stream of another
-# file: "nvcuda.dll:x" writes into nvcuda.dll), no trailing period or space (Windows strips them:
-# "a." and "a" are one file), and not a device name (CON, CONIN$, CONOUT$, PRN, AUX, NUL, COM0-9,
-# LPT0-9, the superscript digits too), also with an extension ("nul.txt").
-_WINDOWS_CHARS = frozenset('<>:"|?*') | frozenset(map(chr, range(1, 32)))
-_DEVICES = frozenset({"CON", "CONIN$", "CONOUT$", "PRN", "AUX", "NUL",
-                      *(f"{dev}{n}" for dev in ("COM", "LPT") for n in "0123456789\u00b9\u00b2\u00b3")})
-
-
-def _windows_fault(part: str) -> str | None:
-    """Why Windows cannot create ``part`` as it is named, or None."""
-    bad = next((c for c in part if c in _WINDOWS_CHARS), None)
-    if bad is not None:
-        return f"the character {bad!r}, which Windows does not allow in a name"
-    if part.endswith((".", " ")):
-        return "a name part ending in a period or a space, which Windows drops"
-    if part.split(".", 1)[0].rstrip(" ").upper() in _DEVICES:
-        return f"a name Windows keeps for a device ({part.split('.', 1)[0].upper()})"
-    return None
-
-
-def _case_key(name: str) -> str:
-    """``name`` as a case-insensitive file system compares it (Windows: each character's simple
-    upper case; a character whose upper case is longer stays itself, as NTFS keeps it)."""
-    return "".join(up if len(up := c.upper()) == 1 else c for c in name)
-
-
-def _check_case_collisions(archive: Path, members: list[Member]) -> None:
-    """Refuse two names (or folders of names) that differ only by case: Windows and macOS would keep
-    one of them, so the archive would not unpack the same everywhere."""
-    seen: dict[str, tuple[str, str]] = {}  # case key -> (the name or folder as written, its member)
-    for m in members:
-        parts = m.name.split("/")
-        for i in range(1, len(parts) + 1):
-            path = "/".join(parts[:i])
-            other, member = seen.setdefault(_case_key(path), (path, m.name))
-            if other == path:
-                continue
-            where = (f"the members {_q(member)} and {_q(m.name)} differ only by case"
-                     if (other, path) == (member, m.name) else
-                     f"the members {_q(member)} and {_q(m.name)} lie in the folders {_q(other)} and "
-                     f"{_q(path)}, which differ only by case")
-            raise UnusableArchiveError(
-                f"{archive.name}: {where}; on Windows (and macOS) one would overwrite or merge with the "
-                "other, so the archive would not unpack the same everywhere. It was refused and nothing "
-                "was written.",
-                hint=_UNUSABLE_HINT,
-            )
 
 
 # --------------------------------------------------------------------------- writing
@@ -563,7 +436,7 @@ def _write_all(archive: Path, reader: _Reader, members: list[Member], dest: Path
                 f"{shown(filename or str(root / m.name))} is too long for this file system "
                 f"({exc.strerror or 'name too long'}); nothing was cached.",
                 hint="Choose a cache location with a shorter path ({opt:cache_dir} or ZLUDA_RUNNER_CACHE). "
-                + _UNUSABLE_HINT.replace("This archive", "If the name itself is absurd, the archive", 1),
+                + UNUSABLE_HINT.replace("This archive", "If the name itself is absurd, the archive", 1),
             ) from exc
         if filename.startswith(str(root)):
             raise CacheError(
@@ -647,27 +520,13 @@ def _check_resolved(archive: Path, root: Path, member: Member) -> None:
         raise UnsafeArchiveError(
             f"{archive.name}: link {_q(member.name)} -> {_q(target)} resolves outside the release folder "
             f"(through other links); refused, nothing was written outside.",
-            hint=_UNSAFE_HINT,
+            hint=UNSAFE_HINT,
         )
 
 
+_TAR_FORMATS = {tarfile.CHRTYPE: stat.S_IFCHR, tarfile.BLKTYPE: stat.S_IFBLK, tarfile.FIFOTYPE: stat.S_IFIFO}
+
+
 def _tar_kind(info: tarfile.TarInfo) -> str:
-    if info.ischr():
-        return "character device"
-    if info.isblk():
-        return "block device"
-    if info.isfifo():
-        return "fifo"
-    return f"special member (type {info.type!r})"
-
-
-def _mode_kind(mode: int) -> str:
-    if stat.S_ISCHR(mode):
-        return "character device"
-    if stat.S_ISBLK(mode):
-        return "block device"
-    if stat.S_ISFIFO(mode):
-        return "fifo"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    return f"special member (mode {oct(mode)})"
+    fmt = _TAR_FORMATS.get(info.type)
+    return file_kind(fmt) if fmt is not None else f"a special member (type {info.type!r})"

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import urlsplit
 
-from zluda_runner.core.envnames import MANIFEST_ENV
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.families import FAMILIES, parse_library_name
+from zluda_runner.release.checker import (
+    DATE_RE,
+    VERSION_RE,
+    Checker,
+    check_version_text,
+    kind_of,
+    parse_fact,
+    parse_source,
+)
 from zluda_runner.release.model import (
     ARCHES,
     ASSET_FACTS,
     CHANNELS,
-    FACT_KINDS,
     FLAVOURS,
     FORMATS,
     HIP_KINDS,
     HIP_ORIGINS,
-    INFERRED,
     LAUNCHER_KINDS,
     OSES,
-    PIN,
     RELEASE_FACTS,
     RELEASE_OPTIONAL_FACTS,
     RULE_DEFAULTS,
@@ -43,111 +48,20 @@ from zluda_runner.release.model import (
     Manifest,
     Release,
     ReleaseFile,
-    Source,
+    Unimplemented,
     parse_version,
     version_at_most,
 )
+from zluda_runner.release.native import parse_native_rocm
 
 _SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_VERSION_RE = re.compile(r"^\d+(\.\d+)*$")
-_DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 _ENV_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 _REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_GFX_RE = re.compile(r"^gfx[0-9a-f]{3,4}$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
-# owner/repo[:path]@<40-hex commit> or @unverified (the commit could not be pinned)
-_REPO_REF_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(:[^@\s]+)?@([0-9a-f]{40}|unverified)$")
-# a public file found in a code index whose repository could not be resolved
-_INDEX_REF_RE = re.compile(r"^code-index:\d+$")
-_MAX_TEXT = 2000
 #: an asset's ``size`` bounds its download, so it is a real one: the cap fetch.MAX_DOWNLOAD_BYTES sets
 #: when no size is known (a ZLUDA release archive is tens of MB)
 MAX_ASSET_BYTES = 1 << 30
-
-
-class Checker:
-    """Reads one JSON object, remembering where it is for error messages."""
-
-    def __init__(self, data: Any, where: str, source: str) -> None:
-        self.where = where
-        self.source = source
-        if not isinstance(data, dict):
-            self.fail(None, f"must be a JSON object, got {kind_of(data)}")
-        self.data: dict[str, Any] = data
-        self.seen: set[str] = set()
-
-    def fail(self, name: str | None, problem: str) -> NoReturn:
-        place = f"{self.where}: field '{name}'" if name else self.where
-        raise ManifestError(
-            f"invalid manifest {self.source}: {place} {problem}",
-            hint=f"fix that field in {self.source}, or drop {{opt:manifest}} / {MANIFEST_ENV} to use the "
-            "packaged manifest (schema: manifests/README.md)",
-        )
-
-    def get(self, name: str, *, required: bool = True, default: Any = None) -> Any:
-        self.seen.add(name)
-        if name not in self.data:
-            if required:
-                self.fail(name, "is missing")
-            return default
-        return self.data[name]
-
-    def string(self, name: str, *, required: bool = True, pattern: re.Pattern[str] | None = None,
-               choices: tuple[str, ...] | None = None, nullable: bool = False, default: str | None = None
-               ) -> Any:
-        if not required and name not in self.data:
-            self.seen.add(name)
-            return default
-        value = self.get(name, required=required, default=default)
-        if value is None and nullable:
-            return value
-        if not isinstance(value, str) or not value.strip():
-            self.fail(name, f"must be a non-empty string, got {kind_of(value)}")
-        if len(value) > _MAX_TEXT:
-            self.fail(name, f"is longer than {_MAX_TEXT} characters")
-        if choices is not None and value not in choices:
-            self.fail(name, f"must be one of {', '.join(choices)} (got {value!r})")
-        if pattern is not None and not pattern.match(value):
-            self.fail(name, f"is malformed: {value!r}")
-        return value
-
-    def boolean(self, name: str, default: bool) -> bool:
-        value = self.get(name, required=False, default=default)
-        if not isinstance(value, bool):
-            self.fail(name, f"must be true or false, got {kind_of(value)}")
-        return value
-
-    def strings(self, name: str, *, required: bool = False, nonempty: bool = False) -> list[str]:
-        value = self.get(name, required=required, default=[])
-        if not isinstance(value, list) or not all(
-            isinstance(v, str) and v and len(v) <= _MAX_TEXT for v in value
-        ):
-            self.fail(name, f"must be a list of non-empty strings (each at most {_MAX_TEXT} characters)")
-        if nonempty and not value:
-            self.fail(name, "must not be empty")
-        return list(value)
-
-    def objects(self, name: str, *, nonempty: bool) -> list[Any]:
-        value = self.get(name, required=nonempty, default=[])
-        if not isinstance(value, list):
-            self.fail(name, f"must be a list, got {kind_of(value)}")
-        if nonempty and not value:
-            self.fail(name, "must not be empty")
-        return value
-
-    def done(self) -> None:
-        extra = sorted(set(self.data) - self.seen)
-        if extra:
-            self.fail(extra[0], "is not part of the schema (a typo?)")
-
-
-def kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), type(value).__name__
-    )
 
 
 def _safe_relative(c: Checker, name: str, value: str) -> None:
@@ -158,57 +72,7 @@ def _safe_relative(c: Checker, name: str, value: str) -> None:
         c.fail(name, f"must be a relative path inside the release: {value!r}")
 
 
-def _check_version_text(c: Checker, name: str, value: str | None) -> None:
-    if value is not None and not _VERSION_RE.match(value):
-        c.fail(name, f"must be a version like 6 or 6.2, got {value!r}")
-
-
 # --------------------------------------------------------------------------- provenance
-
-
-def parse_source(data: Any, where: str, source: str) -> Source:
-    c = Checker(data, where, source)
-    kind = c.string("kind", choices=FACT_KINDS)
-    if kind == UNVERIFIED:
-        c.fail("kind", "'unverified' is a fact without sources; give no source instead")
-    ref = c.string("ref")
-    if ref.startswith("https://"):
-        if not urlsplit(ref).netloc:
-            c.fail("ref", f"is not a usable URL: {ref!r}")
-    elif not (_REPO_REF_RE.match(ref) or _INDEX_REF_RE.match(ref)):
-        c.fail("ref", "must be an https:// URL, owner/repo:path@<40-hex commit> (or @unverified), "
-               f"or code-index:<id>, got {ref!r}")
-    result = Source(kind=kind, ref=ref, says=c.string("says", required=False, default="") or "")
-    c.done()
-    return result
-
-
-def parse_fact(data: Any, where: str, source: str) -> Fact:
-    c = Checker(data, where, source)
-    kind = c.string("kind", choices=FACT_KINDS)
-    sources = [
-        parse_source(item, f"{where} source #{i}", source)
-        for i, item in enumerate(c.objects("sources", nonempty=False))
-    ]
-    independent = c.get("independent", required=False)
-    note = c.string("note", required=False, default="") or ""
-    if kind == UNVERIFIED:
-        if not note:
-            c.fail("note", "is required for an unverified fact: say what is not known and why")
-    elif not sources:
-        c.fail("sources", f"must name at least one source for a {kind!r} fact")
-    elif kind != INFERRED and kind not in {s.kind for s in sources}:
-        c.fail("kind", f"is {kind!r}, but no source is of that kind")
-    if independent is not None:
-        if not isinstance(independent, int) or isinstance(independent, bool) or independent < 1:
-            c.fail("independent", f"must be a positive count, got {independent!r}")
-        pins = sum(1 for s in sources if s.kind == PIN)
-        if kind != PIN or independent > pins:
-            c.fail("independent", f"counts independent third-party pins; this fact has {pins}")
-    elif kind == PIN:
-        c.fail("independent", "is required for a third-party pin: how many unrelated projects pin it")
-    c.done()
-    return Fact(kind=kind, sources=sources, independent=independent, note=note)
 
 
 def parse_provenance(data: Any, where: str, source: str, required: tuple[str, ...],
@@ -237,7 +101,7 @@ def _parse_hip(data: Any, where: str, source: str) -> HipRequirement:
         driver_hip=c.string("driver_hip", required=False, nullable=True),
     )
     for key in ("min", "max", "driver_hip"):
-        _check_version_text(c, key, getattr(req, key))
+        check_version_text(c, key, getattr(req, key))
     if req.driver_hip and req.kind != "driver":
         c.fail("driver_hip", "only a 'driver' requirement runs on the driver's HIP runtime")
     if req.min and req.max:
@@ -295,7 +159,7 @@ def _parse_file(data: Any, where: str, asset_os: str, source: str) -> ReleaseFil
         c.fail("stub", "stub_reason / stub_source are only for a file with \"stub\": true")
     hip_broken = c.strings("hip_broken")
     for version in hip_broken:
-        _check_version_text(c, "hip_broken", version)
+        check_version_text(c, "hip_broken", version)
     raw_broken_source = c.get("hip_broken_source", required=bool(hip_broken))
     if raw_broken_source is not None and not hip_broken:
         c.fail("hip_broken_source", "is only for a file with hip_broken versions")
@@ -445,13 +309,13 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
         tag=c.string("tag"),
         assets=[],
         repo=c.string("repo", pattern=_REPO_RE),
-        date=c.string("date", required=False, nullable=True, pattern=_DATE_RE),
+        date=c.string("date", required=False, nullable=True, pattern=DATE_RE),
         prerelease=c.boolean("prerelease", False),
         gpu_generations=c.strings("gpu_generations"),
         caveats=c.strings("caveats"),
         notes=c.strings("notes"),
     )
-    if release.version != UNKNOWN and not _VERSION_RE.match(release.version):
+    if release.version != UNKNOWN and not VERSION_RE.match(release.version):
         c.fail("version", f'must look like 3.9.5 or 6, or be "unknown": {release.version!r}')
     release.commit = c.string("commit", required=False, nullable=True)
     if release.commit is not None and not _COMMIT_RE.match(release.commit):
@@ -459,6 +323,9 @@ def _parse_release(data: Any, index: int, source: str) -> Release:
     raw_cc = c.get("compute_capability", required=False)
     if raw_cc is not None:
         release.compute_capability = _parse_compute_capability(raw_cc, c.where, source)
+    raw_gaps = c.get("unimplemented", required=False)
+    if raw_gaps is not None:
+        release.unimplemented = _parse_unimplemented(raw_gaps, c.where, source)
     release.provenance = parse_provenance(c.get("provenance"), c.where, source, RELEASE_FACTS,
                                           RELEASE_OPTIONAL_FACTS)
     if release.commit is not None and "commit" not in release.provenance:
@@ -496,12 +363,30 @@ def _parse_compute_capability(data: Any, where: str, source: str) -> ComputeCapa
     return ComputeCapability(major=parts[0], minor=parts[1], override_env=env, source=fact)
 
 
+MAX_UNIMPLEMENTED = 512
+_CUDA_FUNCTION_RE = re.compile(r"^cu[A-Za-z0-9_]{1,80}$")
+
+
+def _parse_unimplemented(data: Any, where: str, source: str) -> Unimplemented:
+    c = Checker(data, f"{where} unimplemented", source)
+    names = c.strings("functions", required=True, nonempty=True)
+    if len(names) > MAX_UNIMPLEMENTED:
+        c.fail("functions", f"must list 1 to {MAX_UNIMPLEMENTED} CUDA function names, got {len(names)}")
+    bad = [n for n in names if not _CUDA_FUNCTION_RE.match(n)]
+    if bad:
+        c.fail("functions", f"must be CUDA function names (cuMemAllocHost, cublasSgemv_v2 ...), "
+               f"got {bad[0]!r}")
+    fact = parse_fact(c.get("source"), f"{where} unimplemented source", source)
+    if fact.kind == UNVERIFIED:
+        c.fail("source", "what a release does not implement is recorded only with a source; leave the field "
+               "out when it is not known")
+    c.done()
+    return Unimplemented(functions=list(dict.fromkeys(names)), source=fact)
+
+
 def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
     c = Checker(data, f"gpu_hip_rules #{index}", source)
-    gfx = c.strings("gfx", required=True, nonempty=True)
-    for g in gfx:
-        if not _GFX_RE.match(g):
-            c.fail("gfx", f"entries must look like gfx1201, got {g!r}")
+    gfx = c.gfx_names()
     rule = GpuHipRule(
         gfx=gfx,
         min=c.string("min", required=False, nullable=True),
@@ -521,10 +406,10 @@ def _parse_gpu_rule(data: Any, index: int, source: str) -> GpuHipRule:
                    f"(known: {', '.join(RULE_DEFAULTS)})")
     if rule.defaults and not rule.defaults_why:
         c.fail("defaults_why", "is required with defaults: the plan says why they are applied")
-    _check_version_text(c, "min", rule.min)
-    _check_version_text(c, "max", rule.max)
+    check_version_text(c, "min", rule.min)
+    check_version_text(c, "max", rule.max)
     for version in rule.broken:
-        _check_version_text(c, "broken", version)
+        check_version_text(c, "broken", version)
     if rule.min is None and rule.max is None and not rule.broken:
         c.fail("min", "or max or broken is required: a rule bounds the HIP version")
     c.done()
@@ -550,7 +435,7 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         c.fail("manifest_version", f"must be a whole number from 1 to {MAX_MANIFEST_VERSION} (it grows by "
                "one step per published manifest; a larger one would lock out every later update), "
                f"got {shown}")
-    updated = c.string("updated", pattern=_DATE_RE)
+    updated = c.string("updated", pattern=DATE_RE)
     raw = c.objects("releases", nonempty=True)
     releases = [_parse_release(item, i, source) for i, item in enumerate(raw)]
     seen: set[str] = set()
@@ -583,6 +468,9 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         source=source,
         update_url=c.string("update_url", required=False, nullable=True),
     )
+    raw_native = c.get("native_rocm", required=False)
+    if raw_native is not None:
+        manifest.native_rocm = parse_native_rocm(raw_native, source)
     if manifest.update_url is not None:
         parts = urlsplit(manifest.update_url)
         if parts.scheme != "https" or not parts.netloc or parts.username or parts.password:

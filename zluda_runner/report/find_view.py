@@ -27,6 +27,9 @@ def render_lines(report: FindReport) -> list[str]:
     if report.lock is not None:
         where = f"written to {report.lock_path}" if report.lock_path else "not written"
         lines.append(f"lock: {where}" + ("" if report.lock.proven_on_gpu else " (not proven on the GPU)"))
+        host = report.lock.host
+        hip = f"{host.hip_from}" if host.hip_from else "no HIP found"
+        lines.append(f"  variant: {report.lock.variant}; HIP: {hip}")
     return lines
 
 

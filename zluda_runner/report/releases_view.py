@@ -95,6 +95,9 @@ def render_selection(report: ReleasesReport) -> str:
         out.extend(f"  note:   {n}" for n in ch.notes)
         out.extend(f"  caveat: {cv}" for cv in ch.release.caveats)
         out.extend(_provenance_lines(rel, ch.asset))
+    native = report.native.line() if report.native is not None else None
+    if native:
+        out.append(render(native))
     offered = offered_previews(report)
     if offered:
         out.append("preview and nightly builds on offer (pick one with --release ID):")

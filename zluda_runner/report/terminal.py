@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from zluda_runner.core.textfit import Col, fit_table, view_width, wrap_line
-from zluda_runner.report.table import Section, Table, cell_text
+
+if TYPE_CHECKING:  # a view that prints lines (say) does not import the report tables
+    from zluda_runner.report.table import Section, Table
 
 DEFAULT_LIMIT = 20
 
@@ -32,6 +35,8 @@ def page_written(html: object) -> str:
 
 def table_lines(table: Table, width: int | None, *, limit: int | None = DEFAULT_LIMIT) -> list[str]:
     """A :class:`~zluda_runner.report.table.Table` of at most ``limit`` rows, fitted to ``width``."""
+    from zluda_runner.report.table import cell_text
+
     cols = [Col(c.label, right=c.numeric, head=i == 0) for i, c in enumerate(table.columns)]
     rows = table.rows if limit is None else table.rows[:limit]
     lines = [table.title] if table.title else []

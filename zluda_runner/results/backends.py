@@ -35,15 +35,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+from zluda_runner.core.fsutil import file_kind
 from zluda_runner.core.paths import CachePaths
 from zluda_runner.core.redact import redact_text, redact_url, userinfo
 from zluda_runner.core.settings import Settings
@@ -57,7 +57,10 @@ from zluda_runner.results.schema import (
     StoreUnreachableError,
     StoreWriteFailedError,
 )
-from zluda_runner.results.store import Connection, Cursor, ResultsStore
+from zluda_runner.results.store import INSERT_RUN, ITEM_COLUMNS, Connection, Cursor, ResultsStore
+
+if TYPE_CHECKING:
+    import psycopg
 
 RESULTS_DB_ENV = "ZLUDA_RUNNER_RESULTS_DB"
 BUSY_TIMEOUT_MS = 30_000
@@ -132,10 +135,8 @@ def _not_a_store_file(path: Path) -> ResultsStoreError | None:
         return None
     if stat.S_ISREG(mode):
         return None
-    kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
     return ResultsStoreError(
-        f"the results store {path} is {kind}, not a results database file; nothing was changed",
+        f"the results store {path} is {file_kind(mode)}, not a results database file; nothing was changed",
         "give {opt:results_db} / ZLUDA_RUNNER_RESULTS_DB the path of a file (a new name makes a new store)",
     )
 
@@ -240,6 +241,8 @@ class SQLiteStore(ResultsStore):
             refused = _not_a_store_file(self.path) or self._not_its_content(exc)
             if refused is not None:
                 return refused
+            import shlex  # here: only this hint quotes
+
             quoted = shlex.quote(str(self.path))
             return ResultsStoreError(
                 f"the results store {self.path} is unusable: {exc}",
@@ -348,6 +351,26 @@ class PostgresStore(ResultsStore):
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s")
+
+    def _insert_heads(self, cur: Cursor, rows: Sequence[tuple[object, ...]]) -> list[bool]:
+        """All the runs' rows in one round trip (psycopg pipelines ``executemany``); the row each insert
+        returns says it was new (its result is empty when the run was there, or was inserted by another
+        session meanwhile: ``ON CONFLICT`` waited for it)."""
+        if not rows:
+            return []
+        pg = cast("psycopg.Cursor[Any]", cur)
+        pg.executemany(self._sql(INSERT_RUN) + " RETURNING run_id", rows, returning=True)
+        new = [pg.fetchone() is not None]
+        while pg.nextset():
+            new.append(pg.fetchone() is not None)
+        return new
+
+    def _insert_items(self, cur: Cursor, rows: Sequence[tuple[object, ...]]) -> None:
+        """The items by ``COPY``: one stream, no statement per row."""
+        pg = cast("psycopg.Cursor[Any]", cur)
+        with pg.copy(f"COPY items ({', '.join(ITEM_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _wrap_error(self, exc: Exception) -> ResultsStoreError | None:
         if isinstance(exc, ResultsStoreError):

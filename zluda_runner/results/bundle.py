@@ -31,6 +31,7 @@ The header's ``runs`` is checked against the run lines that follow: a bundle cut
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import operator
@@ -54,16 +55,20 @@ from zluda_runner.results.schema import (
     MAX_KEYS,
     MAX_NAME,
     MAX_TEXT,
+    NO_ITEMS,
     SCHEMA_VERSION,
     SUMMARY_TEXT_KEYS,
     BundleError,
     BundleLineError,
+    ItemColumns,
     ResultRow,
     ResultsStoreError,
     RunRecord,
+    RunRows,
     canonical_json,
     clean_run,
     id_of,
+    item_columns,
     summary_count,
 )
 from zluda_runner.results.store import ResultsStore, check_since, now_iso
@@ -84,6 +89,8 @@ _RUN_FIELDS = frozenset(
 )
 _ITEM_FIELDS = frozenset(("item", "status", "ok", "detail", "numbers"))
 _TEXT, _NUMBER = frozenset((str,)), frozenset((float, type(None)))  # the types of a number's name, its value
+_DICT, _OK = frozenset((dict,)), frozenset((bool, type(None)))
+_ITEM_VALUES = operator.itemgetter("item", "status", "ok", "detail", "numbers")
 _not_none = functools.partial(operator.is_not, None)
 
 
@@ -168,10 +175,14 @@ def _summary(value: object) -> dict[str, Any]:
     return summary
 
 
-def _items(given: list[object]) -> tuple[list[ResultRow], bool]:
-    """The items, checked, and whether each was written as the store keeps it (its five fields, its numbers
-    floats: then the run's content is what the bundle says). A well-formed item (nearly all) passes one
-    expression; the rest are told why."""
+def _items(given: list[object]) -> tuple[ItemColumns, bool]:
+    """The items, checked, as columns, and whether each was written as the store keeps it (its five fields,
+    its numbers floats: then the run's content is what the bundle says). Items as an export writes them
+    (nearly all) are checked column by column, in C (:func:`_kept_columns`); the rest one by one, and told
+    why."""
+    columns = _kept_columns(given)
+    if columns is not None:
+        return columns, True
     rows: list[ResultRow] = []
     as_kept = True
     for data in given:
@@ -189,7 +200,31 @@ def _items(given: list[object]) -> tuple[list[ResultRow], bool]:
         else:
             rows.append(_checked_item(data))
             as_kept = False
-    return rows, as_kept
+    return item_columns(rows), as_kept
+
+
+def _kept_columns(given: list[object]) -> ItemColumns | None:
+    """The items as columns when every one is as the store keeps it (exactly its five fields, each of its
+    type and within its bound, its numbers finite floats or null), checked a column at a time; else None."""
+    if not given:
+        return NO_ITEMS
+    if not (_DICT.issuperset(map(type, given))
+            and all(map(operator.eq, map(dict.keys, given), itertools.repeat(_ITEM_FIELDS)))):  # type: ignore[arg-type]
+        return None
+    names, statuses, oks, details, numbers = zip(*map(_ITEM_VALUES, given), strict=True)  # type: ignore[arg-type]
+    if not (_TEXT.issuperset(map(type, names)) and max(map(len, names)) <= MAX_NAME
+            and _TEXT.issuperset(map(type, statuses)) and max(map(len, statuses)) <= MAX_NAME
+            and _TEXT.issuperset(map(type, details)) and max(map(len, details)) <= MAX_TEXT
+            and _OK.issuperset(map(type, oks))
+            and _DICT.issuperset(map(type, numbers)) and max(map(len, numbers)) <= MAX_KEYS):
+        return None
+    keys = list(itertools.chain.from_iterable(numbers))
+    values = list(itertools.chain.from_iterable(map(dict.values, numbers)))
+    if keys and not (_TEXT.issuperset(map(type, keys)) and max(map(len, keys)) <= MAX_KEY
+                     and _NUMBER.issuperset(map(type, values))
+                     and all(map(math.isfinite, filter(_not_none, values)))):
+        return None
+    return names, statuses, oks, details, numbers
 
 
 def _checked_item(data: object) -> ResultRow:
@@ -234,6 +269,12 @@ def _started_at(value: object) -> str:
 def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     """A run from its bundle object, checked field by field and against its id (raises ValueError).
     ``schema``: the store schema the bundle's header says it was written with."""
+    return check_run(data, schema).record()
+
+
+def check_run(data: object, schema: int | None = None) -> RunRows:
+    """:func:`run_from_bundle`, the run as the store inserts it (its items as columns: an import makes no
+    object per item)."""
     if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
         raise ValueError('expected {"run": {...}}')
     raw = data["run"]
@@ -253,10 +294,10 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
     items = raw.get("items", [])
     if not isinstance(items, list) or len(items) > MAX_ITEMS_PER_RUN:
         raise ValueError(f"items must be a list of at most {MAX_ITEMS_PER_RUN}")
-    rows, as_kept = _items(items)
+    columns, as_kept = _items(items)
     if raw["kind"] == "find":
-        _check_locks(rows)
-    run = RunRecord(
+        _check_locks(columns)
+    head = RunRecord(
         kind=raw["kind"],
         started_at=raw["started_at"],
         host=_scalars(raw.get("host", {}), "host") or {},
@@ -264,34 +305,35 @@ def run_from_bundle(data: object, schema: int | None = None) -> RunRecord:
         target=_scalars(raw.get("target"), "target", nullable=True),
         command=command,
         summary=_summary(raw.get("summary", {})),
-        items=rows,
         run_id=raw["run_id"],
     )
+    run = RunRows(head, columns)
     # every field there and every item as kept (checked above: plain values): the content is the run's
     # own object without its id, not made again
     content = ({k: v for k, v in raw.items() if k != "run_id"} if as_kept and raw.keys() == _RUN_FIELDS
-               else run.content())
+               else run.record().content())
     text = canonical_json(content)  # a lone surrogate cannot be encoded: ValueError, a bad line
-    if id_of(text) != run.run_id:
+    if id_of(text) != head.run_id:
         if newer:
             raise BundleLineError("run_id does not match the run's content as this zluda-runner reads it"
                                   + newer, "newer")
         raise BundleLineError("run_id does not match the run's content (edited or damaged after export)",
                               "edited")
     # a NUL (written \u0000) another store kept becomes U+FFFD here (and the id follows)
-    return clean_run(run) if "\\u0000" in text else run
+    return RunRows.of(clean_run(run.record())) if "\\u0000" in text else run
 
 
-def _check_locks(rows: list[ResultRow]) -> None:
+def _check_locks(items: ItemColumns) -> None:
     """A find run's lock (its ``lock`` item) is data a later ``find --from`` reads: validated as a lock is
     (the field at fault named), so that a bundle with a bad one is refused at import."""
     from zluda_runner.core.errors import LockError
     from zluda_runner.release.lockfile import SHARED_ITEM, lock_from_shared
 
-    for row in rows:
-        if row.item == SHARED_ITEM:
+    names, _, _, details, _ = items
+    for name, detail in zip(names, details, strict=True):
+        if name == SHARED_ITEM:
             try:
-                lock_from_shared(row.detail, "the run's lock item")
+                lock_from_shared(detail, "the run's lock item")
             except LockError as exc:
                 raise ValueError(exc.raw_message) from None
 
@@ -314,7 +356,7 @@ def read_bundle(path: Path) -> Iterator[RunRecord]:
     path = Path(path)
     with _open_bundle(path) as handle:
         for run, _size in _runs_in(handle, path):
-            yield run
+            yield run.record()
 
 
 def _open_bundle(path: Path) -> BinaryIO:
@@ -342,7 +384,7 @@ def _open_bundle(path: Path) -> BinaryIO:
     return handle
 
 
-def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
+def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRows, int]]:
     """The runs from ``handle``'s start with the size of the line each came from, one line in memory
     at a time; at most MAX_BUNDLE_BYTES are read (a file that grows while it is read, or says its size
     is 0 as /proc does, is bounded too)."""
@@ -377,7 +419,7 @@ def _runs_in(handle: BinaryIO, path: Path) -> Iterator[tuple[RunRecord, int]]:
                     raise BundleLineError("nested deeper than a bundle is", "too-deep")
                 schema, expected = _check_header(data)
                 continue
-            run = run_from_bundle(data, schema)  # what it keeps is checked shallow, field by field
+            run = check_run(data, schema)  # what it keeps is checked shallow, field by field
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             # a run line nested too deep is refused as that (what a run keeps is checked shallow)
             deep = number > 1 and _too_deep(data)
@@ -434,7 +476,7 @@ def import_bundles(store: ResultsStore, paths: list[Path]) -> tuple[int, int]:
 
 
 # A checked bundle: its path, its open file, and its runs as checked while they fit in KEEP_BYTES
-Checked = tuple[Path, BinaryIO, list[tuple[RunRecord, int]] | None]
+Checked = tuple[Path, BinaryIO, list[tuple[RunRows, int]] | None]
 
 
 @contextmanager
@@ -447,7 +489,7 @@ def checked_bundles(paths: Iterable[Path]) -> Iterator[list[Checked]]:
         room = KEEP_BYTES
         for path in map(Path, paths):
             handle = stack.enter_context(_open_bundle(path))
-            kept: list[tuple[RunRecord, int]] | None = []
+            kept: list[tuple[RunRows, int]] | None = []
             for run, size in _runs_in(handle, path):
                 room -= size
                 if kept is not None and room >= 0:
@@ -463,16 +505,16 @@ def store_bundles(store: ResultsStore, bundles: Iterable[Checked]) -> tuple[int,
     again, so what was checked is what is stored, even when a name is given another file meanwhile."""
     added = skipped = 0
     for path, handle, kept in bundles:
-        batch: list[RunRecord] = []
+        batch: list[RunRows] = []
         held = 0
         runs = kept if kept is not None else _runs_in(handle, path)
         for run, size in runs:  # stored in batches bounded by count and by bytes
             batch.append(run)
             held += size
             if len(batch) >= _BATCH or held >= BATCH_BYTES:
-                a, s = store.insert_runs(batch)
+                a, s = store.insert_rows(batch)
                 added, skipped, batch, held = added + a, skipped + s, [], 0
         if batch:
-            a, s = store.insert_runs(batch)
+            a, s = store.insert_rows(batch)
             added, skipped = added + a, skipped + s
     return added, skipped

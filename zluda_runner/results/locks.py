@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from zluda_runner.core.errors import LockError
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.lockfile import SHARED_ITEM, Lock, lock_from_shared
 from zluda_runner.results.schema import RunRecord
+
+if TYPE_CHECKING:  # the release stack is imported when there are locks to read (the matrix of a store
+    from zluda_runner.release.lockfile import Lock  # with no find runs does not pay for it)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ def known_locks(runs: Iterable[RunRecord]) -> list[KnownLock]:
     """The locks of the find runs among ``runs`` (with their items), the latest of each (GPU target,
     torch build, release, variant), sorted by those; a lock item that is not a valid lock is left out
     (import refuses one: :mod:`zluda_runner.results.bundle`)."""
+    from zluda_runner.release.lockfile import SHARED_ITEM, lock_from_shared
+
     latest: dict[tuple[str, str, str, str], KnownLock] = {}
     for run in runs:
         if run.kind != "find":

@@ -24,7 +24,7 @@ from zluda_runner.core.settings import Settings
 from zluda_runner.results.asked import ASKED
 from zluda_runner.results.asked import asked as asked
 from zluda_runner.results.backends import make_store, store_url
-from zluda_runner.results.bundle import run_from_bundle
+from zluda_runner.results.bundle import check_run
 from zluda_runner.results.convert import items_of, rows_of
 from zluda_runner.results.fingerprint import Scrubber, fingerprint
 from zluda_runner.results.schema import (
@@ -94,7 +94,7 @@ def build_run(
     run = clean_run(run)  # no NUL, valid UTF-8 (a non-UTF-8 argv word): both backends keep it
     run = replace(run, run_id=content_id(run))
     try:  # a run stored must export and import again: one that import refuses makes its bundle refused
-        run_from_bundle({"run": run.to_dict()})
+        check_run({"run": run.to_dict()})
     except ValueError as exc:
         raise ResultsStoreError(
             f"this {kind} run cannot be kept: {exc} (a results bundle could not carry it)",

@@ -11,7 +11,7 @@ both migrate it).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,6 +136,39 @@ class RunRecord(JsonMixin):
         data["items"] = [{"item": i.item, "status": i.status, "ok": i.ok, "detail": i.detail,
                           "numbers": {str(k): v for k, v in i.numbers.items()}} for i in self.items]
         return data
+
+
+# A run's items as the store takes them, column by column: names, statuses, oks, details, numbers.
+ItemColumns = tuple[Sequence[str], Sequence[str], Sequence["bool | None"], Sequence[str],
+                    Sequence[Mapping[str, "float | None"]]]
+NO_ITEMS: ItemColumns = ((), (), (), (), ())
+
+
+def item_columns(items: Sequence[ResultRow]) -> ItemColumns:
+    """Items as :data:`ItemColumns`."""
+    if not items:
+        return NO_ITEMS
+    rows = ((i.item, i.status, i.ok, i.detail, i.numbers) for i in items)
+    names, statuses, oks, details, numbers = zip(*rows, strict=True)
+    return names, statuses, oks, details, numbers
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """A run as the store inserts it: ``head``, the run's record (whose own ``items`` are not read: an
+    import leaves them empty), and ``items``, its items as columns. An import checks and stores a bundle's
+    runs in this form, without a :class:`ResultRow` per item (:meth:`record` makes them)."""
+
+    head: RunRecord
+    items: ItemColumns
+
+    @classmethod
+    def of(cls, run: RunRecord) -> RunRows:
+        return cls(run, item_columns(run.items))
+
+    def record(self) -> RunRecord:
+        """The whole run, its items as :class:`ResultRow`."""
+        return replace(self.head, items=list(map(ResultRow, *self.items)))
 
 
 COUNT_KEYS = ("passed", "failed", "total", "items")

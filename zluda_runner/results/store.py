@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,13 +26,14 @@ from zluda_runner.results.schema import (
     ResultRow,
     ResultsStoreError,
     RunRecord,
+    RunRows,
     summary_count,
 )
 
-RUN_COLUMNS = (
-    "run_id, kind, started_at, host_json, release_json, target_json, command_json, summary_json,"
-    " gfx, release_id, torch_build, passed, failed, verdict"
-)
+# what a run's record is read from (list, show, export); the columns after them are derived from it, for the
+# queries (the matrix)
+RECORD_COLUMNS = "run_id, kind, started_at, host_json, release_json, target_json, command_json, summary_json"
+RUN_COLUMNS = f"{RECORD_COLUMNS}, gfx, release_id, torch_build, passed, failed, verdict"
 _HEX = re.compile(r"^[0-9a-f]{4,64}$")
 _SINCE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?Z?)?$")
 _IN_CHUNK = 500  # ids per IN (...) list
@@ -280,52 +282,34 @@ class ResultsStore(abc.ABC):
 
     # --- writing --------------------------------------------------------------------------
     def insert_runs(self, runs: Iterable[RunRecord]) -> tuple[int, int]:
-        """Store runs that are not stored yet, in one transaction; returns (added, already there). Each run
-        is one prepared insert (its row count says whether it was new); the items of the new ones, one
-        ``executemany``."""
-        added = skipped = 0
-        items: list[tuple[object, ...]] = []
+        """Store runs that are not stored yet, in one transaction; returns (added, already there)."""
+        return self.insert_rows([RunRows.of(run) for run in runs])
+
+    def insert_rows(self, runs: Sequence[RunRows]) -> tuple[int, int]:
+        """:meth:`insert_runs` of runs as an import has them (items as columns): in one transaction, the runs'
+        rows by one prepared insert (:meth:`_insert_heads` says which were new), then the items of the new
+        ones in one go (:meth:`_insert_items`)."""
         recorded_at = now_iso()
         with self._tx(write=True) as cur:
-            for run in runs:
-                if not self._insert(cur, run, recorded_at):
-                    skipped += 1
-                    continue
-                added += 1
-                items += [(run.run_id, seq, it.item, it.status, None if it.ok is None else int(it.ok),
-                           it.detail, _sorted_json(it.numbers))
-                          for seq, it in enumerate(run.items)]
+            new = self._insert_heads(cur, [_run_row(r.head, recorded_at) for r in runs])
+            items = [row for run, added in zip(runs, new, strict=True) if added for row in _item_rows(run)]
             if items:
-                cur.executemany(self._sql("INSERT INTO items (run_id, seq, item, status, ok, detail,"
-                                          " numbers_json) VALUES (?, ?, ?, ?, ?, ?, ?)"), items)
-        return added, skipped
+                self._insert_items(cur, items)
+        return sum(new), len(new) - sum(new)
 
-    def _insert(self, cur: Cursor, run: RunRecord, recorded_at: str | None = None) -> bool:
-        """The run's row, unless that run is stored already (then False)."""
-        summary = run.summary
-        self._exec(
-            cur,
-            f"INSERT INTO runs ({RUN_COLUMNS}, recorded_at) VALUES ({', '.join('?' * 15)})"  # noqa: S608 - only constant columns and '?' marks are formatted in
-            " ON CONFLICT (run_id) DO NOTHING",
-            (
-                run.run_id,
-                run.kind,
-                run.started_at,
-                _sorted_json(run.host),
-                None if run.release is None else _sorted_json(run.release),
-                None if run.target is None else _sorted_json(run.target),
-                json.dumps(run.command),
-                _sorted_json(summary),
-                run.gfx,
-                run.release_id,
-                run.torch_build,
-                run.count("passed"),
-                run.count("failed"),
-                verdict if isinstance(verdict := summary.get("verdict"), str) else None,
-                recorded_at or now_iso(),
-            ),
-        )
-        return cur.rowcount == 1
+    def _insert_heads(self, cur: Cursor, rows: Sequence[tuple[object, ...]]) -> list[bool]:
+        """Insert the runs' rows (:func:`_run_row`), each unless that run is stored already (or earlier in
+        ``rows``); which ones were inserted. Here: one statement each, its row count says (SQLite: in the
+        process, no round trip)."""
+        new = []
+        for row in rows:
+            cur.execute(self._sql(INSERT_RUN), row)
+            new.append(cur.rowcount == 1)
+        return new
+
+    def _insert_items(self, cur: Cursor, rows: Sequence[tuple[object, ...]]) -> None:
+        """Insert items' rows (:func:`_item_rows`), none of them stored yet."""
+        cur.executemany(self._sql(INSERT_ITEM), rows)
 
     def insert_run(self, run: RunRecord) -> bool:
         return self.insert_runs([run])[0] == 1
@@ -361,7 +345,7 @@ class ResultsStore(abc.ABC):
         if since is not None:
             where.append("started_at >= ?")
             params.append(since)
-        sql = f"SELECT {RUN_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
+        sql = f"SELECT {RECORD_COLUMNS} FROM runs"  # noqa: S608 - only constant columns and '?' marks are formatted in
         if where:
             sql += " WHERE " + " AND ".join(where)
         if limit is not None and limit < 1:
@@ -392,14 +376,9 @@ class ResultsStore(abc.ABC):
         where, params = ("WHERE started_at >= ?", (since,)) if since is not None else ("", ())
         counts = (f"SELECT release_id, gfx, torch_build, COUNT(*), MAX(started_at) FROM runs {where}"  # noqa: S608 - only constant SQL is formatted in
                   " GROUP BY release_id, gfx, torch_build")
-        # ranked from the index runs_by_cell alone (its order, its columns), then only the latest rows read
-        columns = ", ".join(f"r.{c}" for c in ("release_id", "gfx", "torch_build", "kind", "run_id",
-                                                "started_at", "passed", "failed", "verdict", "summary_json"))
-        latest = (f"SELECT {columns} FROM (SELECT run_id, ROW_NUMBER() OVER"  # noqa: S608 - only constant SQL is formatted in
-                  " (PARTITION BY release_id, gfx, torch_build, kind"
-                  " ORDER BY started_at DESC, run_id DESC) AS nth"
-                  f" FROM runs {where}) AS ranked JOIN runs AS r ON r.run_id = ranked.run_id"
-                  " WHERE ranked.nth = 1")
+        # a kind's latest run in a cell is the first of its runs in runs_by_cell: a run with none since is
+        # none of that kind's since either
+        latest = LATEST_OF_EACH_KIND + (" WHERE r.started_at >= ?" if since is not None else "")
         with self._tx(write=False) as cur:
             cells = list(self._exec(cur, counts, params).fetchall())
             rows = self._exec(cur, latest, params).fetchall()
@@ -432,7 +411,7 @@ class ResultsStore(abc.ABC):
             for chunk in _chunks(run_ids):
                 marks = ", ".join("?" * len(chunk))
                 for row in self._exec(
-                    cur, f"SELECT {RUN_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
+                    cur, f"SELECT {RECORD_COLUMNS} FROM runs WHERE run_id IN ({marks})", chunk  # noqa: S608 - only constant columns and '?' marks are formatted in
                 ):
                     run = self._run_from_row(row)
                     found[run.run_id] = run
@@ -495,3 +474,65 @@ def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
     ids = list(ids)
     for start in range(0, len(ids), _IN_CHUNK):
         yield ids[start : start + _IN_CHUNK]
+
+
+INSERT_RUN = (f"INSERT INTO runs ({RUN_COLUMNS}, recorded_at) VALUES ({', '.join('?' * 15)})"  # noqa: S608 - only constant columns and '?' marks are formatted in
+              " ON CONFLICT (run_id) DO NOTHING")
+ITEM_COLUMNS = ("run_id", "seq", "item", "status", "ok", "detail", "numbers_json")
+INSERT_ITEM = f"INSERT INTO items ({', '.join(ITEM_COLUMNS)}) VALUES ({', '.join('?' * 7)})"  # noqa: S608 - only constant columns and '?' marks are formatted in
+
+
+def _run_row(run: RunRecord, recorded_at: str) -> tuple[object, ...]:
+    """The ``runs`` row of a run (:data:`INSERT_RUN`'s values)."""
+    summary = run.summary
+    return (run.run_id, run.kind, run.started_at, _sorted_json(run.host),
+            None if run.release is None else _sorted_json(run.release),
+            None if run.target is None else _sorted_json(run.target),
+            json.dumps(run.command), _sorted_json(summary), run.gfx, run.release_id, run.torch_build,
+            run.count("passed"), run.count("failed"),
+            verdict if isinstance(verdict := summary.get("verdict"), str) else None, recorded_at)
+
+
+def _item_rows(run: RunRows) -> Iterator[tuple[object, ...]]:
+    """The ``items`` rows of a run (:data:`INSERT_ITEM`'s values), built column by column."""
+    names, statuses, oks, details, numbers = run.items
+    return zip(itertools.repeat(run.head.run_id), itertools.count(), names, statuses,
+               [None if ok is None else int(ok) for ok in oks], details, _numbers_texts(numbers))
+
+
+def _numbers_texts(numbers: Sequence[Mapping[str, float | None]]) -> list[str]:
+    """Each item's numbers as the store keeps them (``json.dumps(sort_keys=True)``). Encoded as one list,
+    split where one item's object ends and the next begins, when ``}, {`` occurs only there (the count
+    says: a name holding it has them encoded one by one); the encoder's text has no newline."""
+    if len(numbers) > 1:
+        text = _sorted_json(numbers)
+        if text.count("}, {") == len(numbers) - 1:
+            return text[1:-1].replace("}, {", "}\n{").split("\n")
+    return [_sorted_json(n) for n in numbers]
+
+
+_CELL_KIND = ("release_id", "gfx", "torch_build", "kind")
+_FIRST_IN_CELL_ORDER = ("ORDER BY n.release_id, n.gfx, n.torch_build, n.kind, n.started_at DESC,"
+                        " n.run_id DESC LIMIT 1")
+
+
+def _after(depth: int) -> str:
+    """The first run (in runs_by_cell's order) whose first ``depth`` cell columns are p's and whose next
+    one comes after p's: one index seek."""
+    same = [f"n.{c} = p.{c}" for c in _CELL_KIND[:depth]]
+    where = " AND ".join([*same, f"n.{_CELL_KIND[depth]} > p.{_CELL_KIND[depth]}"])
+    return f"(SELECT n.run_id FROM runs AS n WHERE {where} {_FIRST_IN_CELL_ORDER})"  # noqa: S608 - only constant SQL is formatted in
+
+
+# The latest run of each kind in each cell, by a walk of runs_by_cell (release, gfx, torch build, kind, then
+# latest first) that seeks from one (cell, kind) straight to the next: a seek per cell and kind, whatever the
+# number of runs (ranking every run was a pass over all of them). p is where the walk is; the next is the same
+# cell's next kind, else the next torch build, GPU target, release.
+LATEST_OF_EACH_KIND = (
+    "WITH RECURSIVE latest (run_id) AS ("  # noqa: S608 - only constant SQL is formatted in
+    f" SELECT (SELECT n.run_id FROM runs AS n {_FIRST_IN_CELL_ORDER})"
+    f" UNION ALL SELECT COALESCE({', '.join(_after(depth) for depth in (3, 2, 1, 0))})"
+    " FROM latest JOIN runs AS p ON p.run_id = latest.run_id)"
+    " SELECT r.release_id, r.gfx, r.torch_build, r.kind, r.run_id, r.started_at, r.passed, r.failed,"
+    " r.verdict, r.summary_json FROM latest JOIN runs AS r ON r.run_id = latest.run_id"
+)

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from zluda_runner.core.errors import ZludaRunnerError
 from zluda_runner.core.fsutil import atomic_open, is_special
+from zluda_runner.core.paths import real_path
 from zluda_runner.core.settings import Settings
 
 
@@ -43,7 +44,7 @@ def output_path(path: str | Path, keep: Sequence[Path], *, what: str = "the HTML
     files (:func:`store_files`); ``what``/``option``: for the error's words."""
     dest = Path(path).expanduser()
     if dest.is_symlink():
-        dest = Path(os.path.realpath(dest))
+        dest = Path(real_path(dest))
 
     def refused(why: str, hint: str) -> OutputFileError:
         return OutputFileError(f"cannot write {what} to {path}: {why}", hint=hint)
@@ -56,7 +57,7 @@ def output_path(path: str | Path, keep: Sequence[Path], *, what: str = "the HTML
     if dest.is_dir():
         raise refused("it is a folder", f"give {option} the path of a file, not a folder")
     for kept in keep:
-        if os.path.realpath(dest) == os.path.realpath(kept):
+        if real_path(dest) == real_path(kept):
             raise refused(f"it is {kept}, a file of the results store, which it would replace; nothing "
                           "was written", f"give {option} another file name")
     if is_special(dest) and os.access(dest, os.W_OK):

@@ -140,6 +140,7 @@ def prepare_windows_launch(
     injector when the plan (or ``injector``) says so. ``listing``: the start-up code lists the
     process's modules at exit (``--verify-load``). The caller adds ``env`` to the workload's
     environment (after ``PATH`` from ``plan.path_prepend``) and runs ``argv``."""
+    from zluda_runner.plan.model import HOOK_PTH
     from zluda_runner.plan.windows import uses_injector
 
     env_in = dict(os.environ if base_env is None else base_env)
@@ -151,7 +152,9 @@ def prepare_windows_launch(
     else:
         launch = WindowsLaunch(list(argv), dict(plan.env))
         if plan.placements:
-            launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir)
+            hook = plan.startup_hook  # a portable Python's .pth hook is written there next
+            also = [Path(hook.folder)] if hook is not None and hook.kind == HOOK_PTH and hook.folder else []
+            launch.placement = place(torch_lib_of(plan), placements_of(plan), journal_dir, also_writes=also)
             launch.warnings.extend(launch.placement.warnings)
     env, launch.hook = startup_env(plan, cache_dir, env_in, listing=listing, injected=injected)
     launch.env.update(env)
@@ -182,19 +185,17 @@ def _site_of(torch_lib: Path) -> Path:
 
 
 def restore(torch_lib: Path, journal_dir: Path | None = None, *, cache_dir: Path | None = None,
-            force: bool = False, check: InUseCheck | None = None) -> RestoreResult:
+            check: InUseCheck | None = None) -> RestoreResult:
     """Put back exactly what was in ``torch_lib`` before placement, of what is still zluda-run's
     (:func:`~zluda_runner.launch.windows.restoring.restore`: a file pip wrote since is kept, listed
     in ``kept``); then, once no placement remains there to serve, remove zluda-run's ``.pth`` hooks
     (the start-up hook, the placed-defaults hook) from this torch's site-packages (listed in
     ``removed`` by their paths; ``cache_dir`` holds the hook journal). With only a hook to remove,
-    that is the restore. ``force`` is accepted and changes nothing: a file zluda-run did not place is
-    never replaced."""
+    that is the restore. A file zluda-run did not place is never replaced."""
     from zluda_runner.core.errors import PlacementError
     from zluda_runner.core.paths import default_cache_dir
     from zluda_runner.launch.windows.hook import our_hooks, remove_pth_hook
 
-    del force
     journal = journal_dir_for(torch_lib, journal_dir) / JOURNAL_FILE  # there: a placement remains
     hooks = our_hooks(_site_of(torch_lib))  # the start-up hook, the placed-defaults hook
     try:

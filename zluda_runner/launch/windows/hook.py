@@ -236,6 +236,11 @@ def hook_note(path: Path) -> str:
             "`zluda-run restore` removes it)")
 
 
+def defaults_folder(plan: ShimPlan, torch_lib: str | Path) -> list[Path]:
+    """The folder :func:`place_defaults` writes the hook into (torch's site-packages), when it writes one."""
+    return [Path(torch_lib).parent.parent] if defaults_pth_text(plan.defaults) is not None else []
+
+
 def place_defaults(plan: ShimPlan, torch_lib: str | Path, cache_dir: Path) -> Path | None:
     """After ``zluda-run place``: the placed-defaults hook for ``plan`` in torch's site-packages
     (``torch_lib``'s grandparent), or its removal when the plan applies none (``--no-defaults``)."""

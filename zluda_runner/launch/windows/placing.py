@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zluda_runner.core.errors import PlacementError
-from zluda_runner.core.replace import InUseCheck, refuse_if_in_use
+from zluda_runner.core.replace import InUseCheck, refuse_if_in_use, refuse_if_unwritable
 from zluda_runner.core.serial import JsonMixin
 from zluda_runner.launch.windows.journal import (
     BY_OTHER,
@@ -210,6 +210,7 @@ def place(
     *,
     after_each: AfterEach | None = None,
     check: InUseCheck | None = None,
+    also_writes: Sequence[Path] = (),
 ) -> PlacementResult:
     """Place ``placements`` into ``torch_lib``, journaled (see the module doc).
 
@@ -219,11 +220,14 @@ def place(
     use it to simulate a crash). A file to write that a running program holds (Windows: torch's
     DLL loaded by a running python) refuses the whole placement before anything changes, a
     :class:`~zluda_runner.core.errors.FileInUseError` naming it (``check``: see
-    :func:`zluda_runner.core.replace.platform_check`).
+    :func:`zluda_runner.core.replace.platform_check`); so does a ``torch_lib`` this user may not write
+    (a Python under Program Files), a :class:`~zluda_runner.core.errors.NotWritableError`, as does one of
+    ``also_writes`` (the folders the caller writes next: the start-up hooks' site-packages).
     """
     torch_lib = Path(torch_lib)
     _validate(torch_lib, placements)
     jdir = journal_dir_for(torch_lib, journal_dir)
+    refuse_if_unwritable([torch_lib, jdir.parent, *also_writes], _doing(torch_lib))  # before the lock is made
     return _place_locked(torch_lib, placements, jdir, journal_dir, after_each, check)
 
 

@@ -39,7 +39,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zluda_runner.core.fsutil import write_if_changed
-from zluda_runner.launch.startup import CHAIN, TORCH_DEFAULTS
+from zluda_runner.core.textio import WORKLOAD_SAY
+from zluda_runner.launch.startup import CHAIN, TORCH_DEFAULTS_CODE
 
 PRELOAD_ENV = "ZLUDA_RUNNER_PRELOAD"
 REPORT_ENV = "ZLUDA_RUNNER_PRELOAD_REPORT"  # set to 1: print each DLL loaded to stderr
@@ -47,9 +48,11 @@ MODULES_ENV = "ZLUDA_RUNNER_MODULES_DIR"  # a folder: each process writes its mo
 STARTUP_ENV = "ZLUDA_RUNNER_STARTUP"  # the start-up code's file, for the .pth hook
 STARTUP_FILE = "zluda_runner_startup.py"
 
+STARTUP_SAY_MARK = "# @SAY@\n"
 STARTUP = r'''"""zluda-runner's Windows start-up code (written by zluda-run; safe to delete)."""
 import os
 import sys
+# @SAY@
 
 
 def _zluda_runner_modules(kernel32):
@@ -94,7 +97,7 @@ def _zluda_runner_listing(folder, kernel32, failed):
             json.dump(data, fh)
         os.replace(path + ".tmp", path)
     except OSError as exc:
-        sys.stderr.write("zluda-run: cannot write the module listing %s: %s\n" % (path, exc))
+        _zluda_runner_say("zluda-run: cannot write the module listing %s: %s\n" % (path, exc))
 
 
 def _zluda_runner_startup():
@@ -116,11 +119,11 @@ def _zluda_runner_startup():
         if not handle:
             code = ctypes.get_last_error()
             failed.append([path, code])
-            sys.stderr.write("zluda-run: preload of %s failed (Windows error %d%s): the workload will "
+            _zluda_runner_say("zluda-run: preload of %s failed (Windows error %d%s): the workload will "
                              "not use ZLUDA's %s\n" % (path, code, ": it or one of its dependencies was not "
                              "found" if code == 126 else "", os.path.basename(path)))
         elif os.environ.get("ZLUDA_RUNNER_PRELOAD_REPORT") == "1":
-            sys.stderr.write("zluda-run: preloaded %s\n" % path)
+            _zluda_runner_say("zluda-run: preloaded %s\n" % path)
     if listing:
         import atexit
 
@@ -130,9 +133,10 @@ def _zluda_runner_startup():
 _zluda_runner_startup()
 '''
 
-# The start-up code the .pth hook runs: the preloads, then the torch defaults (launch.startup, shared
-# with Linux); the sitecustomize adds the hand-over to the sitecustomize it shadows.
-STARTUP_CODE = STARTUP + TORCH_DEFAULTS
+# The start-up code the .pth hook runs: the writer of zluda-run's lines (core/textio), the preloads, then
+# the torch defaults (launch.startup, shared with Linux); the sitecustomize adds the hand-over to the
+# sitecustomize it shadows.
+STARTUP_CODE = STARTUP.replace(STARTUP_SAY_MARK, WORKLOAD_SAY, 1) + TORCH_DEFAULTS_CODE
 SITECUSTOMIZE = STARTUP_CODE + CHAIN
 
 

@@ -11,15 +11,17 @@ Each placed file is in one of five states, read from the file itself
 Whose a file is, the journal decides (:func:`~zluda_runner.launch.windows.journal.is_ours`):
 ``restore`` puts the original back over ``placed``, ``missing`` and ``empty`` files (nothing of
 anyone's is lost by that) and keeps a ``changed`` file as it is: another program wrote it (pip's
-new torch DLL), and its pre-placement original is dropped with the journal. ``--force`` changes
-nothing of that: a file zluda-run did not place is never replaced.
+new torch DLL), and its pre-placement original is dropped with the journal: a file zluda-run did not
+place is never replaced (``restore --force``, which once did, is deprecated: it changes nothing).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from zluda_runner.core.errors import FileInUseError, PlacementError
 from zluda_runner.core.replace import InUseCheck, refuse_if_in_use, remove_file
@@ -75,7 +77,18 @@ class RestoreResult(JsonMixin):
     unchanged: list[str] = field(default_factory=list)  # already the original
     kept: list[str] = field(default_factory=list)  # written by another program since placement (pip): kept
     temp_files_removed: list[str] = field(default_factory=list)  # left by a killed placement
-    complete: bool = True  # nothing of zluda-run's is left placed; the journal is gone
+
+    @property
+    def complete(self) -> bool:
+        """Deprecated, always True: a restore that returns left nothing of zluda-run's placed (one that
+        cannot raises). Reading it warns; ``to_dict`` keeps the key for the JSON of schema 1."""
+        warnings.warn("RestoreResult.complete is always True (a restore that cannot finish raises) and goes "
+                      "in the next major version", DeprecationWarning, stacklevel=2)
+        return True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "complete": True}  # schema 1's key, deprecated (see ``complete``)
+
 
 
 @dataclass

@@ -1,7 +1,16 @@
-"""2D and 3D copies (host, device, array), CUDA arrays."""
+"""2D and 3D copies (host, device, array), CUDA arrays.
+
+The strided copies are one table (:data:`COPIES`): each row is a driver call that copies rows of
+:data:`W` floats host -> device and back, through a ``CUDA_MEMCPY2D`` or ``CUDA_MEMCPY3D`` made by
+:func:`memcpy_desc`. A round trip alone cannot see a copy that lays rows out wrongly the same way in
+both directions, so each case also reads the device buffer as it lies and checks every row at its
+pitch.
+"""
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 from zluda_runner.probe.cases.base import (
@@ -19,78 +28,92 @@ CASES: list[Case] = []
 case = collector(CASES, "copy")
 array = collector(CASES, "array")
 W, H, D = 16, 8, 4  # floats per row, rows, slices
+_SIDE_FIELD = {CU_MEMORYTYPE_HOST: "Host", CU_MEMORYTYPE_DEVICE: "Device", CU_MEMORYTYPE_ARRAY: "Array"}
+
+
+@dataclass(frozen=True)
+class StridedCopy:
+    """One strided copy case: ``function`` copies host rows to a device buffer and back."""
+
+    id: str
+    title: str
+    function: str
+    slices: int  # 1: a CUDA_MEMCPY2D; more: a CUDA_MEMCPY3D of that depth
+    pitched: bool  # the device buffer from cuMemAllocPitch (else cuMemAlloc, rows packed)
+    on_stream: bool = False
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        return ("memory.pitched", "memory.copy_roundtrip") if self.pitched else ("memory.copy_roundtrip",)
+
+
+COPIES = (
+    StridedCopy("2d", "2D copy host <-> pitched device", "cuMemcpy2D", 1, pitched=True),
+    StridedCopy("2d_unaligned", "2D copy, unaligned variant", "cuMemcpy2DUnaligned", 1, pitched=True),
+    StridedCopy("2d_async", "2D copy on a stream", "cuMemcpy2DAsync", 1, pitched=True, on_stream=True),
+    StridedCopy("3d", "3D copy host <-> device", "cuMemcpy3D", D, pitched=False),
+    StridedCopy("3d_async", "3D copy on a stream", "cuMemcpy3DAsync", D, pitched=False, on_stream=True),
+)
 
 
 def _rows(h: int = H, w: int = W, base: float = 0.0) -> list[float]:
     return [base + float(r * 100 + c) for r in range(h) for c in range(w)]
 
 
-def _copy2d(s: Setup, name: str, *extra: Any) -> None:
-    """Host rows -> pitched device buffer -> host rows, through ``name`` both ways."""
-    values = _rows()
-    host = s.ffi.new("float[]", values)
-    back = s.ffi.new("float[]", W * H)
-    ptr, pitch = s.ffi.new("CUdeviceptr *"), s.ffi.new("size_t *")
+def memcpy_desc(s: Setup, src: tuple[int, Any, int], dst: tuple[int, Any, int], slices: int = 1) -> Any:
+    """A ``CUDA_MEMCPY2D`` (``slices`` 1) or ``CUDA_MEMCPY3D`` copying :data:`H` rows of :data:`W`
+    floats per slice; each side is (memory type, host pointer / device pointer / array, pitch), an
+    array's pitch unused."""
+    desc = s.ffi.new("CUDA_MEMCPY2D *" if slices == 1 else "CUDA_MEMCPY3D *")
+    for end, (kind, where, pitch) in (("src", src), ("dst", dst)):
+        setattr(desc, f"{end}MemoryType", kind)
+        setattr(desc, end + _SIDE_FIELD[kind], where)
+        if kind != CU_MEMORYTYPE_ARRAY:
+            setattr(desc, f"{end}Pitch", pitch)
+        if slices > 1:
+            setattr(desc, f"{end}Height", H)
+    desc.WidthInBytes, desc.Height = 4 * W, H
+    if slices > 1:
+        desc.Depth = slices
+    return desc
+
+
+def _device_buffer(s: Setup, copy: StridedCopy) -> tuple[int, int]:
+    """A device buffer for the copy's rows, and its pitch in bytes."""
+    rows = H * copy.slices
+    if not copy.pitched:
+        return s.alloc(4 * W * rows), 4 * W
     s.context()
-    s.d.call("cuMemAllocPitch", ptr, pitch, 4 * W, H, 4)
-    up = s.ffi.new("CUDA_MEMCPY2D *")
-    up.srcMemoryType, up.srcHost, up.srcPitch = CU_MEMORYTYPE_HOST, host, 4 * W
-    up.dstMemoryType, up.dstDevice, up.dstPitch = CU_MEMORYTYPE_DEVICE, ptr[0], pitch[0]
-    up.WidthInBytes, up.Height = 4 * W, H
-    down = s.ffi.new("CUDA_MEMCPY2D *")
-    down.srcMemoryType, down.srcDevice, down.srcPitch = CU_MEMORYTYPE_DEVICE, ptr[0], pitch[0]
-    down.dstMemoryType, down.dstHost, down.dstPitch = CU_MEMORYTYPE_HOST, back, 4 * W
-    down.WidthInBytes, down.Height = 4 * W, H
-    s.d.call(name, up, *extra)
-    s.d.call(name, down, *extra)
-    if extra:
-        s.d.call("cuStreamSynchronize", extra[0])
-    expect(list(back) == values, f"{name} round trip through a pitched buffer differs")
+    ptr, pitch = s.ffi.new("CUdeviceptr *"), s.ffi.new("size_t *")
+    s.d.call("cuMemAllocPitch", ptr, pitch, 4 * W, rows, 4)
+    return int(ptr[0]), int(pitch[0])
 
 
-@case("2d", "2D copy host <-> pitched device", "memory.pitched")
-def case_copy_2d(s: Setup) -> None:
-    _copy2d(s, "cuMemcpy2D")
+def strided_copy(s: Setup, copy: StridedCopy) -> None:
+    """Host rows -> device buffer -> host rows through ``copy.function`` both ways; each row must
+    lie on the device at its pitch and come back as it went."""
+    values = _rows(H * copy.slices)
+    host, back = s.ffi.new("float[]", values), s.ffi.new("float[]", len(values))
+    device, pitch = _device_buffer(s, copy)
+    extra = (s.stream_or_default(),) if copy.on_stream else ()
+    on_device = (CU_MEMORYTYPE_DEVICE, device, pitch)
+
+    def move(src: tuple[int, Any, int], dst: tuple[int, Any, int]) -> None:
+        s.d.call(copy.function, memcpy_desc(s, src, dst, copy.slices), *extra)
+        if extra:
+            s.d.call("cuStreamSynchronize", extra[0])
+
+    move((CU_MEMORYTYPE_HOST, host, 4 * W), on_device)
+    stride = pitch // 4
+    laid = s.download_floats(device, stride * H * copy.slices)
+    rows = [x for row in range(H * copy.slices) for x in laid[row * stride:row * stride + W]]
+    expect(rows == values, f"{copy.function} wrote the rows at other places than their pitch {pitch}")
+    move(on_device, (CU_MEMORYTYPE_HOST, back, 4 * W))
+    expect(list(back) == values, f"{copy.function} round trip differs")
 
 
-@case("2d_unaligned", "2D copy, unaligned variant", "memory.pitched")
-def case_copy_2d_unaligned(s: Setup) -> None:
-    _copy2d(s, "cuMemcpy2DUnaligned")
-
-
-@case("2d_async", "2D copy on a stream", "memory.pitched")
-def case_copy_2d_async(s: Setup) -> None:
-    _copy2d(s, "cuMemcpy2DAsync", s.stream_or_default())
-
-
-def _copy3d(s: Setup, name: str, *extra: Any) -> None:
-    values = _rows(H * D)
-    host = s.ffi.new("float[]", values)
-    back = s.ffi.new("float[]", W * H * D)
-    dev = s.alloc(4 * W * H * D)
-    up = s.ffi.new("CUDA_MEMCPY3D *")
-    up.srcMemoryType, up.srcHost, up.srcPitch, up.srcHeight = CU_MEMORYTYPE_HOST, host, 4 * W, H
-    up.dstMemoryType, up.dstDevice, up.dstPitch, up.dstHeight = CU_MEMORYTYPE_DEVICE, dev, 4 * W, H
-    up.WidthInBytes, up.Height, up.Depth = 4 * W, H, D
-    down = s.ffi.new("CUDA_MEMCPY3D *")
-    down.srcMemoryType, down.srcDevice, down.srcPitch, down.srcHeight = CU_MEMORYTYPE_DEVICE, dev, 4 * W, H
-    down.dstMemoryType, down.dstHost, down.dstPitch, down.dstHeight = CU_MEMORYTYPE_HOST, back, 4 * W, H
-    down.WidthInBytes, down.Height, down.Depth = 4 * W, H, D
-    s.d.call(name, up, *extra)
-    s.d.call(name, down, *extra)
-    if extra:
-        s.d.call("cuStreamSynchronize", extra[0])
-    expect(list(back) == values, f"{name} round trip differs")
-
-
-@case("3d", "3D copy host <-> device", "memory.copy_roundtrip")
-def case_copy_3d(s: Setup) -> None:
-    _copy3d(s, "cuMemcpy3D")
-
-
-@case("3d_async", "3D copy on a stream", "memory.copy_roundtrip")
-def case_copy_3d_async(s: Setup) -> None:
-    _copy3d(s, "cuMemcpy3DAsync", s.stream_or_default())
+for _copy in COPIES:
+    case(_copy.id, _copy.title, *_copy.needs)(functools.partial(strided_copy, copy=_copy))
 
 
 def new_array(s: Setup, width: int = W, height: int = H) -> Any:
@@ -138,14 +161,8 @@ def case_array_copy(s: Setup) -> None:
     rows = _rows()
     host = s.ffi.new("float[]", rows)
     out = s.ffi.new("float[]", W * H)
-    up = s.ffi.new("CUDA_MEMCPY2D *")
-    up.srcMemoryType, up.srcHost, up.srcPitch = CU_MEMORYTYPE_HOST, host, 4 * W
-    up.dstMemoryType, up.dstArray = CU_MEMORYTYPE_ARRAY, arr2
-    up.WidthInBytes, up.Height = 4 * W, H
-    down = s.ffi.new("CUDA_MEMCPY2D *")
-    down.srcMemoryType, down.srcArray = CU_MEMORYTYPE_ARRAY, arr2
-    down.dstMemoryType, down.dstHost, down.dstPitch = CU_MEMORYTYPE_HOST, out, 4 * W
-    down.WidthInBytes, down.Height = 4 * W, H
+    up = memcpy_desc(s, (CU_MEMORYTYPE_HOST, host, 4 * W), (CU_MEMORYTYPE_ARRAY, arr2, 0))
+    down = memcpy_desc(s, (CU_MEMORYTYPE_ARRAY, arr2, 0), (CU_MEMORYTYPE_HOST, out, 4 * W))
     s.d.call("cuMemcpy2D", up)
     s.d.call("cuMemcpy2D", down)
     s.d.call("cuArrayDestroy", arr2)
