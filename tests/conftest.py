@@ -106,13 +106,48 @@ def _bare_host(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ.pop(name, None)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode for zluda-runner, compiled once before the tests start: the suite starts ``zluda-run``
+    and ``python -m zluda_runner`` hundreds of times, and where PYTHONDONTWRITEBYTECODE is set (CI's
+    machine sets it) an editable install is otherwise compiled from source by every one of them.
+    Existing bytecode is read either way; compileall skips what is up to date."""
+    if hasattr(config, "workerinput"):  # pytest-xdist's workers: the controller compiled it
+        return
+    import compileall
+
+    import zluda_runner
+
+    compileall.compile_dir(Path(zluda_runner.__file__).parent, quiet=2)
+
+
+WINE_TESTS = "tests/windows/"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``-n auto --dist loadgroup``, pyproject's addopts) every Wine test runs on one
-    worker: they share one Wine prefix, the Windows interpreters and the built wheel (session fixtures),
-    which a second worker would build again; the rest of the suite spreads over the other workers."""
-    for item in items:
-        if item.nodeid.startswith("tests/windows/"):
-            item.add_marker(pytest.mark.xdist_group("wine"))
+    """The Wine tests first (``pytest_xdist_make_scheduler`` hands them out first; they are the long
+    ones), the rest of the suite after, each part in its own order."""
+    items[:] = ([item for item in items if item.nodeid.startswith(WINE_TESTS)]
+                + [item for item in items if not item.nodeid.startswith(WINE_TESTS)])
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: unknown where xdist is not loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``-n auto --dist loadgroup`` (pyproject's addopts): each Wine test module is one unit of work, on
+    one worker (its module fixtures, an interpreter of its own, are made once), every other test a unit
+    of its own; the Wine modules are handed out first, the largest first, over every worker, each of
+    which keeps one Wine prefix, one ``wineserver`` and one compiled template interpreter for its session
+    (tests/windows/conftest.py); the rest of the suite fills the workers after them. Done here rather
+    than by ``xdist_group`` marks, which pytest-xdist 3.8 ignores under pytest 9.2 (it renames
+    ``item._nodeid``, which pytest 9.2 no longer reads)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WineModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid.split("::", 1)[0] if nodeid.startswith(WINE_TESTS) else nodeid
+
+    return WineModules(config, log)  # type: ignore[arg-type]
 
 
 BuildFn = Callable[..., Path]

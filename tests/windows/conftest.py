@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,15 +21,19 @@ import pytest
 
 from tests.conftest import require
 from tests.windows.winpy import (
+    DLL_OVERRIDES,
     DOWNLOAD_HINT,
     EMBED_SDIST,
     TORCH_WHEEL,
     WIN_WHEELS_ENV,
     WineEnv,
     WinPython,
+    boot_prefix,
     build_project_wheel,
+    copy_python,
     make_python,
     make_torch_cuda_shaped,
+    stop_server,
 )
 
 WHEELS_ENV = "ZLUDA_RUNNER_NVIDIA_WHEELS"
@@ -52,7 +56,7 @@ class Wine:
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
-        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=")
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES=DLL_OVERRIDES)
         return env
 
     def run(self, argv: Sequence[str | Path], cwd: Path, timeout: float = 120) -> str:
@@ -70,15 +74,17 @@ def winpath(path: Path) -> str:
 
 
 @pytest.fixture(scope="session")
-def wine(tmp_path_factory: pytest.TempPathFactory) -> Wine:
+def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Wine]:
     exe = _find_wine()
     require(exe is not None, "Wine is not installed (apt-get install -y wine64)")
     assert exe is not None
     prefix = tmp_path_factory.mktemp("wineprefix")
-    w = Wine(exe, prefix)
-    subprocess.run([exe, "wineboot", "-i"], env=w.env(), capture_output=True, timeout=300, check=False)
-    require((prefix / "drive_c" / "windows" / "system32").is_dir(), f"wineboot did not set up {prefix}")
-    return w
+    served = boot_prefix(exe, prefix)  # one wineserver for the session
+    try:
+        require((prefix / "drive_c" / "windows" / "system32").is_dir(), f"wineboot did not set up {prefix}")
+        yield Wine(exe, prefix)
+    finally:
+        stop_server(served)
 
 
 @pytest.fixture(scope="session")
@@ -137,15 +143,26 @@ def wine_env(wine: Wine) -> WineEnv:
 
 
 @pytest.fixture(scope="session")
-def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path,
+def win_templates() -> dict[bool, WinPython]:
+    """The interpreters ``new_winpy`` copies, by ``torch``: each installed by pip and compiled once
+    per session, when first asked for."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path, win_templates: dict[bool, WinPython],
               tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """``new_winpy(portable=False, torch=True)``: a fresh Windows CPython 3.13 of its own (a few
-    seconds), with zluda-runner installed from its wheel: for tests that change the interpreter or
-    its torch (placement, version.py, a hook)."""
+    """``new_winpy(portable=False, torch=True)``: a fresh Windows CPython 3.13 of its own, with
+    zluda-runner installed from its wheel (a copy of the session's template, which pip installed once):
+    for tests that change the interpreter or its torch (placement, version.py, a hook)."""
 
     def make(*, portable: bool = False, torch: bool = True) -> WinPython:
+        if torch not in win_templates:
+            home = tmp_path_factory.mktemp("template-py") / "python"
+            win_templates[torch] = make_python(wine_env, win_wheels, project_wheel, home, portable=False,
+                                               torch=torch, compiled=True)
         home = tmp_path_factory.mktemp("portable-py" if portable else "py") / "python"
-        return make_python(wine_env, win_wheels, project_wheel, home, portable=portable, torch=torch)
+        return copy_python(win_templates[torch], home, portable=portable)
 
     return make
 

@@ -47,6 +47,26 @@ def accounting():
     # JobObjectBasicAccountingInformation = 1
     assert query(outer.handle, 1, ctypes.byref(info), ctypes.sizeof(info), None), ctypes.get_last_error()
     return {"active": info.ActiveProcesses, "total": info.TotalProcesses}
+
+class IdList(ctypes.Structure):  # JOBOBJECT_BASIC_PROCESS_ID_LIST (winnt.h), room for 64
+    _fields_ = [("assigned", wintypes.DWORD), ("listed", wintypes.DWORD), ("ids", ctypes.c_size_t * 64)]
+
+def others():
+    """The image names of the job's live processes but this one."""
+    k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+    ids = IdList()
+    # JobObjectBasicProcessIdList = 3
+    assert query(outer.handle, 3, ctypes.byref(ids), ctypes.sizeof(ids), None), ctypes.get_last_error()
+    names = []
+    for pid in ids.ids[:ids.listed]:
+        if pid == os.getpid():
+            continue
+        handle = k32.OpenProcess(0x1000, False, wintypes.DWORD(pid))  # PROCESS_QUERY_LIMITED_INFORMATION
+        buf, size = ctypes.create_unicode_buffer(1024), wintypes.DWORD(1024)
+        k32.QueryFullProcessImageNameW(handle, 0, buf, ctypes.byref(size))
+        k32.CloseHandle(handle)
+        names.append(buf.value.rsplit("\\", 1)[-1].lower() or str(pid))
+    return sorted(names)
 '''
 
 # A child that starts a grandchild, waits until it runs, then (argv[1]) hangs or exits 0.

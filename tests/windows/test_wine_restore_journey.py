@@ -58,10 +58,12 @@ def js(out) -> dict:  # type: ignore[no-untyped-def,type-arg]
     return data
 
 
-@pytest.fixture(scope="module")
-def journey(new_cuda11_winpy, fork: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+@pytest.fixture
+def journey(new_cuda11_winpy, fork: Path, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """An interpreter of each test's own (a copy: cheap), so that what a failing test leaves placed is
+    never the next test's starting point."""
     py: WinPython = new_cuda11_winpy(portable=False)
-    cache = tmp_path_factory.mktemp("journey-cache")
+    cache = tmp_path / "journey-cache"
     env = {"ZLUDA_RUNNER_CACHE": winpath(cache), **NO_HIP}
 
     def zr(*args: str):  # type: ignore[no-untyped-def]

