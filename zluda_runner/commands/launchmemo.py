@@ -18,9 +18,10 @@ the derivation read the bytes -- and on a full match says the memo's lines and b
 the derivation would have; on any difference, a missing, foreign or corrupt memo, it returns and the
 launch is derived again (and remembered anew).
 
-Small on purpose: the hit path imports ``os``, ``sys``, ``json``, ``hashlib``, the global options' table
-(the one reader of the command line) and core (the cache's paths, the observations, the exec); never
-click, dataclasses or a stage (tests/commands/test_launch_memo.py).
+Small on purpose: the hit path imports ``os``, ``sys``, ``marshal`` (the memo's format: plain data of checked
+types, read bounded; json would import ``re``), CPython's own SHA-256, the global options' table (the one
+reader of the command line) and core (the cache's paths, the observations, the exec); never click,
+dataclasses or a stage (tests/commands/test_launch_memo.py).
 
 POSIX only: a Windows launch places DLLs into torch/lib and runs the workload as a child (placement and
 its journal are done each time), so it is never remembered.
