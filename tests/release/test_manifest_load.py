@@ -18,6 +18,7 @@ from zluda_runner.release.manifest import (
     parse_manifest,
     resolve_release_root,
 )
+from zluda_runner.release.model import SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +27,7 @@ def manifest() -> Manifest:
 
 
 def test_packaged_manifest_has_the_releases_the_issue_names(manifest: Manifest) -> None:
-    assert manifest.schema_version == 2
+    assert manifest.schema_version == SCHEMA_VERSION == 3
     ids = set(manifest.ids)
     assert {"upstream-v3", "upstream-v4", "upstream-v5", "upstream-v6"} <= ids
     assert {"fork-3.9.5", "fork-3.9.6"} <= ids

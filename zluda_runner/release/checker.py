@@ -42,6 +42,7 @@ class Checker:
             f"invalid manifest {self.source}: {place} {problem}",
             hint=f"fix that field in {self.source}, or drop {{opt:manifest}} / {MANIFEST_ENV} to use the "
             "packaged manifest (schema: manifests/README.md)",
+            details={"where": self.where, "field": name},
         )
 
     def get(self, name: str, *, required: bool = True, default: Any = None) -> Any:

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from zluda_runner.core.errors import ManifestError
 from zluda_runner.core.serial import JsonMixin
 
-SCHEMA_VERSION = 2
+#: the manifest schema this program writes and reads; it also reads the older ones from OLDEST_SCHEMA_VERSION
+#: on (a cached copy from an older ``manifest update``). 3 added the release's ``unimplemented`` and the
+#: top level's ``native_rocm`` (both optional); a schema-2 reader rejects them as unknown fields, so a
+#: manifest that has them must say 3: an older zluda-runner then says the schema is too new, not "a typo?".
+SCHEMA_VERSION = 3
+OLDEST_SCHEMA_VERSION = 2
+#: the optional fields each schema added (a release's or the top level's): older schemas reject them
+SCHEMA_ADDED = {3: ("unimplemented", "native_rocm")}
 
 OSES = ("linux", "windows")
 ARCHES = ("x86_64",)

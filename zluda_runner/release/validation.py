@@ -32,10 +32,12 @@ from zluda_runner.release.model import (
     HIP_KINDS,
     HIP_ORIGINS,
     LAUNCHER_KINDS,
+    OLDEST_SCHEMA_VERSION,
     OSES,
     RELEASE_FACTS,
     RELEASE_OPTIONAL_FACTS,
     RULE_DEFAULTS,
+    SCHEMA_ADDED,
     SCHEMA_VERSION,
     UNKNOWN,
     UNVERIFIED,
@@ -425,8 +427,7 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
     """Validate already-decoded JSON and build a :class:`Manifest` (ManifestError on any fault)."""
     c = Checker(data, "top level", source)
     schema = c.get("schema_version")
-    if schema != SCHEMA_VERSION or isinstance(schema, bool):
-        c.fail("schema_version", f"must be {SCHEMA_VERSION} (the schema this program reads), got {schema!r}")
+    _check_schema_version(c, schema)
     mversion = c.get("manifest_version")
     whole = isinstance(mversion, int) and not isinstance(mversion, bool)
     if not whole or not 1 <= mversion <= MAX_MANIFEST_VERSION:
@@ -476,4 +477,41 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> Manifest:
         if parts.scheme != "https" or not parts.netloc or parts.username or parts.password:
             c.fail("update_url", f"must be an https:// URL without credentials, got {manifest.update_url!r}")
     c.done()
+    _check_schema_fields(manifest, source)
     return manifest
+
+
+def _check_schema_version(c: Checker, schema: Any) -> None:
+    """``schema_version``: one this program reads; one above them is a manifest for a newer zluda-runner."""
+    whole = isinstance(schema, int) and not isinstance(schema, bool)
+    if whole and schema > SCHEMA_VERSION:
+        raise ManifestError(
+            f"invalid manifest {c.source}: top level: field 'schema_version' is {schema}: it is written for "
+            f"a newer zluda-runner (this one reads schema {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION})",
+            hint="upgrade zluda-runner (pip install -U zluda-runner) to use it; the manifest in use stays as "
+            "it was",
+            details={"where": c.where, "field": "schema_version", "schema_version": schema,
+                     "reads": [OLDEST_SCHEMA_VERSION, SCHEMA_VERSION]},
+        )
+    if not whole or schema < OLDEST_SCHEMA_VERSION:
+        c.fail("schema_version", f"must be {OLDEST_SCHEMA_VERSION} to {SCHEMA_VERSION} (the schemas this "
+               f"program reads; it writes {SCHEMA_VERSION}), got {schema!r}")
+
+
+def _check_schema_fields(manifest: Manifest, source: str) -> None:
+    """A field newer than the manifest's own ``schema_version`` is an error naming it: what an older reader
+    of that schema would say, so a manifest that passes here passes every reader of its schema."""
+    present = [("top level", "native_rocm")] if manifest.native_rocm is not None else []
+    present += [(f"release '{r.id}'", "unimplemented")
+                for r in manifest.releases if r.unimplemented is not None]
+    for where, name in present:
+        added = min(v for v, names in SCHEMA_ADDED.items() if name in names)
+        if manifest.schema_version < added:
+            raise ManifestError(
+                f"invalid manifest {source}: {where}: field '{name}' is part of schema {added}, but the "
+                f"manifest says schema_version {manifest.schema_version}",
+                hint=f"set schema_version to {added} (or drop the field): a reader of schema "
+                f"{manifest.schema_version} rejects it as unknown",
+                details={"where": where, "field": name, "schema_version": manifest.schema_version,
+                         "added_in": added},
+            )
