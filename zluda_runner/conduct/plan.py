@@ -106,8 +106,6 @@ def _inputs_of(target: TargetProfile, layout: ReleaseLayout, choice: TargetChoic
     for shim in layout.shims:
         files.add(shim.path)
     files.add(layout.root)
-    # where the shims' own dependencies (ROCm) are looked for: a new install invalidates the plan
-    files.add("/etc/ld.so.cache")
     files.update(extra)
     return {f: _stat_id(f) for f in sorted(files)}
 
@@ -199,11 +197,16 @@ def plan_run(ctx: RunContext, *, use_cache: bool = True, trust_on_first_use: boo
         with contextlib.suppress(OSError):  # a read-only cache only costs speed
             from zluda_runner.host.fs import ROOT_ENV, HostFs, root_from_env
             from zluda_runner.host.libraries import rocm_dirs
+            from zluda_runner.loader.hostinfo import LD_SO_CACHE
 
             host_fs = HostFs(root_from_env(run_env.get(ROOT_ENV) or ""))  # a MIOpen installed there, too
+            # where the shims' own dependencies (ROCm) are looked for: the loader's cache the plan read (the
+            # host's, or a fake root's), whose change (a new install) plans again
             extra = [*plan.library_path, *(str(host_fs.path(d)) for d in rocm_dirs(run_env, host_fs)),
                      *filter(None, run_env.get("LD_LIBRARY_PATH", "").split(":"))]
-            if plan.os == "windows":  # where the dependency walk looked for HIP's DLLs
+            if plan.os != "windows":
+                extra.append(str(host_fs.path(LD_SO_CACHE)))
+            else:  # where the dependency walk looked for HIP's DLLs
                 from zluda_runner.plan.windows_deps import walk_inputs
 
                 extra.extend(walk_inputs(run_env, plan.path_prepend))
