@@ -31,6 +31,7 @@ import pytest
 from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.commands import launchmemo
+from zluda_runner.commands import memo as memos
 from zluda_runner.commands.workload import launch_plain
 from zluda_runner.devtools.standin import build_release, build_torch_venv, libs_from_spec
 from zluda_runner.release.manifest import default_manifest_path
@@ -143,7 +144,7 @@ def test_a_hit_execs_what_the_derivation_execs(launch: dict[str, object], capfd:
     assert hit is not None and hit == derived  # program, words, environment, folder
     assert capfd.readouterr().err == said and said.startswith("warning: ")  # the same lines
     memo = memo_of(args)
-    assert memo["env"] == launchmemo.env_digest(os.environ) and memo["schema"] == launchmemo.SCHEMA
+    assert memo["env"] == memos.env_digest(os.environ) and memo["schema"] == memos.SCHEMA
     assert not any(value in memo["set"].values() for value in ("", None))  # type: ignore[union-attr]
     assert os.environ["PATH"] not in json.dumps(memo["set"])  # the user's variables are not in it
 
@@ -323,7 +324,7 @@ def test_a_launch_with_what_cannot_be_observed_again_is_not_remembered(launch: d
 def test_memos_are_bounded(launch: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
     args = launch["args"]
     assert isinstance(args, list)
-    monkeypatch.setattr(launchmemo, "KEEP", 2)
+    monkeypatch.setattr(memos, "KEEP", 2)
     for n in range(4):
         monkeypatch.setenv("ZLUDA_RUNNER_MEMO_TEST", str(n))
         warm(args)
