@@ -31,17 +31,18 @@ if TYPE_CHECKING:
 
 def memo_path(args: Sequence[str], environ: Mapping[str, str]) -> str | None:
     """Where the memo of ``zluda-run ARGS`` lives (the cache's ``commands/``, the cache as the command finds
-    it); None for a command line that is not remembered: another command, or a global option after the
-    command's word (read there, it could name another cache)."""
+    it); None for a command line that is not remembered: another command, or ``--cache-dir`` after the
+    command's word (read there, it names another cache than the one found here)."""
     from zluda_runner.commands import REMEMBERED_COMMANDS
-    from zluda_runner.commands.global_options import is_global_option, leading_options
+    from zluda_runner.commands.global_options import leading_options
     from zluda_runner.core.places import COMMAND_MEMOS
 
     read = leading_options(args)
     if read is None:
         return None
     given, i = read
-    if i >= len(args) or args[i] not in REMEMBERED_COMMANDS or any(is_global_option(w) for w in args[i + 1:]):
+    if i >= len(args) or args[i] not in REMEMBERED_COMMANDS \
+            or any(w.partition("=")[0] == "--cache-dir" for w in args[i + 1:]):
         return None
     return memos.memo_file(memos.cache_of(given, environ), COMMAND_MEMOS, args, environ)
 

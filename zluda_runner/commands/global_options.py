@@ -172,11 +172,6 @@ def leading_options(args: Sequence[str], *, launch: bool = False) -> tuple[dict[
     return given, i
 
 
-def is_global_option(word: str) -> bool:
-    """Is ``word`` a global option (``--cache-dir``, ``--cache-dir=X``)?"""
-    return any(word.partition("=")[0] == o.name for o in GLOBAL_OPTIONS)
-
-
 def given_text(dest: str, given: Mapping[str, str | bool], environ: Mapping[str, str]) -> str | None:
     """The text an option was given (by ``dest``: its word, else its variable), as :func:`recognise` reads it
     before making it a value; None when not given."""
