@@ -241,3 +241,49 @@ def test_cache_clean_removes_the_memos(world: dict[str, object]) -> None:
     _, _, code, _ = run(world, "cache", "clean")
     assert code == 0 and not memo.exists()
     assert not run(world, "releases")[3]
+
+
+_AUDIT = """
+import json, os, sys
+seen = []
+def hook(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+        mode = args[1] if isinstance(args[1], str) else ""
+        if (mode and "r" in mode and "+" not in mode) or (not mode and flags & 3 == os.O_RDONLY):
+            seen.append(os.fsdecode(args[0]))
+    elif event in ("os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        seen.append(os.fsdecode(args[0]))
+sys.addaudithook(hook)
+from zluda_runner.core import observe
+trace = []
+real_stop = observe.stop
+def stop():
+    if observe._TRACE:
+        trace.extend(observe._TRACE[0].observations())
+    real_stop()
+observe.stop = stop
+import atexit
+atexit.register(lambda: print(json.dumps({"seen": seen, "trace": trace}), file=sys.__stderr__, flush=True))
+from zluda_runner.cli import main
+main()
+"""
+
+
+def test_every_file_a_derivation_reads_is_observed(world: dict[str, object]) -> None:
+    """An audit hook sees each file opened for reading and each folder listed while ``releases`` is
+    derived: each is an observation of its trace, but Python's own files, zluda-run's code (observed by
+    size and time) and the memos' own folder."""
+    env, work = world["env"], world["work"]
+    assert isinstance(env, dict) and isinstance(work, Path)
+    proc = subprocess.run([sys.executable, "-c", _AUDIT, "releases", "--json"], capture_output=True,
+                          text=True, env=env, cwd=work, timeout=120, check=True)
+    found = json.loads(proc.stderr.strip().splitlines()[-1])
+    observed = {o[1][0] for o in found["trace"] if o[0] in ("read", "head", "names")}
+    python = tuple({sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.realpath(sys.base_prefix)})
+    own, memos_folder = str(REPO / "zluda_runner"), str(world["cache"] / "commands")  # type: ignore[operator]
+    read = {p for p in found["seen"] if not p.startswith((*python, own, memos_folder))
+            and p not in (".", "", str(work), "/dev/null") and not p.endswith((".py", ".pyc", ".pth"))}
+    torch = world["torch"]
+    assert str(torch / "version.py") in observed and any("/host/" in p for p in read), read  # type: ignore[operator]
+    assert read <= observed, sorted(read - observed)
