@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.commands.test_launch_memo import STAGES, _host
+from tests.commands.test_launch_memo import AUDIT_HOOK, STAGES, _host
 from zluda_runner.commands import commandmemo
 from zluda_runner.commands import memo as memos
 from zluda_runner.release.manifest import default_manifest_path
@@ -243,26 +243,7 @@ def test_cache_clean_removes_the_memos(world: dict[str, object]) -> None:
     assert not run(world, "releases")[3]
 
 
-_AUDIT = """
-import json, os, sys
-seen = []
-def hook(event, args):
-    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
-        flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-        mode = args[1] if isinstance(args[1], str) else ""
-        if (mode and "r" in mode and "+" not in mode) or (not mode and flags & 3 == os.O_RDONLY):
-            seen.append(os.fsdecode(args[0]))
-    elif event in ("os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        seen.append(os.fsdecode(args[0]))
-sys.addaudithook(hook)
-from zluda_runner.core import observe
-trace = []
-real_stop = observe.stop
-def stop():
-    if observe._TRACE:
-        trace.extend(observe._TRACE[0].observations())
-    real_stop()
-observe.stop = stop
+_AUDIT = AUDIT_HOOK + """
 import atexit
 atexit.register(lambda: print(json.dumps({"seen": seen, "trace": trace}), file=sys.__stderr__, flush=True))
 from zluda_runner.cli import main

@@ -390,7 +390,8 @@ def test_a_code_change_misses(launch: dict[str, object], tmp_path: Path) -> None
     assert "zluda_runner.conduct.run" in _fresh(args, env, tmp_path)["imported"]
 
 
-_AUDIT = """
+# an audit hook that sees each file opened for reading and each folder listed, and the trace recorded
+AUDIT_HOOK = """
 import json, os, sys
 seen = []
 def hook(event, args):
@@ -410,6 +411,8 @@ def stop():
         trace.extend(observe._TRACE[0].observations())
     real_stop()
 observe.stop = stop
+"""
+_AUDIT = AUDIT_HOOK + """
 def fake_execve(path, argv, env):
     print(json.dumps({"seen": seen, "trace": trace}), flush=True)
     os._exit(0)

@@ -94,10 +94,7 @@ def replay(args: Sequence[str]) -> None:
     """``zluda-run ARGS`` from its memo where nothing it observed changed: its text written, in order, on
     the streams beneath the CLI's (the same bytes), then this process exits with its code. Returns where
     there is no such memo."""
-    try:
-        memo = hit(args, os.environ)
-    except Exception:  # a memo that cannot be read or made again is a miss, never an error
-        return
+    memo = memos.found(hit, args)
     if memo is None:
         return
     from zluda_runner.core.textio import raw

@@ -94,10 +94,7 @@ def replay(args: Sequence[str]) -> None:
     said again: :data:`ALREADY_SAID`)."""
     if not POSIX:
         return
-    try:
-        memo = hit(args, os.environ)
-    except Exception:  # a memo that cannot be read or made again is a miss, never an error
-        return
+    memo = memos.found(hit, args)
     if memo is None:
         return
     for line in memo["lines"]:  # type: ignore[attr-defined]

@@ -27,7 +27,7 @@ from zluda_runner.core import observe
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
 SCHEMA = 2  # bumped when what a memo holds or means changes
 MEMO_BYTES = 8 << 20  # a memo is read whole, never more than this
@@ -114,6 +114,16 @@ def load(path: str, ident: Mapping[str, object]) -> dict[str, object] | None:
             and all(isinstance(o, list) and len(o) == 3 for o in seen)) or not unchanged(seen):
         return None
     return memo
+
+
+def found(hit: Callable[[Sequence[str], Mapping[str, str]], dict[str, object] | None],
+          args: Sequence[str]) -> dict[str, object] | None:
+    """``hit(args, os.environ)``: the memo to replay, or None -- also where it cannot be read or made again
+    (a miss, never an error)."""
+    try:
+        return hit(args, os.environ)
+    except Exception:
+        return None
 
 
 def _audited(event: str, _args: object) -> None:
