@@ -18,6 +18,7 @@ from zluda_runner.core.textio import make_standard_streams_safe
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 if TYPE_CHECKING:
+    from zluda_runner.commands.commandmemo import Recorder
     from zluda_runner.core.errors import ZludaRunnerError
 
 # click's side, imported on first use (a plain launch imports none of it): name -> its module
@@ -46,13 +47,18 @@ def main(argv: list[str] | None = None) -> None:
     """Console entry point: exit codes from :mod:`zluda_runner.core.exitcodes`."""
     args = sys.argv[1:] if argv is None else list(argv)
     make_standard_streams_safe()  # a cp1252 pipe on Windows: UTF-8, never UnicodeEncodeError
+    recorder: Recorder | None = None
     try:
-        from zluda_runner.commands import COMMAND_TABLE
+        from zluda_runner.commands import COMMAND_TABLE, REMEMBERED_COMMANDS
 
         if argv is None and not (args and args[0] in COMMAND_TABLE):  # the command line itself, no command
             from zluda_runner.commands.launchmemo import replay  # named: a remembered plain launch starts
 
             replay(args)
+        if argv is None and not REMEMBERED_COMMANDS.isdisjoint(args):  # releases: said as remembered, or
+            from zluda_runner.commands.commandmemo import begin  # derived and remembered
+
+            recorder = begin(args)
         from zluda_runner.commands.helptext import answer
 
         code = answer(args)  # `zluda-run --help` (-h, --version) alone: our page, without click
@@ -70,11 +76,16 @@ def main(argv: list[str] | None = None) -> None:
 
             code = main_group.main(args=args, prog_name="zluda-run", standalone_mode=False)
     except (Exception, KeyboardInterrupt) as exc:
+        if recorder is not None:  # an error is never remembered
+            recorder.stop()
         from zluda_runner.commands.failure import failed
         from zluda_runner.commands.toplevel import wants_json
 
         sys.exit(failed(exc, as_json=wants_json(args)))
-    sys.exit(code if isinstance(code, int) else exitcodes.OK)
+    code = code if isinstance(code, int) else exitcodes.OK
+    if recorder is not None:
+        recorder.remember(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import pytest
 from tests.conftest import put_elf
 from tests.doctor.test_doctor import _kfd_node, _write
 from zluda_runner.commands import launchmemo
+from zluda_runner.commands import memo as memos
 from zluda_runner.commands.workload import launch_plain
 from zluda_runner.devtools.standin import build_release, build_torch_venv, libs_from_spec
 from zluda_runner.release.manifest import default_manifest_path
@@ -143,7 +144,7 @@ def test_a_hit_execs_what_the_derivation_execs(launch: dict[str, object], capfd:
     assert hit is not None and hit == derived  # program, words, environment, folder
     assert capfd.readouterr().err == said and said.startswith("warning: ")  # the same lines
     memo = memo_of(args)
-    assert memo["env"] == launchmemo.env_digest(os.environ) and memo["schema"] == launchmemo.SCHEMA
+    assert memo["env"] == memos.env_digest(os.environ) and memo["schema"] == memos.SCHEMA
     assert not any(value in memo["set"].values() for value in ("", None))  # type: ignore[union-attr]
     assert os.environ["PATH"] not in json.dumps(memo["set"])  # the user's variables are not in it
 
@@ -323,7 +324,7 @@ def test_a_launch_with_what_cannot_be_observed_again_is_not_remembered(launch: d
 def test_memos_are_bounded(launch: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> None:
     args = launch["args"]
     assert isinstance(args, list)
-    monkeypatch.setattr(launchmemo, "KEEP", 2)
+    monkeypatch.setattr(memos, "KEEP", 2)
     for n in range(4):
         monkeypatch.setenv("ZLUDA_RUNNER_MEMO_TEST", str(n))
         warm(args)
@@ -389,7 +390,8 @@ def test_a_code_change_misses(launch: dict[str, object], tmp_path: Path) -> None
     assert "zluda_runner.conduct.run" in _fresh(args, env, tmp_path)["imported"]
 
 
-_AUDIT = """
+# an audit hook that sees each file opened for reading and each folder listed, and the trace recorded
+AUDIT_HOOK = """
 import json, os, sys
 seen = []
 def hook(event, args):
@@ -409,6 +411,8 @@ def stop():
         trace.extend(observe._TRACE[0].observations())
     real_stop()
 observe.stop = stop
+"""
+_AUDIT = AUDIT_HOOK + """
 def fake_execve(path, argv, env):
     print(json.dumps({"seen": seen, "trace": trace}), flush=True)
     os._exit(0)

@@ -8,8 +8,9 @@ own torch (PyPI's real Windows torch 2.13.0 wheel).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from tests.windows.winpy import WinPython, make_torch_cuda_shaped, torch_dir
+from tests.windows.winpy import WinPython, make_torch_cuda_shaped, torch_dir, winpath
 from zluda_runner.host.hip import WINDOWS_LIBRARIES
 
 NO_HIP = {"HIP_PATH": "", "HIP_PATH_57": "", "HIP_PATH_62": "", "HIP_PATH_64": ""}
@@ -37,6 +38,29 @@ def test_releases_lists_the_windows_builds(winpy: WinPython) -> None:
     names = {a["name"] for r in listed["releases"] for a in r["assets"]}
     assert any(n.startswith("ZLUDA-windows") for n in names)  # the fork
     assert any(n.startswith("zluda-windows") for n in names)  # upstream
+
+
+# the command line as python.exe -m zluda_runner starts it, writing at exit the modules it imported
+MODULES_AT_EXIT = ("import atexit, sys\nout = sys.argv.pop(1)\n"
+                   "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+                   "from zluda_runner.cli import main\nmain()\n")
+
+
+def test_releases_said_again_is_replayed_from_its_memo(winpy: WinPython, tmp_path: Path) -> None:
+    """On the real Windows CPython (this host's registry read as an observation, the interpreter's own torch
+    read in-process): the first ``releases`` is derived and remembered in the cache's commands/, the second
+    says the same bytes with the same exit code without importing click (commands/commandmemo)."""
+    env = {**NO_HIP, "ZLUDA_RUNNER_CACHE": winpath(tmp_path / "cache")}
+    modules = tmp_path / "modules.txt"
+    for words in (["releases"], ["releases", "--json"]):
+        runs = []
+        for _ in range(2):
+            out = winpy.run(["-c", MODULES_AT_EXIT, winpath(modules), *words], env=env)
+            runs.append((out.stdout, out.stderr, out.returncode, "click" in modules.read_text().split("\n")))
+        assert runs[0][2] in (0, 3) and "Traceback" not in runs[0][1], runs[0]
+        assert runs[0][3] and not runs[1][3], runs  # derived (click), then replayed (no click)
+        assert runs[1][:3] == runs[0][:3]
+    assert len(list((tmp_path / "cache" / "commands").glob("*.memo"))) == 2
 
 
 def test_inspect_reads_the_real_windows_torch(new_winpy, cuda11_torch_dlls) -> None:  # type: ignore[no-untyped-def]

@@ -50,6 +50,10 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
                            "ZLUDA_RUNNER_RESULTS_DB, or the cache)."),
 }
 
+# the commands whose output is a function of what they observe, remembered per command line and replayed
+# while nothing observed changed (:mod:`zluda_runner.commands.commandmemo`)
+REMEMBERED_COMMANDS = frozenset({"releases"})
+
 
 def load_module(name: str) -> ModuleType:
     import importlib

@@ -24,6 +24,9 @@ def _echo_json(payload: dict[str, object]) -> None:
 def report_error(exc: ZludaRunnerError, *, as_json: bool = False) -> None:
     """``error:``/``hint:`` lines on stderr; with ``--json`` a JSON object on stdout (both worded for
     the command line: its flags and commands)."""
+    from zluda_runner.core.observe import taint
+
+    taint("an error")  # (an error is said by a derivation only: a command that says one is not remembered)
     message, hint = exc.message_for("command line"), exc.hint_for("command line")
     if as_json:
         _echo_json({"schema": JSON_SCHEMA_VERSION, "error": message, "hint": hint, "exit_code": exc.exit_code,
@@ -41,6 +44,9 @@ def failed(exc: BaseException, *, as_json: bool) -> int:
     import click
 
     from zluda_runner.core.errors import UsageFault, ZludaRunnerError
+    from zluda_runner.core.observe import taint
+
+    taint("an error")
 
     if isinstance(exc, ZludaRunnerError):  # raised outside a command's invoke
         report_error(exc, as_json=as_json)

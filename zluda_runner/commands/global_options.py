@@ -130,36 +130,46 @@ def recognise(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str
 def recognise_words(args: Sequence[str]) -> tuple[dict[str, str | bool], list[str]] | None:
     """:func:`recognise`'s reading of the words alone: the words given for each option (by ``dest``; a switch
     True) and the workload's words, or None for what is no plain launch."""
+    read = leading_options(args, launch=True)
+    if read is None:
+        return None
+    given, i = read
+    if i >= len(args):
+        return None
+    if args[i] == "--":
+        command = list(args[i + 1:])
+    elif args[i] in COMMAND_TABLE or not is_program(args[i]):
+        return None
+    else:
+        command = list(args[i:])
+    if not command:
+        return None
+    return given, command
+
+
+def leading_options(args: Sequence[str], *, launch: bool = False) -> tuple[dict[str, str | bool], int] | None:
+    """The global options ``args`` start with, each given whole (by ``dest``: its word, a switch True), and
+    the index of the first word that is none (a command, a program, ``--``; ``len(args)``: none); None
+    where one is not a global option (or, ``launch``, not a plain launch's), or has no value of its own."""
     options = {o.name: o for o in GLOBAL_OPTIONS}
     given: dict[str, str | bool] = {}
     i = 0
     while i < len(args):
         word = args[i]
-        if word == "--":
-            command = list(args[i + 1:])
-            break
-        if word.startswith("-"):
-            name, equals, value = word.partition("=")
-            option = options.get(name)
-            if option is None or not option.launch or (option.flag and equals):
-                return None
-            if not option.flag and not equals:
-                if i + 1 >= len(args) or args[i + 1].startswith("-"):  # no value, or one click reads its way
-                    return None
-                i += 1
-                value = args[i]
-            given[option.dest] = True if option.flag else value
-            i += 1
-            continue
-        if word in COMMAND_TABLE or not is_program(word):
+        if word == "--" or not word.startswith("-"):
+            return given, i
+        name, equals, value = word.partition("=")
+        option = options.get(name)
+        if option is None or (launch and not option.launch) or (option.flag and equals):
             return None
-        command = list(args[i:])
-        break
-    else:
-        return None
-    if not command:
-        return None
-    return given, command
+        if not option.flag and not equals:
+            if i + 1 >= len(args) or args[i + 1].startswith("-"):  # no value, or one click reads its way
+                return None
+            i += 1
+            value = args[i]
+        given[option.dest] = True if option.flag else value
+        i += 1
+    return given, i
 
 
 def given_text(dest: str, given: Mapping[str, str | bool], environ: Mapping[str, str]) -> str | None:

@@ -3,8 +3,10 @@
 A kind is what a reader asks of one path: its bytes (:func:`read`, up to a bound), the first bytes
 (:func:`head`), a folder's names (:func:`names`), whether it is a folder, a file or anything
 (:func:`is_dir`, :func:`is_file`, :func:`exists`), where a link points (:func:`readlink`), a file's size
-and modification time (:func:`stat_id`), what a command word runs on a search path (:func:`which`), a
-path with its links resolved (:func:`realpath`), whether it may be executed (:func:`executable`). The
+and modification time (:func:`stat_id`: never its inode or device, which Windows and Wine may report as 0),
+what a command word runs on a search path (:func:`which`), a path with its links resolved
+(:func:`realpath`), whether it may be executed (:func:`executable`), today's date (:func:`today`: a
+listing says how old the manifest is), values of the Windows registry (:func:`registry_values`). The
 readers of a launch's inputs make their observations here: the host's through
 :class:`zluda_runner.host.fs.HostFs` (the one host reader), the plan cache, the command's file, the
 manifest, the results store, the launch's own files in the cache.
@@ -12,9 +14,10 @@ manifest, the results store, the launch's own files in the cache.
 While a :class:`Trace` is started (:func:`start`), every observation is recorded as ``[kind, args,
 value]`` (``value``: a digest of bytes or names, never the bytes); what cannot be observed again (a
 child's output, a server) :func:`taint`\\ s the trace. :func:`remake` makes a recorded observation
-again: the launch memo (:mod:`zluda_runner.commands.launchmemo`) re-makes every one and compares.
+again: the memos (:mod:`zluda_runner.commands.memo`: a plain launch's, a printing command's) re-make every
+one and compare.
 
-Small on purpose (``os``; the rest on first use): the memo's hit path imports it.
+Small on purpose (``os``; the rest on first use): the memos' hit path imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers know the name)
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 Value = object  # what a kind records: a digest, a bool, a text, a list of ints, or None
 
@@ -42,6 +45,7 @@ class Trace:
 
 
 _TRACE: list[Trace] = []  # the trace being recorded (at most one)
+_MAKING: list[str] = []  # the kind being made now (what the memos' audit hook lets through)
 
 
 def start() -> Trace:
@@ -57,6 +61,11 @@ def stop() -> None:
 
 def recording() -> bool:
     return bool(_TRACE)
+
+
+def making() -> str | None:
+    """The kind of observation being made right now, else None (an audited read inside one is observed)."""
+    return _MAKING[-1] if _MAKING else None
 
 
 def taint(reason: str) -> None:
@@ -189,6 +198,46 @@ def _executable(path: str) -> bool:
         return False
 
 
+def _today() -> list[int]:
+    """Today's date where this process is (what ``datetime.date.today()`` says), as ``[year, month, day]``."""
+    import time
+
+    return list(time.localtime()[:3])
+
+
+def _registry_values(key: str, names: Sequence[str]) -> list[list[object]] | None:
+    """Each subkey of ``HKEY_LOCAL_MACHINE\\key`` (at most 256), in the registry's order, with the values
+    ``names`` hold there (None where one is missing or the subkey cannot be opened); None where ``key``
+    cannot be opened (or on a system without a registry)."""
+    try:
+        import winreg  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    found: list[list[object]] = []
+    _MAKING.append("registry")
+    try:
+        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, key) as top:  # type: ignore[attr-defined,unused-ignore]
+            for i in range(min(winreg.QueryInfoKey(top)[0], 256)):  # type: ignore[attr-defined,unused-ignore]
+                sub = winreg.EnumKey(top, i)  # type: ignore[attr-defined,unused-ignore]
+                values: list[object] = []
+                try:
+                    with winreg.OpenKey(top, sub) as one:  # type: ignore[attr-defined,unused-ignore]
+                        for name in names:
+                            try:
+                                value = winreg.QueryValueEx(one, name)[0]  # type: ignore[attr-defined,unused-ignore]
+                            except OSError:
+                                value = None
+                            values.append(value if isinstance(value, str | int) else None)
+                except OSError:
+                    values = [None] * len(names)
+                found.append([sub, values])
+    except OSError:
+        return None
+    finally:
+        _MAKING.pop()
+    return found
+
+
 def _hex(data: bytes | None) -> str | None:
     return None if data is None else data.hex()
 
@@ -210,6 +259,8 @@ _KINDS: dict[str, tuple[Callable[..., object], Callable[[object], Value]]] = {
     "which": (_which, _same),
     "realpath": (_realpath, _same),
     "executable": (_executable, _same),
+    "today": (_today, _same),
+    "registry": (_registry_values, _same),
 }
 
 
@@ -276,6 +327,18 @@ def realpath(path: str | os.PathLike[str]) -> str:
 
 def executable(path: str | os.PathLike[str]) -> bool:
     return bool(_observe("executable", _text(path)))
+
+
+def today() -> tuple[int, int, int]:
+    """Today's date here, ``(year, month, day)``: what a view that counts days from a date depends on."""
+    found: list[int] = _observe("today")  # type: ignore[assignment]
+    return found[0], found[1], found[2]
+
+
+def registry_values(key: str, names: tuple[str, ...]) -> list[list[object]] | None:
+    """``[subkey, [value of each of names, or None]]`` for each subkey of ``HKEY_LOCAL_MACHINE\\key``; None
+    where the key cannot be opened (or there is no registry)."""
+    return _observe("registry", key, tuple(names))  # type: ignore[return-value]
 
 
 def note_file(path: str | os.PathLike[str], limit: int) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zluda_runner.core.places import LAUNCHES, cache_folder
+from zluda_runner.core.places import COMMAND_MEMOS, LAUNCHES, cache_folder
 from zluda_runner.core.places import real_path as real_path
 
 _PACKAGE_DIR = Path(real_path(__file__)).parent.parent
@@ -44,7 +44,8 @@ class CachePaths:
 
     ``downloads/`` and ``releases/`` hold fetched archives and unpacked releases
     (``release.cache``), ``inspect/`` per-file binary facts, ``plans/`` cached plans,
-    ``links/`` per-plan link folders, ``launches/`` the memos of plain launches,
+    ``links/`` per-plan link folders, ``launches/`` the memos of plain launches, ``commands/`` those of
+    printing commands (``releases``),
     ``redirect-maps/`` the audit redirector's maps,
     ``native/`` our compiled shims, ``traces/`` trace runs, ``results.db`` the results
     store, ``manifest/`` an updated release manifest.
@@ -92,6 +93,11 @@ class CachePaths:
     def launches(self) -> Path:
         """The launch memos (:mod:`zluda_runner.commands.launchmemo`): one small file per plain launch."""
         return self.root / LAUNCHES
+
+    @property
+    def command_memos(self) -> Path:
+        """The memos of printing commands (:mod:`zluda_runner.commands.commandmemo`): one per command line."""
+        return self.root / COMMAND_MEMOS
 
     @property
     def redirect_maps(self) -> Path:

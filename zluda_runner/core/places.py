@@ -1,5 +1,5 @@
 r"""Where things are, as text: a path made canonical (:func:`real_path`), the cache folder
-(:func:`cache_folder`), the name of its launch memos' folder. Without pathlib, which the launch memo's hit
+(:func:`cache_folder`), the names of its memos' folders. Without pathlib, which the launch memo's hit
 path does not import; :mod:`zluda_runner.core.paths` gives the same as :class:`~pathlib.Path`\ s."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import sys
 from zluda_runner.core.envnames import CACHE_ENV
 
 LAUNCHES = "launches"  # the cache's folder of launch memos (CachePaths.launches)
+COMMAND_MEMOS = "commands"  # the cache's folder of printing commands' memos (CachePaths.command_memos)
 
 
 def real_path(path: str | os.PathLike[str]) -> str:

@@ -12,14 +12,11 @@ own with the continuation indent, so that no line is wider than ``width`` (the f
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TextIO
 
-from zluda_runner.core.termsize import terminal_columns
+from zluda_runner.core.termsize import view_width as view_width  # (the views' width: one home, there)
 from zluda_runner.core.textio import visible
 
 GAP = 2  # spaces between columns
@@ -35,17 +32,6 @@ class Col:
     drop: int = 0
     right: bool = False
     head: bool = False
-
-
-def view_width(stream: TextIO | None = None) -> int | None:
-    """The width to fit: ``COLUMNS`` when set, else the terminal's; ``None`` when piped (no limit)."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    out = stream or sys.stdout
-    if hasattr(out, "isatty") and out.isatty():
-        return terminal_columns()
-    return None
 
 
 def wrap_words(text: str, width: int | None, first: str = "", rest: str | None = None) -> list[str]:

@@ -44,6 +44,9 @@ class Sink(io.TextIOBase):
     def __init__(self, stream: TextIO) -> None:
         super().__init__()
         self.raw = stream
+        # where a command being remembered keeps what it says: (chunks, this stream's number), each chunk
+        # [number, text] as written beneath (:mod:`zluda_runner.commands.commandmemo`)
+        self.tee: tuple[list[list[object]], int] | None = None
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -66,7 +69,10 @@ class Sink(io.TextIOBase):
         self.raw.flush()
 
     def write(self, text: str) -> int:
-        self.raw.write(visible(text, newlines=True))
+        shown = visible(text, newlines=True)
+        self.raw.write(shown)
+        if self.tee is not None:
+            self.tee[0].append([self.tee[1], shown])
         return len(text)
 
 

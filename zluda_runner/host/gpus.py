@@ -146,48 +146,26 @@ def parse_agent_enumerator(text: str) -> list[GpuAgent]:
     return agents
 
 
-def windows_registry_gpus() -> list[GpuAgent]:  # pragma: no cover - Windows only
-    """AMD display adapters from the Windows registry (no gfx there; HIP is preferred)."""
+def windows_registry_gpus() -> list[GpuAgent]:
+    """AMD display adapters from the Windows registry (no gfx there; HIP is preferred): the display class's
+    numbered subkeys, read as an observation (:func:`zluda_runner.core.observe.registry_values`) that a
+    memo makes again."""
     if sys.platform != "win32":
         return []
-    import winreg
+    from zluda_runner.core import observe
 
     key_path = r"SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}"
+    names = ("ProviderName", "DriverDesc", "HardwareInformation.qwMemorySize", "DriverVersion")
     agents: list[GpuAgent] = []
-    try:
-        with winreg.OpenKey(winreg.HKEY_LOCAL_MACHINE, key_path) as cls:
-            for i in range(winreg.QueryInfoKey(cls)[0]):
-                sub = winreg.EnumKey(cls, i)
-                if not sub.isdigit():
-                    continue
-                try:
-                    with winreg.OpenKey(cls, sub) as dev:
-                        provider = str(winreg.QueryValueEx(dev, "ProviderName")[0])
-                        desc = str(winreg.QueryValueEx(dev, "DriverDesc")[0])
-                        try:
-                            memory = int(winreg.QueryValueEx(dev, "HardwareInformation.qwMemorySize")[0])
-                        except OSError:
-                            memory = None
-                        try:
-                            driver = str(winreg.QueryValueEx(dev, "DriverVersion")[0])
-                        except OSError:
-                            driver = None
-                except OSError:
-                    continue
-                if "advanced micro devices" in provider.lower() or "amd" in desc.lower():
-                    agents.append(
-                        GpuAgent(
-                            index=len(agents),
-                            name=desc,
-                            gfx=None,
-                            source="registry",
-                            memory_bytes=memory,
-                            integrated=looks_integrated(None, desc),
-                            driver_version=driver,
-                        )
-                    )
-    except OSError:
-        return []
+    for sub, values in observe.registry_values(key_path, names) or []:
+        provider, desc, memory, driver = values
+        if not str(sub).isdigit() or not isinstance(provider, str) or not isinstance(desc, str):
+            continue
+        if "advanced micro devices" in provider.lower() or "amd" in desc.lower():
+            agents.append(GpuAgent(index=len(agents), name=desc, gfx=None, source="registry",
+                                   memory_bytes=memory if isinstance(memory, int) else None,
+                                   integrated=looks_integrated(None, desc),
+                                   driver_version=None if driver is None else str(driver)))
     return agents
 
 

@@ -96,7 +96,9 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
     exe = _which(python) or python
     start = at_start()
     if start is not None and selffacts.started_here(exe, os.environ if env is None else env, start):
-        data: object = selffacts.facts(selffacts.child_path(start[0]))
+        path = selffacts.child_path(start[0])
+        data: object = selffacts.facts(path)
+        _observe_facts(path, data)
     else:
         data = _child_facts(python, exe, env)
     if not isinstance(data, dict):  # (the child's answer is checked there)
@@ -114,6 +116,41 @@ def probe_interpreter(python: str, *, env: Mapping[str, str] | None = None) -> I
         errors=list(data.get("errors") or []),
         startup=startup_of(data.get("startup")),
     )
+
+
+def _observe_facts(path: list[str], data: object) -> None:
+    """What :func:`~zluda_runner.inspection.selffacts.facts` read in this process, as the observations a
+    memo makes again (:mod:`zluda_runner.core.observe`; the interpreter, its ``sys.path`` at start, its
+    flags and its environment are the memo's identity): in each ``sys.path`` entry searched up to the one
+    that holds torch, what the path finder looks for there (``torch`` as a folder, its ``__init__``, a
+    module file of each suffix; a zip file by its size and time), torch's folder and version.py, the
+    ``._pth`` files start-up would read. Torch found by another finder than ``sys.path``'s cannot be."""
+    from importlib.machinery import all_suffixes
+
+    from zluda_runner.core import observe
+    from zluda_runner.inspection.selffacts import pth_candidates
+
+    if not observe.recording() or not isinstance(data, dict):
+        return
+    torch = data.get("torch") or {}
+    folder = torch.get("path") if isinstance(torch, dict) else None
+    for pth in pth_candidates():
+        observe.note_file(pth, 1 << 20)
+    for entry in path:
+        where = entry or "."  # (the working folder: -c's first entry)
+        if not observe.is_dir(where):
+            observe.stat_id(where)  # a zip file on sys.path, or nothing
+            continue
+        base = os.path.join(where, "torch")
+        if observe.is_dir(base):
+            observe.names(base)
+        for suffix in all_suffixes():
+            observe.exists(base + suffix)
+        if folder and os.path.abspath(folder) == os.path.abspath(base):
+            observe.read(os.path.join(folder, "version.py"), 1 << 20)
+            return
+    if folder:
+        observe.taint("torch found by another finder than sys.path's")
 
 
 def _child_facts(python: str, exe: str, env: Mapping[str, str] | None) -> object:

@@ -76,20 +76,10 @@ def _startup(path: list[str], errors: list[str]) -> dict[str, object]:
         "pth_file": None, "pth_lines": None, "ignore_environment": bool(sys.flags.ignore_environment),
         "no_site": bool(sys.flags.no_site), "sys_path": [p for p in path if p], "site_packages": []}
     try:
-        # getpath's order: beside the Python DLL, then the executable, then the real (base) executable
-        cands: list[str | None] = []
-        if sys.platform == "win32" and getattr(sys, "dllhandle", None):
-            import _winapi
-            cands.append(_winapi.GetModuleFileName(sys.dllhandle))  # type: ignore[attr-defined]
-        cands += [sys.executable, getattr(sys, "_base_executable", None)]
-        for p in cands:
-            if not p:
-                continue
-            if sys.platform == "win32" and p.lower().endswith((".exe", ".dll")):
-                p = p.rpartition(".")[0]
-            if os.path.isfile(p + "._pth"):
-                with open(p + "._pth", encoding="utf-8-sig", errors="replace") as fh:
-                    start["pth_file"], start["pth_lines"] = p + "._pth", fh.read().splitlines()
+        for pth in pth_candidates():
+            if os.path.isfile(pth):
+                with open(pth, encoding="utf-8-sig", errors="replace") as fh:
+                    start["pth_file"], start["pth_lines"] = pth, fh.read().splitlines()
                 break
         if not sys.flags.no_site:
             import site
@@ -97,6 +87,23 @@ def _startup(path: list[str], errors: list[str]) -> dict[str, object]:
     except Exception as exc:
         errors.append(f"startup: {exc!r}")
     return start
+
+
+def pth_candidates() -> list[str]:
+    """Where a ``._pth`` file would shape this interpreter's start-up, in getpath's order: beside the
+    Python DLL, then the executable, then the real (base) executable."""
+    cands: list[str | None] = []
+    if sys.platform == "win32" and getattr(sys, "dllhandle", None):
+        import _winapi
+        cands.append(_winapi.GetModuleFileName(sys.dllhandle))  # type: ignore[attr-defined]
+    cands += [sys.executable, getattr(sys, "_base_executable", None)]
+    found = []
+    for p in cands:
+        if p:
+            if sys.platform == "win32" and p.lower().endswith((".exe", ".dll")):
+                p = p.rpartition(".")[0]
+            found.append(p + "._pth")
+    return found
 
 
 def _torch(path: list[str], errors: list[str]) -> dict[str, object] | None:

@@ -472,7 +472,27 @@ def clean_cache(
                 drop_empty_areas(layout, key)
         finally:
             lock.release()
+    freed += _forget_memos(layout.root, removed)
     return CleanResult(removed, freed, busy)
+
+
+def _forget_memos(root: Path, removed: list[Path]) -> int:
+    """The memos of launches and printing commands (``launches/``, ``commands/``: each ``*.memo`` file
+    there, nothing else), removed with every release: they would only miss."""
+    from zluda_runner.core.places import COMMAND_MEMOS, LAUNCHES
+
+    freed = 0
+    for folder in (root / LAUNCHES, root / COMMAND_MEMOS):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for memo in sorted(folder.glob("*.memo")):
+            with contextlib.suppress(OSError):
+                if memo.is_file() and not memo.is_symlink():
+                    size = memo.stat().st_size
+                    memo.unlink()
+                    freed += size
+                    removed.append(memo)
+    return freed
 
 
 _CLEAN_OUTCOME = "what was removed before stays removed, and no release is left half there"

@@ -244,7 +244,11 @@ def manifest_age_days(manifest: Manifest, today: dt.date | None = None) -> int |
         stamp = dt.date(year, month, day)
     except ValueError:
         return None
-    return ((today or dt.date.today()) - stamp).days
+    if today is None:
+        from zluda_runner.core import observe
+
+        today = dt.date(*observe.today())  # (the date is an input of every view that says the age)
+    return (today - stamp).days
 
 
 def staleness_warning(manifest: Manifest, today: dt.date | None = None) -> str | None:
