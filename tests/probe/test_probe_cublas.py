@@ -126,3 +126,21 @@ def test_the_cublas_beside_the_driver_is_this_platforms_highest_cuda_major(tmp_p
     assert cublas_beside(tmp_path / "none" / "libcuda.so.1", windows=False) is None
     (tmp_path / "libcublas.so").unlink()
     assert cublas_beside(tmp_path / "libcuda.so.1", windows=False) is None
+
+
+def test_the_cublas_caveat_names_the_driver_probes_nrm2_and_gemv_cases() -> None:
+    """Upstream ZLUDA's cuBLAS answers nrm2 and gemv NOT_SUPPORTED (observed in v7-preview.10): each
+    release's caveat that says so names the driver probe's cases that show it, and they are in the probe."""
+    from zluda_runner.probe.cases import CASES_BY_ID
+    from zluda_runner.release.manifest import load_manifest
+
+    named = {r.id: {w.strip(",;:()") for w in c.split()} & set(CASES_BY_ID)
+             for r in load_manifest().releases for c in r.caveats if "nrm2" in c.split()}
+    want = {"cublas.sgemv", "cublas.snrm2"}
+    assert named == dict.fromkeys(("upstream-v5", "upstream-v6", "upstream-v7-preview.10",
+                                   "upstream-v7-preview.11"), want)
+
+
+def test_the_readme_lists_the_cublas_cases() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert all(f"`{case_id}`" in readme for case_id in CUBLAS)
