@@ -197,18 +197,41 @@ def cc_build(native_dir: Path) -> BuildFn:
     return _builder(native_dir)
 
 
-@pytest.fixture(scope="session")
-def standin(cc_build) -> Path:
-    """The stand-in libcuda with the planted gaps (tests/fixtures/probe/standin_cuda.c)."""
-    return cc_build(["probe/standin_cuda.c"], "libcuda.so.1", args=["-Wl,-soname,libcuda.so.1"])
+def standin_cublas(build: BuildFn, variant: str, name: str = "libcublas.so.12") -> Path:
+    """The stand-in cuBLAS (tests/fixtures/probe/standin_cublas.c): ``""`` computes, ``"UPSTREAM"`` answers
+    nrm2 / gemv CUBLAS_STATUS_NOT_SUPPORTED as upstream ZLUDA's does, ``"WRONG"`` computes wrong values."""
+    flags = [f"-DSTANDIN_CUBLAS_{variant}"] if variant else []
+    return build(["probe/standin_cublas.c"], name, args=[*flags, *([] if name.endswith(".dll") else ["-lm"])])
+
+
+def beside(folder: Path, *files: tuple[Path, str]) -> Path:
+    """``files`` (built file, name) copied into ``folder`` (a driver and the cuBLAS the probe finds beside
+    it); the first one's copy."""
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for built, name in files:
+        shutil.copy2(built, folder / name)
+    return folder / files[0][1]
 
 
 @pytest.fixture(scope="session")
-def standin_ok(cc_build) -> Path:
-    """The same stand-in built without gaps (the 'real driver' under the tracer)."""
-    return cc_build(
+def standin(cc_build, native_dir: Path) -> Path:
+    """The stand-in libcuda with the planted gaps (tests/fixtures/probe/standin_cuda.c), beside a stand-in
+    cuBLAS whose nrm2 and gemv are NOT_SUPPORTED, as upstream ZLUDA's."""
+    driver = cc_build(["probe/standin_cuda.c"], "libcuda.so.1", args=["-Wl,-soname,libcuda.so.1"])
+    return beside(native_dir / "standin", (driver, "libcuda.so.1"),
+                  (standin_cublas(cc_build, "UPSTREAM"), "libcublas.so.12"))
+
+
+@pytest.fixture(scope="session")
+def standin_ok(cc_build, native_dir: Path) -> Path:
+    """The same stand-in built without gaps (the 'real driver' under the tracer), its cuBLAS computing."""
+    driver = cc_build(
         ["probe/standin_cuda.c"], "libcuda.so.1", args=["-DSTANDIN_NO_GAPS", "-Wl,-soname,libcuda.so.1"]
     )
+    return beside(native_dir / "standin_ok", (driver, "libcuda.so.1"),
+                  (standin_cublas(cc_build, ""), "libcublas.so.12"))
 
 
 def _find_cudart() -> Path | None:

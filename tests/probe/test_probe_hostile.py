@@ -190,6 +190,9 @@ BAD_FRAMES = {
     "no-status": b'{"event": "result", "id": "init.cuInit"}',
     "bad-calls": b'{"event": "result", "id": "init.cuInit", "status": "pass", "calls": [{"x": 1}]}',
     "other-case": b'{"event": "result", "id": "error.name", "status": "pass"}',
+    "unknown-api": b'{"event": "result", "id": "init.cuInit", "status": "fail", "result_code": 15, '
+                   b'"result_api": "nope"}',
+    "error-not-a-number": b'{"event": "result", "id": "init.cuInit", "status": "fail", "max_abs_err": "x"}',
     "deep": b"[" * 100_000,
     "unknown-event": b'{"event": "loaded"}',
 }

@@ -32,6 +32,7 @@ from zluda_runner.release.model import OLDEST_SCHEMA_VERSION, SCHEMA_ADDED, SCHE
 PUBLISHED = {
     3: "48786f35bb16494ecf3f597fc012449b88e9fa122a4856661887424386418992",  # as it landed at 2a097bf
     4: "d130c95e2a9c5547f920146c64c64a1cb374b2112688d3bdd228a57cdb3373b3",  # schema 3
+    5: "8fe0432f9e8459e7fe32fb9a4bef61b04c586ec5594373b5be97b188b596c3a4",  # cuBLAS caveats name probe cases
 }
 
 

@@ -3,7 +3,8 @@
 The driver is the probe's own stand-in (tests/fixtures/probe/standin_cuda.c, planted gaps: missing
 functions, 101/801 results, an access violation in cuEventElapsedTime, a hang in
 cuCtxGetStreamPriorityRange) built by mingw-w64 as ``nvcuda.dll`` (tests/fixtures/windows/
-standin_driver.c): the Windows report must list exactly the gaps the Linux one lists. The torch
+standin_driver.c), beside a stand-in ``cublas64_12.dll`` answering nrm2 and gemv NOT_SUPPORTED: the
+Windows report must list exactly the gaps the Linux one lists. The torch
 probes run PyPI's real Windows torch 2.13.0 (a CPU build).
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import beside, standin_cublas
 from tests.probe.test_probe_standin import EXPECTED
 from tests.windows.test_wine_process import OUTER_JOB
 from tests.windows.winpy import WinPython
@@ -32,10 +34,14 @@ QUICK_OPS = {"matmul.fp32", "matmul.fp16", "matmul.bf16", "blas.gemv", "conv2d",
 
 
 @pytest.fixture(scope="module")
-def standin_nvcuda(mingw_build) -> Path:  # type: ignore[no-untyped-def]
+def standin_nvcuda(mingw_build, tmp_path_factory: pytest.TempPathFactory) -> Path:  # type: ignore[no-untyped-def]
+    """The stand-in driver beside a stand-in ``cublas64_12.dll`` whose nrm2 and gemv answer NOT_SUPPORTED,
+    as upstream ZLUDA's cuBLAS does (tests/fixtures/probe/standin_cublas.c), as on Linux."""
     posix = Path(__file__).resolve().parents[1] / "fixtures" / "windows" / "posix"
-    return mingw_build(["windows/standin_driver.c"], "nvcuda.dll", args=[f"-I{posix}"],
-                       deps=["probe/standin_cuda.c", "windows/posix/dlfcn.h"])
+    driver = mingw_build(["windows/standin_driver.c"], "nvcuda.dll", args=[f"-I{posix}"],
+                         deps=["probe/standin_cuda.c", "windows/posix/dlfcn.h"])
+    cublas = standin_cublas(mingw_build, "UPSTREAM", "cublas64_12.dll")
+    return beside(tmp_path_factory.mktemp("release"), (driver, "nvcuda.dll"), (cublas, "cublas64_12.dll"))
 
 
 def _report(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -65,6 +71,15 @@ def test_driver_probe_lists_exactly_the_planted_gaps(driver_report: tuple[int, d
         assert {i for i, s in status.items() if s == want} == ids, want
     planted = set().union(*EXPECTED.values())
     assert {i for i, s in status.items() if s == "pass"} == {c.id for c in CATALOGUE} - planted
+    cases = {c["id"]: c for c in report["cases"]}
+    # the cuBLAS beside the driver, loaded by its Windows name; its status named as cuBLAS names it
+    cublas = winpy.winpath(standin_nvcuda.with_name("cublas64_12.dll"))
+    assert cases["cublas.create"]["detail"].lower() == cublas.lower()
+    for case_id, function in (("cublas.snrm2", "cublasSnrm2_v2"), ("cublas.sgemv", "cublasSgemv_v2")):
+        case = cases[case_id]
+        assert (case["result_code"], case["result_name"]) == (15, "CUBLAS_STATUS_NOT_SUPPORTED"), case
+        call = {"function": function, "result": 15, "result_name": "CUBLAS_STATUS_NOT_SUPPORTED"}
+        assert call in case["calls"]
 
 
 def test_a_crash_and_a_hang_cost_only_their_own_case(driver_report: tuple[int, dict[str, Any]]) -> None:

@@ -42,7 +42,8 @@ def run_probe(
         torch: probe torch ops in ``options.python`` (default: this interpreter) under ZLUDA.
         quick: with ``torch``: the hand-written smoke ops instead of torch's OpInfo database.
         device: the torch device (``"cpu"`` compares CPU results with float64, without ZLUDA).
-        libcuda: the driver to probe (default: the release's).
+        libcuda: the driver to probe (default: the release's); the cuBLAS beside it (a release's) is
+            probed by the ``cublas.*`` cases, skipped where there is none.
         cases: only these driver cases. ops: only these torch op ids (globs). dtypes: torch dtypes.
         timeout: seconds per case (torch: per op; ``quick``: the whole run). budget: stop after seconds.
         native: torch without ZLUDA (a baseline on NVIDIA or native ROCm).

@@ -2,17 +2,20 @@
 
 Each function is reached by its exported symbol (``cuMemAlloc_v2``); when the library does
 not export it, through ``cuGetProcAddress_v2`` (or ``cuGetProcAddress``) at the version that
-symbol stands for. Neither → :class:`MissingFunction`. Every call is recorded with its result.
+symbol stands for. Neither → :class:`MissingFunction`. Every call is recorded with its result,
+named by the API it belongs to (:data:`RESULT_NAMES`: a CUresult, or a cuBLAS status for the
+cuBLAS cases of :mod:`zluda_runner.probe.blas`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import cffi
 
 from zluda_runner.core.serial import JsonMixin
+from zluda_runner.data.cublas_api import status_name
 from zluda_runner.data.driver_api import result_name
 from zluda_runner.probe.signatures import FUNCTIONS, TYPES
 
@@ -20,6 +23,9 @@ LOOKUP_FUNCTIONS = """
 CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 """  # cuGetProcAddress_v2 is declared with the probed functions
 _BY_NAME = {f[0]: f for f in FUNCTIONS}
+DRIVER_API: Final = "driver"
+CUBLAS_API: Final = "cublas"
+RESULT_NAMES = {DRIVER_API: result_name, CUBLAS_API: status_name}  # api -> the name of a result code
 
 
 def symbol_of(name: str) -> str:
@@ -43,10 +49,13 @@ class MissingFunction(Exception):
 
 
 class CallFailed(Exception):
-    def __init__(self, function: str, code: int) -> None:
-        super().__init__(f"{function} returned {code} ({result_name(code)})")
+    """A call returned ``code``, a result of ``api`` (a key of :data:`RESULT_NAMES`)."""
+
+    def __init__(self, function: str, code: int, api: str = DRIVER_API) -> None:
+        super().__init__(f"{function} returned {code} ({RESULT_NAMES[api](code)})")
         self.function = function
         self.code = code
+        self.api = api
 
 
 @dataclass(frozen=True)
@@ -64,11 +73,16 @@ class Driver:
     lib: Any
     calls: list[CallRecord] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict)
+    path: str = ""
 
     @classmethod
     def load(cls, path: str, ffi: cffi.FFI | None = None) -> Driver:
         ffi = ffi or make_ffi()
-        return cls(ffi, ffi.dlopen(path))
+        return cls(ffi, ffi.dlopen(path), path=path)
+
+    def symbol(self, name: str) -> str:
+        """What a call of ``name`` is recorded as (its exported symbol)."""
+        return symbol_of(name)
 
     def function(self, name: str) -> Any:
         if name in self._cache:

@@ -5,7 +5,8 @@ reports each result over a pipe. If a case kills the worker (a signal) it is ``c
 it does not answer within the timeout the worker is killed and the case is ``timeout``.
 Either way a fresh worker takes the remaining cases (each case sets itself up from nothing),
 and the failed case keeps the calls it made before it died. The timeout covers loading the
-library and each case; the interpreter's own start has a separate, generous limit.
+library and each case; the interpreter's own start has a separate, generous limit. The cuBLAS
+cases call the cuBLAS beside the driver (:func:`zluda_runner.probe.blas.cublas_beside`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any
 
 from zluda_runner.core.errors import ProbeError
 from zluda_runner.core.proctree import ended_by
-from zluda_runner.data.driver_api import result_name
-from zluda_runner.probe.bindings import CallRecord
+from zluda_runner.probe.bindings import DRIVER_API, RESULT_NAMES, CallRecord
+from zluda_runner.probe.blas import cublas_beside
 from zluda_runner.probe.cases import CASES_BY_ID, CATALOGUE, Case
 from zluda_runner.probe.channel import ProbeChild, reaping
 from zluda_runner.probe.coverage import symbol_coverage
@@ -51,7 +52,7 @@ Progress = Callable[[CaseResult], None]
 DRIVER_NAMES = ("nvcuda.dll",) if sys.platform == "win32" else ("libcuda.so.1", "libcuda.so")
 DRIVER_NAME = DRIVER_NAMES[0]
 LOADER_CALL = "LoadLibrary" if sys.platform == "win32" else "dlopen"
-WORKER = (sys.executable, "-m", "zluda_runner.probe.worker")  # + libcuda, event descriptor
+WORKER = (sys.executable, "-m", "zluda_runner.probe.worker")  # + libcuda, [--cublas PATH], event descriptor
 
 
 class _Malformed(Exception):
@@ -61,9 +62,10 @@ class _Malformed(Exception):
 class _Worker(ProbeChild):
     """The worker process, and the calls of the case it runs as it reports them."""
 
-    def __init__(self, libcuda: Path, env: dict[str, str] | None) -> None:
+    def __init__(self, libcuda: Path, cublas: Path | None, env: dict[str, str] | None) -> None:
         token = secrets.token_hex(16)
-        super().__init__([*WORKER, str(libcuda)], env, prefix=token.encode() + b" ", channel=True, stdin=True)
+        argv = [*WORKER, str(libcuda), *(["--cublas", str(cublas)] if cublas else [])]
+        super().__init__(argv, env, prefix=token.encode() + b" ", channel=True, stdin=True)
         self.send(token)
         self.last_call: str | None = None
         self.done_calls: list[CallRecord] = []
@@ -84,8 +86,9 @@ class _Worker(ProbeChild):
         return event
 
 
-def _start(libcuda: Path, timeout: float, env: dict[str, str] | None) -> tuple[_Worker | None, LoadResult]:
-    worker = _Worker(libcuda, env)
+def _start(libcuda: Path, cublas: Path | None, timeout: float,
+           env: dict[str, str] | None) -> tuple[_Worker | None, LoadResult]:
+    worker = _Worker(libcuda, cublas, env)
     event = worker.read_event(time.monotonic() + max(timeout, STARTUP_TIMEOUT))
     if event is not None and event.get("event") == "started":
         event = worker.read_event(time.monotonic() + timeout)
@@ -121,6 +124,12 @@ def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
         raise _Malformed("a detail that is not text")
     if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
         raise _Malformed(f"result code {str(code)[:40]!r}")
+    api = event.get("result_api", DRIVER_API)
+    if not isinstance(api, str) or api not in RESULT_NAMES:
+        raise _Malformed(f"result API {str(api)[:40]!r}")
+    errors = [event.get("max_abs_err"), event.get("max_rel_err")]
+    if any(e is not None and (not isinstance(e, (int, float)) or isinstance(e, bool)) for e in errors):
+        raise _Malformed("an error figure that is not a number")
     calls, duration = event.get("calls", []), event.get("duration_s", 0.0)
     if not isinstance(calls, list) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
         raise _Malformed("calls or duration of the wrong type")
@@ -135,9 +144,11 @@ def _from_event(case: Case, event: dict[str, Any]) -> CaseResult:
         status=status,
         detail=detail[:MAX_DETAIL],
         result_code=code,
-        result_name=result_name(code) if code is not None else None,
+        result_name=RESULT_NAMES[api](code) if code is not None else None,
         calls=tuple(records),
         duration_s=float(duration),
+        max_abs_err=None if errors[0] is None else float(errors[0]),
+        max_rel_err=None if errors[1] is None else float(errors[1]),
     )
 
 
@@ -150,7 +161,8 @@ def run_probe(
     env: dict[str, str] | None = None,
     progress: Progress | None = None,
 ) -> ProbeReport:
-    """Probe ``libcuda``: every case of the catalogue (or ``case_ids``), plus symbol coverage."""
+    """Probe ``libcuda`` (and the cuBLAS beside it): every case of the catalogue (or ``case_ids``), plus
+    symbol coverage."""
     libcuda = Path(libcuda).absolute()  # dlopen searches for a name without a slash
     if not libcuda.is_file():
         raise ProbeError(f"no libcuda to probe at {libcuda}",
@@ -163,6 +175,7 @@ def run_probe(
     cases = [CASES_BY_ID[c] for c in case_ids] if case_ids else list(CATALOGUE)
     started = time.monotonic()
     coverage = symbol_coverage(libcuda)
+    cublas = cublas_beside(libcuda)
     results: dict[str, CaseResult] = {}
     ran: list[CaseResult] = []
 
@@ -172,7 +185,7 @@ def run_probe(
         if progress is not None:
             progress(result)
 
-    worker, load = _start(libcuda, timeout, env)
+    worker, load = _start(libcuda, cublas, timeout, env)
     for case in cases:
         blocked = [n for n in case.needs if n in results and results[n].status != PASS]
         if load.status != PASS:
@@ -185,7 +198,7 @@ def run_probe(
             record(CaseResult(case.id, case.area, case.title, SKIPPED, f"needs {why}"))
             continue
         if worker is None:
-            worker, again = _start(libcuda, timeout, env)
+            worker, again = _start(libcuda, cublas, timeout, env)
             if worker is None:
                 record(
                     CaseResult(

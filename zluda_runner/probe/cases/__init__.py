@@ -1,10 +1,12 @@
-"""The driver probe's catalogue: small cases by area (see :mod:`.base` for how a case is made)."""
+"""The driver probe's catalogue: small cases by area (see :mod:`.base` for how a case is made); the
+cuBLAS beside the driver last (:mod:`.cublas`)."""
 
 from __future__ import annotations
 
 from zluda_runner.probe.cases import (
     context,
     copies,
+    cublas,
     device,
     graphs,
     memory,
@@ -25,6 +27,7 @@ CATALOGUE: tuple[Case, ...] = tuple(
     + modules.CASES
     + graphs.CASES
     + textures.CASES
+    + cublas.CASES
 )
 CASES_BY_ID = {c.id: c for c in CATALOGUE}
 

@@ -13,9 +13,12 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zluda_runner.probe.bindings import CallFailed, Driver, MissingFunction
+
+if TYPE_CHECKING:
+    from zluda_runner.probe.blas import Blas
 
 PTX_FILE = Path(__file__).resolve().parent.parent / "vadd.ptx"
 N = 1024
@@ -28,7 +31,13 @@ CUDA_ERROR_NOT_SUPPORTED = 801
 
 
 class CheckFailed(Exception):
-    """The calls succeeded, the results are wrong."""
+    """The calls succeeded, the results are wrong (by ``max_abs_err`` / ``max_rel_err`` where numbers
+    were compared)."""
+
+    def __init__(self, message: str, max_abs_err: float | None = None, max_rel_err: float | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.max_abs_err, self.max_rel_err = max_abs_err, max_rel_err
 
 
 class NotApplicable(Exception):
@@ -47,8 +56,9 @@ def float_bits(value: float) -> int:
 class Setup:
     """Lazily made prerequisites, shared by the cases of one worker process."""
 
-    def __init__(self, driver: Driver) -> None:
+    def __init__(self, driver: Driver, blas: Blas | None = None) -> None:
         self.d = driver
+        self.blas = blas  # the cuBLAS beside the driver (None: there is none)
         self.ffi = driver.ffi
         self._done: dict[str, Any] = {}
         self.notes: list[str] = []
@@ -70,6 +80,12 @@ class Setup:
             return int(dev[0])
 
         return int(self._once("device", make))
+
+    def cublas(self) -> Blas:
+        """The cuBLAS library the cuBLAS cases call (:class:`NotApplicable` where there is none)."""
+        if self.blas is None:
+            raise NotApplicable(f"no cuBLAS beside {self.d.path}")
+        return self.blas
 
     def device_count(self) -> int:
         self.init()
