@@ -110,7 +110,17 @@ def pytest_configure(config: pytest.Config) -> None:
     """Bytecode for zluda-runner, compiled once before the tests start: the suite starts ``zluda-run``
     and ``python -m zluda_runner`` hundreds of times, and where PYTHONDONTWRITEBYTECODE is set (CI's
     machine sets it) an editable install is otherwise compiled from source by every one of them.
-    Existing bytecode is read either way; compileall skips what is up to date."""
+    Existing bytecode is read either way; compileall skips what is up to date.
+
+    And Ctrl-C as a terminal gives it: a suite started in the background by a script (``cmd &`` in a shell
+    without job control) inherits SIGINT ignored, every process it starts too, and the tests that press
+    Ctrl-C on ``zluda-run``, ``find`` or a workload then see nothing arrive. Python's own handler here
+    makes the processes the tests start take SIGINT as default again (an ignored signal survives exec, a
+    handled one does not)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if hasattr(config, "workerinput"):  # pytest-xdist's workers: the controller compiled it
         return
     import compileall
