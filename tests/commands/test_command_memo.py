@@ -15,14 +15,14 @@ import marshal
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from tests.commands.test_launch_memo import AUDIT_HOOK, STAGES, _host
+from tests.httpserve import serving
 from zluda_runner.commands import commandmemo
 from zluda_runner.commands import memo as memos
 from zluda_runner.release.manifest import default_manifest_path
@@ -137,14 +137,8 @@ class _Manifest(BaseHTTPRequestHandler):
 @pytest.fixture
 def manifest_server() -> Iterator[tuple[str, type[_Manifest]]]:
     handler = type("Handler", (_Manifest,), {})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/zluda-releases.json", handler
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(handler) as base:
+        yield f"{base}/zluda-releases.json", handler
 
 
 def test_a_manifest_update_is_a_miss(world: dict[str, object], manifest_server: tuple[str, type[_Manifest]],

@@ -11,14 +11,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from tests.golden import assert_golden
+from tests.httpserve import serving
 
 DEBIAN_12_OS_RELEASE = (
     'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nNAME="Debian GNU/Linux"\nVERSION_ID="12"\n'
@@ -81,14 +81,8 @@ def serve_manifest(body: bytes) -> Iterator[str]:
             self.end_headers()
             self.wfile.write(body if found else b"")
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/m.json"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as base:
+        yield f"{base}/m.json"
 
 
 # --------------------------------------------------------------------------- item 1

@@ -8,12 +8,12 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.finder.conftest import WORKLOAD
+from tests.httpserve import serving
 from tests.telemetry.fake_sysfs import card_device, one_gpu_host
 from zluda_runner import Options, export_results, import_results, results_matrix
 from zluda_runner.api.find import find
@@ -115,13 +115,9 @@ def test_find_from_a_url_reads_the_bundle_bounded_and_keeps_no_copy(
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Serve)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     cache = tmp_path / "from-cache"
-    try:
-        (known,) = locks_from(f"http://127.0.0.1:{server.server_address[1]}/shared.jsonl", cache)
-    finally:
-        server.shutdown()
+    with serving(Serve) as base:
+        (known,) = locks_from(f"{base}/shared.jsonl", cache)
     assert (known.release, known.variant) == ("cudnn", "cudnn-off")
     assert list(cache.iterdir()) == []  # the temporary copy is gone
 

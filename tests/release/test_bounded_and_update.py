@@ -7,14 +7,14 @@ import os
 import re
 import stat
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from tests.httpserve import serving
 from tests.release.test_cli import commands
 from zluda_runner.cli import main_group
 from zluda_runner.core.errors import ManifestError
@@ -107,13 +107,8 @@ def manifest_server() -> Iterator[_Server]:
             self.end_headers()
             self.wfile.write(body or b"")
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.base = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Handler) as state.base:
+        yield state
 
 
 def _cached(cache: Path) -> bytes | None:

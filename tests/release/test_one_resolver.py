@@ -8,9 +8,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from tests.commands.test_first_contact import host as host
 from tests.commands.test_first_contact import zr
 from tests.golden import assert_golden
 from tests.host.test_hipsdk import _sdk
+from tests.httpserve import serving
 from tests.inspection.conftest import write_version_py
 from zluda_runner.core.exitcodes import CHECK_FAILED
 from zluda_runner.core.settings import Settings
@@ -56,14 +56,8 @@ def counting_server() -> Iterator[tuple[str, list[str]]]:
             seen.append(self.path)
             self.send_error(404)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as base:
+        yield base, seen
 
 
 def test_fetch_without_version_resolves_as_run_and_downloads_nothing_when_nothing_fits(
