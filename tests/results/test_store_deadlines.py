@@ -78,6 +78,12 @@ def silent_server() -> Iterator[int]:
     listener.close()
 
 
+# the client-side bound these children run under: the store's own (STALL_S, 15 s) is what a user waits
+# at most; the behaviour asserted here (an error or a warning, never a hang) is the same at any bound,
+# and 15 s of a worker's time twice over was the largest wait in the suite
+STALL = "import zluda_runner.results.backends as b; b.STALL_S = 2.0\n"
+
+
 def _child(*args: str) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=HANG, cwd=ROOT,
@@ -88,8 +94,8 @@ def _child(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_results_list_on_a_server_that_never_answers_is_an_error(silent_server: int, tmp_path: Path) -> None:
     url = f"postgresql://user:p@ss@127.0.0.1:{silent_server}/db"  # the password holds an '@'
-    out = _child("-m", "zluda_runner", "--cache-dir", str(tmp_path), "--results-db", url, "--json", "results",
-                 "list")
+    cli = STALL + "import sys; from zluda_runner.cli import main; sys.argv[0] = 'zluda-run'; main()"
+    out = _child("-c", cli, "--cache-dir", str(tmp_path), "--results-db", url, "--json", "results", "list")
     assert out.returncode == 1, out.stdout + out.stderr
     error = json.loads(out.stdout)
     assert error["exit_code"] == 1 and "127.0.0.1" in error["error"]  # it reached the real host
@@ -109,7 +115,7 @@ print(json.dumps({"recorded": out.recorded, "warning": out.warning}))
 
 
 def test_recording_on_a_server_that_never_answers_warns_and_moves_on(silent_server: int) -> None:
-    out = _child("-c", _RECORDER, f"postgresql://user@127.0.0.1:{silent_server}/db")
+    out = _child("-c", STALL + _RECORDER, f"postgresql://user@127.0.0.1:{silent_server}/db")
     assert out.returncode == 0, out.stderr
     outcome = json.loads(out.stdout)
     assert outcome["recorded"] is False and outcome["warning"]

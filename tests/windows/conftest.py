@@ -33,6 +33,7 @@ from tests.windows.winpy import (
     copy_python,
     make_python,
     make_torch_cuda_shaped,
+    stamp_large_files,
     stop_server,
 )
 
@@ -143,26 +144,48 @@ def wine_env(wine: Wine) -> WineEnv:
 
 
 @pytest.fixture(scope="session")
-def win_templates() -> dict[bool, WinPython]:
-    """The interpreters ``new_winpy`` copies, by ``torch``: each installed by pip and compiled once
-    per session, when first asked for."""
-    return {}
+def win_templates(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the interpreters ``new_winpy`` copies are kept: one folder for the whole run, shared by
+    every pytest-xdist worker (each worker's base folder is ``<run>/popen-gwN``)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if base.name.startswith("popen-gw") else base
+
+
+def _template(wine_env: WineEnv, win_wheels: Path, project_wheel: Path, where: Path, *,
+              torch: bool) -> WinPython:
+    """The template interpreter ``new_winpy`` copies (``torch``: with PyPI's Windows torch): installed by
+    pip and compiled once per run, by whichever worker asks first, under a lock the others wait on (a
+    template is ~40 s of pip and of the Windows interpreter compiling; every worker asks for one at its
+    start). A build that did not finish (its worker killed) is removed and made again."""
+    import fcntl
+
+    folder = where / ("win-template-torch" if torch else "win-template-bare")
+    home, ready = folder / "python", folder / "ready"
+    with open(where / (folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ready.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            made = make_python(wine_env, win_wheels, project_wheel, home, portable=False, torch=torch,
+                               compiled=True)
+            stamp_large_files(made)
+            ready.touch()
+    return WinPython(wine_env, home, portable=False)  # run by this worker's own Wine prefix
 
 
 @pytest.fixture(scope="session")
-def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path, win_templates: dict[bool, WinPython],
+def new_winpy(wine_env: WineEnv, win_wheels: Path, project_wheel: Path, win_templates: Path,
               tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """``new_winpy(portable=False, torch=True)``: a fresh Windows CPython 3.13 of its own, with
-    zluda-runner installed from its wheel (a copy of the session's template, which pip installed once):
+    zluda-runner installed from its wheel (a copy of the run's template, which pip installed once):
     for tests that change the interpreter or its torch (placement, version.py, a hook)."""
+    templates: dict[bool, WinPython] = {}
 
     def make(*, portable: bool = False, torch: bool = True) -> WinPython:
-        if torch not in win_templates:
-            home = tmp_path_factory.mktemp("template-py") / "python"
-            win_templates[torch] = make_python(wine_env, win_wheels, project_wheel, home, portable=False,
-                                               torch=torch, compiled=True)
+        if torch not in templates:
+            templates[torch] = _template(wine_env, win_wheels, project_wheel, win_templates, torch=torch)
         home = tmp_path_factory.mktemp("portable-py" if portable else "py") / "python"
-        return copy_python(win_templates[torch], home, portable=portable)
+        return copy_python(templates[torch], home, portable=portable)
 
     return make
 

@@ -241,16 +241,14 @@ def compile_bytecode(py: WinPython) -> None:
 # files at least this large are hard links into the template (torch_cpu.dll alone is 300 MB): nothing
 # changes them in place (``copy_python`` checks), and copying them is most of a copy's time
 LINK_AT = 1 << 20
+STAMP_NAME = ".large-files"
 
 
 def copy_python(template: WinPython, home: Path, *, portable: bool) -> WinPython:
     """A fresh interpreter at ``home``: a copy of ``template`` (``make_python``'s), modification times
     kept so its bytecode stays valid; its large files (torch's DLLs and import libraries) are hard
     links, refused if one of them changed in place since the template was made."""
-    stamp = template.home / ".large-files"
-    if not stamp.exists():
-        large = sorted(f for f in template.home.rglob("*") if f.is_file() and f.stat().st_size >= LINK_AT)
-        stamp.write_text("\n".join(f"{f.relative_to(template.home)}\t{_stamp(f)}" for f in large))
+    stamp = stamp_large_files(template)
     linked: set[str] = set()
     for line in stamp.read_text().splitlines():
         rel, was = line.split("\t")
@@ -267,6 +265,18 @@ def copy_python(template: WinPython, home: Path, *, portable: bool) -> WinPython
 
     shutil.copytree(template.home, home, copy_function=copy, ignore=shutil.ignore_patterns(stamp.name))
     return set_layout(WinPython(template.wine, home, template.portable), portable=portable)
+
+
+def stamp_large_files(template: WinPython) -> Path:
+    """The list of ``template``'s large files with their size and modification time (``copy_python``
+    links them and checks that none changed), written once, replacing no reader's copy half-written."""
+    stamp = template.home / STAMP_NAME
+    if not stamp.exists():
+        large = sorted(f for f in template.home.rglob("*") if f.is_file() and f.stat().st_size >= LINK_AT)
+        partial = stamp.with_name(f"{stamp.name}.{os.getpid()}")
+        partial.write_text("\n".join(f"{f.relative_to(template.home)}\t{_stamp(f)}" for f in large))
+        os.replace(partial, stamp)
+    return stamp
 
 
 def _stamp(path: Path) -> str:
