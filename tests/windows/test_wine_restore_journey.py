@@ -104,7 +104,8 @@ def test_restore_after_pip_replaced_a_placed_dll_keeps_pip_s_file_and_removes_th
         assert after == {**before, "cublas64_11.dll": sha(upgraded)}  # the rest is NVIDIA's again
         assert not (lib / ".zluda-runner").exists()  # nothing of zluda-run's is left to restore
         assert not hook.exists() and winpath(hook).lower() in [p.lower() for p in done["removed"]]
-        assert _seen(py.run([workload], env=NO_HIP)) == UNTOUCHED  # a plain python: no ZLUDA settings
+        if version == 43:  # a plain python: no ZLUDA settings (--force leaves the same hook-less folder)
+            assert _seen(py.run([workload], env=NO_HIP)) == UNTOUCHED
 
 
 def test_status_after_an_interrupted_place_and_a_restore_stopped_half_way_says_what_zluda_run_did(

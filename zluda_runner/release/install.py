@@ -15,6 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from zluda_runner.core.errors import ArchiveError, ChecksumError, FetchError, UnsafeArchiveError
@@ -22,14 +23,7 @@ from zluda_runner.core.paths import real_path
 from zluda_runner.core.redact import redact_url
 from zluda_runner.core.replace import InUseCheck, delete_all, move_aside, refuse_if_in_use
 from zluda_runner.core.version import JSON_SCHEMA_VERSION
-from zluda_runner.release.fetch import (
-    AssetLike,
-    RetryPolicy,
-    download,
-    hash_file,
-    mirror_url,
-    normalize_sha256,
-)
+from zluda_runner.release.hashio import hash_file, normalize_sha256
 from zluda_runner.release.integrity import inventory
 from zluda_runner.release.names import UnusableArchiveError, shown
 from zluda_runner.release.store import (
@@ -43,6 +37,9 @@ from zluda_runner.release.store import (
     write_json,
 )
 from zluda_runner.release.unpack import archive_format, safe_extract
+
+if TYPE_CHECKING:  # the HTTP stack (requests) is imported by a download only
+    from zluda_runner.release.fetch import AssetLike, RetryPolicy
 
 
 @dataclass
@@ -176,6 +173,8 @@ def _stage_archive(
         if sha == expected.sha256:
             return cached, asset.url, sha, size
         cached.unlink()
+    from zluda_runner.release.fetch import download, mirror_url  # the HTTP stack: a download only
+
     url = mirror_url(asset.url)
     if expected.sha256 is None and urlsplit(url).scheme.lower() == "http":
         raise FetchError(
@@ -295,6 +294,8 @@ def _copy_verified(source: Path, staged: Path, asset: AssetLike, expected: _Expe
             f"The archive {source} given with {{opt:archive}} does not exist or is not a file.",
             hint=f"Pass the path of the downloaded {asset.name}.",
         )
+    from zluda_runner.release.fetch import download
+
     result = download(Path(real_path(source)).as_uri(), staged, progress=False, upstream_url=asset.url)
     if expected.sha256 is not None and result.sha256 != expected.sha256:
         staged.unlink(missing_ok=True)
